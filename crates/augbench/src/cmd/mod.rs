@@ -1,0 +1,47 @@
+//! Subcommand table and error-to-exit-code mapping (0 ok, 1 failed run or regression, 2 bad usage).
+//! Each subcommand lives in its own file and exposes `Args` plus `run(args) -> Result<ExitCode>`.
+
+pub mod cells;
+
+use std::process::ExitCode;
+
+use augbench_core::UsageError;
+use clap::{Parser, Subcommand};
+
+/// augbench — fair, reproducible benchmarks of image and video augmentation libraries.
+#[derive(Debug, Parser)]
+#[command(name = "augbench", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Evaluation and benchmark cell logs: group, merge, show, summarize, convert.
+    #[command(subcommand)]
+    Cells(cells::CellsCommand),
+}
+
+pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Cells(c) => cells::run(c),
+    }
+}
+
+/// Prints an error chain without a backtrace and picks the exit code.
+pub fn report_error(err: &anyhow::Error) -> ExitCode {
+    eprintln!("error: {err}");
+    for cause in err.chain().skip(1) {
+        eprintln!("  caused by: {cause}");
+    }
+    if is_usage(err) {
+        ExitCode::from(2)
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn is_usage(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| e.downcast_ref::<UsageError>().is_some())
+}
