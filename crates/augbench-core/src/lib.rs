@@ -2,6 +2,22 @@
 //! registry, the scenario/library matrix, policy defaults, the plan, output naming, result types and
 //! statistics. No processes, no network.
 
+pub mod config;
+pub mod config_error;
 pub mod error;
+pub mod matrix;
+pub mod naming;
+pub mod plan;
+pub mod policy;
+pub mod registry;
+pub mod resolve;
+pub mod results;
+pub mod stats;
+pub mod validate;
 
+pub use config::{Overrides, RunConfig};
+pub use config_error::ConfigError;
 pub use error::UsageError;
+pub use matrix::{Backend, Device, Matrix, Media, Mode};
+pub use registry::Registry;
+pub use resolve::{Source, resolve};

@@ -1,0 +1,217 @@
+//! Run configuration: the typed YAML schema (`version: 1`), loading with located errors, and
+//! command-line overrides. Every field a user may leave out is an `Option`; `resolve` fills it from
+//! policy so the resolved file is fully explicit and reproduces the same plan when fed back.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config_error::ConfigError;
+use crate::matrix::{Device, Media, Mode};
+
+pub const CONFIG_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    pub version: u32,
+    #[serde(default)]
+    pub selection: Selection,
+    #[serde(default)]
+    pub data: DataConfig,
+    #[serde(default)]
+    pub execution: Execution,
+    #[serde(default)]
+    pub output: OutputConfig,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cloud: Option<CloudConfig>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransformSet {
+    /// The curated set of the scenario (`specs/sets/<set>.txt`).
+    Paper,
+    /// Every transform in the registry.
+    All,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThreadPolicy {
+    /// One thread everywhere (micro runs).
+    Single,
+    /// Production threading and loader workers (pipeline runs).
+    PipelineDefault,
+    /// Pipelines with one worker: controlled appendix and debug rows.
+    PipelineSingleWorker,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Selection {
+    pub scenario: Option<String>,
+    pub mode: Option<Mode>,
+    pub media: Option<Media>,
+    pub libraries: Option<Vec<String>>,
+    pub transforms: Option<Vec<String>>,
+    pub transform_set: Option<TransformSet>,
+    pub spec: Option<PathBuf>,
+    pub multichannel: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataConfig {
+    pub data_dir: Option<PathBuf>,
+    pub gcs_uri: Option<String>,
+    pub remote_data_dir: Option<String>,
+    pub num_items: Option<u64>,
+    pub num_channels: Option<u64>,
+    pub clip_length: Option<u64>,
+    /// Seed of the built-in synthetic dataset (used when `data_dir` is absent).
+    pub synthetic_seed: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Warmup {
+    pub window: Option<u64>,
+    pub threshold: Option<f64>,
+    pub max_passes: Option<u64>,
+    pub min_windows: Option<u64>,
+    pub max_seconds: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Execution {
+    pub num_runs: Option<u64>,
+    pub processes: Option<u64>,
+    pub precision_target: Option<f64>,
+    pub batch_size: Option<u64>,
+    pub workers: Option<u64>,
+    pub min_time: Option<f64>,
+    pub min_batches: Option<u64>,
+    pub pipeline_scope: Option<String>,
+    pub device: Option<Device>,
+    pub thread_policy: Option<ThreadPolicy>,
+    pub refresh_requirements: Option<bool>,
+    pub slow_threshold_sec_per_item: Option<f64>,
+    pub slow_preflight_items: Option<u64>,
+    pub disable_slow_skip: Option<bool>,
+    pub request_timeout_sec: Option<f64>,
+    pub resume: Option<bool>,
+    #[serde(default)]
+    pub warmup: Warmup,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputConfig {
+    pub output_dir: Option<PathBuf>,
+    pub gcs_results_uri: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CloudProvider {
+    Gcp,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CloudConfig {
+    pub provider: Option<CloudProvider>,
+    pub project: Option<String>,
+    pub zone: Option<String>,
+    pub machine_type: Option<String>,
+    pub gpu_type: Option<String>,
+    pub disk_size_gb: Option<u64>,
+    /// Blocking SSH run (debug); detached runs upload a job and collect results from GCS.
+    pub attached: Option<bool>,
+    pub dry_run: Option<bool>,
+    pub keep_instance: Option<bool>,
+    pub preemptible: Option<bool>,
+}
+
+/// Command-line overrides. `None` means the user did not type the flag, so the file wins.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    pub data_dir: Option<PathBuf>,
+    pub output: Option<PathBuf>,
+    pub libraries: Option<Vec<String>>,
+    pub transforms: Option<Vec<String>>,
+    pub transform_set: Option<TransformSet>,
+    pub spec: Option<PathBuf>,
+    pub num_items: Option<u64>,
+    pub num_runs: Option<u64>,
+    pub device: Option<Device>,
+    pub workers: Option<u64>,
+    pub batch_size: Option<u64>,
+    pub no_refresh_requirements: bool,
+    pub resume: bool,
+}
+
+impl Overrides {
+    /// Applies only what the user typed.
+    pub fn apply(&self, cfg: &mut RunConfig) {
+        set_if(&mut cfg.data.data_dir, &self.data_dir);
+        set_if(&mut cfg.output.output_dir, &self.output);
+        set_if(&mut cfg.selection.libraries, &self.libraries);
+        set_if(&mut cfg.selection.transforms, &self.transforms);
+        set_if(&mut cfg.selection.transform_set, &self.transform_set);
+        set_if(&mut cfg.selection.spec, &self.spec);
+        set_if(&mut cfg.data.num_items, &self.num_items);
+        set_if(&mut cfg.execution.num_runs, &self.num_runs);
+        set_if(&mut cfg.execution.device, &self.device);
+        set_if(&mut cfg.execution.workers, &self.workers);
+        set_if(&mut cfg.execution.batch_size, &self.batch_size);
+        if self.no_refresh_requirements {
+            cfg.execution.refresh_requirements = Some(false);
+        }
+        if self.resume {
+            cfg.execution.resume = Some(true);
+        }
+    }
+}
+
+fn set_if<T: Clone>(slot: &mut Option<T>, value: &Option<T>) {
+    if let Some(v) = value {
+        *slot = Some(v.clone());
+    }
+}
+
+impl RunConfig {
+    /// Parses YAML text; `file` is only used to name the source in errors.
+    pub fn from_yaml(text: &str, file: &Path) -> Result<RunConfig, ConfigError> {
+        let cfg: RunConfig =
+            serde_saphyr::from_str(text).map_err(|e| ConfigError::from_parse(file, text, &e))?;
+        if cfg.version != CONFIG_VERSION {
+            return Err(ConfigError::at_key(
+                file,
+                text,
+                &["version"],
+                format!("unsupported config version {}", cfg.version),
+                format!("this augbench reads `version: {CONFIG_VERSION}`"),
+            ));
+        }
+        Ok(cfg)
+    }
+
+    /// Reads and parses a config file.
+    pub fn load(path: &Path) -> Result<RunConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::io(path, &e))?;
+        RunConfig::from_yaml(&text, path)
+    }
+
+    pub fn to_yaml(&self) -> String {
+        // Serializing plain data structs cannot fail; fall back to JSON (valid YAML) if it ever does.
+        serde_saphyr::to_string(self)
+            .unwrap_or_else(|_| serde_json::to_string_pretty(self).unwrap_or_default())
+    }
+
+    pub fn is_cloud(&self) -> bool {
+        self.cloud.is_some()
+    }
+}

@@ -1,0 +1,166 @@
+//! Config errors a user can fix: they name the file, the line and column where known, and carry a
+//! hint (the nearest valid key or value, or the list of valid values). Exit code 2.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub struct ConfigError {
+    pub file: PathBuf,
+    pub line: Option<u64>,
+    pub column: Option<u64>,
+    pub message: String,
+    pub hint: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(col) = self.column {
+                write!(f, ":{col}")?;
+            }
+        }
+        write!(f, ": {}", self.message)?;
+        if !self.hint.is_empty() {
+            write!(f, "\n  hint: {}", self.hint)?;
+        }
+        Ok(())
+    }
+}
+
+impl ConfigError {
+    pub fn new(file: &Path, message: impl Into<String>, hint: impl Into<String>) -> Self {
+        ConfigError {
+            file: file.to_path_buf(),
+            line: None,
+            column: None,
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+
+    pub fn io(file: &Path, err: &std::io::Error) -> Self {
+        ConfigError::new(
+            file,
+            format!("cannot read config: {err}"),
+            "check the path given to --config",
+        )
+    }
+
+    /// Turns a YAML/serde error into a located error with a suggestion where one exists.
+    pub fn from_parse(file: &Path, _text: &str, err: &serde_saphyr::Error) -> Self {
+        let raw = err.without_snippet().to_string();
+        let message = first_line(&raw);
+        let hint = unknown_name_hint(&message).unwrap_or_else(|| {
+            "see configs/examples/ for valid configs; `augbench validate --config F` checks a file"
+                .to_string()
+        });
+        let loc = err.location();
+        ConfigError {
+            file: file.to_path_buf(),
+            line: loc.map(|l| l.line()),
+            column: loc.map(|l| l.column()),
+            message,
+            hint,
+        }
+    }
+
+    /// A semantic error at `key_path` (e.g. `["execution", "workers"]`), located in `text` if found.
+    pub fn at_key(
+        file: &Path,
+        text: &str,
+        key_path: &[&str],
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Self {
+        let mut e = ConfigError::new(file, message, hint);
+        if let Some((line, col)) = locate_key(text, key_path) {
+            e.line = Some(line);
+            e.column = Some(col);
+        }
+        e
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or(s).trim().to_string()
+}
+
+/// For serde's "unknown field `x`, expected one of `a`, `b`" and "unknown variant" messages,
+/// suggests the nearest valid name and lists the valid ones.
+fn unknown_name_hint(message: &str) -> Option<String> {
+    if !(message.contains("unknown field") || message.contains("unknown variant")) {
+        return None;
+    }
+    let ticked: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
+    let (given, valid) = ticked.split_first()?;
+    Some(suggest(given, valid))
+}
+
+/// "did you mean `x`?" when something is close, plus the full list of valid names.
+pub fn suggest(given: &str, valid: &[&str]) -> String {
+    let list = valid
+        .iter()
+        .map(|v| format!("`{v}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match nearest(given, valid) {
+        Some(best) => format!("did you mean `{best}`? valid: {list}"),
+        None => format!("valid: {list}"),
+    }
+}
+
+/// The nearest valid name by normalized Damerau–Levenshtein similarity, if it is close enough.
+pub fn nearest<'a>(given: &str, valid: &[&'a str]) -> Option<&'a str> {
+    valid
+        .iter()
+        .map(|v| (strsim::normalized_damerau_levenshtein(given, v), *v))
+        .filter(|(score, _)| *score >= 0.6)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, v)| v)
+}
+
+/// Finds `key_path` in a block-style YAML text: each key must appear, in order, at a deeper
+/// indentation than its parent. Returns 1-based (line, column) of the last key.
+pub fn locate_key(text: &str, key_path: &[&str]) -> Option<(u64, u64)> {
+    let mut min_indent = 0usize;
+    let mut found = None;
+    let mut lines = text.lines().enumerate();
+    for key in key_path {
+        let pattern = format!("{key}:");
+        let (idx, indent) = lines.by_ref().find_map(|(i, l)| {
+            let trimmed = l.trim_start();
+            let indent = l.len() - trimmed.len();
+            (indent >= min_indent && trimmed.starts_with(&pattern)).then_some((i, indent))
+        })?;
+        found = Some((idx as u64 + 1, indent as u64 + 1));
+        min_indent = indent + 1;
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_nearest_field() {
+        let m = "unknown field `num_itms`, expected one of `data_dir`, `num_items`";
+        let h = unknown_name_hint(m).unwrap();
+        assert!(h.starts_with("did you mean `num_items`?"), "{h}");
+    }
+
+    #[test]
+    fn no_suggestion_when_nothing_is_close() {
+        assert_eq!(nearest("zzzzzz", &["num_items", "data_dir"]), None);
+    }
+
+    #[test]
+    fn locates_nested_keys() {
+        let text = "version: 1\nexecution:\n  num_runs: 3\n  workers: 2\n";
+        assert_eq!(locate_key(text, &["execution", "workers"]), Some((4, 3)));
+        assert_eq!(locate_key(text, &["execution", "missing"]), None);
+    }
+}

@@ -1,0 +1,158 @@
+//! The scenario × library support matrix, loaded from the embedded `specs/matrix.yaml`.
+//! Closed choices (media, mode, device, backend) are enums; scenario and library names are data,
+//! validated against this table so every error can list the valid names.
+
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+const MATRIX_YAML: &str = include_str!("../../../specs/matrix.yaml");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Media {
+    Image,
+    Video,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Micro,
+    Pipeline,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Device {
+    Cpu,
+    Cuda,
+    /// CUDA where the library and machine have it, CPU otherwise.
+    Auto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    NativeWorker,
+    PythonWorker,
+    DaliPipeline,
+}
+
+macro_rules! display_as_serde {
+    ($($t:ty),*) => {$(
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let v = serde_json::to_value(self).map_err(|_| std::fmt::Error)?;
+                f.write_str(v.as_str().unwrap_or_default())
+            }
+        }
+    )*};
+}
+display_as_serde!(Media, Mode, Device, Backend);
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioInfo {
+    pub name: String,
+    pub media: Media,
+    pub channels: u64,
+    #[serde(default)]
+    pub clip_length: Option<u64>,
+    /// Curated transform set (a file under `specs/sets/`).
+    pub set: String,
+    pub libraries: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LibraryInfo {
+    pub name: String,
+    pub backend: Backend,
+    pub env_group: String,
+    /// The distribution whose version is reported (PyPI or crates.io name).
+    pub package: String,
+    pub devices: Vec<Device>,
+    pub modes: Vec<Mode>,
+}
+
+impl LibraryInfo {
+    /// `auto` is accepted by every library (it falls back to CPU).
+    pub fn supports_device(&self, device: Device) -> bool {
+        device == Device::Auto || self.devices.contains(&device)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Matrix {
+    pub version: u32,
+    pub scenarios: Vec<ScenarioInfo>,
+    pub libraries: Vec<LibraryInfo>,
+}
+
+impl Matrix {
+    /// The embedded matrix. Parsed once; a broken embedded file is a build defect caught by tests.
+    pub fn get() -> &'static Matrix {
+        static MATRIX: OnceLock<Matrix> = OnceLock::new();
+        MATRIX.get_or_init(|| match serde_saphyr::from_str(MATRIX_YAML) {
+            Ok(m) => m,
+            Err(e) => panic!("embedded specs/matrix.yaml is invalid: {e}"),
+        })
+    }
+
+    pub fn scenario(&self, name: &str) -> Option<&ScenarioInfo> {
+        self.scenarios.iter().find(|s| s.name == name)
+    }
+
+    pub fn library(&self, name: &str) -> Option<&LibraryInfo> {
+        self.libraries.iter().find(|l| l.name == name)
+    }
+
+    pub fn scenario_names(&self) -> Vec<&str> {
+        self.scenarios.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    pub fn library_names(&self) -> Vec<&str> {
+        self.libraries.iter().map(|l| l.name.as_str()).collect()
+    }
+
+    /// The default scenario for a media and channel count.
+    pub fn scenario_for(&self, media: Media, channels: u64) -> Option<&ScenarioInfo> {
+        self.scenarios
+            .iter()
+            .find(|s| s.media == media && (media == Media::Video || s.channels == channels))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_scenario_library_exists_and_has_an_env_group() {
+        let m = Matrix::get();
+        for s in &m.scenarios {
+            for lib in &s.libraries {
+                let info = m.library(lib).unwrap_or_else(|| panic!("{} lists unknown {lib}", s.name));
+                assert!(!info.env_group.is_empty(), "{lib} has no environment group");
+                assert!(!info.devices.is_empty() && !info.modes.is_empty(), "{lib}");
+            }
+        }
+    }
+
+    #[test]
+    fn names_are_unique() {
+        let m = Matrix::get();
+        let mut libs = m.library_names();
+        libs.sort();
+        libs.dedup();
+        assert_eq!(libs.len(), m.libraries.len());
+    }
+
+    #[test]
+    fn display_matches_serde_names() {
+        assert_eq!(Backend::PythonWorker.to_string(), "python_worker");
+        assert_eq!(Device::Cuda.to_string(), "cuda");
+    }
+}

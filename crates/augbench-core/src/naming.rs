@@ -1,0 +1,94 @@
+//! Output naming: the one place that decides result file names and folders, so the planner,
+//! the runner, cloud collection and reports always agree.
+
+use std::path::{Path, PathBuf};
+
+use crate::matrix::{Device, Mode};
+
+pub const RESOLVED_CONFIG_FILE: &str = "resolved_config.yaml";
+pub const CELLS_FILE: &str = "cells.parquet";
+
+/// The parameters that make a result file name unique.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobKey<'a> {
+    pub scenario: &'a str,
+    pub mode: Mode,
+    pub library: &'a str,
+    pub device: Device,
+    /// Pipeline only: measurement scope, items (`None` = all), runs, workers, batch size.
+    pub scope: &'a str,
+    pub num_items: Option<u64>,
+    pub num_runs: u64,
+    pub workers: u64,
+    pub batch_size: u64,
+}
+
+/// `<scenario>/micro/<lib>_micro[_dev-<d>]_results.json` or
+/// `<scenario>/pipeline/<lib>_<scope>_n<N|all>_r<R>_w<W>_b<B>[_dev-<d>]_results.json`.
+pub fn result_file(out: &Path, key: &JobKey<'_>) -> PathBuf {
+    let dev = match key.device {
+        Device::Cpu => String::new(),
+        d => format!("_dev-{d}"),
+    };
+    let name = match key.mode {
+        Mode::Micro => format!("{}_micro{dev}_results.json", key.library),
+        Mode::Pipeline => {
+            let n = key.num_items.map_or("all".to_string(), |n| n.to_string());
+            format!(
+                "{}_{}_n{n}_r{}_w{}_b{}{dev}_results.json",
+                key.library, key.scope, key.num_runs, key.workers, key.batch_size
+            )
+        }
+    };
+    out.join(key.scenario).join(key.mode.to_string()).join(name)
+}
+
+pub fn resolved_config(out: &Path) -> PathBuf {
+    out.join(RESOLVED_CONFIG_FILE)
+}
+
+pub fn cells_log(out: &Path) -> PathBuf {
+    out.join(CELLS_FILE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(mode: Mode, device: Device) -> JobKey<'static> {
+        JobKey {
+            scenario: "image-rgb",
+            mode,
+            library: "kornia",
+            device,
+            scope: "augment",
+            num_items: Some(2000),
+            num_runs: 3,
+            workers: 4,
+            batch_size: 32,
+        }
+    }
+
+    #[test]
+    fn micro_cpu_has_no_device_suffix() {
+        let p = result_file(Path::new("out"), &key(Mode::Micro, Device::Cpu));
+        assert_eq!(p, Path::new("out/image-rgb/micro/kornia_micro_results.json"));
+    }
+
+    #[test]
+    fn micro_cuda_has_device_suffix() {
+        let p = result_file(Path::new("out"), &key(Mode::Micro, Device::Cuda));
+        assert_eq!(p, Path::new("out/image-rgb/micro/kornia_micro_dev-cuda_results.json"));
+    }
+
+    #[test]
+    fn pipeline_encodes_sweep_parameters() {
+        let mut k = key(Mode::Pipeline, Device::Cuda);
+        let p = result_file(Path::new("o"), &k);
+        assert_eq!(p, Path::new("o/image-rgb/pipeline/kornia_augment_n2000_r3_w4_b32_dev-cuda_results.json"));
+        k.num_items = None;
+        k.device = Device::Cpu;
+        let p = result_file(Path::new("o"), &k);
+        assert_eq!(p, Path::new("o/image-rgb/pipeline/kornia_augment_nall_r3_w4_b32_results.json"));
+    }
+}

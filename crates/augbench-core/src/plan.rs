@@ -1,0 +1,131 @@
+//! The plan: the pure expansion of a resolved config into jobs
+//! (scenario × library × mode × device), each with its backend, environment group, transforms
+//! and output file. `augbench plan` prints it; `augbench run` executes it.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::config::RunConfig;
+use crate::matrix::{Backend, Device, Matrix, Media, Mode};
+use crate::naming::{self, JobKey};
+use crate::resolve::selected_transforms;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Job {
+    pub scenario: String,
+    pub mode: Mode,
+    pub media: Media,
+    pub library: String,
+    pub backend: Backend,
+    pub env_group: String,
+    pub device: Device,
+    pub output_file: PathBuf,
+    pub transforms: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub config: RunConfig,
+    pub jobs: Vec<Job>,
+    pub expected_files: Vec<PathBuf>,
+}
+
+/// Expands a resolved config. Libraries unknown to the matrix were rejected by validation.
+pub fn build(cfg: &RunConfig) -> Plan {
+    let m = Matrix::get();
+    let transforms = selected_transforms(cfg);
+    let out = cfg.output.output_dir.clone().unwrap_or_default();
+    let jobs: Vec<Job> = cfg
+        .selection
+        .libraries
+        .iter()
+        .flatten()
+        .filter_map(|name| m.library(name))
+        .map(|lib| {
+            let key = job_key(cfg, &lib.name);
+            Job {
+                scenario: key.scenario.to_string(),
+                mode: key.mode,
+                media: cfg.selection.media.unwrap_or(Media::Image),
+                library: lib.name.clone(),
+                backend: lib.backend,
+                env_group: lib.env_group.clone(),
+                device: key.device,
+                output_file: naming::result_file(&out, &key),
+                transforms: transforms.clone(),
+            }
+        })
+        .collect();
+    let mut expected_files: Vec<PathBuf> = jobs.iter().map(|j| j.output_file.clone()).collect();
+    expected_files.push(naming::resolved_config(&out));
+    expected_files.push(naming::cells_log(&out));
+    Plan {
+        config: cfg.clone(),
+        jobs,
+        expected_files,
+    }
+}
+
+/// The naming key of one library's job under a resolved config.
+pub fn job_key<'a>(cfg: &'a RunConfig, library: &'a str) -> JobKey<'a> {
+    let e = &cfg.execution;
+    JobKey {
+        scenario: cfg.selection.scenario.as_deref().unwrap_or_default(),
+        mode: cfg.selection.mode.unwrap_or(Mode::Micro),
+        library,
+        device: e.device.unwrap_or(Device::Cpu),
+        scope: e.pipeline_scope.as_deref().unwrap_or_default(),
+        num_items: cfg.data.num_items,
+        num_runs: e.num_runs.unwrap_or_default(),
+        workers: e.workers.unwrap_or_default(),
+        batch_size: e.batch_size.unwrap_or_default(),
+    }
+}
+
+impl Plan {
+    /// The plan as YAML: resolved config, then jobs, then expected files.
+    pub fn to_yaml(&self) -> String {
+        #[derive(Serialize)]
+        struct JobView<'a> {
+            scenario: &'a str,
+            mode: Mode,
+            media: Media,
+            library: &'a str,
+            backend: Backend,
+            env_group: &'a str,
+            device: Device,
+            output_file: &'a PathBuf,
+            transform_count: usize,
+            transforms: &'a [String],
+        }
+        #[derive(Serialize)]
+        struct View<'a> {
+            config: &'a RunConfig,
+            jobs: Vec<JobView<'a>>,
+            expected_files: &'a [PathBuf],
+        }
+        let jobs = self
+            .jobs
+            .iter()
+            .map(|j| JobView {
+                scenario: &j.scenario,
+                mode: j.mode,
+                media: j.media,
+                library: &j.library,
+                backend: j.backend,
+                env_group: &j.env_group,
+                device: j.device,
+                output_file: &j.output_file,
+                transform_count: j.transforms.len(),
+                transforms: &j.transforms,
+            })
+            .collect();
+        let view = View {
+            config: &self.config,
+            jobs,
+            expected_files: &self.expected_files,
+        };
+        serde_saphyr::to_string(&view).unwrap_or_default()
+    }
+}

@@ -1,0 +1,92 @@
+//! Policy: every default augbench uses, in one place. Config types, CLI help, runners and tests
+//! read these; nobody restates a number. Media-dependent defaults are functions of `Media`.
+
+use crate::matrix::{Media, Mode};
+
+/// Items measured per library when the config does not say.
+pub fn default_num_items(media: Media) -> u64 {
+    match media {
+        Media::Image => 2000,
+        Media::Video => 50,
+    }
+}
+
+/// A transform at or above this many seconds per item is recorded as `slow` after preflight.
+pub fn slow_threshold_sec_per_item(media: Media) -> f64 {
+    match media {
+        Media::Image => 0.05,
+        Media::Video => 2.0,
+    }
+}
+
+/// Items timed by the slow-transform preflight.
+pub fn slow_preflight_items(media: Media) -> u64 {
+    match media {
+        Media::Image => 10,
+        Media::Video => 3,
+    }
+}
+
+/// Warmup stability window (passes) per media.
+pub fn warmup_window(media: Media) -> u64 {
+    match media {
+        Media::Image => 5,
+        Media::Video => 20,
+    }
+}
+
+/// Default thread policy per mode: micro pins one thread, pipelines use production threading.
+pub fn default_thread_policy(mode: Mode) -> crate::config::ThreadPolicy {
+    match mode {
+        Mode::Micro => crate::config::ThreadPolicy::Single,
+        Mode::Pipeline => crate::config::ThreadPolicy::PipelineDefault,
+    }
+}
+
+/// Default loader workers per mode (micro must be 0).
+pub fn default_workers(mode: Mode) -> u64 {
+    match mode {
+        Mode::Micro => 0,
+        Mode::Pipeline => 4,
+    }
+}
+
+pub const DEFAULT_NUM_RUNS: u64 = 5;
+pub const DEFAULT_PROCESSES: u64 = 1;
+pub const DEFAULT_BATCH_SIZE: u64 = 32;
+/// One timed value lasts at least this long (the worker loops a pass until it does).
+pub const DEFAULT_MIN_TIME_SEC: f64 = 0.05;
+pub const DEFAULT_MIN_BATCHES: u64 = 50;
+pub const DEFAULT_CLIP_LENGTH: u64 = 16;
+pub const DEFAULT_CHANNELS: u64 = 3;
+pub const DEFAULT_PIPELINE_SCOPE: &str = "augment";
+/// Preflight stops after this wall time even if items remain; the transform is then `slow`.
+pub const PREFLIGHT_MAX_SEC: f64 = 30.0;
+/// Warmup: relative change of the window mean vs the running mean that counts as stable.
+pub const WARMUP_THRESHOLD: f64 = 0.05;
+/// Warmup: hard cap on passes.
+pub const WARMUP_MAX_PASSES: u64 = 1000;
+/// Warmup: windows that must pass before stability can be declared.
+pub const WARMUP_MIN_WINDOWS: u64 = 2;
+/// Warmup: wall-time cap in seconds.
+pub const WARMUP_MAX_SEC: f64 = 5.0;
+/// Warmup passes run over at most this many items.
+pub const WARMUP_SUBSET_ITEMS: u64 = 10;
+/// Precision target: the run budget when adding runs until the interval is narrow enough.
+pub const PRECISION_MAX_RUNS: u64 = 30;
+/// A worker request that takes longer than this is treated as a hang; the worker is killed.
+pub const REQUEST_TIMEOUT_SEC: f64 = 600.0;
+/// Bootstrap resamples for the median interval, its seed and its confidence level.
+pub const BOOTSTRAP_RESAMPLES: usize = 2000;
+pub const BOOTSTRAP_SEED: u64 = 0;
+pub const CONFIDENCE: f64 = 0.95;
+/// A summary is `unstable` above this coefficient of variation …
+pub const UNSTABLE_CV: f64 = 0.15;
+/// … or when the interval's half-width exceeds this fraction of the median.
+pub const UNSTABLE_CI_HALF_WIDTH: f64 = 0.10;
+/// Synthetic dataset seed when the config does not give one.
+pub const SYNTH_SEED: u64 = 42;
+/// Lines of a dead worker's stderr kept in an `error` record.
+pub const STDERR_TAIL_LINES: usize = 20;
+/// Default output directory.
+pub const DEFAULT_OUTPUT_DIR: &str = "output";

@@ -1,0 +1,161 @@
+//! Resolution: validates a loaded config (plus overrides) and fills every omitted field from the
+//! matrix and policy, so the result is fully explicit. `resolve(resolve(x)) == resolve(x)`.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{RunConfig, TransformSet};
+use crate::config_error::{ConfigError, suggest};
+use crate::matrix::{Device, Matrix, Media, Mode, ScenarioInfo};
+use crate::policy;
+use crate::registry::Registry;
+use crate::validate;
+
+/// Where a config came from, so errors can point at the right line.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub file: PathBuf,
+    pub text: String,
+    /// Config keys (last path segment) set from the command line; errors on them say so.
+    pub cli_keys: Vec<&'static str>,
+}
+
+impl Source {
+    pub fn new(file: &Path, text: &str) -> Self {
+        Source {
+            file: file.to_path_buf(),
+            text: text.to_string(),
+            cli_keys: Vec::new(),
+        }
+    }
+
+    /// A located error for `key_path`; keys that came from the command line are named as such.
+    pub fn error(&self, key_path: &[&str], message: String, hint: impl Into<String>) -> ConfigError {
+        let last = key_path.last().copied().unwrap_or_default();
+        if self.cli_keys.contains(&last) {
+            let flag = format!("--{}", last.replace('_', "-"));
+            return ConfigError::new(&self.file, format!("{message} (set by {flag})"), hint);
+        }
+        ConfigError::at_key(&self.file, &self.text, key_path, message, hint)
+    }
+}
+
+/// Validates and fills defaults. The returned config has every field of the run explicit.
+pub fn resolve(mut cfg: RunConfig, src: &Source) -> Result<RunConfig, ConfigError> {
+    validate::names(&cfg, src)?;
+    let scenario = resolve_scenario(&mut cfg, src)?;
+    fill_selection(&mut cfg, scenario);
+    fill_data(&mut cfg, scenario);
+    fill_execution(&mut cfg);
+    if cfg.output.output_dir.is_none() {
+        cfg.output.output_dir = Some(PathBuf::from(policy::DEFAULT_OUTPUT_DIR));
+    }
+    validate::rules(&cfg, scenario, src)?;
+    Ok(cfg)
+}
+
+fn resolve_scenario(cfg: &mut RunConfig, src: &Source) -> Result<&'static ScenarioInfo, ConfigError> {
+    let m = Matrix::get();
+    let sel = &cfg.selection;
+    let found = match &sel.scenario {
+        Some(name) => m.scenario(name),
+        None => {
+            let media = sel.media.unwrap_or(Media::Image);
+            let channels = cfg.data.num_channels.unwrap_or(policy::DEFAULT_CHANNELS);
+            let channels = if channels == policy::DEFAULT_CHANNELS { 3 } else { 9 };
+            m.scenario_for(media, channels)
+        }
+    };
+    let scenario = found.ok_or_else(|| {
+        src.error(
+            &["selection", "scenario"],
+            "no scenario matches this selection".into(),
+            suggest("", &m.scenario_names()),
+        )
+    })?;
+    cfg.selection.scenario = Some(scenario.name.clone());
+    Ok(scenario)
+}
+
+fn fill_selection(cfg: &mut RunConfig, scenario: &ScenarioInfo) {
+    let m = Matrix::get();
+    let sel = &mut cfg.selection;
+    let mode = *sel.mode.get_or_insert(Mode::Micro);
+    sel.media.get_or_insert(scenario.media);
+    sel.multichannel
+        .get_or_insert(scenario.media == Media::Image && scenario.channels > 3);
+    let device = cfg.execution.device.unwrap_or(Device::Cpu);
+    sel.libraries.get_or_insert_with(|| {
+        scenario
+            .libraries
+            .iter()
+            .filter_map(|l| m.library(l))
+            .filter(|l| l.modes.contains(&mode) && l.supports_device(device))
+            .map(|l| l.name.clone())
+            .collect()
+    });
+    if sel.transforms.is_none() {
+        sel.transform_set.get_or_insert(TransformSet::Paper);
+    }
+}
+
+fn fill_data(cfg: &mut RunConfig, scenario: &ScenarioInfo) {
+    let d = &mut cfg.data;
+    d.num_items.get_or_insert(policy::default_num_items(scenario.media));
+    d.num_channels.get_or_insert(scenario.channels);
+    let clip = scenario.clip_length.unwrap_or(policy::DEFAULT_CLIP_LENGTH);
+    d.clip_length.get_or_insert(clip);
+    if d.data_dir.is_none() && !cfg.cloud.is_some() {
+        d.synthetic_seed.get_or_insert(policy::SYNTH_SEED);
+    }
+}
+
+fn fill_execution(cfg: &mut RunConfig) {
+    let mode = cfg.selection.mode.unwrap_or(Mode::Micro);
+    let media = cfg.selection.media.unwrap_or(Media::Image);
+    let e = &mut cfg.execution;
+    e.num_runs.get_or_insert(policy::DEFAULT_NUM_RUNS);
+    e.processes.get_or_insert(policy::DEFAULT_PROCESSES);
+    e.batch_size.get_or_insert(policy::DEFAULT_BATCH_SIZE);
+    e.workers.get_or_insert(policy::default_workers(mode));
+    e.min_time.get_or_insert(policy::DEFAULT_MIN_TIME_SEC);
+    e.min_batches.get_or_insert(policy::DEFAULT_MIN_BATCHES);
+    e.pipeline_scope
+        .get_or_insert_with(|| policy::DEFAULT_PIPELINE_SCOPE.to_string());
+    e.device.get_or_insert(Device::Cpu);
+    e.thread_policy.get_or_insert(policy::default_thread_policy(mode));
+    e.refresh_requirements.get_or_insert(true);
+    e.slow_threshold_sec_per_item
+        .get_or_insert(policy::slow_threshold_sec_per_item(media));
+    e.slow_preflight_items.get_or_insert(policy::slow_preflight_items(media));
+    e.disable_slow_skip.get_or_insert(false);
+    e.request_timeout_sec.get_or_insert(policy::REQUEST_TIMEOUT_SEC);
+    e.resume.get_or_insert(false);
+    let w = &mut e.warmup;
+    w.window.get_or_insert(policy::warmup_window(media));
+    w.threshold.get_or_insert(policy::WARMUP_THRESHOLD);
+    w.max_passes.get_or_insert(policy::WARMUP_MAX_PASSES);
+    w.min_windows.get_or_insert(policy::WARMUP_MIN_WINDOWS);
+    w.max_seconds.get_or_insert(policy::WARMUP_MAX_SEC);
+}
+
+/// The transforms a resolved config selects, in order.
+pub fn selected_transforms(cfg: &RunConfig) -> Vec<String> {
+    if let Some(list) = &cfg.selection.transforms {
+        return list.clone();
+    }
+    let reg = Registry::get();
+    match cfg.selection.transform_set {
+        Some(TransformSet::All) => reg.names().into_iter().map(str::to_string).collect(),
+        _ => {
+            let scenario = cfg
+                .selection
+                .scenario
+                .as_deref()
+                .and_then(|s| Matrix::get().scenario(s));
+            scenario
+                .and_then(|s| reg.set(&s.set))
+                .map(<[String]>::to_vec)
+                .unwrap_or_default()
+        }
+    }
+}

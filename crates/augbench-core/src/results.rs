@@ -1,0 +1,211 @@
+//! Result types: one JSON file per job, in the public reference benchmark's layout (top-level
+//! `metadata` and `results`), plus our `ci_low`/`ci_high`. Our own files are read back with
+//! `deny_unknown_fields`, so a schema drift fails loudly; `format_version` marks our files.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::Summary;
+
+/// Version of our result layout. Readers reject files that claim a newer one.
+pub const RESULT_FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultFile {
+    pub metadata: Metadata,
+    pub results: BTreeMap<String, TransformResult>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Metadata {
+    pub format_version: u32,
+    pub system_info: SystemInfo,
+    pub library_versions: BTreeMap<String, String>,
+    pub thread_settings: BTreeMap<String, String>,
+    pub environment: EnvironmentInfo,
+    pub gpu: Option<serde_json::Value>,
+    pub dataset: DatasetInfo,
+    pub timing: TimingInfo,
+    pub scenario: String,
+    pub mode: String,
+    pub library: String,
+    pub device: String,
+    pub benchmark_params: BenchmarkParams,
+    pub run_config: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemInfo {
+    /// `python 3.11.7` for Python workers, `rustc 1.95.0` for native ones.
+    pub runtime: String,
+    pub platform: String,
+    pub machine: String,
+    pub processor: String,
+    pub cpu_count: u64,
+    pub memory_total_bytes: u64,
+    pub timestamp: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvironmentInfo {
+    pub argv: Vec<String>,
+    pub git_commit: Option<String>,
+    pub git_branch: Option<String>,
+    pub git_dirty: Option<bool>,
+    pub toolkit_version: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetInfo {
+    /// Folder read, or the synthetic dataset's cache folder.
+    pub path: String,
+    pub media: String,
+    pub synthetic: bool,
+    pub file_count: u64,
+    pub total_bytes: u64,
+    pub extensions: Vec<String>,
+    /// Files skipped as unreadable or corrupt, and files converted (grayscale/RGBA → RGB).
+    pub skipped: u64,
+    pub converted: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimingInfo {
+    pub backend: String,
+    pub measurement_scope: String,
+    pub includes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchmarkParams {
+    pub num_items: u64,
+    pub num_runs: u64,
+    pub processes: u64,
+    pub channels: u64,
+    pub clip_length: Option<u64>,
+    pub workers: u64,
+    pub batch_size: u64,
+    pub min_time: f64,
+    pub thread_policy: String,
+    pub precision_target: Option<f64>,
+    pub slow_threshold_sec_per_item: f64,
+    pub slow_preflight_items: u64,
+    pub disable_slow_skip: bool,
+    pub warmup_window: u64,
+    pub warmup_threshold: f64,
+    pub max_warmup_iterations: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Slow,
+    Unsupported,
+    Error,
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Status::Ok => "ok",
+            Status::Slow => "slow",
+            Status::Unsupported => "unsupported",
+            Status::Error => "error",
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransformResult {
+    pub status: Option<Status>,
+    pub supported: bool,
+    /// Canonical parameters measured; `--resume` only skips a transform whose params match.
+    pub params: serde_json::Value,
+    pub throughputs: Vec<f64>,
+    pub median_throughput: Option<f64>,
+    pub mean_throughput: Option<f64>,
+    pub std_throughput: Option<f64>,
+    pub cv_throughput: Option<f64>,
+    pub throughput_ci95: Option<[f64; 2]>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub p50_throughput: Option<f64>,
+    pub p75_throughput: Option<f64>,
+    pub p90_throughput: Option<f64>,
+    pub p95_throughput: Option<f64>,
+    /// Seconds per run (one pass over all items).
+    pub times: Vec<f64>,
+    pub mean_time: Option<f64>,
+    pub std_time: Option<f64>,
+    pub num_successful_runs: u64,
+    pub unstable: bool,
+    pub unstable_reason: Option<String>,
+    pub warmup_iterations: u64,
+    pub early_stopped: bool,
+    pub early_stop_reason: Option<String>,
+    pub slow_threshold_sec_per_item: Option<f64>,
+    pub slow_preflight_items: Option<u64>,
+    pub preflight_sec_per_item: Option<f64>,
+    pub preflight_throughput: Option<f64>,
+    pub gpu_memory: Option<serde_json::Value>,
+    pub reason: Option<String>,
+    /// Output contract seen by the check (shape/dtype), for the record.
+    pub output_shape: Option<Vec<u64>>,
+    pub output_dtype: Option<String>,
+}
+
+impl TransformResult {
+    /// A measured transform from its per-run throughputs (items/s) and times (s).
+    pub fn measured(params: serde_json::Value, summary: &Summary, throughputs: Vec<f64>, times: Vec<f64>) -> Self {
+        TransformResult {
+            status: Some(Status::Ok),
+            supported: true,
+            params,
+            median_throughput: Some(summary.median),
+            mean_throughput: Some(summary.mean),
+            std_throughput: Some(summary.std),
+            cv_throughput: Some(summary.cv),
+            throughput_ci95: Some([summary.ci_low, summary.ci_high]),
+            ci_low: Some(summary.ci_low),
+            ci_high: Some(summary.ci_high),
+            p50_throughput: Some(summary.p50),
+            p75_throughput: Some(summary.p75),
+            p90_throughput: Some(summary.p90),
+            p95_throughput: Some(summary.p95),
+            mean_time: Some(crate::stats::mean(&times)),
+            std_time: Some(crate::stats::std_dev(&times)),
+            num_successful_runs: throughputs.len() as u64,
+            unstable: summary.unstable,
+            unstable_reason: summary.unstable_reason.clone(),
+            throughputs,
+            times,
+            ..Default::default()
+        }
+    }
+
+    /// A transform that was not measured: `unsupported` or `error`, with the reason.
+    pub fn not_measured(status: Status, params: serde_json::Value, reason: String) -> Self {
+        TransformResult {
+            status: Some(status),
+            supported: status != Status::Unsupported,
+            params,
+            reason: Some(reason),
+            ..Default::default()
+        }
+    }
+
+    /// Finished means a later `--resume` may keep it (errors are retried).
+    pub fn is_finished(&self) -> bool {
+        matches!(self.status, Some(Status::Ok | Status::Slow | Status::Unsupported))
+    }
+}

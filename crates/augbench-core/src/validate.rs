@@ -1,0 +1,174 @@
+//! Validation rules of a run configuration. `names` checks spelled names before defaults are
+//! filled; `rules` checks the cross-field rules on the resolved config. Each rule is one function
+//! and one located error with a hint.
+
+use crate::config::RunConfig;
+use crate::config_error::{ConfigError, suggest};
+use crate::matrix::{Matrix, Media, Mode, ScenarioInfo};
+use crate::registry::Registry;
+use crate::resolve::Source;
+
+type Check = Result<(), ConfigError>;
+
+/// Names the user spelled: scenario, libraries, transforms; and `transform_set` needing a scenario.
+pub fn names(cfg: &RunConfig, src: &Source) -> Check {
+    let m = Matrix::get();
+    if let Some(s) = &cfg.selection.scenario
+        && m.scenario(s).is_none()
+    {
+        let msg = format!("unknown scenario `{s}`");
+        return Err(src.error(&["selection", "scenario"], msg, suggest(s, &m.scenario_names())));
+    }
+    if cfg.selection.transform_set.is_some() && cfg.selection.scenario.is_none() {
+        return Err(src.error(
+            &["selection", "transform_set"],
+            "`transform_set` needs a scenario".into(),
+            format!("add `scenario:` under `selection` (one of {})", m.scenario_names().join(", ")),
+        ));
+    }
+    for lib in cfg.selection.libraries.iter().flatten() {
+        if m.library(lib).is_none() {
+            let msg = format!("unknown library `{lib}`");
+            return Err(src.error(&["selection", "libraries"], msg, suggest(lib, &m.library_names())));
+        }
+    }
+    let reg = Registry::get();
+    for t in cfg.selection.transforms.iter().flatten() {
+        if reg.spec(t).is_none() {
+            let msg = format!("unknown transform `{t}`");
+            let hint = suggest(t, &reg.names());
+            return Err(src.error(&["selection", "transforms"], msg, hint));
+        }
+    }
+    Ok(())
+}
+
+/// Cross-field rules on a resolved config.
+pub fn rules(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
+    micro_needs_no_workers(cfg, src)?;
+    media_matches_scenario(cfg, scenario, src)?;
+    multichannel(cfg, src)?;
+    libraries_support_selection(cfg, scenario, src)?;
+    positive_counts(cfg, src)?;
+    data_source(cfg, src)?;
+    cloud(cfg, src)
+}
+
+fn micro_needs_no_workers(cfg: &RunConfig, src: &Source) -> Check {
+    let workers = cfg.execution.workers.unwrap_or(0);
+    if cfg.selection.mode == Some(Mode::Micro) && workers != 0 {
+        return Err(src.error(
+            &["execution", "workers"],
+            format!("micro mode needs `workers: 0`, got {workers}"),
+            "micro runs time one transform in one process; use `mode: pipeline` for loader workers",
+        ));
+    }
+    Ok(())
+}
+
+fn media_matches_scenario(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
+    if cfg.selection.media != Some(scenario.media) {
+        return Err(src.error(
+            &["selection", "media"],
+            format!("scenario `{}` is {} media", scenario.name, scenario.media),
+            format!("remove `media:` or set it to `{}`", scenario.media),
+        ));
+    }
+    Ok(())
+}
+
+fn multichannel(cfg: &RunConfig, src: &Source) -> Check {
+    let channels = cfg.data.num_channels.unwrap_or(3);
+    let multi = cfg.selection.multichannel.unwrap_or(false) || channels != 3;
+    if multi && cfg.selection.media != Some(Media::Image) {
+        return Err(src.error(
+            &["selection", "multichannel"],
+            "multichannel runs are for images only".into(),
+            "use scenario `image-9ch`, or remove `multichannel`/`num_channels` for video",
+        ));
+    }
+    if channels == 0 || channels % 3 != 0 {
+        return Err(src.error(
+            &["data", "num_channels"],
+            format!("num_channels must be a positive multiple of 3, got {channels}"),
+            "multichannel images are the RGB image stacked k times (3, 6, 9, …)",
+        ));
+    }
+    Ok(())
+}
+
+fn libraries_support_selection(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
+    let m = Matrix::get();
+    let mode = cfg.selection.mode.unwrap_or(Mode::Micro);
+    let device = cfg.execution.device.unwrap_or(crate::matrix::Device::Cpu);
+    let key = ["selection", "libraries"];
+    for name in cfg.selection.libraries.iter().flatten() {
+        let Some(lib) = m.library(name) else { continue };
+        if !scenario.libraries.contains(name) {
+            let msg = format!("library `{name}` does not run scenario `{}`", scenario.name);
+            return Err(src.error(&key, msg, format!("libraries of {}: {}", scenario.name, scenario.libraries.join(", "))));
+        }
+        if !lib.modes.contains(&mode) {
+            return Err(src.error(&key, format!("library `{name}` has no {mode} mode"), "see `augbench list libraries`"));
+        }
+        if !lib.supports_device(device) {
+            let devices: Vec<String> = lib.devices.iter().map(ToString::to_string).collect();
+            let msg = format!("library `{name}` does not run on device `{device}`");
+            return Err(src.error(&key, msg, format!("{name} supports: {} (or use `device: auto`)", devices.join(", "))));
+        }
+    }
+    if cfg.selection.libraries.as_ref().is_some_and(Vec::is_empty) {
+        return Err(src.error(&key, "no libraries selected".into(), format!("libraries of {}: {}", scenario.name, scenario.libraries.join(", "))));
+    }
+    Ok(())
+}
+
+fn positive_counts(cfg: &RunConfig, src: &Source) -> Check {
+    let e = &cfg.execution;
+    let checks: [(&[&str], Option<u64>); 4] = [
+        (&["data", "num_items"], cfg.data.num_items),
+        (&["execution", "num_runs"], e.num_runs),
+        (&["execution", "processes"], e.processes),
+        (&["execution", "batch_size"], e.batch_size),
+    ];
+    for (key, value) in checks {
+        if value == Some(0) {
+            let name = key.last().copied().unwrap_or_default();
+            return Err(src.error(key, format!("`{name}` must be at least 1"), "give a positive count"));
+        }
+    }
+    if let Some(t) = e.precision_target
+        && !(t > 0.0 && t < 1.0)
+    {
+        return Err(src.error(&["execution", "precision_target"], format!("precision_target must be in (0, 1), got {t}"), "e.g. 0.02 for ±2% on the median"));
+    }
+    Ok(())
+}
+
+fn data_source(cfg: &RunConfig, src: &Source) -> Check {
+    if cfg.is_cloud() {
+        return Ok(());
+    }
+    if cfg.data.data_dir.is_none() && cfg.data.gcs_uri.is_some() {
+        return Err(src.error(
+            &["data", "gcs_uri"],
+            "`gcs_uri` is only read by cloud runs; this is a local run with no `data_dir`".into(),
+            "set `data_dir` to a local folder, add a `cloud:` section, or remove `gcs_uri` to use the built-in synthetic dataset",
+        ));
+    }
+    Ok(())
+}
+
+fn cloud(cfg: &RunConfig, src: &Source) -> Check {
+    let Some(c) = &cfg.cloud else { return Ok(()) };
+    if c.attached.unwrap_or(false) {
+        return Ok(());
+    }
+    if cfg.data.gcs_uri.is_none() {
+        return Err(src.error(&["cloud"], "detached cloud runs need `data.gcs_uri`".into(), "point `data.gcs_uri` at a dataset tarball, e.g. gs://bucket/val.tar, or set `cloud.attached: true`"));
+    }
+    if cfg.output.gcs_results_uri.is_none() {
+        return Err(src.error(&["cloud"], "detached cloud runs need `output.gcs_results_uri`".into(), "set `output.gcs_results_uri: gs://bucket/results`, or `cloud.attached: true`"));
+    }
+    Ok(())
+}
