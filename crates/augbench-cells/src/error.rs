@@ -91,8 +91,8 @@ pub enum CellsError {
         second_type: String,
     },
 
-    #[error("system card: {detail}")]
-    SystemCard { detail: String },
+    #[error("system card {origin}: {detail}")]
+    SystemCard { origin: String, detail: String },
 
     #[error("unknown cell-log format '{given}'")]
     UnknownFormat { given: String },

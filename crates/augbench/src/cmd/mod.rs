@@ -2,6 +2,12 @@
 //! Each subcommand lives in its own file and exposes `Args` plus `run(args) -> Result<ExitCode>`.
 
 pub mod cells;
+pub mod compare;
+pub mod data;
+pub mod docs;
+pub mod plot;
+pub mod report;
+pub mod worker;
 
 use std::process::ExitCode;
 
@@ -21,11 +27,32 @@ pub enum Command {
     /// Evaluation and benchmark cell logs: group, merge, show, summarize, convert.
     #[command(subcommand)]
     Cells(cells::CellsCommand),
+    /// Compare libraries (tables), or a baseline against a current run (regression verdicts).
+    Compare(compare::Args),
+    /// Speedup and throughput plots (SVG and PNG).
+    Plot(plot::Args),
+    /// One self-contained HTML report.
+    Report(report::Args),
+    /// Refresh result tables between AUGBENCH markers in a markdown file.
+    #[command(subcommand)]
+    Docs(docs::DocsCommand),
+    /// Datasets: generate the synthetic dataset, clean the cache.
+    #[command(subcommand)]
+    Data(data::DataCommand),
+    /// Serve the worker protocol for a native Rust library (used by `run`).
+    #[command(hide = true)]
+    Worker(worker::Args),
 }
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Cells(c) => cells::run(c),
+        Command::Compare(a) => compare::run(a),
+        Command::Plot(a) => plot::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Docs(c) => docs::run(c),
+        Command::Data(c) => data::run(c),
+        Command::Worker(a) => worker::run(a),
     }
 }
 

@@ -1,0 +1,337 @@
+//! Evaluation cells (the seed contract): the typed `EvalCell` row, the `EvalLog` that owns the union
+//! of metric columns, pre-aggregated cells for clip-level tasks, and conversion to and from the
+//! generic table, so they are written and read as Parquet or JSON Lines.
+//!
+//! Enum-like values (phase, difficulty) are stored as their plain label: pass `value.to_string()`.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int64Type};
+use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+
+use crate::error::{CellsError, Location, Result};
+use crate::io::{self, Format, WriteResult};
+use crate::schema::{EVAL_FIXED, eval_schema, metric_name};
+use crate::system_card::{CardStamp, TOOLKIT_VERSION};
+use crate::table::CellTable;
+
+/// One (model, task, scene, phase, frame_budget) cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalCell {
+    pub model_name: String,
+    pub task: String,
+    pub scene_id: String,
+    pub phase: String,
+    pub difficulty: Option<String>,
+    /// Number of samples averaged into the cell.
+    pub n_samples: i64,
+    /// 0 = full clip or per-frame task; > 0 = subsampled clip size.
+    pub frame_budget: i64,
+    pub latency_ms_mean: Option<f64>,
+    pub gpu_name: Option<String>,
+    pub gpu_memory_gb: Option<f64>,
+    pub precision: Option<String>,
+    pub batch_size: Option<i64>,
+    pub toolkit_version: String,
+    pub git_sha: Option<String>,
+    /// ISO-8601 time the cell was made.
+    pub timestamp_utc: String,
+    /// Metric values aligned with [`EvalLog::metric_names`]; missing trailing entries are null.
+    pub metrics: Vec<Option<f64>>,
+}
+
+/// A list of evaluation cells and the union of their metric names, in first-seen order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EvalLog {
+    /// Metric names without the `metric:` prefix, in column order.
+    pub metric_names: Vec<String>,
+    pub cells: Vec<EvalCell>,
+}
+
+/// A cell whose metrics were aggregated by the caller (clip-level tasks): NaN values are kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreAggregated {
+    pub model_name: String,
+    pub task: String,
+    pub scene_id: String,
+    pub phase: String,
+    pub n_samples: i64,
+    pub difficulty: Option<String>,
+    pub latency_ms_mean: Option<f64>,
+    pub git_sha: Option<String>,
+    /// Defaults to now when `None`.
+    pub timestamp_utc: Option<String>,
+    pub frame_budget: i64,
+    /// Metric name → value; `Some(NaN)` stays NaN (attempted but undefined), `None` is null.
+    pub metrics: Vec<(String, Option<f64>)>,
+}
+
+/// Current UTC time in ISO-8601 with microseconds and `+00:00`.
+pub fn now_utc() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, false)
+}
+
+impl EvalLog {
+    /// The column position of a metric, adding it when new.
+    pub fn metric_index(&mut self, name: &str) -> usize {
+        match self.metric_names.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                self.metric_names.push(name.to_string());
+                self.metric_names.len() - 1
+            }
+        }
+    }
+
+    /// The value of metric `name` in cell `cell` (None when missing or null).
+    pub fn metric(&self, cell: usize, name: &str) -> Option<f64> {
+        let i = self.metric_names.iter().position(|n| n == name)?;
+        self.cells.get(cell)?.metrics.get(i).copied().flatten()
+    }
+
+    /// Adds a pre-aggregated cell with the complete fixed schema, stamped with `stamp`.
+    pub fn push_pre_aggregated(&mut self, p: PreAggregated, stamp: &CardStamp) {
+        let mut metrics = Vec::new();
+        for (name, value) in &p.metrics {
+            let i = self.metric_index(name);
+            if metrics.len() <= i {
+                metrics.resize(i + 1, None);
+            }
+            metrics[i] = *value;
+        }
+        self.cells.push(EvalCell {
+            model_name: p.model_name,
+            task: p.task,
+            scene_id: p.scene_id,
+            phase: p.phase,
+            difficulty: p.difficulty,
+            n_samples: p.n_samples,
+            frame_budget: p.frame_budget,
+            latency_ms_mean: p.latency_ms_mean,
+            gpu_name: stamp.gpu_name.clone(),
+            gpu_memory_gb: stamp.gpu_memory_gb,
+            precision: stamp.precision.clone(),
+            batch_size: stamp.batch_size,
+            toolkit_version: TOOLKIT_VERSION.to_string(),
+            git_sha: p.git_sha,
+            timestamp_utc: p.timestamp_utc.unwrap_or_else(now_utc),
+            metrics,
+        });
+    }
+
+    /// Converts to the generic table (one batch; fixed columns in contract order, then metrics).
+    pub fn to_table(&self) -> CellTable {
+        let schema = eval_schema(&self.metric_names);
+        let c = &self.cells;
+        let s = |f: fn(&EvalCell) -> Option<&str>| -> ArrayRef { Arc::new(c.iter().map(f).collect::<StringArray>()) };
+        let i = |f: fn(&EvalCell) -> Option<i64>| -> ArrayRef { Arc::new(c.iter().map(f).collect::<Int64Array>()) };
+        let x = |f: fn(&EvalCell) -> Option<f64>| -> ArrayRef { Arc::new(c.iter().map(f).collect::<Float64Array>()) };
+        let mut cols: Vec<ArrayRef> = vec![
+            s(|e| Some(&e.model_name)),
+            s(|e| Some(&e.task)),
+            s(|e| Some(&e.scene_id)),
+            s(|e| Some(&e.phase)),
+            s(|e| e.difficulty.as_deref()),
+            i(|e| Some(e.n_samples)),
+            i(|e| Some(e.frame_budget)),
+            x(|e| e.latency_ms_mean),
+            s(|e| e.gpu_name.as_deref()),
+            x(|e| e.gpu_memory_gb),
+            s(|e| e.precision.as_deref()),
+            i(|e| e.batch_size),
+            s(|e| Some(&e.toolkit_version)),
+            s(|e| e.git_sha.as_deref()),
+            s(|e| Some(&e.timestamp_utc)),
+        ];
+        for k in 0..self.metric_names.len() {
+            cols.push(Arc::new(c.iter().map(|e| e.metrics.get(k).copied().flatten()).collect::<Float64Array>()));
+        }
+        // Every column was built from the same cells with the schema's types.
+        let batches = RecordBatch::try_new(schema.clone(), cols).map(|b| vec![b]).unwrap_or_default();
+        CellTable::new(schema, batches)
+    }
+
+    /// Reads evaluation cells from a table; `path` names the source in errors.
+    pub fn from_table(table: &CellTable, path: &Path) -> Result<Self> {
+        let names = table.column_names();
+        let metric_cols: Vec<usize> = (0..names.len()).filter(|&i| metric_name(names[i]).is_some()).collect();
+        let metric_names = metric_cols.iter().filter_map(|&i| metric_name(names[i])).map(str::to_string).collect();
+        let mut cells = Vec::with_capacity(table.num_rows());
+        let mut row0 = 0u64;
+        for batch in table.batches() {
+            let v = BatchView::new(batch, path, row0)?;
+            for r in 0..batch.num_rows() {
+                cells.push(v.cell(r, &metric_cols)?);
+            }
+            row0 += batch.num_rows() as u64;
+        }
+        check_fixed_columns(table, path)?;
+        Ok(EvalLog { metric_names, cells })
+    }
+
+    /// Writes the log (see [`io::write_table`] for formats and the NaN rule).
+    pub fn write(&self, path: &Path, format: Format) -> Result<WriteResult> {
+        io::write_table(&self.to_table(), path, format)
+    }
+
+    /// Reads a log written by augbench or by any tool following the contract.
+    pub fn read(path: &Path) -> Result<Self> {
+        Self::from_table(&io::read_table(path)?, path)
+    }
+}
+
+/// Every fixed column must be present with its contract type.
+fn check_fixed_columns(table: &CellTable, path: &Path) -> Result<()> {
+    for (name, ty) in EVAL_FIXED {
+        let Some(i) = table.column_index(name) else {
+            return Err(CellsError::MissingColumn { path: path.to_path_buf(), column: name.to_string() });
+        };
+        let found = table.schema().field(i).data_type();
+        if *found != ty.arrow() {
+            return Err(CellsError::ColumnType {
+                path: path.to_path_buf(),
+                column: name.to_string(),
+                expected: ty.describe().to_string(),
+                found: found.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Typed access to the fixed columns of one batch.
+struct BatchView<'a> {
+    path: &'a Path,
+    row0: u64,
+    batch: &'a RecordBatch,
+    idx: HashMap<&'static str, usize>,
+}
+
+impl<'a> BatchView<'a> {
+    fn new(batch: &'a RecordBatch, path: &'a Path, row0: u64) -> Result<Self> {
+        let schema = batch.schema();
+        let mut idx = HashMap::new();
+        for (name, ty) in EVAL_FIXED {
+            let i = schema.index_of(name).map_err(|_| CellsError::MissingColumn {
+                path: path.to_path_buf(),
+                column: name.to_string(),
+            })?;
+            if *schema.field(i).data_type() != ty.arrow() {
+                return Err(CellsError::ColumnType {
+                    path: path.to_path_buf(),
+                    column: name.to_string(),
+                    expected: ty.describe().to_string(),
+                    found: schema.field(i).data_type().to_string(),
+                });
+            }
+            idx.insert(*name, i);
+        }
+        Ok(Self { path, row0, batch, idx })
+    }
+
+    fn col(&self, name: &str) -> &'a dyn Array {
+        self.batch.column(self.idx[name]).as_ref()
+    }
+
+    fn opt_str(&self, name: &str, r: usize) -> Option<String> {
+        let a = self.col(name).as_string::<i32>();
+        a.is_valid(r).then(|| a.value(r).to_string())
+    }
+
+    fn opt_i64(&self, name: &str, r: usize) -> Option<i64> {
+        let a = self.col(name).as_primitive::<Int64Type>();
+        a.is_valid(r).then(|| a.value(r))
+    }
+
+    fn opt_f64(&self, name: &str, r: usize) -> Option<f64> {
+        let a = self.col(name).as_primitive::<Float64Type>();
+        a.is_valid(r).then(|| a.value(r))
+    }
+
+    fn required<T>(&self, v: Option<T>, name: &str, r: usize) -> Result<T> {
+        v.ok_or_else(|| CellsError::BadValue {
+            path: self.path.to_path_buf(),
+            at: Location::Row(self.row0 + r as u64 + 1),
+            column: name.to_string(),
+            expected: "a value (the column is required)",
+            found: "null".into(),
+        })
+    }
+
+    fn cell(&self, r: usize, metric_cols: &[usize]) -> Result<EvalCell> {
+        let req_s = |n: &str| self.required(self.opt_str(n, r), n, r);
+        let req_i = |n: &str| self.required(self.opt_i64(n, r), n, r);
+        Ok(EvalCell {
+            model_name: req_s("model_name")?,
+            task: req_s("task")?,
+            scene_id: req_s("scene_id")?,
+            phase: req_s("phase")?,
+            difficulty: self.opt_str("difficulty", r),
+            n_samples: req_i("n_samples")?,
+            frame_budget: self.opt_i64("frame_budget", r).unwrap_or(0),
+            latency_ms_mean: self.opt_f64("latency_ms_mean", r),
+            gpu_name: self.opt_str("gpu_name", r),
+            gpu_memory_gb: self.opt_f64("gpu_memory_gb", r),
+            precision: self.opt_str("precision", r),
+            batch_size: self.opt_i64("batch_size", r),
+            toolkit_version: self.opt_str("toolkit_version", r).unwrap_or_default(),
+            git_sha: self.opt_str("git_sha", r),
+            timestamp_utc: self.opt_str("timestamp_utc", r).unwrap_or_default(),
+            metrics: metric_cols
+                .iter()
+                .map(|&c| {
+                    let a = self.batch.column(c).as_primitive::<Float64Type>();
+                    a.is_valid(r).then(|| a.value(r))
+                })
+                .collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pre(metrics: Vec<(&str, Option<f64>)>) -> PreAggregated {
+        PreAggregated {
+            model_name: "m".into(),
+            task: "video_depth".into(),
+            scene_id: "s".into(),
+            phase: "clu".into(),
+            n_samples: 16,
+            difficulty: None,
+            latency_ms_mean: None,
+            git_sha: None,
+            timestamp_utc: Some("2026-01-01T00:00:00+00:00".into()),
+            frame_budget: 25,
+            metrics: metrics.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        }
+    }
+
+    #[test]
+    fn pre_aggregated_keeps_nan_and_unions_metrics() {
+        let mut log = EvalLog::default();
+        let stamp = CardStamp { gpu_name: Some("G".into()), ..Default::default() };
+        log.push_pre_aggregated(pre(vec![("opw", Some(f64::NAN)), ("absrel", Some(0.1))]), &stamp);
+        log.push_pre_aggregated(pre(vec![("tae", Some(1.0))]), &stamp);
+        assert_eq!(log.metric_names, ["opw", "absrel", "tae"]);
+        assert!(log.metric(0, "opw").unwrap().is_nan());
+        assert_eq!(log.metric(1, "absrel"), None);
+        assert_eq!(log.cells[1].gpu_name.as_deref(), Some("G"));
+        assert_eq!(log.cells[0].frame_budget, 25);
+    }
+
+    #[test]
+    fn table_round_trip_is_identity_with_ragged_metrics() {
+        let mut log = EvalLog::default();
+        log.push_pre_aggregated(pre(vec![("a", Some(1.0))]), &CardStamp::default());
+        log.push_pre_aggregated(pre(vec![("b", Some(2.0))]), &CardStamp::default());
+        let back = EvalLog::from_table(&log.to_table(), Path::new("mem")).unwrap();
+        assert_eq!(back.metric_names, log.metric_names);
+        assert_eq!(back.cells[0].metrics, vec![Some(1.0), None]);
+        assert_eq!(back.cells[1].metrics, vec![None, Some(2.0)]);
+    }
+}

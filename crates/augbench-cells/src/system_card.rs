@@ -1,0 +1,232 @@
+//! The system card: what machine produced a cell. `SystemCard::detect` reads the host (CPU, RAM, OS,
+//! GPU through `nvidia-smi` where it answers, rustc and augbench versions); `CardStamp` is the part
+//! stamped onto evaluation cells, taken from a card, a JSON map or nothing, with typed errors.
+
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::{CellsError, Result};
+
+/// The augbench version stamped as `toolkit_version`.
+pub const TOOLKIT_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Version string used when a tool does not answer.
+pub const UNKNOWN: &str = "unknown";
+
+/// Hardware and software context of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SystemCard {
+    pub cpu_name: Option<String>,
+    pub cpu_cores: Option<u64>,
+    pub ram_gb: Option<f64>,
+    pub gpu_name: Option<String>,
+    pub gpu_memory_gb: Option<f64>,
+    /// Numeric precision of the model under test (e.g. `fp16`); never detected, set by the caller.
+    pub precision: Option<String>,
+    /// Batch size of the model under test; never detected, set by the caller.
+    pub batch_size: Option<i64>,
+    pub os: Option<String>,
+    pub rustc_version: String,
+    pub augbench_version: String,
+}
+
+impl SystemCard {
+    /// Reads the host. Fields the host cannot tell stay `None` (or "unknown" for versions).
+    pub fn detect() -> Self {
+        let (cpu_name, cpu_cores, ram_gb) = host_cpu_ram();
+        let gpu = nvidia_smi();
+        SystemCard {
+            cpu_name,
+            cpu_cores,
+            ram_gb,
+            gpu_name: gpu.as_ref().map(|g| g.0.clone()),
+            gpu_memory_gb: gpu.map(|g| g.1),
+            precision: None,
+            batch_size: None,
+            os: sysinfo::System::long_os_version().ok(),
+            rustc_version: rustc_version(),
+            augbench_version: TOOLKIT_VERSION.to_string(),
+        }
+    }
+
+    /// The fields stamped onto evaluation cells.
+    pub fn stamp(&self) -> CardStamp {
+        CardStamp {
+            gpu_name: self.gpu_name.clone().filter(|s| !s.is_empty()),
+            gpu_memory_gb: self.gpu_memory_gb,
+            precision: self.precision.clone().filter(|s| !s.is_empty()),
+            batch_size: self.batch_size,
+        }
+    }
+}
+
+fn host_cpu_ram() -> (Option<String>, Option<u64>, Option<f64>) {
+    let Ok(mut sys) = sysinfo::System::new() else {
+        return (None, None, None);
+    };
+    sys.refresh_cpu_list(sysinfo::CpuRefreshKind::nothing());
+    sys.refresh_memory();
+    let cpus = sys.cpus();
+    let name = cpus.first().map(|c| c.brand().trim().to_string()).filter(|s| !s.is_empty());
+    let cores = (!cpus.is_empty()).then_some(cpus.len() as u64);
+    let ram = sys.total_memory();
+    (name, cores, (ram > 0).then(|| ram as f64 / f64::from(1u32 << 30)))
+}
+
+/// Name and memory (GiB) of the first GPU, where `nvidia-smi` answers.
+fn nvidia_smi() -> Option<(String, f64)> {
+    let out = Command::new("nvidia-smi")
+        .args(["--query-gpu=name,memory.total", "--format=csv,noheader,nounits"])
+        .output()
+        .ok()?;
+    out.status.success().then_some(())?;
+    parse_nvidia_smi(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// Parses `name, MiB` from the first line of nvidia-smi's CSV output.
+pub fn parse_nvidia_smi(stdout: &str) -> Option<(String, f64)> {
+    let line = stdout.lines().find(|l| !l.trim().is_empty())?;
+    let (name, mib) = line.rsplit_once(',')?;
+    let mib: f64 = mib.trim().parse().ok()?;
+    Some((name.trim().to_string(), mib / 1024.0))
+}
+
+fn rustc_version() -> String {
+    Command::new("rustc")
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| UNKNOWN.to_string())
+}
+
+/// The hardware fields stamped onto every evaluation cell.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CardStamp {
+    pub gpu_name: Option<String>,
+    pub gpu_memory_gb: Option<f64>,
+    pub precision: Option<String>,
+    pub batch_size: Option<i64>,
+}
+
+/// Where the stamp comes from: a card, a JSON map (e.g. a `system_card.json`), or nothing.
+#[derive(Debug, Clone)]
+pub enum CardSource {
+    Card(SystemCard),
+    Map(Map<String, Value>),
+    None,
+}
+
+impl CardSource {
+    /// Takes a JSON value: an object is a map, null is none, anything else is an error.
+    pub fn from_json(value: Value, origin: &str) -> Result<Self> {
+        match value {
+            Value::Object(m) => Ok(CardSource::Map(m)),
+            Value::Null => Ok(CardSource::None),
+            other => Err(card_error(origin, format!("must be a JSON object or null, found {}", json_kind(&other)))),
+        }
+    }
+
+    /// The stamp; a map with a wrongly typed field is an error naming the field.
+    pub fn stamp(&self, origin: &str) -> Result<CardStamp> {
+        match self {
+            CardSource::Card(c) => Ok(c.stamp()),
+            CardSource::None => Ok(CardStamp::default()),
+            CardSource::Map(m) => Ok(CardStamp {
+                gpu_name: map_str(m, "gpu_name", origin)?,
+                gpu_memory_gb: map_f64(m, "gpu_memory_gb", origin)?,
+                precision: map_str(m, "precision", origin)?,
+                batch_size: map_i64(m, "batch_size", origin)?,
+            }),
+        }
+    }
+}
+
+fn card_error(origin: &str, detail: String) -> CellsError {
+    CellsError::SystemCard { origin: origin.to_string(), detail }
+}
+
+/// Short name of a JSON value's kind for messages.
+pub(crate) fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn map_str(m: &Map<String, Value>, key: &str, origin: &str) -> Result<Option<String>> {
+    match m.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone()).filter(|s| !s.is_empty())),
+        Some(v) => Err(card_error(origin, format!("'{key}' must be a string, found {}", json_kind(v)))),
+    }
+}
+
+fn map_f64(m: &Map<String, Value>, key: &str, origin: &str) -> Result<Option<f64>> {
+    match m.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => Ok(n.as_f64()),
+        Some(v) => Err(card_error(origin, format!("'{key}' must be a number, found {}", json_kind(v)))),
+    }
+}
+
+fn map_i64(m: &Map<String, Value>, key: &str, origin: &str) -> Result<Option<i64>> {
+    match m.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) if n.is_i64() => Ok(n.as_i64()),
+        Some(v) => Err(card_error(origin, format!("'{key}' must be an integer, found {}", json_kind(v)))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn map_stamps_the_four_fields_and_blank_strings_are_none() {
+        let src = CardSource::from_json(json!({"gpu_name": "NVIDIA L4", "gpu_memory_gb": 22.5, "precision": "", "batch_size": 8, "other": 1}), "m").unwrap();
+        let s = src.stamp("m").unwrap();
+        assert_eq!(s.gpu_name.as_deref(), Some("NVIDIA L4"));
+        assert_eq!(s.gpu_memory_gb, Some(22.5));
+        assert_eq!(s.precision, None);
+        assert_eq!(s.batch_size, Some(8));
+    }
+
+    #[test]
+    fn non_object_cards_and_bad_field_types_are_typed_errors() {
+        let e = CardSource::from_json(json!([1, 2]), "card.json").unwrap_err();
+        assert_eq!(e.to_string(), "system card card.json: must be a JSON object or null, found an array");
+        let src = CardSource::from_json(json!({"batch_size": "8"}), "card.json").unwrap();
+        let e = src.stamp("card.json").unwrap_err();
+        assert!(e.to_string().contains("'batch_size' must be an integer, found a string"), "{e}");
+        assert!(!e.hint().is_empty());
+    }
+
+    #[test]
+    fn null_card_stamps_nothing() {
+        let s = CardSource::from_json(Value::Null, "x").unwrap().stamp("x").unwrap();
+        assert_eq!(s, CardStamp::default());
+    }
+
+    #[test]
+    fn parses_nvidia_smi_csv() {
+        assert_eq!(parse_nvidia_smi("NVIDIA L4, 23034\n"), Some(("NVIDIA L4".into(), 23034.0 / 1024.0)));
+        assert_eq!(parse_nvidia_smi("garbage"), None);
+    }
+
+    #[test]
+    fn detect_fills_versions() {
+        let c = SystemCard::detect();
+        assert_eq!(c.augbench_version, TOOLKIT_VERSION);
+        assert!(!c.rustc_version.is_empty());
+    }
+}

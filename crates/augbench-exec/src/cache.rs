@@ -1,0 +1,27 @@
+//! The cache root: `$AUGBENCH_CACHE` if set, else the platform user cache dir + `augbench`.
+//! Environments, the uv augbench installed and synthetic datasets all live below it.
+
+use std::path::PathBuf;
+
+pub const CACHE_ENV: &str = "AUGBENCH_CACHE";
+
+pub fn cache_root() -> PathBuf {
+    if let Some(dir) = std::env::var_os(CACHE_ENV).filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("augbench")
+}
+
+pub fn envs_dir() -> PathBuf {
+    cache_root().join("envs")
+}
+
+pub fn datasets_dir() -> PathBuf {
+    cache_root().join("datasets")
+}
+
+pub fn tools_dir() -> PathBuf {
+    cache_root().join("tools")
+}

@@ -1,0 +1,167 @@
+//! The worker protocol (docs/protocol.md) as typed messages: one JSON request per line on the
+//! worker's stdin, one JSON response per line on its stdout. Shared by the coordinator's client
+//! and the native Rust worker, and spoken by the Python worker.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub const PROTOCOL_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum Request {
+    Hello,
+    Load(LoadRequest),
+    Prepare(PrepareRequest),
+    Check,
+    Time(TimeRequest),
+    Shutdown,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadRequest {
+    pub media: String,
+    pub paths: Vec<String>,
+    pub channels: u64,
+    pub clip_length: u64,
+    pub device: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrepareRequest {
+    pub transform: String,
+    pub params: serde_json::Value,
+    pub device: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimeRequest {
+    pub start: u64,
+    pub count: u64,
+    pub loops: u64,
+}
+
+/// Why a request failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    Unsupported,
+    Contract,
+    Exception,
+    BadRequest,
+}
+
+/// A failed response: `{"ok": false, "error", "kind", "detail"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    pub error: String,
+    pub kind: FailureKind,
+    #[serde(default)]
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct HelloResponse {
+    pub protocol: u32,
+    pub library: String,
+    pub versions: BTreeMap<String, String>,
+    pub runtime: String,
+    pub threads: BTreeMap<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Skipped {
+    pub path: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct LoadResponse {
+    pub count: u64,
+    pub decode_seconds: f64,
+    pub shape: Vec<u64>,
+    pub dtype: String,
+    pub layout: String,
+    #[serde(default)]
+    pub skipped: Vec<Skipped>,
+    /// Items converted to the requested channel layout (grayscale/RGBA → RGB).
+    #[serde(default)]
+    pub converted: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PrepareResponse {
+    pub transform: String,
+    /// `batch` when the library measures a stacked batch (reported as its own mode).
+    #[serde(default)]
+    pub regime: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CheckResponse {
+    pub input_shape: Vec<u64>,
+    pub output_shape: Vec<u64>,
+    pub input_dtype: String,
+    pub output_dtype: String,
+    pub layout: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TimeResponse {
+    /// Nanoseconds per loop; a loop applies the transform once to each of `count` items.
+    pub ns: Vec<u64>,
+}
+
+/// Serializes a success: the payload's fields plus `"ok": true`.
+pub fn ok_line<T: Serialize>(payload: &T) -> String {
+    let mut v = serde_json::to_value(payload).unwrap_or(serde_json::Value::Null);
+    match v.as_object_mut() {
+        Some(map) => {
+            map.insert("ok".into(), serde_json::Value::Bool(true));
+        }
+        None => v = serde_json::json!({"ok": true}),
+    }
+    v.to_string()
+}
+
+/// Serializes a failure with `"ok": false`.
+pub fn failure_line(f: &Failure) -> String {
+    let mut v = serde_json::to_value(f).unwrap_or(serde_json::Value::Null);
+    if let Some(map) = v.as_object_mut() {
+        map.insert("ok".into(), serde_json::Value::Bool(false));
+    }
+    v.to_string()
+}
+
+/// Splits a response line into a success payload or a typed failure.
+pub fn parse_response(line: &str) -> Result<Result<serde_json::Value, Failure>, serde_json::Error> {
+    let v: serde_json::Value = serde_json::from_str(line)?;
+    if v.get("ok").and_then(serde_json::Value::as_bool) == Some(true) {
+        Ok(Ok(v))
+    } else {
+        Ok(Err(serde_json::from_value(v)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_use_op_tags() {
+        let r: Request = serde_json::from_str(r#"{"op":"time","start":0,"count":5,"loops":2}"#).unwrap();
+        assert_eq!(r, Request::Time(TimeRequest { start: 0, count: 5, loops: 2 }));
+        assert_eq!(serde_json::to_string(&Request::Hello).unwrap(), r#"{"op":"hello"}"#);
+    }
+
+    #[test]
+    fn responses_round_trip() {
+        let line = ok_line(&TimeResponse { ns: vec![1, 2] });
+        let v = parse_response(&line).unwrap().unwrap();
+        assert_eq!(v["ns"], serde_json::json!([1, 2]));
+        let f = Failure { error: "nope".into(), kind: FailureKind::Unsupported, detail: String::new() };
+        let back = parse_response(&failure_line(&f)).unwrap().unwrap_err();
+        assert_eq!(back, f);
+    }
+}

@@ -1,0 +1,289 @@
+"""Library-independent part of every adapter: media bookkeeping, transform lookup, the output
+check and the timed loop (stdlib + numpy only).
+
+A library module subclasses ``Adapter`` and supplies the hooks marked "library hook": decoding in
+its native layout, forcing lazy outputs, describing shapes, and a ``BUILDERS`` table mapping each
+canonical transform name (specs/transforms.yaml) to a function ``params -> callable(image)``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..protocol import CONTRACT, EXCEPTION, BadRequest, Unsupported, WorkerError
+
+Apply = Callable[[Any], Any]
+Builder = Callable[[dict], Apply]
+DEFAULT_SEED = 0
+
+
+def registry() -> tuple[dict[str, Builder], Callable[[str], Callable[[Builder], Builder]]]:
+    """A fresh builder table plus the decorator that fills it: ``@builds("HorizontalFlip")``."""
+    table: dict[str, Builder] = {}
+
+    def builds(name: str) -> Callable[[Builder], Builder]:
+        def register(fn: Builder) -> Builder:
+            table[name] = fn
+            return fn
+
+        return register
+
+    return table, builds
+
+
+@dataclass
+class Prepared:
+    name: str
+    apply: Apply  # the library call alone (checked for the native output type)
+    run: Apply  # apply + forcing lazy work: what the timed loop calls
+    batch: int  # 1 = per-image regime; > 1 = batched regime (Kornia)
+
+
+def _int_field(request: dict, key: str, minimum: int, default: int | None = None) -> int:
+    value = request.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise BadRequest(f'"{key}" must be an integer >= {minimum}, got {value!r}')
+    return value
+
+
+class Adapter:
+    """One library's view of the protocol; subclasses fill the library hooks."""
+
+    library = ""
+    layout = ""  # HWC, CHW or PIL
+    native_type = ""  # shown in contract errors
+    builders: dict[str, Builder] = {}
+    reasons: dict[str, str] = {}  # transforms known to be missing, with why
+    rgb_only: dict[str, str] = {}  # transforms that need exactly 3 channels, with why
+    device_reasons: dict[tuple[str, str], str] = {}  # (transform, device) exclusions
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self.paths: list[str] = []
+        self.channels = 3
+        self.device = "cpu"
+        self.prepared: Prepared | None = None
+        self.custom: Any = None  # a spec_file.SpecFile when --spec is given
+
+    # ----- library hooks -------------------------------------------------------------
+    def versions(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def pin_threads(self, single: bool) -> dict[str, str]:
+        return {}
+
+    def available_devices(self) -> list[str]:
+        return ["cpu"]
+
+    def decode(self, path: str) -> Any:
+        raise NotImplementedError
+
+    def replicate(self, item: Any, times: int) -> Any:
+        """Stack the RGB item ``times`` times along the channel axis (multichannel scenarios)."""
+        raise NotImplementedError
+
+    def to_device(self, item: Any) -> Any:
+        return item
+
+    def force(self, out: Any) -> Any:
+        raise NotImplementedError
+
+    def is_native(self, out: Any) -> bool:
+        raise NotImplementedError
+
+    def shape_dtype(self, value: Any) -> tuple[list[int], str]:
+        raise NotImplementedError
+
+    def sync(self) -> None:
+        """Wait for queued device work (no-op on CPU)."""
+
+    def seed(self, seed: int) -> None:
+        random.seed(seed)
+        np.random.seed(seed)
+
+    def check_device(self, device: str) -> None:
+        if device != "cpu":
+            raise Unsupported(f"{self.library} runs on the CPU only (device {device!r} requested)")
+
+    def check_channels(self, channels: int) -> None:
+        """Refuse channel counts the library cannot hold (Pillow: RGB only)."""
+
+    def prepare_batch(self, batch: int) -> None:
+        raise Unsupported(f"{self.library} has no batched regime (batch={batch}); only kornia does")
+
+    def batch_inputs(self, start: int, count: int) -> list[Any]:
+        raise NotImplementedError
+
+    # ----- protocol operations ------------------------------------------------------
+    def load(self, request: dict) -> dict:
+        media = request.get("media", "image")
+        if media != "image":
+            raise Unsupported(f"the {self.library} worker measures images; media {media!r} is not implemented")
+        paths = request.get("paths")
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or not paths:
+            raise BadRequest('"paths" must be a non-empty list of strings')
+        channels = _int_field(request, "channels", 3, default=3)
+        if channels % 3:
+            raise BadRequest(f'"channels" must be a multiple of 3, got {channels}')
+        device = request.get("device", "cpu")
+        self.check_device(device)
+        self.check_channels(channels)
+        self.prepared, self.items, self.paths = None, [], []
+        self.channels, self.device = channels, device
+        started = time.perf_counter()
+        skipped = self._decode_all(paths)
+        self.sync()
+        decode_seconds = time.perf_counter() - started
+        if not self.items:
+            raise WorkerError(
+                EXCEPTION,
+                f"{self.library} could not decode any of the {len(paths)} files "
+                f"(first: {skipped[0]['path']}: {skipped[0]['reason']})",
+            )
+        shape, dtype = self.shape_dtype(self.items[0])
+        return {
+            "count": len(self.items),
+            "decode_seconds": decode_seconds,
+            "shape": shape,
+            "dtype": dtype,
+            "layout": self.layout,
+            "skipped": skipped,
+        }
+
+    def _decode_all(self, paths: list[str]) -> list[dict[str, str]]:
+        skipped = []
+        for path in paths:
+            try:
+                item = self.decode(path)
+            except Exception as exc:  # noqa: BLE001 - an unreadable file is skipped, not fatal
+                skipped.append({"path": path, "reason": f"{type(exc).__name__}: {exc}"})
+                continue
+            if self.channels > 3:
+                item = self.replicate(item, self.channels // 3)
+            self.items.append(self.to_device(item))
+            self.paths.append(path)
+        return skipped
+
+    def prepare(self, request: dict) -> dict:
+        name = request.get("transform")
+        if not isinstance(name, str) or not name:
+            raise BadRequest('"transform" must be a non-empty string')
+        params = request.get("params", {})
+        if not isinstance(params, dict):
+            raise BadRequest('"params" must be an object')
+        if not self.items:
+            raise BadRequest("prepare before load: no media are loaded")
+        device = request.get("device", self.device)
+        if device != self.device:
+            raise BadRequest(f"prepare asks for device {device!r} but the media were loaded on {self.device!r}")
+        batch = _int_field(request, "batch", 1, default=1)
+        self.prepared = None
+        self.seed(_int_field(request, "seed", 0, default=DEFAULT_SEED))
+        apply = self.build(name, params)
+        if batch > 1:
+            self.prepare_batch(batch)
+        force = self.force
+
+        def run(image: Any) -> Any:
+            return force(apply(image))
+
+        self.prepared = Prepared(name, apply, run, batch)
+        regime = "batch" if batch > 1 else "per_image"
+        return {"transform": name, "regime": regime, "batch": batch}
+
+    def build(self, name: str, params: dict) -> Apply:
+        """The apply callable for ``name``, or ``Unsupported`` with the reason."""
+        if self.custom is not None:
+            return self.custom.apply_for(name)
+        if name in self.reasons:
+            raise Unsupported(self.reasons[name])
+        builder = self.builders.get(name)
+        if builder is None:
+            raise Unsupported(f"{self.library} has no direct equivalent of {name}")
+        if self.channels != 3 and name in self.rgb_only:
+            raise Unsupported(f"{name} needs 3-channel input in {self.library}: {self.rgb_only[name]}")
+        if (name, self.device) in self.device_reasons:
+            raise Unsupported(self.device_reasons[(name, self.device)])
+        try:
+            return builder(params)
+        except KeyError as exc:
+            raise BadRequest(f"params for {name} lack the field {exc.args[0]!r}") from None
+
+    def check(self, request: dict) -> dict:
+        prepared = self._require_prepared("check")
+        sample = self.batch_inputs(0, prepared.batch)[0] if prepared.batch > 1 else self.items[0]
+        raw = prepared.apply(sample)
+        if not self.is_native(raw):
+            raise WorkerError(
+                CONTRACT,
+                f"{prepared.name} returned {type(raw).__module__}.{type(raw).__name__}, "
+                f"expected {self.native_type}",
+            )
+        out = self.force(raw)
+        self.sync()
+        return self._shapes(sample, out, prepared.batch)
+
+    def _shapes(self, sample: Any, out: Any, batch: int) -> dict:
+        in_shape, in_dtype = self.shape_dtype(sample)
+        out_shape, out_dtype = self.shape_dtype(out)
+        if batch > 1:  # report one item's shape so the contract compares like with like
+            if out_shape[:1] != in_shape[:1]:
+                raise WorkerError(CONTRACT, f"batched output {out_shape} lost the batch axis of {in_shape}")
+            in_shape, out_shape = in_shape[1:], out_shape[1:]
+        response = {
+            "input_shape": in_shape,
+            "output_shape": out_shape,
+            "input_dtype": in_dtype,
+            "output_dtype": out_dtype,
+            "layout": self.layout,
+        }
+        if batch > 1:
+            response["batch"] = batch
+        return response
+
+    def time(self, request: dict) -> dict:
+        prepared = self._require_prepared("time")
+        start = _int_field(request, "start", 0, default=0)
+        count = _int_field(request, "count", 1)
+        loops = _int_field(request, "loops", 1, default=1)
+        if prepared.batch > 1:
+            inputs = self.batch_inputs(start, count)
+        else:
+            inputs = [self.items[(start + i) % len(self.items)] for i in range(count)]
+        return {"ns": self._timed_loops(prepared, inputs, loops)}
+
+    def _timed_loops(self, prepared: Prepared, inputs: list[Any], loops: int) -> list[int]:
+        run, sync, clock = prepared.run, self.sync, time.perf_counter_ns
+        values: list[int] = []
+        current = None
+        try:
+            for _ in range(loops):
+                started = clock()
+                for current in inputs:
+                    run(current)
+                sync()
+                values.append(clock() - started)
+        except Exception as exc:  # noqa: BLE001 - reported with the item that raised
+            raise WorkerError(
+                EXCEPTION,
+                f"{prepared.name} raised on {self._describe(current)}: {type(exc).__name__}: {exc}",
+                traceback.format_exc(),
+            ) from None
+        return values
+
+    def _describe(self, current: Any) -> str:
+        for index, item in enumerate(self.items):
+            if item is current:
+                return f"item {index} ({self.paths[index]})"
+        return "a batch of items" if self.prepared and self.prepared.batch > 1 else "an item"
+
+    def _require_prepared(self, op: str) -> Prepared:
+        if self.prepared is None:
+            raise BadRequest(f"{op} before a successful prepare")
+        return self.prepared

@@ -1,0 +1,121 @@
+"""Custom spec files (``--spec my_transforms.py``): validation and lookup.
+
+A spec file defines ``LIBRARY`` (one of the worker's libraries), ``__call__(transform, image)``
+and ``TRANSFORMS = [{"name": ..., "transform": ...}, ...]``. It is checked when the worker starts,
+before any timing; every problem is reported naming the file and, where there is one, the line.
+"""
+
+from __future__ import annotations
+
+import ast
+import traceback
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .protocol import EXCEPTION, Unsupported, WorkerError
+
+
+class SpecError(WorkerError):
+    """A spec file the user must fix."""
+
+    def __init__(self, path: str, line: int | None, problem: str, detail: str = "") -> None:
+        where = f"spec file {path} line {line}" if line else f"spec file {path}"
+        super().__init__(EXCEPTION, f"{where}: {problem}", detail)
+
+
+@dataclass
+class SpecFile:
+    path: str
+    library: str
+    call: Callable[[Any, Any], Any]
+    transforms: dict[str, Any] = field(default_factory=dict)
+
+    def apply_for(self, name: str) -> Callable[[Any], Any]:
+        if name not in self.transforms:
+            raise Unsupported(f"spec file {self.path} defines no transform named {name!r}")
+        transform, call = self.transforms[name], self.call
+        return lambda image: call(transform, image)
+
+
+def _parse(path: str) -> tuple[str, ast.Module]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+    except OSError as exc:
+        raise SpecError(path, None, f"cannot be read: {exc.strerror or exc}") from None
+    try:
+        return source, ast.parse(source, filename=path)
+    except SyntaxError as exc:
+        raise SpecError(path, exc.lineno, f"SyntaxError: {exc.msg}") from None
+
+
+def _definition_lines(tree: ast.Module) -> dict[str, int]:
+    """Line of the top-level assignment or ``def`` of each name."""
+    lines: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            lines[node.name] = node.lineno
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        for target in targets:
+            if isinstance(target, ast.Name):
+                lines[target.id] = node.lineno
+    return lines
+
+
+def declared_library(path: str, known: tuple[str, ...]) -> str:
+    """``LIBRARY`` read from the source without running it (so threads can be pinned first)."""
+    _, tree = _parse(path)
+    choices = ", ".join(known)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "LIBRARY" for t in node.targets):
+            value = node.value.value if isinstance(node.value, ast.Constant) else None
+            if value not in known:
+                raise SpecError(path, node.lineno, f"LIBRARY must be a string literal, one of {choices}")
+            return value
+    raise SpecError(path, None, 'LIBRARY is not defined; add a line such as LIBRARY = "albumentationsx"')
+
+
+def _failing_line(path: str, exc: BaseException) -> int | None:
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == path:
+            line = frame.lineno
+    return line
+
+
+def load(path: str, known: tuple[str, ...]) -> SpecFile:
+    """Run the spec file and validate its three required names."""
+    source, tree = _parse(path)
+    lines = _definition_lines(tree)
+    library = declared_library(path, known)
+    module = types.ModuleType("augbench_spec")
+    module.__file__ = path
+    try:
+        exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - running the user's spec is the point
+    except Exception as exc:  # noqa: BLE001
+        raise SpecError(
+            path, _failing_line(path, exc), f"{type(exc).__name__}: {exc}", traceback.format_exc()
+        ) from None
+    call = module.__dict__.get("__call__")
+    if not callable(call):
+        raise SpecError(path, lines.get("__call__"), "define a function __call__(transform, image)")
+    return SpecFile(path, library, call, _transforms(path, module, lines.get("TRANSFORMS")))
+
+
+def _transforms(path: str, module: types.ModuleType, line: int | None) -> dict[str, Any]:
+    entries = module.__dict__.get("TRANSFORMS")
+    if not isinstance(entries, (list, tuple)):
+        raise SpecError(path, line, 'TRANSFORMS must be a list of {"name": ..., "transform": ...}')
+    found: dict[str, Any] = {}
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or "transform" not in entry:
+            raise SpecError(path, line, f'TRANSFORMS[{index}] must be a dict with a string "name" and a "transform"')
+        if entry["name"] in found:
+            raise SpecError(path, line, f"TRANSFORMS[{index}] repeats the name {entry['name']!r}")
+        found[entry["name"]] = entry["transform"]
+    if not found:
+        raise SpecError(path, line, "TRANSFORMS is empty")
+    return found
