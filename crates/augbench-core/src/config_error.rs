@@ -52,7 +52,7 @@ impl ConfigError {
     /// Turns a YAML/serde error into a located error with a suggestion where one exists.
     pub fn from_parse(file: &Path, _text: &str, err: &serde_saphyr::Error) -> Self {
         let raw = err.without_snippet().to_string();
-        let message = first_line(&raw);
+        let message = strip_location(&first_line(&raw));
         let hint = unknown_name_hint(&message).unwrap_or_else(|| {
             "see configs/examples/ for valid configs; `augbench validate --config F` checks a file"
                 .to_string()
@@ -94,9 +94,22 @@ fn unknown_name_hint(message: &str) -> Option<String> {
     if !(message.contains("unknown field") || message.contains("unknown variant")) {
         return None;
     }
-    let ticked: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
-    let (given, valid) = ticked.split_first()?;
-    Some(suggest(given, valid))
+    let given = message.split('`').nth(1)?;
+    let (_, tail) = message.split_once("expected one of ")?;
+    let valid: Vec<&str> = tail
+        .split(", ")
+        .map(|v| v.trim().trim_matches('`'))
+        .filter(|v| !v.is_empty())
+        .collect();
+    Some(suggest(given, &valid))
+}
+
+/// The file:line:column prefix already says where; drop the parser's own " at line L, column C".
+fn strip_location(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
 }
 
 /// "did you mean `x`?" when something is close, plus the full list of valid names.
@@ -150,6 +163,18 @@ mod tests {
         let m = "unknown field `num_itms`, expected one of `data_dir`, `num_items`";
         let h = unknown_name_hint(m).unwrap();
         assert!(h.starts_with("did you mean `num_items`?"), "{h}");
+        let m = "unknown field `num_itms`, expected one of data_dir, num_items";
+        let h = unknown_name_hint(m).unwrap();
+        assert!(h.starts_with("did you mean `num_items`?"), "{h}");
+        assert!(h.ends_with("`data_dir`, `num_items`"), "{h}");
+    }
+
+    #[test]
+    fn location_suffix_is_dropped() {
+        assert_eq!(
+            strip_location("unknown field `x` at line 5, column 3"),
+            "unknown field `x`"
+        );
     }
 
     #[test]

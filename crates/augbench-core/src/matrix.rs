@@ -134,7 +134,9 @@ mod tests {
         let m = Matrix::get();
         for s in &m.scenarios {
             for lib in &s.libraries {
-                let info = m.library(lib).unwrap_or_else(|| panic!("{} lists unknown {lib}", s.name));
+                let info = m
+                    .library(lib)
+                    .unwrap_or_else(|| panic!("{} lists unknown {lib}", s.name));
                 assert!(!info.env_group.is_empty(), "{lib} has no environment group");
                 assert!(!info.devices.is_empty() && !info.modes.is_empty(), "{lib}");
             }

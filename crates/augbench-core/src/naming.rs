@@ -72,23 +72,35 @@ mod tests {
     #[test]
     fn micro_cpu_has_no_device_suffix() {
         let p = result_file(Path::new("out"), &key(Mode::Micro, Device::Cpu));
-        assert_eq!(p, Path::new("out/image-rgb/micro/kornia_micro_results.json"));
+        assert_eq!(
+            p,
+            Path::new("out/image-rgb/micro/kornia_micro_results.json")
+        );
     }
 
     #[test]
     fn micro_cuda_has_device_suffix() {
         let p = result_file(Path::new("out"), &key(Mode::Micro, Device::Cuda));
-        assert_eq!(p, Path::new("out/image-rgb/micro/kornia_micro_dev-cuda_results.json"));
+        assert_eq!(
+            p,
+            Path::new("out/image-rgb/micro/kornia_micro_dev-cuda_results.json")
+        );
     }
 
     #[test]
     fn pipeline_encodes_sweep_parameters() {
         let mut k = key(Mode::Pipeline, Device::Cuda);
         let p = result_file(Path::new("o"), &k);
-        assert_eq!(p, Path::new("o/image-rgb/pipeline/kornia_augment_n2000_r3_w4_b32_dev-cuda_results.json"));
+        assert_eq!(
+            p,
+            Path::new("o/image-rgb/pipeline/kornia_augment_n2000_r3_w4_b32_dev-cuda_results.json")
+        );
         k.num_items = None;
         k.device = Device::Cpu;
         let p = result_file(Path::new("o"), &k);
-        assert_eq!(p, Path::new("o/image-rgb/pipeline/kornia_augment_nall_r3_w4_b32_results.json"));
+        assert_eq!(
+            p,
+            Path::new("o/image-rgb/pipeline/kornia_augment_nall_r3_w4_b32_results.json")
+        );
     }
 }

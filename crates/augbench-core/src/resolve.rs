@@ -29,7 +29,12 @@ impl Source {
     }
 
     /// A located error for `key_path`; keys that came from the command line are named as such.
-    pub fn error(&self, key_path: &[&str], message: String, hint: impl Into<String>) -> ConfigError {
+    pub fn error(
+        &self,
+        key_path: &[&str],
+        message: String,
+        hint: impl Into<String>,
+    ) -> ConfigError {
         let last = key_path.last().copied().unwrap_or_default();
         if self.cli_keys.contains(&last) {
             let flag = format!("--{}", last.replace('_', "-"));
@@ -53,7 +58,10 @@ pub fn resolve(mut cfg: RunConfig, src: &Source) -> Result<RunConfig, ConfigErro
     Ok(cfg)
 }
 
-fn resolve_scenario(cfg: &mut RunConfig, src: &Source) -> Result<&'static ScenarioInfo, ConfigError> {
+fn resolve_scenario(
+    cfg: &mut RunConfig,
+    src: &Source,
+) -> Result<&'static ScenarioInfo, ConfigError> {
     let m = Matrix::get();
     let sel = &cfg.selection;
     let found = match &sel.scenario {
@@ -61,7 +69,11 @@ fn resolve_scenario(cfg: &mut RunConfig, src: &Source) -> Result<&'static Scenar
         None => {
             let media = sel.media.unwrap_or(Media::Image);
             let channels = cfg.data.num_channels.unwrap_or(policy::DEFAULT_CHANNELS);
-            let channels = if channels == policy::DEFAULT_CHANNELS { 3 } else { 9 };
+            let channels = if channels == policy::DEFAULT_CHANNELS {
+                3
+            } else {
+                9
+            };
             m.scenario_for(media, channels)
         }
     };
@@ -100,7 +112,8 @@ fn fill_selection(cfg: &mut RunConfig, scenario: &ScenarioInfo) {
 
 fn fill_data(cfg: &mut RunConfig, scenario: &ScenarioInfo) {
     let d = &mut cfg.data;
-    d.num_items.get_or_insert(policy::default_num_items(scenario.media));
+    d.num_items
+        .get_or_insert(policy::default_num_items(scenario.media));
     d.num_channels.get_or_insert(scenario.channels);
     let clip = scenario.clip_length.unwrap_or(policy::DEFAULT_CLIP_LENGTH);
     d.clip_length.get_or_insert(clip);
@@ -122,13 +135,16 @@ fn fill_execution(cfg: &mut RunConfig) {
     e.pipeline_scope
         .get_or_insert_with(|| policy::DEFAULT_PIPELINE_SCOPE.to_string());
     e.device.get_or_insert(Device::Cpu);
-    e.thread_policy.get_or_insert(policy::default_thread_policy(mode));
+    e.thread_policy
+        .get_or_insert(policy::default_thread_policy(mode));
     e.refresh_requirements.get_or_insert(true);
     e.slow_threshold_sec_per_item
         .get_or_insert(policy::slow_threshold_sec_per_item(media));
-    e.slow_preflight_items.get_or_insert(policy::slow_preflight_items(media));
+    e.slow_preflight_items
+        .get_or_insert(policy::slow_preflight_items(media));
     e.disable_slow_skip.get_or_insert(false);
-    e.request_timeout_sec.get_or_insert(policy::REQUEST_TIMEOUT_SEC);
+    e.request_timeout_sec
+        .get_or_insert(policy::REQUEST_TIMEOUT_SEC);
     e.resume.get_or_insert(false);
     let w = &mut e.warmup;
     w.window.get_or_insert(policy::warmup_window(media));

@@ -166,7 +166,12 @@ pub struct TransformResult {
 
 impl TransformResult {
     /// A measured transform from its per-run throughputs (items/s) and times (s).
-    pub fn measured(params: serde_json::Value, summary: &Summary, throughputs: Vec<f64>, times: Vec<f64>) -> Self {
+    pub fn measured(
+        params: serde_json::Value,
+        summary: &Summary,
+        throughputs: Vec<f64>,
+        times: Vec<f64>,
+    ) -> Self {
         TransformResult {
             status: Some(Status::Ok),
             supported: true,
@@ -206,6 +211,9 @@ impl TransformResult {
 
     /// Finished means a later `--resume` may keep it (errors are retried).
     pub fn is_finished(&self) -> bool {
-        matches!(self.status, Some(Status::Ok | Status::Slow | Status::Unsupported))
+        matches!(
+            self.status,
+            Some(Status::Ok | Status::Slow | Status::Unsupported)
+        )
     }
 }

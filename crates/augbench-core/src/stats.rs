@@ -142,7 +142,11 @@ fn instability(cv: f64, median: f64, lo: f64, hi: f64) -> Option<String> {
     if cv > policy::UNSTABLE_CV {
         Some(format!("cv {cv:.3} > {}", policy::UNSTABLE_CV))
     } else if half > policy::UNSTABLE_CI_HALF_WIDTH {
-        Some(format!("95% interval ±{:.1}% > ±{:.0}%", half * 100.0, policy::UNSTABLE_CI_HALF_WIDTH * 100.0))
+        Some(format!(
+            "95% interval ±{:.1}% > ±{:.0}%",
+            half * 100.0,
+            policy::UNSTABLE_CI_HALF_WIDTH * 100.0
+        ))
     } else {
         None
     }
@@ -165,7 +169,10 @@ mod tests {
     #[test]
     fn bootstrap_is_reproducible_for_a_seed() {
         let xs = [10.0, 11.0, 9.5, 10.2, 10.8, 9.9];
-        assert_eq!(bootstrap_median_ci(&xs, 500, 0.95, 7), bootstrap_median_ci(&xs, 500, 0.95, 7));
+        assert_eq!(
+            bootstrap_median_ci(&xs, 500, 0.95, 7),
+            bootstrap_median_ci(&xs, 500, 0.95, 7)
+        );
     }
 
     #[test]

@@ -17,19 +17,30 @@ pub fn names(cfg: &RunConfig, src: &Source) -> Check {
         && m.scenario(s).is_none()
     {
         let msg = format!("unknown scenario `{s}`");
-        return Err(src.error(&["selection", "scenario"], msg, suggest(s, &m.scenario_names())));
+        return Err(src.error(
+            &["selection", "scenario"],
+            msg,
+            suggest(s, &m.scenario_names()),
+        ));
     }
     if cfg.selection.transform_set.is_some() && cfg.selection.scenario.is_none() {
         return Err(src.error(
             &["selection", "transform_set"],
             "`transform_set` needs a scenario".into(),
-            format!("add `scenario:` under `selection` (one of {})", m.scenario_names().join(", ")),
+            format!(
+                "add `scenario:` under `selection` (one of {})",
+                m.scenario_names().join(", ")
+            ),
         ));
     }
     for lib in cfg.selection.libraries.iter().flatten() {
         if m.library(lib).is_none() {
             let msg = format!("unknown library `{lib}`");
-            return Err(src.error(&["selection", "libraries"], msg, suggest(lib, &m.library_names())));
+            return Err(src.error(
+                &["selection", "libraries"],
+                msg,
+                suggest(lib, &m.library_names()),
+            ));
         }
     }
     let reg = Registry::get();
@@ -106,19 +117,46 @@ fn libraries_support_selection(cfg: &RunConfig, scenario: &ScenarioInfo, src: &S
         let Some(lib) = m.library(name) else { continue };
         if !scenario.libraries.contains(name) {
             let msg = format!("library `{name}` does not run scenario `{}`", scenario.name);
-            return Err(src.error(&key, msg, format!("libraries of {}: {}", scenario.name, scenario.libraries.join(", "))));
+            return Err(src.error(
+                &key,
+                msg,
+                format!(
+                    "libraries of {}: {}",
+                    scenario.name,
+                    scenario.libraries.join(", ")
+                ),
+            ));
         }
         if !lib.modes.contains(&mode) {
-            return Err(src.error(&key, format!("library `{name}` has no {mode} mode"), "see `augbench list libraries`"));
+            return Err(src.error(
+                &key,
+                format!("library `{name}` has no {mode} mode"),
+                "see `augbench list libraries`",
+            ));
         }
         if !lib.supports_device(device) {
             let devices: Vec<String> = lib.devices.iter().map(ToString::to_string).collect();
             let msg = format!("library `{name}` does not run on device `{device}`");
-            return Err(src.error(&key, msg, format!("{name} supports: {} (or use `device: auto`)", devices.join(", "))));
+            return Err(src.error(
+                &key,
+                msg,
+                format!(
+                    "{name} supports: {} (or use `device: auto`)",
+                    devices.join(", ")
+                ),
+            ));
         }
     }
     if cfg.selection.libraries.as_ref().is_some_and(Vec::is_empty) {
-        return Err(src.error(&key, "no libraries selected".into(), format!("libraries of {}: {}", scenario.name, scenario.libraries.join(", "))));
+        return Err(src.error(
+            &key,
+            "no libraries selected".into(),
+            format!(
+                "libraries of {}: {}",
+                scenario.name,
+                scenario.libraries.join(", ")
+            ),
+        ));
     }
     Ok(())
 }
@@ -134,13 +172,21 @@ fn positive_counts(cfg: &RunConfig, src: &Source) -> Check {
     for (key, value) in checks {
         if value == Some(0) {
             let name = key.last().copied().unwrap_or_default();
-            return Err(src.error(key, format!("`{name}` must be at least 1"), "give a positive count"));
+            return Err(src.error(
+                key,
+                format!("`{name}` must be at least 1"),
+                "give a positive count",
+            ));
         }
     }
     if let Some(t) = e.precision_target
         && !(t > 0.0 && t < 1.0)
     {
-        return Err(src.error(&["execution", "precision_target"], format!("precision_target must be in (0, 1), got {t}"), "e.g. 0.02 for ±2% on the median"));
+        return Err(src.error(
+            &["execution", "precision_target"],
+            format!("precision_target must be in (0, 1), got {t}"),
+            "e.g. 0.02 for ±2% on the median",
+        ));
     }
     Ok(())
 }
@@ -168,7 +214,11 @@ fn cloud(cfg: &RunConfig, src: &Source) -> Check {
         return Err(src.error(&["cloud"], "detached cloud runs need `data.gcs_uri`".into(), "point `data.gcs_uri` at a dataset tarball, e.g. gs://bucket/val.tar, or set `cloud.attached: true`"));
     }
     if cfg.output.gcs_results_uri.is_none() {
-        return Err(src.error(&["cloud"], "detached cloud runs need `output.gcs_results_uri`".into(), "set `output.gcs_results_uri: gs://bucket/results`, or `cloud.attached: true`"));
+        return Err(src.error(
+            &["cloud"],
+            "detached cloud runs need `output.gcs_results_uri`".into(),
+            "set `output.gcs_results_uri: gs://bucket/results`, or `cloud.attached: true`",
+        ));
     }
     Ok(())
 }

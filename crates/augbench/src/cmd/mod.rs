@@ -3,15 +3,20 @@
 
 pub mod cells;
 pub mod compare;
+mod config_args;
 pub mod data;
 pub mod docs;
+pub mod list;
+pub mod plan;
 pub mod plot;
 pub mod report;
+pub mod run;
+pub mod validate;
 pub mod worker;
 
 use std::process::ExitCode;
 
-use augbench_core::UsageError;
+use augbench_core::{ConfigError, UsageError};
 use clap::{Parser, Subcommand};
 
 /// augbench — fair, reproducible benchmarks of image and video augmentation libraries.
@@ -24,6 +29,14 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Measure: run every job of the plan and write results, cells and the resolved config.
+    Run(run::Args),
+    /// Print the resolved config, the jobs and the files a run would write (YAML).
+    Plan(plan::Args),
+    /// Check a config and its overrides without running anything.
+    Validate(validate::Args),
+    /// Show the support matrix and the transform registry.
+    List(list::Args),
     /// Evaluation and benchmark cell logs: group, merge, show, summarize, convert.
     #[command(subcommand)]
     Cells(cells::CellsCommand),
@@ -46,6 +59,10 @@ pub enum Command {
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::Plan(a) => plan::run(a),
+        Command::Validate(a) => validate::run(a),
+        Command::List(a) => list::run(a),
         Command::Cells(c) => cells::run(c),
         Command::Compare(a) => compare::run(a),
         Command::Plot(a) => plot::run(a),
@@ -70,5 +87,6 @@ pub fn report_error(err: &anyhow::Error) -> ExitCode {
 }
 
 fn is_usage(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| e.downcast_ref::<UsageError>().is_some())
+    err.chain()
+        .any(|e| e.is::<UsageError>() || e.is::<ConfigError>())
 }

@@ -1,0 +1,124 @@
+//! The `--config F` flag and the command-line overrides shared by `plan`, `validate` and `run`,
+//! and the one function that turns them into a resolved, validated `RunConfig`.
+
+use std::path::PathBuf;
+
+use augbench_core::config::TransformSet;
+use augbench_core::{ConfigError, Device, Overrides, RunConfig, Source, resolve};
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ConfigArgs {
+    /// Run configuration (YAML, `version: 1`); see configs/examples/.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub config: PathBuf,
+    /// Folder of media (read recursively); without it the built-in synthetic dataset is used.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Output folder for results, cells and the resolved config.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Libraries to run (space- or comma-separated).
+    #[arg(long, num_args = 1.., value_delimiter = ',')]
+    pub libraries: Option<Vec<String>>,
+    /// Transforms to run (canonical names; space- or comma-separated).
+    #[arg(long, num_args = 1.., value_delimiter = ',')]
+    pub transforms: Option<Vec<String>>,
+    /// Curated set of the scenario, or every registered transform.
+    #[arg(long, value_enum)]
+    pub transform_set: Option<TransformSetArg>,
+    /// Custom spec file (Python) defining LIBRARY, __call__ and TRANSFORMS.
+    #[arg(long, short = 's', value_name = "FILE")]
+    pub spec: Option<PathBuf>,
+    /// Items (images or clips) per library.
+    #[arg(long, short = 'n')]
+    pub num_items: Option<u64>,
+    /// Timed runs per transform.
+    #[arg(long, short = 'r')]
+    pub num_runs: Option<u64>,
+    #[arg(long, value_enum)]
+    pub device: Option<DeviceArg>,
+    /// Loader workers (pipeline mode; micro needs 0).
+    #[arg(long)]
+    pub workers: Option<u64>,
+    #[arg(long)]
+    pub batch_size: Option<u64>,
+    /// Use the existing requirement locks as they are.
+    #[arg(long)]
+    pub no_refresh_requirements: bool,
+    /// Keep transforms already finished with the same parameters; measure only the rest.
+    #[arg(long)]
+    pub resume: bool,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum TransformSetArg {
+    Paper,
+    All,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum DeviceArg {
+    Cpu,
+    Cuda,
+    Auto,
+}
+
+impl ConfigArgs {
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            data_dir: self.data_dir.clone(),
+            output: self.output.clone(),
+            libraries: self.libraries.clone(),
+            transforms: self.transforms.clone(),
+            transform_set: self.transform_set.map(|t| match t {
+                TransformSetArg::Paper => TransformSet::Paper,
+                TransformSetArg::All => TransformSet::All,
+            }),
+            spec: self.spec.clone(),
+            num_items: self.num_items,
+            num_runs: self.num_runs,
+            device: self.device.map(|d| match d {
+                DeviceArg::Cpu => Device::Cpu,
+                DeviceArg::Cuda => Device::Cuda,
+                DeviceArg::Auto => Device::Auto,
+            }),
+            workers: self.workers,
+            batch_size: self.batch_size,
+            no_refresh_requirements: self.no_refresh_requirements,
+            resume: self.resume,
+        }
+    }
+
+    /// Config keys the user set on the command line (for error messages).
+    fn cli_keys(&self) -> Vec<&'static str> {
+        let pairs: [(&'static str, bool); 11] = [
+            ("data_dir", self.data_dir.is_some()),
+            ("output_dir", self.output.is_some()),
+            ("libraries", self.libraries.is_some()),
+            ("transforms", self.transforms.is_some()),
+            ("transform_set", self.transform_set.is_some()),
+            ("spec", self.spec.is_some()),
+            ("num_items", self.num_items.is_some()),
+            ("num_runs", self.num_runs.is_some()),
+            ("device", self.device.is_some()),
+            ("workers", self.workers.is_some()),
+            ("batch_size", self.batch_size.is_some()),
+        ];
+        pairs
+            .into_iter()
+            .filter(|(_, set)| *set)
+            .map(|(k, _)| k)
+            .collect()
+    }
+
+    /// Loads the file, applies what the user typed, validates and fills every default.
+    pub fn resolve(&self) -> Result<RunConfig, ConfigError> {
+        let text =
+            std::fs::read_to_string(&self.config).map_err(|e| ConfigError::io(&self.config, &e))?;
+        let mut cfg = RunConfig::from_yaml(&text, &self.config)?;
+        self.overrides().apply(&mut cfg);
+        let mut src = Source::new(&self.config, &text);
+        src.cli_keys = self.cli_keys();
+        resolve(cfg, &src)
+    }
+}

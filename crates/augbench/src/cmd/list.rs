@@ -1,0 +1,155 @@
+//! `augbench list scenarios|libraries|transforms`: the support matrix and registry as tables.
+
+use std::process::ExitCode;
+
+use augbench_core::registry::OutputRule;
+use augbench_core::{Matrix, Registry, UsageError};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub what: What,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum What {
+    /// Scenarios with their media, channels, curated set and libraries.
+    Scenarios,
+    /// Libraries with backend, environment group, devices and modes.
+    Libraries {
+        /// Only libraries that run this scenario.
+        #[arg(long)]
+        scenario: Option<String>,
+    },
+    /// Registered transforms with their output rule; `--scenario` limits to its curated set.
+    Transforms {
+        #[arg(long)]
+        scenario: Option<String>,
+    },
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let rows = match args.what {
+        What::Scenarios => scenarios(),
+        What::Libraries { scenario } => libraries(scenario.as_deref())?,
+        What::Transforms { scenario } => transforms(scenario.as_deref())?,
+    };
+    print!("{}", render(&rows));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn scenarios() -> Vec<Vec<String>> {
+    let mut rows = vec![header(&[
+        "scenario",
+        "media",
+        "channels",
+        "set",
+        "libraries",
+    ])];
+    for s in &Matrix::get().scenarios {
+        rows.push(vec![
+            s.name.clone(),
+            s.media.to_string(),
+            s.channels.to_string(),
+            s.set.clone(),
+            s.libraries.join(", "),
+        ]);
+    }
+    rows
+}
+
+fn libraries(scenario: Option<&str>) -> anyhow::Result<Vec<Vec<String>>> {
+    let m = Matrix::get();
+    let allowed = scenario
+        .map(find_scenario)
+        .transpose()?
+        .map(|s| s.libraries.clone());
+    let mut rows = vec![header(&[
+        "library",
+        "backend",
+        "env group",
+        "devices",
+        "modes",
+    ])];
+    for l in &m.libraries {
+        if allowed.as_ref().is_some_and(|a| !a.contains(&l.name)) {
+            continue;
+        }
+        rows.push(vec![
+            l.name.clone(),
+            l.backend.to_string(),
+            l.env_group.clone(),
+            join(&l.devices),
+            join(&l.modes),
+        ]);
+    }
+    Ok(rows)
+}
+
+fn transforms(scenario: Option<&str>) -> anyhow::Result<Vec<Vec<String>>> {
+    let reg = Registry::get();
+    let set = scenario
+        .map(find_scenario)
+        .transpose()?
+        .and_then(|s| reg.set(&s.set));
+    let mut rows = vec![header(&["transform", "output", "dtype", "params"])];
+    for t in &reg.transforms {
+        if set.is_some_and(|s| !s.contains(&t.name)) {
+            continue;
+        }
+        let output = match &t.output {
+            OutputRule::Same => "same".to_string(),
+            OutputRule::Fixed { size } => format!("{}x{}", size[0], size[1]),
+            OutputRule::Depends => "depends".to_string(),
+        };
+        let dtype = serde_json::to_value(t.dtype)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string));
+        let params = serde_json::to_string(&t.params).unwrap_or_default();
+        rows.push(vec![
+            t.name.clone(),
+            output,
+            dtype.unwrap_or_default(),
+            params,
+        ]);
+    }
+    Ok(rows)
+}
+
+fn find_scenario(name: &str) -> anyhow::Result<&'static augbench_core::matrix::ScenarioInfo> {
+    let m = Matrix::get();
+    m.scenario(name).ok_or_else(|| {
+        let hint = augbench_core::config_error::suggest(name, &m.scenario_names());
+        UsageError::new(format!("unknown scenario `{name}`"), hint).into()
+    })
+}
+
+fn header(cols: &[&str]) -> Vec<String> {
+    cols.iter().map(|c| c.to_string()).collect()
+}
+
+fn join<T: ToString>(xs: &[T]) -> String {
+    xs.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Left-aligned columns separated by two spaces.
+fn render(rows: &[Vec<String>]) -> String {
+    let cols = rows.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..cols)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
