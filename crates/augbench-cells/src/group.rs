@@ -116,11 +116,15 @@ struct Bucket {
 }
 
 impl Bucket {
-    fn add(&mut self, k: usize, v: f64) {
+    fn ensure(&mut self, k: usize) {
         if self.sums.len() <= k {
             self.sums.resize(k + 1, 0.0);
             self.counts.resize(k + 1, 0);
         }
+    }
+
+    fn add(&mut self, k: usize, v: f64) {
+        self.ensure(k);
         self.sums[k] += v;
         self.counts[k] += 1;
     }
@@ -178,11 +182,8 @@ impl Grouper {
         if let Some(&i) = self.key_index.get(name) {
             return Some(i);
         }
-        if self.opts.metric_keys.as_ref().is_some_and(|ks| !ks.is_empty()) && !self.keys.is_empty() {
-            return None;
-        }
-        if self.opts.metric_keys.as_ref().is_some_and(|ks| !ks.iter().any(|k| k == name)) {
-            return None;
+        if self.opts.metric_keys.is_some() {
+            return None; // explicit keys were registered up front
         }
         self.keys.push(KeyState { name: name.to_string(), first_number: None, first_other: None });
         self.key_index.insert(name.to_string(), self.keys.len() - 1);
@@ -296,28 +297,32 @@ impl Grouper {
         let col = |name: &str| schema.index_of(name).ok().map(|i| batch.column(i).as_ref());
         let scenes = col("scene").map(|a| labels(a, &self.source, "scene", first_row)).transpose()?;
         let phases = col("phase").map(|a| labels(a, &self.source, "phase", first_row)).transpose()?;
-        let ids = self.bucket_ids(scenes.as_deref(), phases.as_deref(), n);
+        let ids = self.bucket_ids(scenes.as_ref(), phases.as_ref(), n);
         for (i, field) in schema.fields().iter().enumerate() {
             self.push_column(field.name(), batch.column(i).as_ref(), &ids, first_row)?;
         }
         Ok(())
     }
 
-    fn bucket_ids(&mut self, scenes: Option<&[Option<String>]>, phases: Option<&[Option<String>]>, n: usize) -> Vec<u32> {
+    fn bucket_ids(&mut self, scenes: Option<&Labels<'_>>, phases: Option<&Labels<'_>>, n: usize) -> Vec<u32> {
         let mut ids = vec![u32::MAX; n];
         let (Some(scenes), Some(phases)) = (scenes, phases) else {
             self.skipped += n as u64;
             return ids;
         };
-        for r in 0..n {
-            match (&scenes[r], &phases[r]) {
-                (Some(s), Some(p)) => {
-                    let b = self.bucket(s, p);
-                    self.buckets[b].n += 1;
-                    ids[r] = b as u32;
-                }
-                _ => self.skipped += 1,
-            }
+        let mut last: Option<(&str, &str, usize)> = None;
+        for (r, id) in ids.iter_mut().enumerate() {
+            let (Some(s), Some(p)) = (scenes.get(r), phases.get(r)) else {
+                self.skipped += 1;
+                continue;
+            };
+            let b = match last {
+                Some((ls, lp, b)) if ls == s && lp == p => b,
+                _ => self.bucket(s, p),
+            };
+            last = Some((s, p, b));
+            self.buckets[b].n += 1;
+            *id = b as u32;
         }
         ids
     }
@@ -328,9 +333,11 @@ impl Grouper {
             "id" | "scene" | "phase" => {}
             "difficulty" => {
                 let ls = labels(a, &self.source, name, first_row)?;
-                for (r, l) in ls.into_iter().enumerate() {
-                    if let (Some(b), Some(l)) = (self.buckets.get_mut(ids[r] as usize), l) {
-                        b.difficulty.get_or_insert(l);
+                for (r, id) in ids.iter().enumerate() {
+                    if let (Some(b), Some(l)) = (self.buckets.get_mut(*id as usize), ls.get(r))
+                        && b.difficulty.is_none()
+                    {
+                        b.difficulty = Some(l.to_string());
                     }
                 }
             }
@@ -358,11 +365,7 @@ impl Grouper {
                     return Ok(());
                 }
                 self.keys[k].first_number.get_or_insert(at(first));
-                for b in &mut self.buckets {
-                    b.add(k, 0.0);
-                    b.sums[k] -= 0.0;
-                    b.counts[k] -= 1;
-                }
+                self.buckets.iter_mut().for_each(|b| b.ensure(k));
                 let buckets = &mut self.buckets;
                 for_numbers(a, |r, v| {
                     if let Some(b) = buckets.get_mut(ids[r] as usize) {
@@ -484,16 +487,31 @@ fn for_numbers(a: &dyn Array, mut f: impl FnMut(usize, f64)) {
     }
 }
 
-/// Labels of a scene/phase/difficulty column (strings as-is, integers printed).
-fn labels(a: &dyn Array, path: &Path, column: &str, first_row: u64) -> Result<Vec<Option<String>>> {
+/// Labels of a scene/phase/difficulty column: strings borrowed, numbers printed.
+enum Labels<'a> {
+    Borrowed(&'a arrow_array::StringArray),
+    Owned(Vec<Option<String>>),
+}
+
+impl Labels<'_> {
+    fn get(&self, r: usize) -> Option<&str> {
+        match self {
+            Labels::Borrowed(a) => a.is_valid(r).then(|| a.value(r)),
+            Labels::Owned(v) => v[r].as_deref(),
+        }
+    }
+}
+
+fn labels<'a>(a: &'a dyn Array, path: &Path, column: &str, first_row: u64) -> Result<Labels<'a>> {
     match a.data_type() {
-        DataType::Utf8 => Ok(a.as_string::<i32>().iter().map(|v| v.map(str::to_string)).collect()),
-        DataType::Int64 => Ok(a.as_primitive::<Int64Type>().iter().map(|v| v.map(|i| i.to_string())).collect()),
-        DataType::Float64 => Ok(a
-            .as_primitive::<Float64Type>()
-            .iter()
-            .map(|v| v.and_then(|f| FieldValue::Float(f).label()))
-            .collect()),
+        DataType::Utf8 => Ok(Labels::Borrowed(a.as_string::<i32>())),
+        DataType::Int64 => Ok(Labels::Owned(a.as_primitive::<Int64Type>().iter().map(|v| v.map(|i| i.to_string())).collect())),
+        DataType::Float64 => Ok(Labels::Owned(
+            a.as_primitive::<Float64Type>()
+                .iter()
+                .map(|v| v.and_then(|f| FieldValue::Float(f).label()))
+                .collect(),
+        )),
         other => Err(CellsError::BadValue {
             path: path.to_path_buf(),
             at: Location::Row(first_row + 1),

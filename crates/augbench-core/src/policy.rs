@@ -90,3 +90,22 @@ pub const SYNTH_SEED: u64 = 42;
 pub const STDERR_TAIL_LINES: usize = 20;
 /// Default output directory.
 pub const DEFAULT_OUTPUT_DIR: &str = "output";
+/// Synthetic image sizes as (width, height, weight): ImageNet-like landscape and portrait frames
+/// around 500×375, plus a few larger ones. Each image draws its size with these weights.
+pub const SYNTH_IMAGE_SIZES: &[(u32, u32, u32)] = &[
+    (500, 375, 4),
+    (375, 500, 2),
+    (500, 333, 3),
+    (333, 500, 2),
+    (800, 600, 1),
+    (1024, 768, 1),
+];
+/// JPEG quality of the synthetic images and video frames.
+pub const SYNTH_JPEG_QUALITY: u8 = 90;
+/// Frame size (width, height) of synthetic video clips; each clip has `DEFAULT_CLIP_LENGTH` frames.
+pub const SYNTH_VIDEO_SIZE: (u32, u32) = (256, 256);
+/// Reports: the library whose speedup over the others tables and plots show, when present.
+pub const DEFAULT_REFERENCE_LIBRARY: &str = "albumentationsx";
+/// Regression check: smallest relative change of the median (0.05 = 5%) that can be a
+/// regression or an improvement (on top of non-overlapping intervals).
+pub const REGRESSION_MIN_EFFECT: f64 = 0.05;

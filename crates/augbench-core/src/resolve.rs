@@ -117,7 +117,7 @@ fn fill_data(cfg: &mut RunConfig, scenario: &ScenarioInfo) {
     d.num_channels.get_or_insert(scenario.channels);
     let clip = scenario.clip_length.unwrap_or(policy::DEFAULT_CLIP_LENGTH);
     d.clip_length.get_or_insert(clip);
-    if d.data_dir.is_none() && !cfg.cloud.is_some() {
+    if d.data_dir.is_none() && cfg.cloud.is_none() {
         d.synthetic_seed.get_or_insert(policy::SYNTH_SEED);
     }
 }

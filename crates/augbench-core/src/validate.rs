@@ -98,7 +98,7 @@ fn multichannel(cfg: &RunConfig, src: &Source) -> Check {
             "use scenario `image-9ch`, or remove `multichannel`/`num_channels` for video",
         ));
     }
-    if channels == 0 || channels % 3 != 0 {
+    if channels == 0 || !channels.is_multiple_of(3) {
         return Err(src.error(
             &["data", "num_channels"],
             format!("num_channels must be a positive multiple of 3, got {channels}"),

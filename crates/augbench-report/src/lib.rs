@@ -1,1 +1,17 @@
-//! placeholder
+//! augbench-report: turns results (our result JSON, the public reference format, cell logs) into
+//! what people read — comparison tables (markdown, CSV, JSON), regression verdicts, plots (SVG and
+//! PNG), one self-contained HTML report, and refreshed README tables.
+
+pub mod docs;
+pub mod export;
+pub mod html;
+pub mod load;
+pub mod model;
+pub mod output;
+pub mod plot;
+pub mod regression;
+pub mod table;
+
+pub use load::load_paths;
+pub use model::{Dataset, Group, GroupKey, Row};
+pub use table::{Sort, Table, TableOptions};

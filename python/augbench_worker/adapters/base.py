@@ -70,6 +70,7 @@ class Adapter:
         self.device = "cpu"
         self.prepared: Prepared | None = None
         self.custom: Any = None  # a spec_file.SpecFile when --spec is given
+        self.current_seed = DEFAULT_SEED
 
     # ----- library hooks -------------------------------------------------------------
     def versions(self) -> dict[str, str]:
@@ -184,7 +185,8 @@ class Adapter:
             raise BadRequest(f"prepare asks for device {device!r} but the media were loaded on {self.device!r}")
         batch = _int_field(request, "batch", 1, default=1)
         self.prepared = None
-        self.seed(_int_field(request, "seed", 0, default=DEFAULT_SEED))
+        self.current_seed = _int_field(request, "seed", 0, default=DEFAULT_SEED)
+        self.seed(self.current_seed)
         apply = self.build(name, params)
         if batch > 1:
             self.prepare_batch(batch)

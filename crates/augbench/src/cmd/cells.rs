@@ -7,7 +7,10 @@ use clap::Subcommand;
 #[derive(Debug, Subcommand)]
 pub enum CellsCommand {
     /// Convert a cell log between Parquet and JSON Lines.
-    Convert { input: std::path::PathBuf, output: std::path::PathBuf },
+    Convert {
+        input: std::path::PathBuf,
+        output: std::path::PathBuf,
+    },
 }
 
 pub fn run(_cmd: CellsCommand) -> anyhow::Result<ExitCode> {
