@@ -154,8 +154,11 @@ fn instability(cv: f64, median: f64, lo: f64, hi: f64) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        ChaCha8Rng, bootstrap_median_ci, mean, median, percentile_sorted, std_dev, summarize,
+    };
     use proptest::prelude::*;
+    use rand::{Rng as _, SeedableRng as _};
 
     #[test]
     fn known_values() {
