@@ -2,4 +2,16 @@
 //! Python environments, media loading and the synthetic dataset, and the measurement loops.
 
 pub mod cache;
+pub mod client;
+pub mod contract;
+pub mod env;
+pub mod fsutil;
+pub mod media;
+pub mod micro;
+pub mod native;
+pub mod orchestrate;
 pub mod protocol;
+pub mod runner;
+pub mod summary;
+pub mod system;
+pub mod threads;

@@ -11,6 +11,7 @@ pub mod plan;
 pub mod plot;
 pub mod report;
 pub mod run;
+mod run_cells;
 pub mod validate;
 pub mod worker;
 

@@ -1,0 +1,118 @@
+//! What ships inside the binary: each group's requirement input (`envs/<group>.in`) and pinned lock
+//! (`envs/<group>.txt`), and the Python worker package, extracted on demand into the cache.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use include_dir::{Dir, include_dir};
+use sha2::{Digest, Sha256};
+
+static WORKER_PACKAGE: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../python/augbench_worker");
+
+pub struct GroupAssets {
+    pub name: &'static str,
+    pub input: &'static str,
+    pub lock: &'static str,
+}
+
+/// Environment groups with Python requirements (the native group needs none).
+pub const GROUPS: &[GroupAssets] = &[
+    GroupAssets {
+        name: "albumentationsx",
+        input: include_str!("../../../../envs/albumentationsx.in"),
+        lock: include_str!("../../../../envs/albumentationsx.txt"),
+    },
+    GroupAssets {
+        name: "torch_stack",
+        input: include_str!("../../../../envs/torch_stack.in"),
+        lock: include_str!("../../../../envs/torch_stack.txt"),
+    },
+    GroupAssets {
+        name: "pillow",
+        input: include_str!("../../../../envs/pillow.in"),
+        lock: include_str!("../../../../envs/pillow.txt"),
+    },
+];
+
+pub fn group_assets(name: &str) -> Option<&'static GroupAssets> {
+    GROUPS.iter().find(|g| g.name == name)
+}
+
+/// Extracts the embedded worker package once per content hash; returns the folder to put on
+/// `PYTHONPATH` (it contains `augbench_worker/`).
+pub fn worker_source_dir() -> anyhow::Result<PathBuf> {
+    let mut files = Vec::new();
+    collect(&WORKER_PACKAGE, &mut files);
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut h = Sha256::new();
+    for (path, bytes) in &files {
+        h.update(path.to_string_lossy().as_bytes());
+        h.update(bytes);
+    }
+    let key = format!("{:x}", h.finalize());
+    let root = crate::cache::cache_root()
+        .join("worker-src")
+        .join(&key[..16]);
+    if root.join(".complete").exists() {
+        return Ok(root);
+    }
+    let tmp = root.with_extension(format!("tmp-{}", std::process::id()));
+    for (path, bytes) in &files {
+        let dest = tmp.join("augbench_worker").join(path);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        std::fs::write(&dest, bytes).with_context(|| format!("writing {}", dest.display()))?;
+    }
+    std::fs::write(tmp.join(".complete"), b"").context("marking worker source complete")?;
+    match std::fs::rename(&tmp, &root) {
+        Ok(()) => Ok(root),
+        // Another augbench extracted the same content first: use theirs.
+        Err(_) if root.join(".complete").exists() => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            Ok(root)
+        }
+        Err(e) => Err(e).with_context(|| format!("moving worker source into {}", root.display())),
+    }
+}
+
+fn collect(dir: &'static Dir<'static>, out: &mut Vec<(PathBuf, &'static [u8])>) {
+    for f in dir.files() {
+        let p = f.path();
+        let skip = p.components().any(|c| c.as_os_str() == "__pycache__");
+        if !skip && p.extension().is_some_and(|e| e == "py") {
+            out.push((p.to_path_buf(), f.contents()));
+        }
+    }
+    for d in dir.dirs() {
+        collect(d, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_python_group_of_the_matrix_has_assets() {
+        let m = augbench_core::Matrix::get();
+        for lib in &m.libraries {
+            if lib.backend == augbench_core::Backend::PythonWorker {
+                assert!(
+                    group_assets(&lib.env_group).is_some(),
+                    "{} lacks envs/{}.in",
+                    lib.name,
+                    lib.env_group
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn worker_package_is_embedded() {
+        let mut files = Vec::new();
+        collect(&WORKER_PACKAGE, &mut files);
+        assert!(files.iter().any(|(p, _)| p.ends_with("__main__.py")));
+    }
+}

@@ -1,0 +1,11 @@
+//! Python environments per environment group: the embedded requirement inputs and locks, uv
+//! discovery (or installing uv into the cache), content-hash-keyed cached venvs, and the command
+//! that starts a library's Python worker inside its environment.
+
+mod assets;
+mod build;
+mod uv;
+
+pub use assets::{GROUPS, GroupAssets, group_assets, worker_source_dir};
+pub use build::{EnvInfo, clean, ensure, list, lock_group, python_worker_command};
+pub use uv::{Installer, find_python, installer};

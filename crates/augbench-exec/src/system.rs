@@ -1,0 +1,60 @@
+//! Facts about the machine and the checkout, recorded in every result file: OS, CPU, memory,
+//! timestamp, and git commit/branch/dirty of the current folder when it is a git checkout.
+
+use std::process::Command;
+
+use augbench_core::results::{EnvironmentInfo, SystemInfo};
+
+pub fn system_info(runtime: &str) -> SystemInfo {
+    let (processor, memory) = cpu_and_memory();
+    SystemInfo {
+        runtime: runtime.to_string(),
+        platform: format!(
+            "{} {}",
+            sysinfo::System::name().unwrap_or_else(|_| std::env::consts::OS.to_string()),
+            sysinfo::System::os_version().unwrap_or_default()
+        )
+        .trim()
+        .to_string(),
+        machine: std::env::consts::ARCH.to_string(),
+        processor,
+        cpu_count: std::thread::available_parallelism().map_or(1, |n| n.get() as u64),
+        memory_total_bytes: memory,
+        timestamp: now_utc(),
+    }
+}
+
+fn cpu_and_memory() -> (String, u64) {
+    let Ok(mut sys) = sysinfo::System::new() else {
+        return (String::new(), 0);
+    };
+    sys.refresh_cpu_list(sysinfo::CpuRefreshKind::nothing());
+    sys.refresh_memory();
+    let cpu = sys
+        .cpus()
+        .first()
+        .map(|c| c.brand().trim().to_string())
+        .unwrap_or_default();
+    (cpu, sys.total_memory())
+}
+
+pub fn now_utc() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+pub fn environment_info() -> EnvironmentInfo {
+    EnvironmentInfo {
+        argv: std::env::args().collect(),
+        git_commit: git(&["rev-parse", "HEAD"]),
+        git_branch: git(&["rev-parse", "--abbrev-ref", "HEAD"]),
+        git_dirty: git(&["status", "--porcelain"]).map(|s| !s.is_empty()),
+        toolkit_version: env!("CARGO_PKG_VERSION").to_string(),
+    }
+}
+
+fn git(args: &[&str]) -> Option<String> {
+    let out = Command::new("git").args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
