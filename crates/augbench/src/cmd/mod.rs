@@ -6,6 +6,7 @@ pub mod compare;
 mod config_args;
 pub mod data;
 pub mod docs;
+pub mod env;
 pub mod list;
 pub mod plan;
 pub mod plot;
@@ -50,6 +51,9 @@ pub enum Command {
     /// Refresh result tables between AUGBENCH markers in a markdown file.
     #[command(subcommand)]
     Docs(docs::DocsCommand),
+    /// Python environments per library group: list, build, clean, lock.
+    #[command(subcommand)]
+    Env(env::EnvCommand),
     /// Datasets: generate the synthetic dataset, clean the cache.
     #[command(subcommand)]
     Data(data::DataCommand),
@@ -69,6 +73,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plot(a) => plot::run(a),
         Command::Report(a) => report::run(a),
         Command::Docs(c) => docs::run(c),
+        Command::Env(c) => env::run(c),
         Command::Data(c) => data::run(c),
         Command::Worker(a) => worker::run(a),
     }

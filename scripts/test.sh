@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The one test command (README "Test" section; .ci/run calls exactly this).
+# On a fresh machine it installs what the tests need — uv, a test venv with pytest/pyarrow,
+# Chromium for the HTML report check, the Python library environments (cached by augbench) —
+# then runs the Rust tests and the Python suites.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export UV_PYTHON_DOWNLOADS=never
+PY="$(command -v python3)"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "tools: uv"
+command -v uv >/dev/null 2>&1 || "$PY" -m pip install --quiet uv
+UV="$(command -v uv || echo "$HOME/.local/bin/uv")"
+
+step "tools: Chromium (HTML report test)"
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+  else
+    echo "chromium not installed and cannot be installed here; its test will skip"
+  fi
+fi
+
+step "python: test venv"
+"$UV" venv --quiet --allow-existing --python "$PY" .venv-test
+"$UV" pip install --quiet --python .venv-test/bin/python -r python/requirements-test.txt
+
+step "rust: build"
+cargo build --release -p augbench
+export AUGBENCH_BIN="$PWD/target/release/augbench"
+
+step "python: library environments (cached under the augbench cache)"
+for group in pillow albumentationsx torch_stack; do
+  "$AUGBENCH_BIN" env build "$group" --no-refresh-requirements
+done
+
+step "rust: tests"
+cargo test --workspace --release
+
+step "python: worker protocol and cell interop"
+.venv-test/bin/python -m pytest -q python/tests/test_protocol.py python/tests/test_cells_interop.py
+
+step "python: adapters, inside each library environment"
+for group in pillow albumentationsx torch_stack; do
+  envpy="$("$AUGBENCH_BIN" env python "$group")"
+  "$UV" pip install --quiet --python "$envpy" pytest
+  PYTHONPATH=python "$envpy" -m pytest -q python/tests/test_adapters.py
+done
+echo "all tests passed"
