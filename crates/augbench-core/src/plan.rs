@@ -70,11 +70,19 @@ pub fn build(cfg: &RunConfig) -> Plan {
 /// The naming key of one library's job under a resolved config.
 pub fn job_key<'a>(cfg: &'a RunConfig, library: &'a str) -> JobKey<'a> {
     let e = &cfg.execution;
+    let lib_has_cuda = Matrix::get()
+        .library(library)
+        .is_some_and(|l| l.devices.contains(&Device::Cuda));
+    // `auto` means CUDA where the library has it: CPU-only libraries are planned on the CPU.
+    let device = match e.device.unwrap_or(Device::Cpu) {
+        Device::Auto if !lib_has_cuda => Device::Cpu,
+        d => d,
+    };
     JobKey {
         scenario: cfg.selection.scenario.as_deref().unwrap_or_default(),
         mode: cfg.selection.mode.unwrap_or(Mode::Micro),
         library,
-        device: e.device.unwrap_or(Device::Cpu),
+        device,
         scope: e.pipeline_scope.as_deref().unwrap_or_default(),
         num_items: cfg.data.num_items,
         num_runs: e.num_runs.unwrap_or_default(),

@@ -15,8 +15,8 @@ use crate::validate;
 pub struct Source {
     pub file: PathBuf,
     pub text: String,
-    /// Config keys (last path segment) set from the command line; errors on them say so.
-    pub cli_keys: Vec<&'static str>,
+    /// (config key, flag) pairs set from the command line; errors on those keys name the flag.
+    pub cli_keys: Vec<(&'static str, &'static str)>,
 }
 
 impl Source {
@@ -36,8 +36,7 @@ impl Source {
         hint: impl Into<String>,
     ) -> ConfigError {
         let last = key_path.last().copied().unwrap_or_default();
-        if self.cli_keys.contains(&last) {
-            let flag = format!("--{}", last.replace('_', "-"));
+        if let Some((_, flag)) = self.cli_keys.iter().find(|(k, _)| *k == last) {
             return ConfigError::new(&self.file, format!("{message} (set by {flag})"), hint);
         }
         ConfigError::at_key(&self.file, &self.text, key_path, message, hint)

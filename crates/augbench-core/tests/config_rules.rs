@@ -1,0 +1,713 @@
+//! Every validation rule of a run configuration, passing and failing, through the public
+//! `RunConfig::from_yaml` + `resolve` path; located errors and hints; command-line override
+//! precedence; and idempotence of resolution (seeded proptest and every example config).
+
+use std::path::{Path, PathBuf};
+
+use augbench_core::config::{CONFIG_VERSION, TransformSet};
+use augbench_core::{ConfigError, Device, Matrix, Mode, Overrides, Registry, RunConfig, Source};
+use augbench_core::{policy, resolve};
+use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
+
+const FILE: &str = "cfg.yaml";
+
+fn src(text: &str) -> Source {
+    Source::new(Path::new(FILE), text)
+}
+
+/// Parses and resolves `text` as the file `cfg.yaml`.
+fn check(text: &str) -> Result<RunConfig, ConfigError> {
+    let cfg = RunConfig::from_yaml(text, Path::new(FILE))?;
+    resolve(cfg, &src(text))
+}
+
+fn ok(text: &str) -> RunConfig {
+    check(text).unwrap_or_else(|e| panic!("expected a valid config, got: {e}\n---\n{text}"))
+}
+
+fn err(text: &str) -> ConfigError {
+    match check(text) {
+        Ok(cfg) => panic!("expected an error, got a valid config:\n{}", cfg.to_yaml()),
+        Err(e) => e,
+    }
+}
+
+/// Asserts the error names the file, sits on `line`, and its message contains `needle`.
+fn assert_at(e: &ConfigError, line: u64, needle: &str) {
+    assert_eq!(e.file, PathBuf::from(FILE), "{e}");
+    assert_eq!(e.line, Some(line), "wrong line in: {e}");
+    assert!(e.column.is_some(), "no column in: {e}");
+    assert!(e.message.contains(needle), "`{needle}` not in: {e}");
+    assert!(!e.hint.is_empty(), "no hint in: {e}");
+    let shown = e.to_string();
+    assert!(shown.starts_with(&format!("{FILE}:{line}:")), "{shown}");
+}
+
+fn rgb(mode: &str, extra_selection: &str, rest: &str) -> String {
+    format!(
+        "version: 1\nselection:\n  scenario: image-rgb\n  mode: {mode}\n{extra_selection}{rest}"
+    )
+}
+
+// ---- micro needs workers 0 -------------------------------------------------------------------
+
+#[test]
+fn micro_with_workers_fails_at_the_workers_line() {
+    let text = rgb("micro", "", "execution:\n  num_runs: 2\n  workers: 2\n");
+    assert_at(&err(&text), 7, "micro mode needs `workers: 0`");
+}
+
+#[test]
+fn micro_with_zero_workers_and_pipeline_with_workers_pass() {
+    let cfg = ok(&rgb("micro", "", "execution:\n  workers: 0\n"));
+    assert_eq!(cfg.execution.workers, Some(0));
+    let cfg = ok(&rgb("pipeline", "", "execution:\n  workers: 2\n"));
+    assert_eq!(cfg.execution.workers, Some(2));
+}
+
+#[test]
+fn default_workers_follow_policy_per_mode() {
+    let micro = ok(&rgb("micro", "", ""));
+    assert_eq!(
+        micro.execution.workers,
+        Some(policy::default_workers(Mode::Micro))
+    );
+    let pipe = ok(&rgb("pipeline", "", ""));
+    assert_eq!(
+        pipe.execution.workers,
+        Some(policy::default_workers(Mode::Pipeline))
+    );
+}
+
+// ---- multichannel: images only, channels a multiple of 3 -------------------------------------
+
+#[test]
+fn multichannel_video_fails() {
+    let text = "version: 1\nselection:\n  scenario: video-16f\n  multichannel: true\n";
+    assert_at(&err(text), 4, "images only");
+}
+
+#[test]
+fn video_with_nine_channels_fails() {
+    let text = "version: 1\nselection:\n  scenario: video-16f\ndata:\n  num_channels: 9\n";
+    let e = err(text);
+    assert!(e.message.contains("images only"), "{e}");
+}
+
+#[test]
+fn multichannel_images_pass() {
+    let text = "version: 1\nselection:\n  scenario: image-9ch\n  multichannel: true\ndata:\n  num_channels: 9\n";
+    let cfg = ok(text);
+    assert_eq!(cfg.data.num_channels, Some(9));
+    assert_eq!(cfg.selection.multichannel, Some(true));
+    let cfg = ok("version: 1\nselection:\n  scenario: image-9ch\n");
+    assert_eq!(
+        cfg.selection.multichannel,
+        Some(true),
+        "filled from scenario"
+    );
+    let cfg = ok("version: 1\nselection:\n  scenario: image-9ch\ndata:\n  num_channels: 6\n");
+    assert_eq!(cfg.data.num_channels, Some(6));
+}
+
+#[test]
+fn channels_not_a_multiple_of_three_fail_at_their_line() {
+    for bad in [8, 4, 0] {
+        let text = format!(
+            "version: 1\nselection:\n  scenario: image-9ch\ndata:\n  num_items: 10\n  num_channels: {bad}\n"
+        );
+        assert_at(&err(&text), 6, "multiple of 3");
+    }
+}
+
+#[test]
+fn nine_channels_without_scenario_select_the_9ch_scenario() {
+    let cfg = ok("version: 1\ndata:\n  num_channels: 9\n");
+    assert_eq!(cfg.selection.scenario.as_deref(), Some("image-9ch"));
+}
+
+// ---- transform_set needs a scenario -----------------------------------------------------------
+
+#[test]
+fn transform_set_without_scenario_fails() {
+    let text = "version: 1\nselection:\n  mode: micro\n  transform_set: paper\n";
+    let e = err(text);
+    assert_at(&e, 4, "needs a scenario");
+    for s in Matrix::get().scenario_names() {
+        assert!(e.hint.contains(s), "hint should list {s}: {e}");
+    }
+}
+
+#[test]
+fn transform_set_with_scenario_passes_and_paper_is_the_default() {
+    let cfg = ok("version: 1\nselection:\n  scenario: video-16f\n  transform_set: all\n");
+    assert_eq!(cfg.selection.transform_set, Some(TransformSet::All));
+    let cfg = ok("version: 1\n");
+    assert_eq!(cfg.selection.transform_set, Some(TransformSet::Paper));
+    assert_eq!(cfg.selection.scenario.as_deref(), Some("image-rgb"));
+}
+
+// ---- libraries support the device, the mode and the scenario ---------------------------------
+
+#[test]
+fn library_without_the_device_fails_and_names_its_devices() {
+    let text = rgb(
+        "micro",
+        "  libraries: [torchvision, pillow]\n",
+        "execution:\n  device: cuda\n",
+    );
+    let e = err(&text);
+    assert_at(&e, 5, "`pillow` does not run on device `cuda`");
+    assert!(e.hint.contains("cpu") && e.hint.contains("auto"), "{e}");
+}
+
+#[test]
+fn device_auto_and_supported_devices_pass() {
+    let libs = "  libraries: [torchvision, pillow]\n";
+    let cfg = ok(&rgb("micro", libs, "execution:\n  device: auto\n"));
+    assert_eq!(cfg.execution.device, Some(Device::Auto));
+    let cuda = "  libraries: [torchvision, kornia]\n";
+    let cfg = ok(&rgb("micro", cuda, "execution:\n  device: cuda\n"));
+    assert_eq!(cfg.execution.device, Some(Device::Cuda));
+}
+
+#[test]
+fn default_libraries_on_cuda_are_only_those_with_cuda() {
+    let cfg = ok(&rgb("pipeline", "", "execution:\n  device: cuda\n"));
+    let m = Matrix::get();
+    let libs = cfg.selection.libraries.unwrap_or_default();
+    assert!(!libs.is_empty());
+    for l in &libs {
+        let info = m.library(l).unwrap();
+        assert!(info.devices.contains(&Device::Cuda), "{l}");
+        assert!(info.modes.contains(&Mode::Pipeline), "{l}");
+    }
+}
+
+#[test]
+fn library_outside_the_scenario_fails_and_lists_the_scenario_libraries() {
+    let text = "version: 1\nselection:\n  scenario: image-9ch\n  libraries: [kornia, pillow]\n";
+    let e = err(text);
+    assert_at(&e, 4, "`pillow` does not run scenario `image-9ch`");
+    for l in &Matrix::get().scenario("image-9ch").unwrap().libraries {
+        assert!(e.hint.contains(l.as_str()), "hint should list {l}: {e}");
+    }
+}
+
+#[test]
+fn library_without_the_mode_fails() {
+    let text = rgb(
+        "micro",
+        "  libraries: [dali]\n",
+        "execution:\n  device: cuda\n",
+    );
+    assert_at(&err(&text), 5, "has no micro mode");
+}
+
+#[test]
+fn empty_library_list_fails() {
+    assert_at(
+        &err(&rgb("micro", "  libraries: []\n", "")),
+        5,
+        "no libraries",
+    );
+}
+
+#[test]
+fn media_contradicting_the_scenario_fails() {
+    let text = "version: 1\nselection:\n  scenario: video-16f\n  media: image\n";
+    assert_at(&err(text), 4, "video");
+}
+
+// ---- data source -----------------------------------------------------------------------------
+
+#[test]
+fn local_run_with_gcs_uri_but_no_data_dir_fails() {
+    let text = "version: 1\ndata:\n  num_items: 5\n  gcs_uri: gs://b/val.tar\n";
+    assert_at(&err(text), 4, "gcs_uri");
+}
+
+#[test]
+fn local_run_with_data_dir_and_gcs_uri_passes_without_synthetic_seed() {
+    let text = "version: 1\ndata:\n  data_dir: media\n  gcs_uri: gs://b/val.tar\n";
+    let cfg = ok(text);
+    assert_eq!(cfg.data.data_dir, Some(PathBuf::from("media")));
+    assert_eq!(cfg.data.synthetic_seed, None);
+}
+
+#[test]
+fn local_run_without_data_dir_falls_back_to_synthetic() {
+    let cfg = ok("version: 1\n");
+    assert_eq!(cfg.data.data_dir, None);
+    assert_eq!(cfg.data.synthetic_seed, Some(policy::SYNTH_SEED));
+    let cfg = ok("version: 1\ndata:\n  synthetic_seed: 9\n");
+    assert_eq!(cfg.data.synthetic_seed, Some(9), "a given seed is kept");
+}
+
+// ---- cloud -----------------------------------------------------------------------------------
+
+const CLOUD_DATA: &str = "data:\n  gcs_uri: gs://b/val.tar\n";
+const CLOUD_OUT: &str = "output:\n  gcs_results_uri: gs://b/results\n";
+const DETACHED: &str = "cloud:\n  provider: gcp\n  attached: false\n";
+
+#[test]
+fn detached_cloud_needs_gcs_uri() {
+    let text = format!("version: 1\n{CLOUD_OUT}{DETACHED}");
+    assert_at(&err(&text), 4, "data.gcs_uri");
+}
+
+#[test]
+fn detached_cloud_needs_gcs_results_uri() {
+    let text = format!("version: 1\n{CLOUD_DATA}{DETACHED}");
+    assert_at(&err(&text), 4, "output.gcs_results_uri");
+    let implicit = format!("version: 1\n{CLOUD_DATA}cloud:\n  provider: gcp\n");
+    assert!(
+        err(&implicit).message.contains("gcs_results_uri"),
+        "detached is the default"
+    );
+}
+
+#[test]
+fn detached_cloud_with_both_uris_passes_and_has_no_synthetic_seed() {
+    let cfg = ok(&format!("version: 1\n{CLOUD_DATA}{CLOUD_OUT}{DETACHED}"));
+    assert!(cfg.is_cloud());
+    assert_eq!(cfg.data.synthetic_seed, None);
+}
+
+#[test]
+fn attached_cloud_needs_no_uris() {
+    let cfg = ok("version: 1\ncloud:\n  provider: gcp\n  attached: true\n");
+    assert!(cfg.is_cloud());
+}
+
+// ---- names: unknown keys, libraries, transforms, scenarios, variants --------------------------
+
+#[test]
+fn unknown_key_is_located_and_suggests_the_nearest() {
+    let text = "version: 1\ndata:\n  num_itms: 10\n";
+    let e = err(text);
+    assert_eq!((e.line, e.column), (Some(3), Some(3)), "{e}");
+    assert!(e.message.contains("num_itms"), "{e}");
+    assert!(e.hint.contains("did you mean `num_items`?"), "{e}");
+    assert!(e.to_string().starts_with("cfg.yaml:3:3: "), "{e}");
+}
+
+#[test]
+fn unknown_top_level_and_deep_keys_suggest_the_nearest() {
+    let e = err("version: 1\nselecton:\n  mode: micro\n");
+    assert_eq!(e.line, Some(2), "{e}");
+    assert!(e.hint.contains("did you mean `selection`?"), "{e}");
+    let e = err("version: 1\nexecution:\n  num_runs: 2\n  warmup:\n    windw: 3\n");
+    assert_eq!((e.line, e.column), (Some(5), Some(5)), "{e}");
+    assert!(e.hint.contains("did you mean `window`?"), "{e}");
+}
+
+#[test]
+fn unknown_enum_value_suggests_the_nearest() {
+    let e = err("version: 1\nselection:\n  mode: mikro\n");
+    assert_eq!(e.line, Some(3), "{e}");
+    assert!(e.hint.contains("did you mean `micro`?"), "{e}");
+}
+
+#[test]
+fn unknown_library_lists_every_valid_library() {
+    let e = err(&rgb(
+        "micro",
+        "  libraries: [kornia, albumentations_x]\n",
+        "",
+    ));
+    assert_at(&e, 5, "unknown library `albumentations_x`");
+    for l in Matrix::get().library_names() {
+        assert!(
+            e.hint.contains(&format!("`{l}`")),
+            "hint should list {l}: {e}"
+        );
+    }
+}
+
+#[test]
+fn unknown_transform_suggests_the_nearest() {
+    let e = err(&rgb("micro", "  transforms: [Resize, HorizontalFlp]\n", ""));
+    assert_at(&e, 5, "unknown transform `HorizontalFlp`");
+    assert!(e.hint.contains("did you mean `HorizontalFlip`?"), "{e}");
+}
+
+#[test]
+fn known_transforms_pass_and_replace_the_set() {
+    let cfg = ok(&rgb(
+        "micro",
+        "  transforms: [Resize, HorizontalFlip]\n",
+        "",
+    ));
+    assert_eq!(
+        augbench_core::resolve::selected_transforms(&cfg),
+        ["Resize", "HorizontalFlip"]
+    );
+    assert_eq!(cfg.selection.transform_set, None);
+}
+
+#[test]
+fn unknown_scenario_suggests_the_nearest() {
+    let e = err("version: 1\nselection:\n  scenario: image-rbg\n");
+    assert_at(&e, 3, "unknown scenario `image-rbg`");
+    assert!(e.hint.contains("did you mean `image-rgb`?"), "{e}");
+}
+
+// ---- version and counts ----------------------------------------------------------------------
+
+#[test]
+fn unsupported_version_fails_at_its_line() {
+    let e = err("# a comment\nversion: 2\n");
+    assert_at(&e, 2, "unsupported config version 2");
+    assert!(
+        e.hint.contains(&format!("version: {CONFIG_VERSION}")),
+        "{e}"
+    );
+}
+
+#[test]
+fn missing_version_fails() {
+    let e = err("selection:\n  mode: micro\n");
+    assert!(e.message.contains("version"), "{e}");
+}
+
+#[test]
+fn zero_counts_fail_at_their_line() {
+    let cases = [
+        ("data:\n  num_items: 0\n", "num_items"),
+        ("execution:\n  num_runs: 0\n", "num_runs"),
+        ("execution:\n  processes: 0\n", "processes"),
+        ("execution:\n  batch_size: 0\n", "batch_size"),
+    ];
+    for (section, key) in cases {
+        let text = format!("version: 1\n{section}");
+        assert_at(&err(&text), 3, &format!("`{key}` must be at least 1"));
+    }
+}
+
+#[test]
+fn precision_target_must_be_a_fraction() {
+    for bad in ["0.0", "1.0", "1.5", "-0.1"] {
+        let text = format!("version: 1\nexecution:\n  precision_target: {bad}\n");
+        assert_at(&err(&text), 3, "precision_target");
+    }
+    let cfg = ok("version: 1\nexecution:\n  precision_target: 0.02\n");
+    assert_eq!(cfg.execution.precision_target, Some(0.02));
+}
+
+#[test]
+fn ones_pass() {
+    let text = "version: 1\ndata:\n  num_items: 1\nexecution:\n  num_runs: 1\n  processes: 1\n  batch_size: 1\n";
+    let cfg = ok(text);
+    assert_eq!(cfg.data.num_items, Some(1));
+}
+
+// ---- override precedence ---------------------------------------------------------------------
+
+const FILE_WITH_VALUES: &str = "version: 1
+selection:
+  scenario: image-rgb
+  mode: pipeline
+  libraries: [kornia]
+  transforms: [Resize]
+data:
+  data_dir: file_media
+  num_items: 100
+execution:
+  num_runs: 3
+  device: cpu
+  workers: 2
+  batch_size: 16
+  refresh_requirements: true
+  resume: false
+output:
+  output_dir: file_out
+";
+
+fn with_overrides(
+    text: &str,
+    o: &Overrides,
+    cli_keys: Vec<(&'static str, &'static str)>,
+) -> Result<RunConfig, ConfigError> {
+    let mut cfg = RunConfig::from_yaml(text, Path::new(FILE))?;
+    o.apply(&mut cfg);
+    let mut s = src(text);
+    s.cli_keys = cli_keys;
+    resolve(cfg, &s)
+}
+
+fn every_override() -> Overrides {
+    Overrides {
+        data_dir: Some("flag_media".into()),
+        output: Some("flag_out".into()),
+        libraries: Some(vec!["torchvision".into(), "albumentationsx".into()]),
+        transforms: Some(vec!["HorizontalFlip".into()]),
+        transform_set: Some(TransformSet::All),
+        spec: Some("my_spec.py".into()),
+        num_items: Some(7),
+        num_runs: Some(9),
+        device: Some(Device::Auto),
+        workers: Some(6),
+        batch_size: Some(8),
+        no_refresh_requirements: true,
+        resume: true,
+    }
+}
+
+#[test]
+fn untyped_flags_leave_the_file_values() {
+    let plain = ok(FILE_WITH_VALUES);
+    let none = with_overrides(FILE_WITH_VALUES, &Overrides::default(), vec![]).unwrap();
+    assert_eq!(none, plain);
+    assert_eq!(none.data.num_items, Some(100));
+    assert_eq!(none.execution.workers, Some(2));
+    assert_eq!(none.execution.refresh_requirements, Some(true));
+    assert_eq!(none.output.output_dir, Some(PathBuf::from("file_out")));
+}
+
+#[test]
+fn typed_flags_win_over_the_file() {
+    let o = every_override();
+    let cfg = with_overrides(FILE_WITH_VALUES, &o, vec![]).unwrap();
+    assert_eq!(cfg.data.data_dir, o.data_dir);
+    assert_eq!(cfg.output.output_dir, o.output);
+    assert_eq!(cfg.selection.libraries, o.libraries);
+    assert_eq!(cfg.selection.transforms, o.transforms);
+    assert_eq!(cfg.selection.transform_set, o.transform_set);
+    assert_eq!(cfg.selection.spec, o.spec);
+    assert_eq!(cfg.data.num_items, Some(7));
+    assert_eq!(cfg.execution.num_runs, Some(9));
+    assert_eq!(cfg.execution.device, Some(Device::Auto));
+    assert_eq!(cfg.execution.workers, Some(6));
+    assert_eq!(cfg.execution.batch_size, Some(8));
+    assert_eq!(cfg.execution.refresh_requirements, Some(false));
+    assert_eq!(cfg.execution.resume, Some(true));
+}
+
+#[test]
+fn one_typed_flag_changes_only_its_field() {
+    let plain = ok(FILE_WITH_VALUES);
+    let o = Overrides {
+        num_items: Some(7),
+        ..Overrides::default()
+    };
+    let cfg = with_overrides(FILE_WITH_VALUES, &o, vec![("num_items", "--num-items")]).unwrap();
+    let mut expected = plain;
+    expected.data.num_items = Some(7);
+    assert_eq!(cfg, expected);
+}
+
+#[test]
+fn errors_on_overridden_keys_name_the_flag() {
+    let text = rgb("micro", "", "execution:\n  workers: 0\n");
+    let o = Overrides {
+        workers: Some(3),
+        ..Overrides::default()
+    };
+    let e = with_overrides(&text, &o, vec![("workers", "--workers")]).unwrap_err();
+    assert!(
+        e.message.contains("micro mode needs `workers: 0`, got 3"),
+        "{e}"
+    );
+    assert!(e.message.contains("(set by --workers)"), "{e}");
+    assert_eq!(e.line, None, "a flag has no line in the file: {e}");
+
+    let o = Overrides {
+        num_items: Some(0),
+        ..Overrides::default()
+    };
+    let e = with_overrides(&text, &o, vec![("num_items", "--num-items")]).unwrap_err();
+    assert!(e.message.contains("(set by --num-items)"), "{e}");
+
+    let o = Overrides {
+        libraries: Some(vec!["pilow".into()]),
+        ..Overrides::default()
+    };
+    let e = with_overrides(&text, &o, vec![("libraries", "--libraries")]).unwrap_err();
+    assert!(e.message.contains("(set by --libraries)"), "{e}");
+    assert!(e.hint.contains("did you mean `pillow`?"), "{e}");
+}
+
+#[test]
+fn errors_on_file_keys_do_not_blame_a_flag() {
+    let text = rgb("micro", "", "execution:\n  workers: 2\n");
+    let o = Overrides {
+        num_items: Some(7),
+        ..Overrides::default()
+    };
+    let e = with_overrides(&text, &o, vec![("num_items", "--num-items")]).unwrap_err();
+    assert!(!e.message.contains("set by"), "{e}");
+    assert_eq!(e.line, Some(6), "{e}");
+}
+
+// ---- idempotence -----------------------------------------------------------------------------
+
+/// resolve(parse(to_yaml(resolved))) == resolved.
+fn assert_idempotent(resolved: &RunConfig) {
+    let text = resolved.to_yaml();
+    let again = RunConfig::from_yaml(&text, Path::new("resolved.yaml"))
+        .and_then(|c| resolve(c, &Source::new(Path::new("resolved.yaml"), &text)))
+        .unwrap_or_else(|e| panic!("resolved config does not resolve: {e}\n---\n{text}"));
+    assert_eq!(&again, resolved, "---\n{text}");
+}
+
+fn config_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
+    let mut files = Vec::new();
+    for sub in ["examples", "paper"] {
+        for entry in std::fs::read_dir(root.join(sub)).unwrap() {
+            let p = entry.unwrap().path();
+            if p.extension().is_some_and(|e| e == "yaml") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn every_example_config_resolves_idempotently() {
+    let files = config_files();
+    assert!(files.len() >= 5, "example configs missing: {files:?}");
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let cfg = RunConfig::from_yaml(&text, &path).unwrap();
+        let resolved = resolve(cfg, &Source::new(&path, &text)).unwrap_or_else(|e| panic!("{e}"));
+        assert_idempotent(&resolved);
+    }
+}
+
+/// A valid config, as YAML text, from a few choices.
+#[derive(Debug, Clone)]
+struct Choice {
+    scenario: usize,
+    pipeline: bool,
+    device: Device,
+    library_mask: u16,
+    num_items: Option<u64>,
+    num_runs: Option<u64>,
+    transforms: Option<Vec<usize>>,
+    all_transforms: bool,
+    data_dir: bool,
+    cloud: Option<bool>,
+    batch_size: Option<u64>,
+}
+
+fn choice() -> impl Strategy<Value = Choice> {
+    let device = prop_oneof![Just(Device::Cpu), Just(Device::Cuda), Just(Device::Auto)];
+    (
+        (0usize..3, any::<bool>(), device, any::<u16>()),
+        (
+            proptest::option::of(1u64..5000),
+            proptest::option::of(1u64..20),
+        ),
+        (
+            proptest::option::of(proptest::collection::vec(0usize..500, 1..5)),
+            any::<bool>(),
+        ),
+        (
+            any::<bool>(),
+            proptest::option::of(any::<bool>()),
+            proptest::option::of(1u64..256),
+        ),
+    )
+        .prop_map(|((s, p, d, m), (n, r), (t, all), (dd, c, b))| Choice {
+            scenario: s,
+            pipeline: p,
+            device: d,
+            library_mask: m,
+            num_items: n,
+            num_runs: r,
+            transforms: t,
+            all_transforms: all,
+            data_dir: dd,
+            cloud: c,
+            batch_size: b,
+        })
+}
+
+fn opt_line(out: &mut String, key: &str, v: Option<impl std::fmt::Display>) {
+    if let Some(v) = v {
+        out.push_str(&format!("  {key}: {v}\n"));
+    }
+}
+
+/// `name:` and its lines, or nothing when it has none (an empty section is YAML null).
+fn section(name: &str, body: &str) -> String {
+    if body.is_empty() {
+        String::new()
+    } else {
+        format!("{name}:\n{body}")
+    }
+}
+
+fn render(c: &Choice) -> String {
+    let m = Matrix::get();
+    let scenario = &m.scenarios[c.scenario % m.scenarios.len()];
+    let mode = if c.pipeline {
+        Mode::Pipeline
+    } else {
+        Mode::Micro
+    };
+    let libs: Vec<&str> = scenario
+        .libraries
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| c.library_mask & (1 << i) != 0)
+        .filter_map(|(_, l)| m.library(l))
+        .filter(|l| l.modes.contains(&mode) && l.supports_device(c.device))
+        .map(|l| l.name.as_str())
+        .collect();
+    let mut sel = format!("  scenario: {}\n  mode: {mode}\n", scenario.name);
+    if !libs.is_empty() {
+        sel.push_str(&format!("  libraries: [{}]\n", libs.join(", ")));
+    }
+    let names = Registry::get().names();
+    match &c.transforms {
+        Some(idx) => {
+            let picked: Vec<&str> = idx.iter().map(|i| names[i % names.len()]).collect();
+            sel.push_str(&format!("  transforms: [{}]\n", picked.join(", ")));
+        }
+        None if c.all_transforms => sel.push_str("  transform_set: all\n"),
+        None => {}
+    }
+    let mut data = String::new();
+    opt_line(&mut data, "num_items", c.num_items);
+    opt_line(&mut data, "data_dir", c.data_dir.then_some("media"));
+    opt_line(&mut data, "gcs_uri", c.cloud.map(|_| "gs://b/data.tar"));
+    let mut exec = format!("  device: {}\n", c.device);
+    opt_line(&mut exec, "num_runs", c.num_runs);
+    opt_line(&mut exec, "batch_size", c.batch_size);
+    let mut t = format!("version: 1\n{}", section("selection", &sel));
+    t.push_str(&section("data", &data));
+    t.push_str(&section("execution", &exec));
+    if let Some(attached) = c.cloud {
+        t.push_str("output:\n  gcs_results_uri: gs://b/results\n");
+        t.push_str(&format!(
+            "cloud:\n  provider: gcp\n  attached: {attached}\n"
+        ));
+    }
+    t
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 64,
+        rng_seed: RngSeed::Fixed(20_260_101),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn generated_valid_configs_resolve_idempotently(c in choice()) {
+        let text = render(&c);
+        let resolved = check(&text);
+        prop_assert!(resolved.is_ok(), "generated config rejected: {:?}\n---\n{}", resolved, text);
+        let resolved = resolved.unwrap();
+        assert_idempotent(&resolved);
+        let libs = resolved.selection.libraries.clone().unwrap_or_default();
+        prop_assert!(!libs.is_empty(), "{}", text);
+    }
+}

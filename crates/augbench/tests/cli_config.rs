@@ -1,0 +1,388 @@
+//! The config-first commands as a user runs them (assert_cmd on the real binary): `plan`,
+//! `validate`, `list`, `--help`; exit codes 0/2, located errors with hints and no panics; flags
+//! overriding the file; and the resolved-config round trip through `plan`.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use augbench_core::{Matrix, Mode, policy};
+use predicates::prelude::*;
+use predicates::str::contains;
+
+const QUICKSTART: &str = "configs/examples/quickstart.yaml";
+const RGB_MICRO: &str = "configs/examples/local_rgb_micro_cpu.yaml";
+
+/// The workspace root, so configs are named by relative paths (as a user would type them).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn augbench() -> Command {
+    let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("augbench");
+    cmd.current_dir(root());
+    cmd
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = augbench()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Writes `text` to `<tmp>/<name>` and returns the path.
+fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
+    let p = dir.path().join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn no_panic() -> impl Predicate<str> {
+    contains("panicked")
+        .or(contains("backtrace"))
+        .or(contains("RUST_BACKTRACE"))
+        .not()
+}
+
+/// Runs a command that must fail as a usage error (exit 2, no panic); returns its stderr.
+fn usage_error(args: &[&str]) -> String {
+    let out = augbench()
+        .args(args)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(no_panic())
+        .get_output()
+        .clone();
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// Asserts that `stderr` contains every needle.
+fn has_all(stderr: &str, needles: &[&str]) {
+    for n in needles {
+        assert!(stderr.contains(n), "`{n}` not in stderr:\n{stderr}");
+    }
+}
+
+// ---- plan ------------------------------------------------------------------------------------
+
+#[test]
+fn plan_lists_one_job_per_library_with_the_resolved_transforms() {
+    let out = stdout_of(&["plan", "--config", RGB_MICRO]);
+    assert!(out.starts_with("config:\n"), "{out}");
+    assert!(out.contains("\njobs:\n") && out.contains("\nexpected_files:\n"));
+    let libs = [
+        "albumentationsx",
+        "torchvision",
+        "kornia",
+        "pillow",
+        "image",
+        "imageproc",
+        "fast_image_resize",
+        "kornia-rs",
+    ];
+    for lib in libs {
+        assert!(out.contains(&format!("  library: {lib}\n")), "{lib}");
+    }
+    assert_eq!(out.matches("transform_count: 58\n").count(), libs.len());
+}
+
+#[test]
+fn num_items_flag_overrides_the_file() {
+    let out = stdout_of(&["plan", "--config", QUICKSTART, "--num-items", "7"]);
+    assert!(out.contains("    num_items: 7\n"), "{out}");
+    let out = stdout_of(&["plan", "--config", QUICKSTART]);
+    assert!(
+        out.contains("    num_items: 100\n"),
+        "file value kept: {out}"
+    );
+}
+
+#[test]
+fn library_and_transform_flags_override_the_file() {
+    let out = stdout_of(&[
+        "plan",
+        "--config",
+        QUICKSTART,
+        "--libraries",
+        "image,kornia-rs",
+        "--transforms",
+        "Resize",
+        "HorizontalFlip",
+    ]);
+    assert_eq!(out.matches("  library: ").count(), 2, "{out}");
+    assert_eq!(out.matches("transform_count: 2\n").count(), 2, "{out}");
+}
+
+#[test]
+fn resolved_config_fed_back_gives_the_identical_plan() {
+    for cfg in [QUICKSTART, RGB_MICRO, "configs/paper/gcp_rgb_pipeline.yaml"] {
+        let first = stdout_of(&["plan", "--config", cfg, "--num-items", "9"]);
+        let resolved = config_section(&first);
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(&dir, "resolved_config.yaml", &resolved);
+        let again = stdout_of(&["plan", "--config", file.to_str().unwrap()]);
+        assert_eq!(again, first, "{cfg}");
+    }
+}
+
+/// The `config:` section of a plan, dedented into a config file of its own.
+fn config_section(plan: &str) -> String {
+    let body = plan
+        .split_once("config:\n")
+        .and_then(|(_, rest)| rest.split_once("\njobs:\n"))
+        .map(|(cfg, _)| cfg)
+        .unwrap();
+    body.lines()
+        .map(|l| l.strip_prefix("  ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+// ---- usage errors ----------------------------------------------------------------------------
+
+#[test]
+fn misspelled_key_exits_2_with_location_and_suggestion() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "version: 1\nselection:\n  scenario: image-rgb\ndata:\n  num_itms: 10\n";
+    let f = write(&dir, "typo.yaml", text);
+    for cmd in ["plan", "validate"] {
+        let err = usage_error(&[cmd, "--config", f.to_str().unwrap()]);
+        has_all(
+            &err,
+            &["typo.yaml:5:3:", "did you mean `num_items`", "hint:"],
+        );
+    }
+}
+
+#[test]
+fn unknown_library_exits_2_and_lists_the_valid_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "version: 1\nselection:\n  libraries: [image, imagemagick]\n";
+    let f = write(&dir, "lib.yaml", text);
+    let err = usage_error(&["plan", "--config", f.to_str().unwrap()]);
+    has_all(&err, &["lib.yaml:3:3:", "unknown library `imagemagick`"]);
+    for lib in Matrix::get().library_names() {
+        has_all(&err, &[&format!("`{lib}`")]);
+    }
+}
+
+#[test]
+fn unknown_library_flag_exits_2_and_names_the_flag() {
+    let err = usage_error(&["plan", "--config", QUICKSTART, "--libraries", "pilow"]);
+    has_all(&err, &["(set by --libraries)", "did you mean `pillow`"]);
+}
+
+#[test]
+fn workers_flag_on_micro_exits_2_and_names_the_flag() {
+    let err = usage_error(&["validate", "--config", QUICKSTART, "--workers", "3"]);
+    has_all(&err, &["(set by --workers)", "workers: 0"]);
+}
+
+#[test]
+fn missing_config_file_exits_2_and_names_it() {
+    for cmd in ["plan", "validate"] {
+        let err = usage_error(&[cmd, "--config", "configs/no_such_file.yaml"]);
+        has_all(&err, &["configs/no_such_file.yaml", "hint:"]);
+    }
+}
+
+#[test]
+fn bad_yaml_and_bad_values_exit_2_without_panicking() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("syntax.yaml", "version: 1\nselection: [unclosed\n"),
+        ("empty.yaml", ""),
+        ("version.yaml", "version: 3\n"),
+        ("mode.yaml", "version: 1\nselection:\n  mode: mikro\n"),
+        ("zero.yaml", "version: 1\ndata:\n  num_items: 0\n"),
+        (
+            "device.yaml",
+            "version: 1\nselection:\n  libraries: [pillow]\nexecution:\n  device: cuda\n",
+        ),
+    ];
+    for (name, text) in cases {
+        let f = write(&dir, name, text);
+        let err = usage_error(&["plan", "--config", f.to_str().unwrap()]);
+        has_all(&err, &[name, "hint:"]);
+    }
+}
+
+#[test]
+fn unknown_scenario_in_list_exits_2() {
+    let err = usage_error(&["list", "transforms", "--scenario", "image-rbg"]);
+    has_all(&err, &["did you mean `image-rgb`"]);
+}
+
+// ---- validate and list -----------------------------------------------------------------------
+
+#[test]
+fn validate_accepts_every_shipped_example() {
+    for entry in std::fs::read_dir(root().join("configs/examples")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let rel = format!("configs/examples/{name}");
+        augbench()
+            .args(["validate", "--config", &rel])
+            .assert()
+            .success()
+            .stdout(contains(format!("{rel}: ok")));
+    }
+}
+
+#[test]
+fn list_shows_the_matrix() {
+    let m = Matrix::get();
+    let out = stdout_of(&["list", "scenarios"]);
+    for s in m.scenario_names() {
+        assert!(out.contains(s), "{s}");
+    }
+    let out = stdout_of(&["list", "libraries"]);
+    for l in m.library_names() {
+        assert!(out.contains(l), "{l}");
+    }
+    let out = stdout_of(&["list", "libraries", "--scenario", "image-9ch"]);
+    let nine = &m.scenario("image-9ch").unwrap().libraries;
+    assert_eq!(out.lines().count(), 1 + nine.len(), "{out}");
+    assert!(!out.contains("pillow"), "{out}");
+}
+
+#[test]
+fn list_transforms_has_a_row_per_transform() {
+    let reg = augbench_core::Registry::get();
+    let all = stdout_of(&["list", "transforms"]);
+    assert_eq!(all.lines().count(), 1 + reg.transforms.len());
+    let video = stdout_of(&["list", "transforms", "--scenario", "video-16f"]);
+    assert_eq!(video.lines().count(), 1 + reg.set("video").unwrap().len());
+}
+
+// ---- help ------------------------------------------------------------------------------------
+
+/// Subcommand names listed under `Commands:` in a help text (without `help`).
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every command path reachable from the top-level help, each with its help text.
+fn all_helps() -> Vec<(Vec<String>, String)> {
+    let mut todo = vec![Vec::<String>::new()];
+    let mut done = Vec::new();
+    while let Some(path) = todo.pop() {
+        let mut args = path.clone();
+        args.push("--help".into());
+        let help = stdout_of(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        for sub in subcommands(&help) {
+            let mut p = path.clone();
+            p.push(sub);
+            todo.push(p);
+        }
+        done.push((path, help));
+    }
+    done
+}
+
+#[test]
+fn help_works_on_every_command() {
+    let helps = all_helps();
+    let names: Vec<String> = helps.iter().map(|(p, _)| p.join(" ")).collect();
+    for needed in [
+        "plan",
+        "validate",
+        "run",
+        "list",
+        "list scenarios",
+        "list libraries",
+        "list transforms",
+    ] {
+        assert!(
+            names.iter().any(|n| n == needed),
+            "{needed} missing: {names:?}"
+        );
+    }
+    for (path, help) in &helps {
+        assert!(help.contains("Usage: augbench"), "{path:?}: {help}");
+    }
+}
+
+/// Where help shows a default for a policy-backed flag, it is policy's value.
+#[test]
+fn defaults_shown_in_help_come_from_policy() {
+    let image = augbench_core::Media::Image;
+    let policy_values: [(&str, Vec<String>); 4] = [
+        ("--num-runs", vec![policy::DEFAULT_NUM_RUNS.to_string()]),
+        ("--batch-size", vec![policy::DEFAULT_BATCH_SIZE.to_string()]),
+        (
+            "--workers",
+            [Mode::Micro, Mode::Pipeline]
+                .map(|m| policy::default_workers(m).to_string())
+                .to_vec(),
+        ),
+        (
+            "--num-items",
+            vec![policy::default_num_items(image).to_string()],
+        ),
+    ];
+    for cmd in ["plan", "validate", "run"] {
+        let help = stdout_of(&[cmd, "--help"]);
+        for (flag, values) in &policy_values {
+            let Some(line) = help.lines().find(|l| l.contains(flag)) else {
+                continue;
+            };
+            if line.to_lowercase().contains("default") {
+                assert!(
+                    values.iter().any(|v| line.contains(v.as_str())),
+                    "{cmd}: {line}"
+                );
+            }
+        }
+    }
+}
+
+// ---- snapshots of what a user sees ------------------------------------------------------------
+
+#[test]
+fn list_tables_snapshot() {
+    insta::assert_snapshot!("list_scenarios", stdout_of(&["list", "scenarios"]));
+    insta::assert_snapshot!("list_libraries", stdout_of(&["list", "libraries"]));
+}
+
+#[test]
+fn config_error_messages_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("typo.yaml", "version: 1\ndata:\n  num_itms: 10\n"),
+        (
+            "library.yaml",
+            "version: 1\nselection:\n  libraries: [kornia, pilow]\n",
+        ),
+        (
+            "micro.yaml",
+            "version: 1\nselection:\n  mode: micro\nexecution:\n  workers: 2\n",
+        ),
+        ("cloud.yaml", "version: 1\ncloud:\n  provider: gcp\n"),
+    ];
+    let mut shown = String::new();
+    for (name, text) in cases {
+        write(&dir, name, text);
+        let out = augbench()
+            .current_dir(dir.path())
+            .args(["validate", "--config", name])
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        shown.push_str(&format!("$ augbench validate --config {name}\n"));
+        shown.push_str(&String::from_utf8(out.stderr).unwrap());
+    }
+    insta::assert_snapshot!("config_errors", shown);
+}
