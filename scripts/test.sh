@@ -39,13 +39,13 @@ done
 step "rust: tests"
 cargo test --workspace --release
 
-step "python: worker protocol and cell interop"
-.venv-test/bin/python -m pytest -q python/tests/test_protocol.py python/tests/test_cells_interop.py
+step "python: cell-log interop (pyarrow, pandas)"
+.venv-test/bin/python -m pytest -q -p no:cacheprovider python/tests/test_cells_interop.py
 
-step "python: adapters, inside each library environment"
+step "python: worker protocol and adapters, inside each library environment"
 for group in pillow albumentationsx torch_stack; do
   envpy="$("$AUGBENCH_BIN" env python "$group")"
   "$UV" pip install --quiet --python "$envpy" pytest
-  PYTHONPATH=python "$envpy" -m pytest -q python/tests/test_adapters.py
+  PYTHONPATH=python "$envpy" -m pytest -q -p no:cacheprovider python/tests/test_protocol.py python/tests/test_adapters.py
 done
 echo "all tests passed"

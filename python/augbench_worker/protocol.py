@@ -11,7 +11,8 @@ import json
 import os
 import sys
 import traceback
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
+from collections.abc import Callable
 
 # Failure kinds of the protocol (docs/protocol.md).
 UNSUPPORTED = "unsupported"

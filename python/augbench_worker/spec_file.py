@@ -11,7 +11,8 @@ import ast
 import traceback
 import types
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from .protocol import EXCEPTION, Unsupported, WorkerError
 

@@ -11,7 +11,7 @@ import platform
 from typing import Any
 
 from . import PROTOCOL_VERSION, adapters, spec_file, threads
-from .protocol import BadRequest, ShutdownRequested, WorkerError
+from .protocol import EXCEPTION, BadRequest, ShutdownRequested, WorkerError
 
 
 class Worker:
@@ -31,7 +31,7 @@ class Worker:
         self.startup_error: WorkerError | None = None
         try:
             if policy_error is not None:
-                raise BadRequest(policy_error)
+                raise WorkerError(EXCEPTION, policy_error)
             self._start(library, spec_path)
         except WorkerError as err:
             self.startup_error = err

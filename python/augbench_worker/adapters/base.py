@@ -12,7 +12,8 @@ import random
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -224,8 +225,7 @@ class Adapter:
         if not self.is_native(raw):
             raise WorkerError(
                 CONTRACT,
-                f"{prepared.name} returned {type(raw).__module__}.{type(raw).__name__}, "
-                f"expected {self.native_type}",
+                f"{prepared.name} returned {type(raw).__module__}.{type(raw).__name__}, expected {self.native_type}",
             )
         out = self.force(raw)
         self.sync()

@@ -1,0 +1,430 @@
+"""Kornia adapter: media are float32 CHW tensors in [0, 1] decoded by ``kornia.io.load_image``;
+each ``kornia.augmentation`` module is built with p=1 and ``keepdim=True`` (so a CHW input gives a
+CHW output) and its output forced with ``.contiguous()`` (plus a device sync on CUDA).
+
+Batched regime (``prepare`` with ``batch`` > 1): the loaded items are centre-cropped to the
+smallest height and width among them and stacked once, outside timing; each timed step then
+applies the module to a slice of ``batch`` items with ``same_on_batch=False`` (Kornia's default:
+every item draws its own parameters). This mode is reported as ``regime: "batch"`` and must never be
+mixed with per-image numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import kornia
+import kornia.augmentation as K
+import torch
+from kornia.io import ImageLoadType, load_image
+
+from ..protocol import BadRequest
+from .base import registry
+from .torch_common import TorchAdapter
+
+BUILDERS, builds = registry()
+_AUG = "kornia.augmentation has no {what}"
+
+REASONS = {
+    "Pad": _AUG.format(what="fixed-margin pad (PadTo pads to a target size)"),
+    "Transpose": _AUG.format(what="transpose"),
+    "OpticalDistortion": "Kornia's RandomFisheye takes centre and gamma ranges; distort_limit has no conversion",
+    "PhotoMetricDistort": _AUG.format(what="photometric distort with per-operation probabilities"),
+    "EnhanceEdge": _AUG.format(what="edge-enhance filter"),
+    "EnhanceDetail": _AUG.format(what="detail-enhance filter"),
+    "UnsharpMask": _AUG.format(what="unsharp mask with amount and threshold"),
+}
+_COLOUR = "it converts through an RGB colour space"
+RGB_ONLY = {
+    name: _COLOUR
+    for name in ("Grayscale", "ColorJitter", "ColorJiggle", "Hue", "Saturation", "PlankianJitter", "RGBShift")
+}
+RGB_ONLY["JpegCompression"] = "its differentiable JPEG works in YCbCr"
+DEVICE_REASONS = {("Shear", "cuda"): "Kornia's CUDA shear path fails moving its parameter generator to the GPU"}
+
+
+def _unbatched(module: Any) -> Any:
+    """For modules without ``keepdim``: drop the batch axis they add to a CHW input (a view)."""
+
+    def apply(image: torch.Tensor) -> torch.Tensor:
+        out = module(image)
+        return out[0] if image.dim() == 3 else out
+
+    apply.module = module  # type: ignore[attr-defined] - moved to the device by the adapter
+    return apply
+
+
+@builds("Resize")
+def _resize(p: dict) -> Any:
+    size = p["target_size"]
+    return K.Resize((size, size), resample=p["interpolation"].upper(), keepdim=True)
+
+
+@builds("SmallestMaxSize")
+def _smallest(p: dict) -> Any:
+    return _unbatched(K.SmallestMaxSize(p["max_size"], resample=p["interpolation"].upper()))
+
+
+@builds("LongestMaxSize")
+def _longest(p: dict) -> Any:
+    return _unbatched(K.LongestMaxSize(p["max_size"], resample=p["interpolation"].upper()))
+
+
+@builds("RandomCrop224")
+def _random_crop(p: dict) -> Any:
+    return K.RandomCrop((p["height"], p["width"]), pad_if_needed=True, p=1, keepdim=True)
+
+
+@builds("CenterCrop224")
+def _center_crop(p: dict) -> Any:
+    return K.CenterCrop((p["height"], p["width"]), p=1, keepdim=True)
+
+
+@builds("RandomResizedCrop")
+def _rrc(p: dict) -> Any:
+    return K.RandomResizedCrop(
+        tuple(p["size"]),
+        scale=tuple(p["scale"]),
+        ratio=tuple(p["ratio"]),
+        resample=p["interpolation"].upper(),
+        p=1,
+        keepdim=True,
+    )
+
+
+@builds("HorizontalFlip")
+def _hflip(p: dict) -> Any:
+    return K.RandomHorizontalFlip(p=1, keepdim=True)
+
+
+@builds("VerticalFlip")
+def _vflip(p: dict) -> Any:
+    return K.RandomVerticalFlip(p=1, keepdim=True)
+
+
+@builds("RandomRotate90")
+def _rot90(p: dict) -> Any:
+    return K.RandomRotation90(times=tuple(p["times"]), p=1, keepdim=True)
+
+
+@builds("Rotate")
+def _rotate(p: dict) -> Any:
+    # degrees (not radians); areas outside the rotated image are zero-filled (fill 0).
+    return K.RandomRotation(tuple(p["angle_range"]), resample=p["interpolation"].upper(), p=1, keepdim=True)
+
+
+@builds("Affine")
+def _affine(p: dict) -> Any:
+    # angle: fixed degrees; scale: fixed; shear: x-shear degree range; shift: at most shift px at
+    # reference_size px → translate fractions of each side. Outside areas are zero-filled.
+    translate = tuple(s / p["reference_size"] for s in p["shift"])
+    return K.RandomAffine(
+        degrees=(p["angle"], p["angle"]),
+        translate=translate,
+        scale=(p["scale"], p["scale"]),
+        shear=tuple(p["shear"]),
+        resample=p["interpolation"].upper(),
+        p=1,
+        keepdim=True,
+    )
+
+
+@builds("Shear")
+def _shear(p: dict) -> Any:
+    return K.RandomShear(float(p["shear"]), p=1, keepdim=True)  # x-shear in [-shear, shear] degrees
+
+
+@builds("Perspective")
+def _perspective(p: dict) -> Any:
+    # distortion_scale bounds the corner displacement: the top of the canonical range.
+    return K.RandomPerspective(distortion_scale=p["scale"][1], resample=p["interpolation"].upper(), p=1, keepdim=True)
+
+
+@builds("Elastic")
+def _elastic(p: dict) -> Any:
+    # sigma in pixels with torchvision's kernel extent (8·sigma + 1, made odd); Kornia's alpha scales
+    # the displacement in normalized coordinates ([-1, 1] spans a side): alpha px → 2·alpha / 512
+    # for the 512-px images of the reference sizes.
+    sigma = p["sigma"]
+    kernel = int(8 * sigma + 1) | 1
+    alpha = 2 * p["alpha"] / 512
+    return K.RandomElasticTransform(
+        kernel_size=(kernel, kernel),
+        sigma=(sigma, sigma),
+        alpha=(alpha, alpha),
+        resample=p["interpolation"].upper(),
+        p=1,
+        keepdim=True,
+    )
+
+
+@builds("ThinPlateSpline")
+def _tps(p: dict) -> Any:
+    return K.RandomThinPlateSpline(scale=p["distortion_scale"], p=1, keepdim=True)
+
+
+@builds("RandomJigsaw")
+def _jigsaw(p: dict) -> Any:
+    # Kornia raises on images whose height or width is not divisible by the grid; such items
+    # fail the timed loop with the library's message (kind "exception"), as any raising transform.
+    return K.RandomJigsaw(grid=tuple(p["grid"]), p=1, keepdim=True)
+
+
+@builds("ColorJitter")
+def _color_jitter(p: dict) -> Any:
+    return K.ColorJitter(p["brightness"], p["contrast"], p["saturation"], p["hue"], p=1, keepdim=True)
+
+
+@builds("ColorJiggle")
+def _color_jiggle(p: dict) -> Any:
+    return K.ColorJiggle(
+        tuple(p["brightness"]), tuple(p["contrast"]), tuple(p["saturation"]), tuple(p["hue"]), p=1, keepdim=True
+    )
+
+
+@builds("Brightness")
+def _brightness(p: dict) -> Any:
+    # Kornia adds (factor - 1) in [0, 1] units: the additive limit l → factor 1 + l
+    low, high = p["brightness_limit"]
+    return K.RandomBrightness(brightness=(1 + low, 1 + high), p=1, keepdim=True)
+
+
+@builds("Contrast")
+def _contrast(p: dict) -> Any:
+    low, high = p["contrast_limit"]  # limit l → multiplicative factor 1 + l
+    return K.RandomContrast(contrast=(1 + low, 1 + high), p=1, keepdim=True)
+
+
+@builds("Saturation")
+def _saturation(p: dict) -> Any:
+    spread = p["saturation_factor"]  # s → factor in [1 - s, 1 + s]
+    return K.RandomSaturation(saturation=(1 - spread, 1 + spread), p=1, keepdim=True)
+
+
+@builds("Hue")
+def _hue(p: dict) -> Any:
+    shift = p["hue"] / 360.0  # degrees → fraction of a turn
+    return K.RandomHue(hue=(-shift, shift), p=1, keepdim=True)
+
+
+@builds("ChannelShuffle")
+def _channel_shuffle(p: dict) -> Any:
+    return K.RandomChannelShuffle(p=1, keepdim=True)
+
+
+@builds("ChannelDropout")
+def _channel_dropout(p: dict) -> Any:
+    return K.RandomChannelDropout(p=1, keepdim=True)
+
+
+@builds("Grayscale")
+def _grayscale(p: dict) -> Any:
+    return K.RandomGrayscale(p=1, keepdim=True)  # 3 output channels, as num_output_channels asks
+
+
+@builds("RGBShift")
+def _rgb_shift(p: dict) -> Any:
+    limit = p["pixel_shift"] / 255.0  # 0..255 units → [0, 1] units
+    return K.RandomRGBShift(r_shift_limit=limit, g_shift_limit=limit, b_shift_limit=limit, p=1, keepdim=True)
+
+
+@builds("GaussianBlur")
+def _gaussian_blur(p: dict) -> Any:
+    return K.RandomGaussianBlur(tuple(p["kernel_size"]), (p["sigma"], p["sigma"]), p=1, keepdim=True)
+
+
+@builds("GaussianNoise")
+def _gaussian_noise(p: dict) -> Any:
+    # mean and std are fractions of the maximum: Kornia's [0, 1] float units directly.
+    return K.RandomGaussianNoise(mean=p["mean"], std=p["std"], p=1, keepdim=True)
+
+
+@builds("MedianBlur")
+def _median_blur(p: dict) -> Any:
+    size = p["blur_limit"]
+    return K.RandomMedianBlur((size, size), p=1, keepdim=True)
+
+
+@builds("Blur")
+def _box_blur(p: dict) -> Any:
+    size = p["radius"]  # canonical radius 5 = 5×5 box kernel
+    return K.RandomBoxBlur((size, size), border_type=p["border_mode"], p=1, keepdim=True)
+
+
+@builds("MotionBlur")
+def _motion_blur(p: dict) -> Any:
+    return K.RandomMotionBlur(
+        p["kernel_size"],
+        tuple(float(a) for a in p["angle_range"]),
+        tuple(float(d) for d in p["direction_range"]),
+        p=1,
+        keepdim=True,
+    )
+
+
+@builds("Invert")
+def _invert(p: dict) -> Any:
+    return K.RandomInvert(p=1, keepdim=True)
+
+
+@builds("Posterize")
+def _posterize(p: dict) -> Any:
+    bits = float(p["bits"])  # a (b, b) range: a single number would mean the range (b, 8)
+    return K.RandomPosterize(bits=(bits, bits), p=1, keepdim=True)
+
+
+@builds("Solarize")
+def _solarize(p: dict) -> Any:
+    # Kornia draws the threshold from 0.5 ± thresholds: the canonical 0.5 (fraction) is offset 0.
+    return K.RandomSolarize(thresholds=abs(p["threshold"] - 0.5), additions=0.0, p=1, keepdim=True)
+
+
+@builds("Sharpen")
+def _sharpen(p: dict) -> Any:
+    # Kornia's sharpness factor leaves the image unchanged at 1 (0 = blurred), as torchvision's:
+    # blend alpha a → factor 1 + a, drawn per item from the range. lightness has no analogue.
+    low, high = p["alpha"]
+    return K.RandomSharpness(sharpness=(1 + low, 1 + high), p=1, keepdim=True)
+
+
+@builds("AutoContrast")
+def _autocontrast(p: dict) -> Any:
+    return K.RandomAutoContrast(p=1, keepdim=True)
+
+
+@builds("Equalize")
+def _equalize(p: dict) -> Any:
+    return K.RandomEqualize(p=1, keepdim=True)
+
+
+@builds("CLAHE")
+def _clahe(p: dict) -> Any:
+    return K.RandomClahe(
+        clip_limit=tuple(float(c) for c in p["clip_limit"]), grid_size=tuple(p["tile_grid_size"]), p=1, keepdim=True
+    )
+
+
+@builds("RandomGamma")
+def _gamma(p: dict) -> Any:
+    gamma = p["gamma"] / 100.0  # percent → exponent
+    return K.RandomGamma(gamma=(gamma, gamma), p=1, keepdim=True)
+
+
+@builds("PlankianJitter")
+def _planckian(p: dict) -> Any:
+    return K.RandomPlanckianJitter(mode=p["mode"], p=1, keepdim=True)
+
+
+@builds("Erasing")
+def _erasing(p: dict) -> Any:
+    return K.RandomErasing(scale=tuple(p["scale"]), ratio=tuple(p["ratio"]), value=float(p["fill"]), p=1, keepdim=True)
+
+
+@builds("JpegCompression")
+def _jpeg(p: dict) -> Any:
+    quality = float(p["quality"])
+    return K.RandomJPEG(jpeg_quality=(quality, quality), p=1, keepdim=True)
+
+
+@builds("SaltAndPepper")
+def _salt_pepper(p: dict) -> Any:
+    return K.RandomSaltAndPepperNoise(
+        amount=tuple(p["amount"]), salt_vs_pepper=tuple(p["salt_vs_pepper"]), p=1, keepdim=True
+    )
+
+
+@builds("LinearIllumination")
+def _linear_illumination(p: dict) -> Any:
+    return K.RandomLinearIllumination(gain=tuple(p["gain"]), p=1, keepdim=True)
+
+
+@builds("CornerIllumination")
+def _corner_illumination(p: dict) -> Any:
+    return K.RandomLinearCornerIllumination(gain=tuple(p["gain"]), p=1, keepdim=True)
+
+
+@builds("GaussianIllumination")
+def _gaussian_illumination(p: dict) -> Any:
+    return K.RandomGaussianIllumination(gain=tuple(p["gain"]), p=1, keepdim=True)
+
+
+@builds("PlasmaBrightness")
+def _plasma_brightness(p: dict) -> Any:
+    r = p["roughness"]
+    return K.RandomPlasmaBrightness(roughness=(r, r), p=1, keepdim=True)
+
+
+@builds("PlasmaContrast")
+def _plasma_contrast(p: dict) -> Any:
+    r = p["roughness"]
+    return K.RandomPlasmaContrast(roughness=(r, r), p=1, keepdim=True)
+
+
+@builds("PlasmaShadow")
+def _plasma_shadow(p: dict) -> Any:
+    r = p["roughness"]
+    return K.RandomPlasmaShadow(roughness=(r, r), p=1, keepdim=True)
+
+
+@builds("Rain")
+def _rain(p: dict) -> Any:
+    height, width = p["drop_height"], p["drop_width"]
+    return K.RandomRain(drop_height=(height, height), drop_width=(width, width), p=1, keepdim=True)
+
+
+@builds("Snow")
+def _snow(p: dict) -> Any:
+    return K.RandomSnow(snow_coefficient=tuple(p["snow_point_range"]), p=1, keepdim=True)
+
+
+class KorniaAdapter(TorchAdapter):
+    library = "kornia"
+    layout = "CHW"
+    builders = BUILDERS
+    reasons = REASONS
+    rgb_only = RGB_ONLY
+    device_reasons = DEVICE_REASONS
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stacked: torch.Tensor | None = None
+
+    def versions(self) -> dict[str, str]:
+        return {"kornia": kornia.__version__, **self.torch_versions()}
+
+    def decode(self, path: str) -> torch.Tensor:
+        return load_image(path, ImageLoadType.RGB32, device="cpu")  # float32 CHW in [0, 1]
+
+    def build(self, name: str, params: dict) -> Any:
+        apply = super().build(name, params)
+        module = getattr(apply, "module", apply)
+        if isinstance(module, torch.nn.Module):
+            module.to(self.device)  # in place: parameters and buffers follow the media
+        return apply
+
+    def prepare_batch(self, batch: int) -> None:
+        if batch > len(self.items):
+            raise BadRequest(f"batch {batch} exceeds the {len(self.items)} loaded items")
+        height = min(int(item.shape[-2]) for item in self.items)
+        width = min(int(item.shape[-1]) for item in self.items)
+        crops = [_center_crop_view(item, height, width) for item in self.items]
+        # append the first batch-1 items again so every window start..start+batch is one slice
+        self.stacked = torch.stack(crops + crops[: batch - 1]).contiguous()
+
+    def batch_inputs(self, start: int, count: int) -> list[torch.Tensor]:
+        assert self.stacked is not None and self.prepared is not None or count > 0
+        batch = self.prepared.batch if self.prepared else count
+        total = len(self.items)
+        views = []
+        for offset in range(0, count, batch):
+            first = (start + offset) % total
+            views.append(self.stacked[first : first + min(batch, count - offset)])
+        return views
+
+
+def _center_crop_view(item: torch.Tensor, height: int, width: int) -> torch.Tensor:
+    top, left = (item.shape[-2] - height) // 2, (item.shape[-1] - width) // 2
+    return item[:, top : top + height, left : left + width]
+
+
+ADAPTER = KorniaAdapter

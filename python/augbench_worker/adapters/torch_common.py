@@ -1,0 +1,73 @@
+"""Torch plumbing shared by the torchvision and Kornia adapters: thread pins, CUDA checks,
+device moves, forcing with ``.contiguous()`` and synchronizing before the clock stops.
+
+Imports torch only (both libraries are built on it); each library module still imports only
+its own library on top of this.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..protocol import EXCEPTION, Unsupported, WorkerError
+from .base import Adapter
+
+CUDA_MISSING = "CUDA requested but torch.cuda.is_available() is False"
+_DTYPE_NAMES = {torch.uint8: "uint8", torch.float32: "float32", torch.float16: "float16"}
+
+
+class TorchAdapter(Adapter):
+    native_type = "torch.Tensor"
+
+    def torch_versions(self) -> dict[str, str]:
+        versions = {"torch": torch.__version__, "numpy": np.__version__}
+        if torch.version.cuda:
+            versions["cuda"] = torch.version.cuda
+        return versions
+
+    def pin_threads(self, single: bool) -> dict[str, str]:
+        if single:
+            torch.set_num_threads(1)
+            try:
+                torch.set_num_interop_threads(1)
+            except RuntimeError:  # only settable before the first inter-op parallel work
+                pass
+        return {
+            "torch.num_threads": str(torch.get_num_threads()),
+            "torch.num_interop_threads": str(torch.get_num_interop_threads()),
+        }
+
+    def available_devices(self) -> list[str]:
+        return ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
+
+    def check_device(self, device: str) -> None:
+        if device not in ("cpu", "cuda"):
+            raise Unsupported(f"{self.library} runs on 'cpu' or 'cuda', not {device!r}")
+        if device == "cuda" and not torch.cuda.is_available():
+            raise WorkerError(EXCEPTION, CUDA_MISSING)
+
+    def seed(self, seed: int) -> None:
+        super().seed(seed)
+        torch.manual_seed(seed)
+
+    def replicate(self, item: torch.Tensor, times: int) -> torch.Tensor:
+        return torch.cat([item] * times, dim=0).contiguous()  # CHW: channels first
+
+    def to_device(self, item: torch.Tensor) -> torch.Tensor:
+        return item.to(self.device)
+
+    def force(self, out: Any) -> torch.Tensor:
+        return out.contiguous()
+
+    def sync(self) -> None:
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+
+    def is_native(self, out: Any) -> bool:
+        return isinstance(out, torch.Tensor) and out.device.type == self.device
+
+    def shape_dtype(self, value: Any) -> tuple[list[int], str]:
+        return list(value.shape), _DTYPE_NAMES.get(value.dtype, str(value.dtype).removeprefix("torch."))

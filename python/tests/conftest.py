@@ -1,0 +1,167 @@
+"""Shared test helpers: the canonical transform registry (read from specs/), synthetic JPEGs
+written with whatever encoder the running environment has, and a client that drives a real
+``python -m augbench_worker`` subprocess over the JSON-lines protocol.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import select
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PYTHON_DIR = REPO / "python"
+SPECS_DIR = REPO / "specs"
+RESPONSE_TIMEOUT_S = 120
+
+# library → the module its adapter imports (the suite skips a library that is not importable)
+LIBRARY_MODULES = {
+    "albumentationsx": "albumentations",
+    "torchvision": "torchvision",
+    "kornia": "kornia",
+    "pillow": "PIL",
+}
+# (height, width) of the synthetic images: one not divisible by common grid sizes on purpose.
+IMAGE_SIZES = [(256, 320), (250, 333), (300, 260)]
+
+
+def importable(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def load_registry() -> dict[str, dict[str, Any]]:
+    """Parse specs/transforms.yaml (flow-style entries; no YAML library in every env)."""
+    entries: dict[str, dict[str, Any]] = {}
+    current: dict[str, Any] = {}
+    for line in (SPECS_DIR / "transforms.yaml").read_text().splitlines():
+        stripped = line.strip()
+        if stripped.startswith("- name:"):
+            current = {"name": stripped.split(":", 1)[1].strip()}
+            entries[current["name"]] = current
+        elif stripped.startswith("params:"):
+            current["params"] = json.loads(stripped.split(":", 1)[1])
+        elif stripped.startswith("output:"):
+            current["rule"] = re.search(r"rule:\s*(\w+)", stripped).group(1)
+            size = re.search(r"size:\s*\[(\d+),\s*(\d+)\]", stripped)
+            current["size"] = [int(size.group(1)), int(size.group(2))] if size else None
+        elif stripped.startswith("dtype:"):
+            current["dtype"] = stripped.split(":", 1)[1].strip()
+    return entries
+
+
+def load_set(name: str) -> list[str]:
+    lines = (SPECS_DIR / "sets" / f"{name}.txt").read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def _synthetic(height: int, width: int, seed: int):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:height, 0:width]
+    base = np.stack([xx * 255 / width, yy * 255 / height, (xx + yy) * 127 / (width + height)], axis=2)
+    return np.clip(base + rng.normal(0, 20, base.shape), 0, 255).astype(np.uint8)
+
+
+def _encode(array, path: Path) -> None:
+    """Write a JPEG with the first encoder this environment has."""
+    if importable("PIL"):
+        from PIL import Image
+
+        Image.fromarray(array).save(path, quality=90)
+    elif importable("cv2"):
+        import cv2
+
+        cv2.imwrite(str(path), array[:, :, ::-1])
+    elif importable("torchvision"):
+        import torch
+        from torchvision.io import encode_jpeg, write_file
+
+        write_file(str(path), encode_jpeg(torch.from_numpy(array).permute(2, 0, 1).contiguous(), quality=90))
+    else:
+        pytest.skip("no JPEG encoder (Pillow, OpenCV or torchvision) in this environment")
+
+
+@pytest.fixture(scope="session")
+def jpeg_paths(tmp_path_factory) -> list[str]:
+    pytest.importorskip("numpy")
+    folder = tmp_path_factory.mktemp("images")
+    paths = []
+    for index, (height, width) in enumerate(IMAGE_SIZES):
+        path = folder / f"img{index}.jpg"
+        _encode(_synthetic(height, width, seed=index), path)
+        paths.append(str(path))
+    return paths
+
+
+class WorkerClient:
+    """A real worker subprocess; ``request`` sends one line and reads one response line."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        full_env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR))
+        full_env.update(env or {})
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "augbench_worker", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            env=full_env,
+        )
+
+    def send_raw(self, line: str) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], RESPONSE_TIMEOUT_S)
+        assert ready, f"no response within {RESPONSE_TIMEOUT_S}s; stderr:\n{self.log()}"
+        raw = self.proc.stdout.readline()
+        assert raw, f"worker closed stdout; stderr:\n{self.log()}"
+        return json.loads(raw)
+
+    def request(self, op: str, **fields: Any) -> dict[str, Any]:
+        return self.send_raw(json.dumps({"op": op, **fields}))
+
+    def log(self) -> str:
+        self.stderr.seek(0)
+        return self.stderr.read().decode(errors="replace")[-4000:]
+
+    def close(self) -> int:
+        if self.proc.poll() is None:
+            self.request("shutdown")
+        code = self.proc.wait(timeout=RESPONSE_TIMEOUT_S)
+        self.stderr.close()
+        return code
+
+
+@pytest.fixture
+def worker_factory():
+    started: list[WorkerClient] = []
+
+    def start(*args: str, env: dict[str, str] | None = None) -> WorkerClient:
+        client = WorkerClient(*args, env=env)
+        started.append(client)
+        return client
+
+    yield start
+    for client in started:
+        if client.proc.poll() is None:
+            client.proc.kill()
+            client.proc.wait()
+
+
+def first_importable_library() -> str:
+    """The lightest adapter library this interpreter can import (protocol tests need a real one)."""
+    for library in ("pillow", "kornia", "torchvision", "albumentationsx"):  # fastest import first
+        if importable(LIBRARY_MODULES[library]):
+            return library
+    pytest.skip("no adapter library importable in this interpreter")

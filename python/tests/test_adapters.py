@@ -1,0 +1,120 @@
+"""Every adapter × transform of the rgb and 9ch sets through the real protocol: load → prepare →
+check → time. Supported transforms must meet the spec's output rule (shape and dtype); the rest
+must answer ``unsupported`` with a reason. A library that is not importable here is skipped.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import LIBRARY_MODULES, WorkerClient, importable, load_registry, load_set
+
+REGISTRY = load_registry()
+SCENARIOS = {"rgb": 3, "9ch": 9}
+CASES = [
+    pytest.param(library, scenario, name, id=f"{library}-{scenario}-{name}")
+    for library in LIBRARY_MODULES
+    for scenario in SCENARIOS
+    for name in load_set(scenario)
+    if not (library == "pillow" and scenario == "9ch")
+]
+# (library, transform) → text of the library's own error on some of the synthetic sizes.
+RAISES_ON_SOME_SIZES = {("kornia", "RandomJigsaw"): "divisible by grid"}
+_workers: dict[tuple[str, str], WorkerClient] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_workers():
+    yield
+    for client in _workers.values():
+        client.close()
+    _workers.clear()
+
+
+def loaded_worker(library: str, scenario: str, paths: list[str]) -> WorkerClient:
+    """One long-lived worker per (library, scenario), as the coordinator runs them."""
+    pytest.importorskip(LIBRARY_MODULES[library])
+    key = (library, scenario)
+    if key not in _workers:
+        client = WorkerClient("--library", library)
+        hello = client.request("hello")
+        assert hello["ok"], hello
+        loaded = client.request("load", media="image", paths=paths, channels=SCENARIOS[scenario], device="cpu")
+        assert loaded["ok"], loaded
+        assert loaded["count"] == len(paths)
+        _workers[key] = client
+    return _workers[key]
+
+
+def channels_and_spatial(shape: list[int], layout: str) -> tuple[int, list[int]]:
+    if layout == "CHW":
+        return shape[0], shape[1:]
+    return shape[-1], shape[:-1]  # HWC, and PIL reported after np.asarray
+
+
+def assert_contract(name: str, checked: dict) -> None:
+    spec = REGISTRY[name]
+    layout = checked["layout"]
+    in_channels, in_spatial = channels_and_spatial(checked["input_shape"], layout)
+    out_channels, out_spatial = channels_and_spatial(checked["output_shape"], layout)
+    if spec["rule"] == "same":
+        assert checked["output_shape"] == checked["input_shape"], checked
+    elif spec["rule"] == "fixed":
+        assert out_spatial == spec["size"] and out_channels == in_channels, checked
+    else:  # depends on the input: same rank and channel count, non-empty
+        assert len(checked["output_shape"]) == len(checked["input_shape"]), checked
+        assert out_channels == in_channels and min(out_spatial) > 0, checked
+    expected_dtype = checked["input_dtype"] if spec["dtype"] == "same" else spec["dtype"]
+    assert checked["output_dtype"] == expected_dtype, checked
+
+
+@pytest.mark.parametrize(("library", "scenario", "name"), CASES)
+def test_transform_contract(library: str, scenario: str, name: str, jpeg_paths: list[str]) -> None:
+    client = loaded_worker(library, scenario, jpeg_paths)
+    prepared = client.request("prepare", transform=name, params=REGISTRY[name]["params"], device="cpu")
+    if not prepared["ok"]:
+        assert prepared["kind"] == "unsupported", prepared
+        assert len(prepared["error"]) > 10, "an unsupported transform must say why"
+        return
+    assert prepared["regime"] == "per_image"
+    checked = client.request("check")
+    assert checked["ok"], checked
+    assert_contract(name, checked)
+    timed = client.request("time", start=1, count=len(jpeg_paths), loops=2)
+    if (library, name) in RAISES_ON_SOME_SIZES:
+        assert timed["kind"] == "exception" and RAISES_ON_SOME_SIZES[(library, name)] in timed["error"], timed
+        assert "raised on item" in timed["error"], timed
+        return
+    assert timed["ok"], timed
+    assert len(timed["ns"]) == 2 and all(isinstance(v, int) and v > 0 for v in timed["ns"])
+
+
+def test_pillow_refuses_multichannel(jpeg_paths: list[str], worker_factory) -> None:
+    pytest.importorskip("PIL")
+    client = worker_factory("--library", "pillow")
+    loaded = client.request("load", media="image", paths=jpeg_paths, channels=9, device="cpu")
+    assert not loaded["ok"] and loaded["kind"] == "unsupported"
+    assert "9 channels" in loaded["error"]
+
+
+@pytest.mark.parametrize("library", list(LIBRARY_MODULES))
+def test_hello_reports_versions_and_single_thread(library: str, worker_factory) -> None:
+    pytest.importorskip(LIBRARY_MODULES[library])
+    hello = worker_factory("--library", library).request("hello")
+    assert hello["ok"] and hello["library"] == library and hello["protocol"] == 1
+    assert library in hello["versions"] and "numpy" in hello["versions"]
+    assert hello["threads"]["AUGBENCH_THREAD_POLICY"] == "single"
+    assert hello["threads"]["OMP_NUM_THREADS"] == "1"
+    assert "cpu" in hello["devices"]
+
+
+def test_suite_covers_every_set_entry() -> None:
+    """The sets only name transforms that the registry defines."""
+    for scenario in SCENARIOS:
+        missing = [name for name in load_set(scenario) if name not in REGISTRY]
+        assert not missing, (scenario, missing)
+
+
+def test_some_library_is_importable() -> None:
+    if not any(importable(module) for module in LIBRARY_MODULES.values()):
+        pytest.skip("no adapter library importable in this interpreter")

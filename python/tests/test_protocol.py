@@ -1,0 +1,276 @@
+"""Protocol behaviour of a real worker process: the guarded stdout, malformed and out-of-order
+requests, failure kinds, custom spec files (valid, broken, raising), thread policy, devices and
+Kornia's batched regime. Library-specific cases skip when the library is not importable.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from conftest import LIBRARY_MODULES, first_importable_library, importable
+
+IDENTITY_SPEC = """\
+import os
+LIBRARY = "{library}"
+print("noise from print at import")
+os.write(1, b"raw noise on fd 1 at import\\n")
+
+def __call__(transform, image):
+    print("noise from print in __call__")
+    os.write(1, b"raw noise on fd 1 in __call__\\n")
+    return transform(image)
+
+TRANSFORMS = [{{"name": "Identity", "transform": lambda image: image}}]
+"""
+
+RAISING_SPEC = """\
+LIBRARY = "{library}"
+CALLS = []
+
+def __call__(transform, image):
+    return transform(image)
+
+def explode_on_second(image):
+    CALLS.append(1)
+    if len(CALLS) % 2 == 0:
+        raise ValueError("synthetic failure on this item")
+    return image
+
+TRANSFORMS = [{{"name": "Flaky", "transform": explode_on_second}}]
+"""
+
+
+def write_spec(tmp_path, text: str, name: str = "my_spec.py") -> str:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+def load_images(client, paths, channels=3, device="cpu"):
+    return client.request("load", media="image", paths=paths, channels=channels, device=device)
+
+
+def test_library_prints_do_not_corrupt_the_stream(tmp_path, jpeg_paths, worker_factory) -> None:
+    library = first_importable_library()
+    client = worker_factory("--spec", write_spec(tmp_path, IDENTITY_SPEC.format(library=library)))
+    hello = client.request("hello")
+    assert hello["ok"] and hello["library"] == library, hello
+    assert hello["spec"]["transforms"] == ["Identity"]
+    assert load_images(client, jpeg_paths)["ok"]
+    assert client.request("prepare", transform="Identity", params={})["ok"]
+    checked = client.request("check")
+    assert checked["ok"] and checked["output_shape"] == checked["input_shape"], checked
+    timed = client.request("time", start=0, count=3, loops=2)
+    assert timed["ok"] and len(timed["ns"]) == 2, timed
+    assert client.request("shutdown") == {"ok": True}
+    assert client.proc.wait(timeout=60) == 0
+
+
+def test_prints_land_in_the_log(tmp_path, jpeg_paths, worker_factory) -> None:
+    library = first_importable_library()
+    client = worker_factory("--spec", write_spec(tmp_path, IDENTITY_SPEC.format(library=library)))
+    assert client.request("hello")["ok"]
+    assert load_images(client, jpeg_paths)["ok"]
+    assert client.request("prepare", transform="Identity", params={})["ok"]
+    assert client.request("check")["ok"]
+    log = client.log()
+    for text in (
+        "noise from print at import",
+        "raw noise on fd 1 at import",
+        "noise from print in __call__",
+        "raw noise on fd 1 in __call__",
+    ):
+        assert text in log
+
+
+def test_malformed_and_unknown_requests_keep_the_worker_alive(worker_factory) -> None:
+    client = worker_factory("--library", first_importable_library())
+    for raw, fragment in [
+        ("this is not json", "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        ('{"no_op": 1}', '"op"'),
+        ('{"op": "dance"}', "unknown op 'dance'"),
+    ]:
+        response = client.send_raw(raw)
+        assert response["ok"] is False and response["kind"] == "bad_request", response
+        assert fragment in response["error"]
+        assert set(response) == {"ok", "error", "kind", "detail"}
+    assert client.request("hello")["ok"]
+    assert client.close() == 0
+
+
+def test_out_of_order_and_bad_fields(jpeg_paths, worker_factory) -> None:
+    client = worker_factory("--library", first_importable_library())
+    assert client.request("prepare", transform="HorizontalFlip", params={})["kind"] == "bad_request"
+    assert client.request("check")["kind"] == "bad_request"
+    assert client.request("time", start=0, count=1, loops=1)["kind"] == "bad_request"
+    assert load_images(client, jpeg_paths, channels=4)["kind"] == "bad_request"
+    assert client.request("load", media="image", paths=[], channels=3)["kind"] == "bad_request"
+    assert load_images(client, jpeg_paths)["ok"]
+    unknown = client.request("prepare", transform="NoSuchTransform", params={})
+    assert unknown["kind"] == "unsupported" and "NoSuchTransform" in unknown["error"]
+    assert client.request("prepare", transform="HorizontalFlip", params={})["ok"]
+    assert client.request("time", start=0, count=0, loops=1)["kind"] == "bad_request"
+    assert client.request("time", start=0, count=2, loops=True)["kind"] == "bad_request"
+
+
+def test_undecodable_files_are_skipped_and_named(tmp_path, jpeg_paths, worker_factory) -> None:
+    broken = tmp_path / "broken.jpg"
+    broken.write_bytes(b"not a jpeg")
+    client = worker_factory("--library", first_importable_library())
+    loaded = load_images(client, [jpeg_paths[0], str(broken)])
+    assert loaded["ok"] and loaded["count"] == 1, loaded
+    assert loaded["skipped"][0]["path"] == str(broken) and loaded["skipped"][0]["reason"]
+    nothing = load_images(client, [str(broken)])
+    assert nothing["kind"] == "exception" and str(broken) in nothing["error"]
+
+
+def test_transform_raising_on_some_images(tmp_path, jpeg_paths, worker_factory) -> None:
+    library = first_importable_library()
+    client = worker_factory("--spec", write_spec(tmp_path, RAISING_SPEC.format(library=library)))
+    assert load_images(client, jpeg_paths)["ok"]
+    assert client.request("prepare", transform="Flaky", params={})["ok"]
+    timed = client.request("time", start=0, count=3, loops=1)
+    assert timed["ok"] is False and timed["kind"] == "exception", timed
+    assert "synthetic failure on this item" in timed["error"]
+    assert f"item 1 ({jpeg_paths[1]})" in timed["error"]
+    assert "Traceback" in timed["detail"]
+    assert client.request("hello")["ok"]
+    assert client.close() == 0
+
+
+@pytest.mark.parametrize(
+    ("source", "fragments"),
+    [
+        ('LIBRARY = "pillow"\n\ndef __call__(transform, image)\n    return image\n', ["line 3", "SyntaxError"]),
+        ("def __call__(transform, image):\n    return image\n\nTRANSFORMS = []\n", ["LIBRARY is not defined"]),
+        ('LIBRARY = "opencv-magic"\n', ["line 1", "LIBRARY must be"]),
+        ('LIBRARY = "{library}"\nTRANSFORMS = []\n', ["define a function __call__"]),
+        ('LIBRARY = "{library}"\n\n\ndef __call__(t, i):\n    return i\n\nTRANSFORMS = 3\n', ["line 7", "TRANSFORMS"]),
+        ('LIBRARY = "{library}"\nimport os\nraise RuntimeError("boom")\n', ["line 3", "RuntimeError: boom"]),
+    ],
+    ids=["syntax-error", "missing-library", "unknown-library", "missing-call", "bad-transforms", "raises-on-import"],
+)
+def test_spec_file_errors_name_file_and_line(tmp_path, worker_factory, source, fragments) -> None:
+    library = first_importable_library()
+    path = write_spec(tmp_path, source.replace("{library}", library), name="broken_spec.py")
+    client = worker_factory("--spec", path)
+    hello = client.request("hello")
+    assert hello["ok"] is False and hello["kind"] == "exception", hello
+    assert f"spec file {path}" in hello["error"]
+    for fragment in fragments:
+        assert fragment in hello["error"], hello["error"]
+    assert client.request("load", media="image", paths=["x.jpg"], channels=3)["error"] == hello["error"]
+    assert client.close() == 0
+
+
+def test_spec_library_must_match_library_flag(tmp_path, worker_factory) -> None:
+    library = first_importable_library()
+    other = next(name for name in LIBRARY_MODULES if name != library)
+    path = write_spec(tmp_path, IDENTITY_SPEC.format(library=library))
+    hello = worker_factory("--library", other, "--spec", path).request("hello")
+    assert hello["ok"] is False and f"LIBRARY is '{library}'" in hello["error"]
+
+
+@pytest.mark.parametrize("library", list(LIBRARY_MODULES))
+def test_missing_library_names_environment_and_package(library, worker_factory) -> None:
+    if importable(LIBRARY_MODULES[library]):
+        pytest.skip(f"{library} is importable here")
+    hello = worker_factory("--library", library).request("hello")
+    assert hello["ok"] is False and hello["kind"] == "exception"
+    assert f"library {library}: cannot import" in hello["error"]
+    assert "in environment" in hello["error"] and f"'{library}'" in hello["error"]
+
+
+def test_thread_policy_is_applied_and_reported(worker_factory) -> None:
+    library = first_importable_library()
+    single = worker_factory("--library", library, env={"OMP_NUM_THREADS": "4"}).request("hello")
+    assert single["threads"]["OMP_NUM_THREADS"] == "1"
+    pipeline = worker_factory(
+        "--library", library, env={"OMP_NUM_THREADS": "4", "AUGBENCH_THREAD_POLICY": "pipeline-default"}
+    ).request("hello")
+    assert pipeline["threads"]["AUGBENCH_THREAD_POLICY"] == "pipeline-default"
+    assert pipeline["threads"]["OMP_NUM_THREADS"] == "4"
+    bad = worker_factory("--library", library, env={"AUGBENCH_THREAD_POLICY": "many"}).request("hello")
+    assert bad["ok"] is False and "AUGBENCH_THREAD_POLICY='many'" in bad["error"]
+
+
+def test_cpu_only_libraries_refuse_cuda(jpeg_paths, worker_factory) -> None:
+    for library in ("albumentationsx", "pillow"):
+        if importable(LIBRARY_MODULES[library]):
+            loaded = load_images(worker_factory("--library", library), jpeg_paths, device="cuda")
+            assert loaded["kind"] == "unsupported" and "CPU only" in loaded["error"]
+            return
+    pytest.skip("neither AlbumentationsX nor Pillow importable")
+
+
+@pytest.mark.parametrize("library", ["torchvision", "kornia"])
+def test_cuda_without_a_gpu_is_a_clear_error(library, jpeg_paths, worker_factory) -> None:
+    pytest.importorskip(LIBRARY_MODULES[library])
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    client = worker_factory("--library", library)
+    assert client.request("hello")["devices"] == ["cpu"]
+    loaded = load_images(client, jpeg_paths, device="cuda")
+    assert loaded["kind"] == "exception"
+    assert loaded["error"] == "CUDA requested but torch.cuda.is_available() is False"
+
+
+@pytest.mark.parametrize("library", ["torchvision", "kornia"])
+def test_cuda_round_trip(library, jpeg_paths, worker_factory) -> None:
+    pytest.importorskip(LIBRARY_MODULES[library])
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    client = worker_factory("--library", library)
+    assert "cuda" in client.request("hello")["devices"]
+    assert load_images(client, jpeg_paths, device="cuda")["ok"]
+    assert client.request("prepare", transform="HorizontalFlip", params={}, device="cuda")["ok"]
+    checked = client.request("check")
+    assert checked["ok"] and checked["output_shape"] == checked["input_shape"], checked
+    assert client.request("time", start=0, count=3, loops=2)["ok"]
+    wrong = client.request("prepare", transform="HorizontalFlip", params={}, device="cpu")
+    assert wrong["kind"] == "bad_request"
+    if library == "torchvision":
+        jpeg = client.request("prepare", transform="JpegCompression", params={"quality": 50}, device="cuda")
+        assert jpeg["kind"] == "unsupported"
+
+
+def test_kornia_batched_regime(jpeg_paths, worker_factory) -> None:
+    pytest.importorskip("kornia")
+    client = worker_factory("--library", "kornia")
+    assert load_images(client, jpeg_paths)["ok"]
+    prepared = client.request(
+        "prepare", transform="GaussianBlur", params={"sigma": 2.0, "kernel_size": [5, 5]}, batch=2
+    )
+    assert prepared["ok"] and prepared["regime"] == "batch" and prepared["batch"] == 2, prepared
+    checked = client.request("check")
+    assert checked["ok"] and checked["batch"] == 2, checked
+    assert checked["input_shape"] == [3, 250, 260], "items are centre-cropped to the smallest height and width"
+    assert checked["output_shape"] == checked["input_shape"]
+    timed = client.request("time", start=2, count=5, loops=2)
+    assert timed["ok"] and len(timed["ns"]) == 2, timed
+    too_big = client.request("prepare", transform="GaussianBlur", params={"sigma": 2.0, "kernel_size": [5, 5]}, batch=4)
+    assert too_big["kind"] == "bad_request"
+    per_image = client.request("prepare", transform="HorizontalFlip", params={})
+    assert per_image["regime"] == "per_image"
+
+
+def test_batched_regime_is_kornia_only(jpeg_paths, worker_factory) -> None:
+    library = first_importable_library()
+    if library == "kornia":
+        pytest.skip("kornia supports the batched regime")
+    client = worker_factory("--library", library)
+    assert load_images(client, jpeg_paths)["ok"]
+    refused = client.request("prepare", transform="HorizontalFlip", params={}, batch=2)
+    assert refused["kind"] == "unsupported" and "batched" in refused["error"]
+
+
+def test_eof_ends_the_worker_cleanly(worker_factory) -> None:
+    client = worker_factory("--library", first_importable_library())
+    assert client.request("hello")["ok"]
+    client.proc.stdin.close()
+    assert client.proc.wait(timeout=60) == 0
