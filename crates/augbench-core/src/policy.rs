@@ -74,6 +74,9 @@ pub const WARMUP_MAX_SEC: f64 = 5.0;
 pub const WARMUP_SUBSET_ITEMS: u64 = 10;
 /// Precision target: the run budget when adding runs until the interval is narrow enough.
 pub const PRECISION_MAX_RUNS: u64 = 30;
+/// `refresh_requirements`: a lock re-resolved from `envs/<group>.in` is reused for this long
+/// (seconds) before uv resolves it again, so runs with cached environments start at once.
+pub const LOCK_REFRESH_MAX_AGE_SEC: f64 = 24.0 * 3600.0;
 /// A worker request that takes longer than this is treated as a hang; the worker is killed.
 pub const REQUEST_TIMEOUT_SEC: f64 = 600.0;
 /// Bootstrap resamples for the median interval, its seed and its confidence level.

@@ -10,6 +10,7 @@ pub mod model;
 pub mod output;
 pub mod plot;
 pub mod regression;
+pub mod sample;
 pub mod table;
 
 pub use load::load_paths;

@@ -1,10 +1,157 @@
-//! `augbench compare`: placeholder until its capability lands.
+//! `augbench compare`: comparison tables of libraries (one per scenario, mode and device), or,
+//! with `--baseline` and `--current`, regression verdicts per row. Also holds the options the
+//! other report commands share (reference library, sort order, loading with warnings).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(Debug, clap::Args)]
-pub struct Args {}
+use augbench_core::policy;
+use augbench_report::export::{self, Format};
+use augbench_report::regression;
+use augbench_report::{Dataset, Sort, TableOptions};
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`augbench compare` is not implemented yet")
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    Markdown,
+    Csv,
+    Json,
+}
+
+impl From<Format> for FormatArg {
+    fn from(f: Format) -> FormatArg {
+        match f {
+            Format::Markdown => FormatArg::Markdown,
+            Format::Csv => FormatArg::Csv,
+            Format::Json => FormatArg::Json,
+        }
+    }
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Markdown => Format::Markdown,
+            FormatArg::Csv => Format::Csv,
+            FormatArg::Json => Format::Json,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SortArg {
+    /// Transform name, A → Z.
+    Name,
+    /// Speedup of the reference library, largest first.
+    Speedup,
+}
+
+impl From<Sort> for SortArg {
+    fn from(s: Sort) -> SortArg {
+        match s {
+            Sort::Name => SortArg::Name,
+            Sort::Speedup => SortArg::Speedup,
+        }
+    }
+}
+
+impl From<SortArg> for Sort {
+    fn from(s: SortArg) -> Sort {
+        match s {
+            SortArg::Name => Sort::Name,
+            SortArg::Speedup => Sort::Speedup,
+        }
+    }
+}
+
+/// Help of `--reference-library`, naming the default from policy.
+pub fn reference_help() -> String {
+    format!(
+        "Library whose speedup over the others is shown [default: {} when present, else the first library by name]",
+        policy::DEFAULT_REFERENCE_LIBRARY
+    )
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Results folders (every *_results.json below them), result JSON files or cell logs (.parquet, .jsonl).
+    #[arg(value_name = "RESULTS", conflicts_with_all = ["baseline", "current"])]
+    pub results: Vec<PathBuf>,
+    #[arg(long, value_name = "LIBRARY", help = reference_help())]
+    pub reference_library: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::default().into())]
+    pub format: FormatArg,
+    /// Row order of each table.
+    #[arg(long, value_enum, default_value_t = Sort::default().into())]
+    pub sort: SortArg,
+    /// Write to this file (atomically) instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Regression mode: the earlier run (folder, result file or cell log).
+    #[arg(long, value_name = "RESULTS", requires = "current")]
+    pub baseline: Option<PathBuf>,
+    /// Regression mode: the run to check against the baseline.
+    #[arg(long, value_name = "RESULTS", requires = "baseline")]
+    pub current: Option<PathBuf>,
+    /// Regression mode: smallest relative change of the median that counts, as a fraction (0.1 = 10%).
+    #[arg(long, value_name = "FRACTION", default_value_t = policy::REGRESSION_MIN_EFFECT)]
+    pub min_effect: f64,
+    /// Regression mode: exit with code 1 when any row is a regression.
+    #[arg(long, requires = "baseline")]
+    pub fail_on_regression: bool,
+}
+
+/// Loads results and prints the loader's warnings to standard error.
+pub fn load(paths: &[PathBuf]) -> anyhow::Result<Dataset> {
+    let data = augbench_report::load_paths(paths)?;
+    for w in &data.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(data)
+}
+
+/// Prints `text` or writes it atomically to `out`.
+pub fn emit(text: &str, out: Option<&PathBuf>) -> anyhow::Result<()> {
+    match out {
+        Some(path) => {
+            augbench_report::output::write_atomic(path, text.as_bytes())?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let (Some(b), Some(c)) = (&args.baseline, &args.current) {
+        return run_regression(&args, b, c);
+    }
+    let data = load(&args.results)?;
+    let opts = TableOptions {
+        reference: args.reference_library.clone(),
+        sort: args.sort.into(),
+    };
+    let tables = augbench_report::table::build_tables(&data, &opts)?;
+    emit(
+        &export::render(&tables, args.format.into())?,
+        args.out.as_ref(),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_regression(args: &Args, baseline: &PathBuf, current: &PathBuf) -> anyhow::Result<ExitCode> {
+    let base = load(std::slice::from_ref(baseline))?;
+    let cur = load(std::slice::from_ref(current))?;
+    let report = regression::compare(&base, &cur, args.min_effect)?;
+    emit(
+        &regression::render(&report, args.format.into())?,
+        args.out.as_ref(),
+    )?;
+    if args.format != FormatArg::Markdown || args.out.is_some() {
+        eprintln!("{}", regression::summary(&report));
+    }
+    if args.fail_on_regression && report.has_regression() {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
 }

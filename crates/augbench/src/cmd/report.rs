@@ -1,10 +1,35 @@
-//! `augbench report`: placeholder until its capability lands.
+//! `augbench report`: one self-contained HTML file (inline CSS, script and SVG plots).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(Debug, clap::Args)]
-pub struct Args {}
+use augbench_report::{Sort, TableOptions};
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`augbench report` is not implemented yet")
+use super::compare::{SortArg, load, reference_help};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Results folders (every *_results.json below them), result JSON files or cell logs.
+    #[arg(long, value_name = "RESULTS", required = true, num_args = 1..)]
+    pub results: Vec<PathBuf>,
+    /// The HTML file to write.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    #[arg(long, value_name = "LIBRARY", help = reference_help())]
+    pub reference_library: Option<String>,
+    /// Initial row order of each table.
+    #[arg(long, value_enum, default_value_t = Sort::default().into())]
+    pub sort: SortArg,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let data = load(&args.results)?;
+    let opts = TableOptions {
+        reference: args.reference_library,
+        sort: args.sort.into(),
+    };
+    let html = augbench_report::html::render(&data, &opts)?;
+    augbench_report::output::write_atomic(&args.out, html.as_bytes())?;
+    println!("{}", args.out.display());
+    Ok(ExitCode::SUCCESS)
 }

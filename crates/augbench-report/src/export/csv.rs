@@ -1,0 +1,123 @@
+//! CSV export in long form: one line per (group, transform, library) with status, median, std,
+//! interval and the row's speedup, so spreadsheets and data frames can pivot it freely.
+
+use anyhow::Context;
+
+use crate::table::{Cell, Table};
+
+const HEADER: [&str; 16] = [
+    "scenario",
+    "mode",
+    "device",
+    "variant",
+    "transform",
+    "library",
+    "library_version",
+    "status",
+    "median",
+    "std",
+    "ci_low",
+    "ci_high",
+    "unit",
+    "reference",
+    "speedup_reference_over_fastest_other",
+    "reason",
+];
+
+pub fn render(tables: &[Table]) -> anyhow::Result<String> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(HEADER).context("writing CSV")?;
+    for t in tables {
+        for r in &t.rows {
+            for (c, col) in r.cells.iter().zip(&t.columns) {
+                let k = &t.key;
+                let mut rec = vec![
+                    k.scenario.clone(),
+                    k.mode.clone(),
+                    k.device.clone(),
+                    k.variant.clone(),
+                    r.transform.clone(),
+                    col.library.clone(),
+                    col.version.clone(),
+                ];
+                rec.extend(cell_fields(c));
+                rec.push(t.unit.to_string());
+                rec.push(t.reference.clone());
+                rec.push(opt(r.speedup));
+                rec.push(reason(c));
+                w.write_record(&rec).context("writing CSV")?;
+            }
+        }
+    }
+    let bytes = w.into_inner().context("finishing CSV")?;
+    String::from_utf8(bytes).context("CSV is not UTF-8")
+}
+
+/// status, median, std, ci_low, ci_high.
+fn cell_fields(c: &Cell) -> [String; 5] {
+    match c {
+        Cell::Ok {
+            median,
+            std,
+            ci_low,
+            ci_high,
+        } => [
+            "ok".into(),
+            median.to_string(),
+            opt(*std),
+            opt(*ci_low),
+            opt(*ci_high),
+        ],
+        Cell::Slow { preflight } => [
+            "slow".into(),
+            opt(*preflight),
+            String::new(),
+            String::new(),
+            String::new(),
+        ],
+        Cell::Unsupported { .. } => [
+            "unsupported".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ],
+        Cell::Error { .. } => [
+            "error".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ],
+        Cell::Missing => [
+            "missing".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ],
+    }
+}
+
+fn reason(c: &Cell) -> String {
+    match c {
+        Cell::Unsupported { reason } | Cell::Error { reason } => reason.clone().unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+fn opt(x: Option<f64>) -> String {
+    x.map(num).unwrap_or_default()
+}
+
+/// A number with at most six decimals (trailing zeros dropped): enough for any throughput, and
+/// free of last-bit noise.
+pub fn num(x: f64) -> String {
+    let s = format!("{x:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".to_string()
+    } else {
+        s.to_string()
+    }
+}

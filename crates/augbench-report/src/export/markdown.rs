@@ -1,0 +1,104 @@
+//! Markdown tables: `median ± std` cells, the fastest library of a row in bold, slow cells as
+//! `≤20 img/s`, unsupported as `–`, failures as `error`, then a legend and a per-library footer.
+
+use std::fmt::Write;
+
+use crate::export::{fmt_median_std, fmt_speedup};
+use crate::table::{Cell, Table, TableRow};
+
+/// Every table under a `### <group>` heading.
+pub fn render_all(tables: &[Table]) -> String {
+    let mut out = String::new();
+    for t in tables {
+        let _ = writeln!(out, "### {}\n", t.title);
+        out.push_str(&render_table(t));
+        out.push('\n');
+    }
+    out
+}
+
+/// One table with its legend and footer (what `docs update` puts between markers).
+pub fn render_table(t: &Table) -> String {
+    let mut out = String::new();
+    let mut header = vec!["Transform".to_string()];
+    header.extend(
+        t.columns
+            .iter()
+            .map(|c| column_title(&c.library, &c.version, t.unit)),
+    );
+    header.push(format!("Speedup ({} / fastest other)", t.reference));
+    let _ = writeln!(out, "| {} |", header.join(" | "));
+    let _ = writeln!(out, "|---|{}", "--:|".repeat(header.len() - 1));
+    for r in &t.rows {
+        let _ = writeln!(out, "| {} |", row_cells(t, r).join(" | "));
+    }
+    let _ = writeln!(out, "\n{}\n", legend(t));
+    out.push_str(&footer(t));
+    out
+}
+
+fn column_title(library: &str, version: &str, unit: &str) -> String {
+    if version.is_empty() {
+        format!("{library} [{unit}]")
+    } else {
+        format!("{library} {version} [{unit}]")
+    }
+}
+
+fn row_cells(t: &Table, r: &TableRow) -> Vec<String> {
+    let mut v = vec![escape(&r.transform)];
+    for (c, col) in r.cells.iter().zip(&t.columns) {
+        let text = cell_text(t, c);
+        let bold = r.fastest.as_deref() == Some(col.library.as_str());
+        v.push(if bold { format!("**{text}**") } else { text });
+    }
+    v.push(fmt_speedup(r.speedup));
+    v
+}
+
+fn cell_text(t: &Table, c: &Cell) -> String {
+    match c {
+        Cell::Ok { median, std, .. } => fmt_median_std(*median, *std),
+        Cell::Slow { .. } => t.slow_label(),
+        Cell::Unsupported { .. } | Cell::Missing => "–".into(),
+        Cell::Error { .. } => "error".into(),
+    }
+}
+
+fn legend(t: &Table) -> String {
+    let mut s = format!(
+        "**bold**: fastest in the row · `median ± std` over runs · `{}`: too slow for training use, \
+         not measured in full · `–`: unsupported · `error`: failed",
+        t.slow_label()
+    );
+    if !t.reference_present {
+        let _ = write!(s, " · speedup n/a: {} has no results here", t.reference);
+    }
+    s
+}
+
+fn footer(t: &Table) -> String {
+    let mut out = format!(
+        "| Library | Rows measured | Median speedup of {} (rows both measured) |\n|---|--:|--:|\n",
+        t.reference
+    );
+    for (i, f) in t.footer.iter().enumerate() {
+        let speedup = if i == 0 && t.reference_present {
+            "reference".to_string()
+        } else if f.common == 0 {
+            "n/a".to_string()
+        } else {
+            format!("{} over {} rows", fmt_speedup(f.median_speedup), f.common)
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} / {} | {speedup} |",
+            f.library, f.measured, f.total
+        );
+    }
+    out
+}
+
+fn escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}

@@ -1,0 +1,79 @@
+//! Table exporters, one file per format (markdown, CSV, JSON), and the number formatting they
+//! share so every output shows the same digits.
+
+pub mod csv;
+pub mod json;
+pub mod markdown;
+
+use serde::Serialize;
+
+use crate::table::Table;
+
+/// Output format of `compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    #[default]
+    Markdown,
+    Csv,
+    Json,
+}
+
+/// Renders tables in a format.
+pub fn render(tables: &[Table], format: Format) -> anyhow::Result<String> {
+    match format {
+        Format::Markdown => Ok(markdown::render_all(tables)),
+        Format::Csv => csv::render(tables),
+        Format::Json => json::render(tables),
+    }
+}
+
+/// Decimals for a throughput: 0 from 100 up, 1 from 10 up, else 2.
+pub fn decimals(x: f64) -> usize {
+    match x.abs() {
+        a if a >= 100.0 => 0,
+        a if a >= 10.0 => 1,
+        _ => 2,
+    }
+}
+
+/// A throughput with `decimals(x)` digits; whole numbers below 100 drop a `.0` tail.
+pub fn fmt_num(x: f64) -> String {
+    let s = format!("{x:.*}", decimals(x));
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// `median ± std`, both with the median's digits.
+pub fn fmt_median_std(median: f64, std: Option<f64>) -> String {
+    let d = decimals(median);
+    match std {
+        Some(s) => format!("{median:.d$} ± {s:.d$}"),
+        None => format!("{median:.d$}"),
+    }
+}
+
+/// `2.31×`, or `n/a`.
+pub fn fmt_speedup(x: Option<f64>) -> String {
+    x.map_or_else(|| "n/a".to_string(), |v| format!("{v:.2}×"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(fmt_num(20.0), "20");
+        assert_eq!(fmt_num(0.5), "0.5");
+        assert_eq!(fmt_num(1234.4), "1234");
+        assert_eq!(fmt_median_std(1234.44, Some(12.3)), "1234 ± 12");
+        assert_eq!(fmt_median_std(12.345, Some(0.42)), "12.3 ± 0.4");
+        assert_eq!(fmt_median_std(1.5, None), "1.50");
+        assert_eq!(fmt_speedup(Some(2.3149)), "2.31×");
+        assert_eq!(fmt_speedup(None), "n/a");
+    }
+}

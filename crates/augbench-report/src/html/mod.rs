@@ -1,0 +1,252 @@
+//! The self-contained HTML report: one file with inline CSS, a small inline sorting script and
+//! inline SVG plots, so it loads nothing from the network. Sections: legend, system, library
+//! versions, then per group the sortable table, footer, run parameters, plots and what failed.
+
+mod context;
+
+use std::fmt::Write;
+
+use crate::export::{fmt_median_std, fmt_speedup};
+use crate::model::Dataset;
+use crate::plot;
+use crate::table::{Cell, Table, TableOptions, build_tables};
+
+const CSS: &str = include_str!("page.css");
+const JS: &str = include_str!("sort.js");
+
+/// The whole page.
+pub fn render(data: &Dataset, opts: &TableOptions) -> anyhow::Result<String> {
+    let tables = build_tables(data, opts)?;
+    let mut body = String::new();
+    header(&mut body, data, &tables);
+    legend(&mut body, &tables);
+    context::system(&mut body, data);
+    context::versions(&mut body, data);
+    warnings(&mut body, data);
+    for t in &tables {
+        group(&mut body, data, t)?;
+    }
+    Ok(format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>augbench report</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n{body}<script>\n{JS}</script>\n\
+         </body>\n</html>\n"
+    ))
+}
+
+/// HTML-escapes text.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+fn anchor(t: &Table) -> String {
+    format!("g-{}", t.key.file_stem())
+}
+
+fn header(out: &mut String, data: &Dataset, tables: &[Table]) {
+    let reference = tables.first().map_or("", |t| t.reference.as_str());
+    let _ = write!(
+        out,
+        "<header><h1>augbench report</h1><p class=\"sub\">{} result sources · {} groups · reference library: \
+         <b>{}</b></p></header>\n<nav><ul>",
+        data.sources.len(),
+        tables.len(),
+        esc(reference)
+    );
+    for t in tables {
+        let _ = write!(
+            out,
+            "<li><a href=\"#{}\">{}</a></li>",
+            anchor(t),
+            esc(&t.title)
+        );
+    }
+    out.push_str("</ul></nav>\n");
+}
+
+fn legend(out: &mut String, tables: &[Table]) {
+    let slow: Vec<String> = tables
+        .iter()
+        .map(Table::slow_label)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let _ = writeln!(
+        out,
+        "<section id=\"legend\"><h2>Legend</h2><p class=\"legend\"><span class=\"fastest\">bold</span> fastest \
+         library in the row · <span>median ± std</span> over the timed runs · <span class=\"slow\">{}</span> slow: \
+         at or below the run's slow threshold, stopped after preflight · <span>–</span> unsupported by the \
+         library · <span class=\"error\">error</span> failed (reasons below each table). Speedups compare only \
+         transforms both libraries measured. Click a column header to sort.</p></section>",
+        esc(&slow.join(" / "))
+    );
+}
+
+fn warnings(out: &mut String, data: &Dataset) {
+    if data.warnings.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"notes\"><h2>Notes on the input</h2><ul class=\"warn\">");
+    for w in &data.warnings {
+        let _ = write!(out, "<li>{}</li>", esc(w));
+    }
+    out.push_str("</ul></section>\n");
+}
+
+fn group(out: &mut String, data: &Dataset, t: &Table) -> anyhow::Result<()> {
+    let _ = writeln!(
+        out,
+        "<section class=\"group\" id=\"{}\"><h2>{}</h2>",
+        anchor(t),
+        esc(&t.title)
+    );
+    results_table(out, t);
+    footer_table(out, t);
+    context::params(out, data, t);
+    for chart in plot::charts(t) {
+        let _ = writeln!(
+            out,
+            "<figure>{}<figcaption>{}</figcaption></figure>",
+            chart.svg()?,
+            esc(chart.title())
+        );
+    }
+    could_not_run(out, data, t);
+    out.push_str("</section>\n");
+    Ok(())
+}
+
+fn results_table(out: &mut String, t: &Table) {
+    out.push_str("<table class=\"results sortable\"><thead><tr><th data-key=\"transform\" data-type=\"text\">Transform</th>");
+    for c in &t.columns {
+        let version = if c.version.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", c.version)
+        };
+        let _ = write!(
+            out,
+            "<th data-key=\"{}\" data-type=\"num\">{}{} [{}]</th>",
+            esc(&c.library),
+            esc(&c.library),
+            esc(&version),
+            t.unit
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<th data-key=\"speedup\" data-type=\"num\">Speedup ({} / fastest other)</th></tr></thead><tbody>",
+        esc(&t.reference)
+    );
+    for r in &t.rows {
+        let _ = write!(
+            out,
+            "<tr><td data-value=\"{0}\">{0}</td>",
+            esc(&r.transform)
+        );
+        for (cell, col) in r.cells.iter().zip(&t.columns) {
+            let fastest = r.fastest.as_deref() == Some(col.library.as_str());
+            out.push_str(&cell_html(t, cell, fastest));
+        }
+        let value = r.speedup.map(|s| s.to_string()).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "<td data-value=\"{value}\">{}</td></tr>",
+            fmt_speedup(r.speedup)
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+fn cell_html(t: &Table, cell: &Cell, fastest: bool) -> String {
+    let (class, value, text, title) = match cell {
+        Cell::Ok { median, std, .. } => {
+            let class = if fastest { "ok fastest" } else { "ok" };
+            (
+                class,
+                median.to_string(),
+                fmt_median_std(*median, *std),
+                String::new(),
+            )
+        }
+        Cell::Slow { preflight } => {
+            let title = preflight
+                .map(|p| format!("preflight {p:.2} {}", t.unit))
+                .unwrap_or_default();
+            ("slow", String::new(), t.slow_label(), title)
+        }
+        Cell::Unsupported { reason } => (
+            "unsupported",
+            String::new(),
+            "–".into(),
+            reason.clone().unwrap_or_default(),
+        ),
+        Cell::Missing => ("unsupported", String::new(), "–".into(), "no result".into()),
+        Cell::Error { reason } => (
+            "error",
+            String::new(),
+            "error".into(),
+            reason.clone().unwrap_or_default(),
+        ),
+    };
+    format!(
+        "<td class=\"{class}\" data-value=\"{value}\" title=\"{}\">{}</td>",
+        esc(&title),
+        esc(&text)
+    )
+}
+
+fn footer_table(out: &mut String, t: &Table) {
+    let _ = write!(
+        out,
+        "<table class=\"footer\"><thead><tr><th>Library</th><th>Rows measured</th><th>Median speedup of {} \
+         (rows both measured)</th></tr></thead><tbody>",
+        esc(&t.reference)
+    );
+    for (i, f) in t.footer.iter().enumerate() {
+        let speedup = match (i, f.common) {
+            (0, _) if t.reference_present => "reference".to_string(),
+            (_, 0) => "n/a".to_string(),
+            _ => format!("{} over {} rows", fmt_speedup(f.median_speedup), f.common),
+        };
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{} / {}</td><td>{speedup}</td></tr>",
+            esc(&f.library),
+            f.measured,
+            f.total
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+fn could_not_run(out: &mut String, data: &Dataset, t: &Table) {
+    let mut failed: Vec<_> = data
+        .rows
+        .iter()
+        .filter(|r| r.key() == t.key && r.status != augbench_core::results::Status::Ok)
+        .collect();
+    if failed.is_empty() {
+        return;
+    }
+    failed.sort_by(|a, b| (&a.library, &a.transform).cmp(&(&b.library, &b.transform)));
+    out.push_str("<h3>Transforms not measured, per library</h3><ul class=\"missing\">");
+    for (i, r) in failed.iter().enumerate() {
+        if i == 0 || failed[i - 1].library != r.library {
+            let close = if i == 0 { "" } else { "</ul></li>" };
+            let _ = write!(out, "{close}<li><b>{}</b><ul>", esc(&r.library));
+        }
+        let reason = r
+            .reason
+            .as_deref()
+            .map(|s| format!(": {}", esc(s)))
+            .unwrap_or_default();
+        let _ = write!(out, "<li>{} ({}){reason}</li>", esc(&r.transform), r.status);
+    }
+    out.push_str("</ul></li>");
+    out.push_str("</ul>\n");
+}

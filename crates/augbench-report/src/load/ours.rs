@@ -1,0 +1,96 @@
+//! Our own result files (`metadata.format_version` present): parsed strictly into core's
+//! `ResultFile`, so any drift from the schema is an error naming the file, line and column.
+
+use std::path::Path;
+
+use augbench_core::Media;
+use augbench_core::results::{ResultFile, Status, TransformResult};
+
+use crate::model::{Dataset, GroupKey, Row, Source};
+use crate::output::usage;
+
+pub fn load(path: &Path, text: &str) -> anyhow::Result<Dataset> {
+    let file: ResultFile = serde_json::from_str(text).map_err(|e| {
+        usage(
+            format!("{}: does not match augbench's result format: {e}", path.display()),
+            "the file claims `metadata.format_version` but its fields differ; was it edited by hand?",
+        )
+    })?;
+    let m = &file.metadata;
+    let key = GroupKey {
+        scenario: m.scenario.clone(),
+        mode: m.mode.clone(),
+        device: m.device.clone(),
+        variant: variant(&file),
+    };
+    let media = match m.dataset.media.as_str() {
+        "video" => Media::Video,
+        _ => Media::Image,
+    };
+    let version = super::reference::version_of(&m.library, &m.library_versions);
+    let threshold = m.benchmark_params.slow_threshold_sec_per_item;
+    let rows = file
+        .results
+        .iter()
+        .map(|(name, tr)| Row {
+            scenario: key.scenario.clone(),
+            mode: key.mode.clone(),
+            media,
+            library: m.library.clone(),
+            library_version: version.clone(),
+            device: key.device.clone(),
+            variant: key.variant.clone(),
+            transform: name.clone(),
+            status: status(tr),
+            median: if status(tr) == Status::Slow {
+                tr.preflight_throughput.or(tr.median_throughput)
+            } else {
+                tr.median_throughput
+            },
+            std: tr.std_throughput,
+            ci_low: tr.ci_low.or(tr.throughput_ci95.map(|c| c[0])),
+            ci_high: tr.ci_high.or(tr.throughput_ci95.map(|c| c[1])),
+            throughputs: tr.throughputs.clone(),
+            slow_threshold: tr.slow_threshold_sec_per_item.unwrap_or(threshold),
+            reason: tr.reason.clone().or(tr.early_stop_reason.clone()),
+            source: path.to_path_buf(),
+        })
+        .collect();
+    let source = Source {
+        path: path.to_path_buf(),
+        key,
+        library: m.library.clone(),
+        library_version: version,
+        system_info: serde_json::to_value(&m.system_info).unwrap_or_default(),
+        library_versions: m.library_versions.clone(),
+        benchmark_params: serde_json::to_value(&m.benchmark_params).unwrap_or_default(),
+        thread_settings: serde_json::to_value(&m.thread_settings).unwrap_or_default(),
+    };
+    Ok(Dataset {
+        rows,
+        sources: vec![source],
+        warnings: Vec::new(),
+    })
+}
+
+/// Pipeline sweep point: `<scope> w<workers> b<batch>`; empty for micro.
+fn variant(file: &ResultFile) -> String {
+    let m = &file.metadata;
+    if m.mode != "pipeline" {
+        return String::new();
+    }
+    let p = &m.benchmark_params;
+    format!(
+        "{} w{} b{}",
+        m.timing.measurement_scope, p.workers, p.batch_size
+    )
+}
+
+fn status(tr: &TransformResult) -> Status {
+    match tr.status {
+        Some(s) => s,
+        None if !tr.supported => Status::Unsupported,
+        None if tr.early_stopped => Status::Slow,
+        None => Status::Ok,
+    }
+}

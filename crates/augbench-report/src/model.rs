@@ -1,0 +1,236 @@
+//! The normalized model every report reads: one `Row` per (library, transform) measurement,
+//! whatever the input was (our result JSON, the public reference format, or a cell log), plus
+//! the per-file context (`Source`) the HTML report shows. Rows are grouped by `GroupKey`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use augbench_core::Media;
+use augbench_core::results::Status;
+use serde::Serialize;
+
+/// One table's identity: rows from different groups are never compared with each other.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct GroupKey {
+    pub scenario: String,
+    pub mode: String,
+    pub device: String,
+    /// Pipeline sweep point (`augment w4 b32`); empty for micro.
+    pub variant: String,
+}
+
+impl GroupKey {
+    /// Human title: `image-rgb · micro · cpu`, plus the variant when there is one.
+    pub fn title(&self) -> String {
+        let mut t = format!("{} · {} · {}", self.scenario, self.mode, self.device);
+        if !self.variant.is_empty() {
+            t.push_str(" · ");
+            t.push_str(&self.variant);
+        }
+        t
+    }
+
+    /// Marker name for `docs update`: `IMAGE-RGB-MICRO`, with `-CUDA` for non-CPU devices and
+    /// the variant appended for pipeline sweep points.
+    pub fn marker_name(&self) -> String {
+        let mut parts = vec![self.scenario.clone(), self.mode.clone()];
+        if self.device != "cpu" {
+            parts.push(self.device.clone());
+        }
+        parts.extend(self.variant.split_whitespace().map(str::to_string));
+        parts.join("-").to_uppercase()
+    }
+
+    /// File-name stem for plots: `image-rgb_micro_cpu[_<variant>]`.
+    pub fn file_stem(&self) -> String {
+        let mut parts = vec![
+            self.scenario.clone(),
+            self.mode.clone(),
+            self.device.clone(),
+        ];
+        parts.extend(self.variant.split_whitespace().map(str::to_string));
+        parts.join("_")
+    }
+}
+
+/// One measurement (or non-measurement) of one transform by one library.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub scenario: String,
+    pub mode: String,
+    pub media: Media,
+    pub library: String,
+    pub library_version: String,
+    pub device: String,
+    pub variant: String,
+    pub transform: String,
+    pub status: Status,
+    /// Median throughput (items/s); for `slow`, the preflight throughput when known.
+    pub median: Option<f64>,
+    pub std: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub throughputs: Vec<f64>,
+    /// Seconds per item at or above which the run called a transform slow.
+    pub slow_threshold: f64,
+    pub reason: Option<String>,
+    /// File the row came from (for messages).
+    pub source: PathBuf,
+}
+
+impl Row {
+    pub fn key(&self) -> GroupKey {
+        GroupKey {
+            scenario: self.scenario.clone(),
+            mode: self.mode.clone(),
+            device: self.device.clone(),
+            variant: self.variant.clone(),
+        }
+    }
+
+    /// The median when the row was measured (status `ok`).
+    pub fn measured(&self) -> Option<f64> {
+        match self.status {
+            Status::Ok => self.median,
+            _ => None,
+        }
+    }
+}
+
+/// Context of one input file, for the HTML report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Source {
+    pub path: PathBuf,
+    pub key: GroupKey,
+    pub library: String,
+    pub library_version: String,
+    pub system_info: serde_json::Value,
+    pub library_versions: BTreeMap<String, String>,
+    pub benchmark_params: serde_json::Value,
+    pub thread_settings: serde_json::Value,
+}
+
+/// Everything loaded: rows, their sources, and warnings worth showing (NaN/zero values, …).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Dataset {
+    pub rows: Vec<Row>,
+    pub sources: Vec<Source>,
+    pub warnings: Vec<String>,
+}
+
+/// The rows of one group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group<'a> {
+    pub key: GroupKey,
+    pub rows: Vec<&'a Row>,
+}
+
+impl<'a> Group<'a> {
+    pub fn media(&self) -> Media {
+        self.rows.first().map_or(Media::Image, |r| r.media)
+    }
+
+    /// Libraries present in this group, sorted by name.
+    pub fn libraries(&self) -> Vec<&'a str> {
+        let set: BTreeSet<&str> = self.rows.iter().map(|r| r.library.as_str()).collect();
+        set.into_iter().collect()
+    }
+
+    /// Transforms present in this group, sorted by name.
+    pub fn transforms(&self) -> Vec<&'a str> {
+        let set: BTreeSet<&str> = self.rows.iter().map(|r| r.transform.as_str()).collect();
+        set.into_iter().collect()
+    }
+
+    pub fn row(&self, library: &str, transform: &str) -> Option<&'a Row> {
+        self.rows
+            .iter()
+            .copied()
+            .find(|r| r.library == library && r.transform == transform)
+    }
+
+    /// Version(s) of a library in this group, joined with `/` when files disagree.
+    pub fn version(&self, library: &str) -> String {
+        let set: BTreeSet<&str> = self
+            .rows
+            .iter()
+            .filter(|r| r.library == library && !r.library_version.is_empty())
+            .map(|r| r.library_version.as_str())
+            .collect();
+        set.into_iter().collect::<Vec<_>>().join("/")
+    }
+
+    /// The slow threshold (s/item) of this group: the smallest one any row used.
+    pub fn slow_threshold(&self) -> f64 {
+        self.rows
+            .iter()
+            .map(|r| r.slow_threshold)
+            .fold(f64::INFINITY, f64::min)
+    }
+}
+
+impl Dataset {
+    /// Groups in key order; a group never mixes scenarios, modes, devices or sweep points.
+    pub fn groups(&self) -> Vec<Group<'_>> {
+        let mut map: BTreeMap<GroupKey, Vec<&Row>> = BTreeMap::new();
+        for r in &self.rows {
+            map.entry(r.key()).or_default().push(r);
+        }
+        map.into_iter()
+            .map(|(key, rows)| Group { key, rows })
+            .collect()
+    }
+
+    /// Every library present, sorted.
+    pub fn libraries(&self) -> Vec<&str> {
+        let set: BTreeSet<&str> = self.rows.iter().map(|r| r.library.as_str()).collect();
+        set.into_iter().collect()
+    }
+
+    pub fn extend(&mut self, other: Dataset) {
+        self.rows.extend(other.rows);
+        self.sources.extend(other.sources);
+        self.warnings.extend(other.warnings);
+    }
+}
+
+/// `img/s` or `videos/s`.
+pub fn unit(media: Media) -> &'static str {
+    match media {
+        Media::Image => "img/s",
+        Media::Video => "videos/s",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(device: &str, variant: &str) -> GroupKey {
+        GroupKey {
+            scenario: "image-rgb".into(),
+            mode: "micro".into(),
+            device: device.into(),
+            variant: variant.into(),
+        }
+    }
+
+    #[test]
+    fn marker_names() {
+        assert_eq!(key("cpu", "").marker_name(), "IMAGE-RGB-MICRO");
+        assert_eq!(key("cuda", "").marker_name(), "IMAGE-RGB-MICRO-CUDA");
+        assert_eq!(
+            key("cpu", "augment w4 b32").marker_name(),
+            "IMAGE-RGB-MICRO-AUGMENT-W4-B32"
+        );
+    }
+
+    #[test]
+    fn file_stems() {
+        assert_eq!(key("cpu", "").file_stem(), "image-rgb_micro_cpu");
+        assert_eq!(
+            key("cuda", "augment w4 b32").file_stem(),
+            "image-rgb_micro_cuda_augment_w4_b32"
+        );
+    }
+}

@@ -1,0 +1,275 @@
+//! The comparison table of one group (scenario, mode, device, sweep point), independent of the
+//! output format: reference library first, one cell per library, the speedup of the reference
+//! over the fastest other library, and a footer that compares only rows both libraries measured.
+
+use augbench_core::results::Status;
+use augbench_core::{Media, policy, stats};
+use serde::Serialize;
+
+use crate::model::{Dataset, Group, GroupKey, Row, unit};
+use crate::output::usage;
+
+/// Row order of a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sort {
+    /// Transform name, A → Z.
+    #[default]
+    Name,
+    /// Speedup of the reference, largest first; rows without a speedup last.
+    Speedup,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct TableOptions {
+    /// Reference library; `None` = policy's default when present, else the first library.
+    pub reference: Option<String>,
+    pub sort: Sort,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Column {
+    pub library: String,
+    pub version: String,
+}
+
+/// One cell: what a library did with a transform.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum Cell {
+    Ok {
+        median: f64,
+        std: Option<f64>,
+        ci_low: Option<f64>,
+        ci_high: Option<f64>,
+    },
+    /// Too slow for training use; `preflight` is the preflight throughput when known.
+    Slow {
+        preflight: Option<f64>,
+    },
+    Unsupported {
+        reason: Option<String>,
+    },
+    Error {
+        reason: Option<String>,
+    },
+    /// The library's results do not mention the transform (shown like unsupported).
+    Missing,
+}
+
+impl Cell {
+    fn from_row(row: Option<&Row>) -> Cell {
+        let Some(r) = row else { return Cell::Missing };
+        match (r.status, r.median) {
+            (Status::Ok, Some(median)) => Cell::Ok {
+                median,
+                std: r.std,
+                ci_low: r.ci_low,
+                ci_high: r.ci_high,
+            },
+            (Status::Slow, m) => Cell::Slow { preflight: m },
+            (Status::Unsupported, _) => Cell::Unsupported {
+                reason: r.reason.clone(),
+            },
+            _ => Cell::Error {
+                reason: r.reason.clone(),
+            },
+        }
+    }
+
+    pub fn median(&self) -> Option<f64> {
+        match self {
+            Cell::Ok { median, .. } => Some(*median),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TableRow {
+    pub transform: String,
+    /// One per column, in column order.
+    pub cells: Vec<Cell>,
+    /// Fastest library of the row, when at least two measured it.
+    pub fastest: Option<String>,
+    /// Reference median / fastest other measured median.
+    pub speedup: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FooterEntry {
+    pub library: String,
+    /// Rows this library measured (status ok) out of `total`.
+    pub measured: usize,
+    pub total: usize,
+    /// Rows both this library and the reference measured (0 for the reference itself).
+    pub common: usize,
+    /// Median over those rows of reference median / this library's median.
+    pub median_speedup: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Table {
+    pub key: GroupKey,
+    pub title: String,
+    pub media: Media,
+    pub unit: &'static str,
+    /// Throughput at the run's slow threshold (items/s): slow cells are at or below it.
+    pub slow_items_per_sec: f64,
+    pub reference: String,
+    /// Whether the reference library has results in this group.
+    pub reference_present: bool,
+    pub columns: Vec<Column>,
+    pub rows: Vec<TableRow>,
+    pub footer: Vec<FooterEntry>,
+}
+
+impl Table {
+    /// `≤20 img/s`: the label of slow cells.
+    pub fn slow_label(&self) -> String {
+        format!(
+            "≤{} {}",
+            crate::export::fmt_num(self.slow_items_per_sec),
+            self.unit
+        )
+    }
+}
+
+/// The reference library: the one asked for (it must be present), else policy's default when
+/// present, else the first library by name.
+pub fn resolve_reference(data: &Dataset, requested: Option<&str>) -> anyhow::Result<String> {
+    let present = data.libraries();
+    match requested {
+        Some(r) if present.contains(&r) => Ok(r.to_string()),
+        Some(r) => Err(usage(
+            format!(
+                "reference library `{r}` is not in the results; present: {}",
+                present.join(", ")
+            ),
+            "pass one of the present libraries with --reference-library",
+        )),
+        None if present.contains(&policy::DEFAULT_REFERENCE_LIBRARY) => {
+            Ok(policy::DEFAULT_REFERENCE_LIBRARY.into())
+        }
+        None => Ok(present.first().map_or_else(String::new, |s| s.to_string())),
+    }
+}
+
+/// One table per group, in group order.
+pub fn build_tables(data: &Dataset, opts: &TableOptions) -> anyhow::Result<Vec<Table>> {
+    let reference = resolve_reference(data, opts.reference.as_deref())?;
+    Ok(data
+        .groups()
+        .iter()
+        .map(|g| build(g, &reference, opts.sort))
+        .collect())
+}
+
+fn build(group: &Group<'_>, reference: &str, sort: Sort) -> Table {
+    let mut libs = group.libraries();
+    let reference_present = libs.contains(&reference);
+    if reference_present {
+        libs.retain(|l| *l != reference);
+        libs.insert(0, reference);
+    }
+    let columns: Vec<Column> = libs
+        .iter()
+        .map(|l| Column {
+            library: l.to_string(),
+            version: group.version(l),
+        })
+        .collect();
+    let mut rows: Vec<TableRow> = group
+        .transforms()
+        .into_iter()
+        .map(|t| table_row(group, t, &libs, reference_present))
+        .collect();
+    if sort == Sort::Speedup {
+        rows.sort_by(|a, b| {
+            b.speedup
+                .unwrap_or(f64::NEG_INFINITY)
+                .total_cmp(&a.speedup.unwrap_or(f64::NEG_INFINITY))
+        });
+    }
+    let footer = footer(&libs, &rows, reference_present);
+    Table {
+        title: group.key.title(),
+        key: group.key.clone(),
+        media: group.media(),
+        unit: unit(group.media()),
+        slow_items_per_sec: 1.0 / group.slow_threshold(),
+        reference: reference.to_string(),
+        reference_present,
+        columns,
+        rows,
+        footer,
+    }
+}
+
+fn table_row(
+    group: &Group<'_>,
+    transform: &str,
+    libs: &[&str],
+    reference_present: bool,
+) -> TableRow {
+    let cells: Vec<Cell> = libs
+        .iter()
+        .map(|l| Cell::from_row(group.row(l, transform)))
+        .collect();
+    let measured: Vec<(usize, f64)> = cells
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| c.median().map(|m| (i, m)))
+        .collect();
+    let fastest = (measured.len() >= 2)
+        .then(|| measured.iter().max_by(|a, b| a.1.total_cmp(&b.1)))
+        .flatten()
+        .map(|(i, _)| libs[*i].to_string());
+    let speedup = if reference_present {
+        let best_other = measured
+            .iter()
+            .filter(|(i, _)| *i != 0)
+            .map(|(_, m)| *m)
+            .reduce(f64::max);
+        cells[0].median().zip(best_other).map(|(r, o)| r / o)
+    } else {
+        None
+    };
+    TableRow {
+        transform: transform.to_string(),
+        cells,
+        fastest,
+        speedup,
+    }
+}
+
+fn footer(libs: &[&str], rows: &[TableRow], reference_present: bool) -> Vec<FooterEntry> {
+    libs.iter()
+        .enumerate()
+        .map(|(i, lib)| {
+            let measured = rows
+                .iter()
+                .filter(|r| r.cells[i].median().is_some())
+                .count();
+            let ratios: Vec<f64> = if reference_present && i > 0 {
+                rows.iter()
+                    .filter_map(|r| {
+                        r.cells[0]
+                            .median()
+                            .zip(r.cells[i].median())
+                            .map(|(a, b)| a / b)
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            FooterEntry {
+                library: lib.to_string(),
+                measured,
+                total: rows.len(),
+                common: ratios.len(),
+                median_speedup: (!ratios.is_empty()).then(|| stats::median(&ratios)),
+            }
+        })
+        .collect()
+}

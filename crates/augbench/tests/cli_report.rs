@@ -1,0 +1,229 @@
+//! CLI of the report commands (`compare`, `plot`, `report`, `docs update`): outputs and exit
+//! codes — 0 ok, 1 regression with `--fail-on-regression` or stale docs with `--check`, 2 bad usage.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use augbench_report::sample;
+use predicates::prelude::*;
+
+fn augbench() -> Command {
+    Command::cargo_bin("augbench").unwrap()
+}
+
+fn write(dir: &Path, files: &[augbench_core::results::ResultFile]) {
+    for f in files {
+        sample::write(dir, f).unwrap();
+    }
+}
+
+fn demo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &sample::demo());
+    dir
+}
+
+#[test]
+fn compare_prints_one_table_per_group() {
+    let dir = demo();
+    augbench()
+        .arg("compare")
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("### image-rgb · micro · cpu"))
+        .stdout(predicate::str::contains("### video-16f · micro · cpu"))
+        .stdout(predicate::str::contains(
+            "Speedup (albumentationsx / fastest other)",
+        ));
+}
+
+#[test]
+fn compare_formats_and_out_file() {
+    let dir = demo();
+    let out = dir.path().join("t.csv");
+    augbench()
+        .args(["compare", "--format", "csv", "--sort", "speedup", "-o"])
+        .arg(&out)
+        .arg(dir.path())
+        .assert()
+        .success();
+    let csv = std::fs::read_to_string(&out).unwrap();
+    assert!(csv.starts_with("scenario,mode,device,variant,transform,library"));
+    augbench()
+        .args(["compare", "--format", "json"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("{\n  \"tables\""));
+}
+
+#[test]
+fn bad_inputs_exit_2() {
+    let dir = demo();
+    augbench()
+        .args(["compare", "--reference-library", "dali"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "present: albumentationsx, pillow, torchvision",
+        ));
+    let empty = tempfile::tempdir().unwrap();
+    augbench()
+        .arg("compare")
+        .arg(empty.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("hint:"));
+    augbench()
+        .args(["compare", "no/such/folder"])
+        .assert()
+        .code(2);
+    augbench()
+        .arg("compare")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no results given"));
+}
+
+#[test]
+fn newer_format_version_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut f = sample::result_file(
+        "image-rgb",
+        augbench_core::Mode::Micro,
+        "kornia",
+        "1",
+        &[("A", sample::runs(5.0))],
+    );
+    f.metadata.format_version = augbench_core::results::RESULT_FORMAT_VERSION + 1;
+    write(dir.path(), &[f]);
+    augbench()
+        .arg("compare")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("upgrade augbench"));
+}
+
+#[test]
+fn regression_exit_codes() {
+    let base = demo();
+    let slower = tempfile::tempdir().unwrap();
+    let files: Vec<_> = sample::demo()
+        .iter()
+        .map(|f| sample::scaled(f, 0.8))
+        .collect();
+    write(slower.path(), &files);
+    let compare = |current: &Path, fail: bool| {
+        let mut c = augbench();
+        c.arg("compare")
+            .arg("--baseline")
+            .arg(base.path())
+            .arg("--current")
+            .arg(current);
+        if fail {
+            c.arg("--fail-on-regression");
+        }
+        c.assert()
+    };
+    compare(slower.path(), true)
+        .code(1)
+        .stdout(predicate::str::contains("**regression**"));
+    compare(slower.path(), false).success();
+    compare(base.path(), true)
+        .success()
+        .stdout(predicate::str::contains("0 regression(s)"));
+    augbench()
+        .arg("compare")
+        .arg("--baseline")
+        .arg(base.path())
+        .arg("--current")
+        .arg(slower.path())
+        .args(["--min-effect", "0.25", "--fail-on-regression"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn regression_flags_conflict_with_positional_results() {
+    let dir = demo();
+    augbench()
+        .arg("compare")
+        .arg(dir.path())
+        .arg("--baseline")
+        .arg(dir.path())
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn plot_writes_svg_and_png() {
+    let dir = demo();
+    let out = dir.path().join("plots");
+    augbench()
+        .args(["plot", "--results"])
+        .arg(dir.path())
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    for name in [
+        "image-rgb_micro_cpu_speedup",
+        "image-rgb_micro_cpu_heatmap",
+        "image-rgb_micro_cpu_speedup_distribution",
+    ] {
+        assert!(out.join(format!("{name}.svg")).is_file(), "{name}.svg");
+        assert!(out.join(format!("{name}.png")).is_file(), "{name}.png");
+    }
+}
+
+#[test]
+fn report_writes_one_html_file() {
+    let dir = demo();
+    let out = dir.path().join("r/report.html");
+    augbench()
+        .args(["report", "--results"])
+        .arg(dir.path())
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.contains("<svg"));
+    let names: Vec<_> = std::fs::read_dir(out.parent().unwrap()).unwrap().collect();
+    assert_eq!(names.len(), 1, "no temporary files left behind");
+}
+
+#[test]
+fn docs_update_is_idempotent_and_check_detects_staleness() {
+    let dir = demo();
+    let readme = dir.path().join("README.md");
+    std::fs::write(&readme, "# R\n<!-- AUGBENCH:IMAGE-RGB-MICRO:START -->\nstale\n<!-- AUGBENCH:IMAGE-RGB-MICRO:END -->\n").unwrap();
+    let update = |check: bool| {
+        let mut c = augbench();
+        c.args(["docs", "update"])
+            .arg(&readme)
+            .arg("--results")
+            .arg(dir.path());
+        if check {
+            c.arg("--check");
+        }
+        c.assert()
+    };
+    update(true).code(1);
+    update(false).success();
+    let once = std::fs::read_to_string(&readme).unwrap();
+    update(false).success();
+    assert_eq!(once, std::fs::read_to_string(&readme).unwrap());
+    update(true).success();
+    std::fs::write(
+        &readme,
+        "<!-- AUGBENCH:NOPE-MICRO:START -->\n<!-- AUGBENCH:NOPE-MICRO:END -->\n",
+    )
+    .unwrap();
+    update(false).code(2).stderr(predicate::str::contains(
+        "available: IMAGE-RGB-MICRO, VIDEO-16F-MICRO",
+    ));
+}
