@@ -20,6 +20,13 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = args.config.resolve()?;
+    if cfg.is_cloud() {
+        return Err(augbench_core::UsageError::new(
+            format!("{} describes a cloud run, and this build runs locally only", args.config.config.display()),
+            "`augbench plan` shows its jobs; to run them here, drop the `cloud:` section and set `data.data_dir`",
+        )
+        .into());
+    }
     let plan = augbench_core::plan::build(&cfg);
     let resolved = orchestrate::write_resolved_config(&cfg)?;
     eprintln!(
