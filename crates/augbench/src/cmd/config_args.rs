@@ -89,25 +89,25 @@ impl ConfigArgs {
         }
     }
 
-    /// Config keys the user set on the command line (for error messages).
-    fn cli_keys(&self) -> Vec<&'static str> {
-        let pairs: [(&'static str, bool); 11] = [
-            ("data_dir", self.data_dir.is_some()),
-            ("output_dir", self.output.is_some()),
-            ("libraries", self.libraries.is_some()),
-            ("transforms", self.transforms.is_some()),
-            ("transform_set", self.transform_set.is_some()),
-            ("spec", self.spec.is_some()),
-            ("num_items", self.num_items.is_some()),
-            ("num_runs", self.num_runs.is_some()),
-            ("device", self.device.is_some()),
-            ("workers", self.workers.is_some()),
-            ("batch_size", self.batch_size.is_some()),
+    /// (config key, flag) pairs the user set on the command line, for error messages.
+    fn cli_keys(&self) -> Vec<(&'static str, &'static str)> {
+        let pairs: [(&'static str, &'static str, bool); 11] = [
+            ("data_dir", "--data-dir", self.data_dir.is_some()),
+            ("output_dir", "--output", self.output.is_some()),
+            ("libraries", "--libraries", self.libraries.is_some()),
+            ("transforms", "--transforms", self.transforms.is_some()),
+            ("transform_set", "--transform-set", self.transform_set.is_some()),
+            ("spec", "--spec", self.spec.is_some()),
+            ("num_items", "--num-items", self.num_items.is_some()),
+            ("num_runs", "--num-runs", self.num_runs.is_some()),
+            ("device", "--device", self.device.is_some()),
+            ("workers", "--workers", self.workers.is_some()),
+            ("batch_size", "--batch-size", self.batch_size.is_some()),
         ];
         pairs
             .into_iter()
-            .filter(|(_, set)| *set)
-            .map(|(k, _)| k)
+            .filter(|(_, _, set)| *set)
+            .map(|(k, f, _)| (k, f))
             .collect()
     }
 
