@@ -43,18 +43,26 @@ pub enum CellsError {
     ParquetWrite { path: PathBuf, detail: String },
 
     #[error("{}: {at}: malformed JSON: {detail}", path.display())]
-    MalformedJson { path: PathBuf, at: Location, detail: String },
+    MalformedJson {
+        path: PathBuf,
+        at: Location,
+        detail: String,
+    },
 
     #[error("{}: {at}: malformed CSV: {detail}", path.display())]
-    MalformedCsv { path: PathBuf, at: Location, detail: String },
+    MalformedCsv {
+        path: PathBuf,
+        at: Location,
+        detail: String,
+    },
 
     #[error("{}: {at}: column '{column}' holds {found} here, but {expected} at {first}", path.display())]
     TypeChange {
         path: PathBuf,
         at: Location,
         column: String,
-        found: String,
-        expected: String,
+        found: &'static str,
+        expected: &'static str,
         first: Location,
     },
 
@@ -136,14 +144,23 @@ impl CellsError {
 
     /// True for mistakes the user can fix (bad file, bad argument); false for machine failures.
     pub fn is_user_fixable(&self) -> bool {
-        !matches!(self, CellsError::ParquetWrite { .. } | CellsError::Io { .. })
+        !matches!(
+            self,
+            CellsError::ParquetWrite { .. } | CellsError::Io { .. }
+        )
     }
 
     pub(crate) fn io(path: &Path, action: &'static str, source: std::io::Error) -> Self {
         if source.kind() == std::io::ErrorKind::NotFound && action == "read" {
-            return CellsError::NotFound { path: path.to_path_buf() };
+            return CellsError::NotFound {
+                path: path.to_path_buf(),
+            };
         }
-        CellsError::Io { path: path.to_path_buf(), action, source }
+        CellsError::Io {
+            path: path.to_path_buf(),
+            action,
+            source,
+        }
     }
 }
 
@@ -156,7 +173,11 @@ mod tests {
 
     #[test]
     fn missing_file_on_read_is_not_found_and_user_fixable() {
-        let e = CellsError::io(Path::new("a.jsonl"), "read", std::io::ErrorKind::NotFound.into());
+        let e = CellsError::io(
+            Path::new("a.jsonl"),
+            "read",
+            std::io::ErrorKind::NotFound.into(),
+        );
         assert!(matches!(e, CellsError::NotFound { .. }));
         assert!(e.is_user_fixable());
         assert_eq!(e.to_string(), "a.jsonl: no such file");
@@ -164,7 +185,11 @@ mod tests {
 
     #[test]
     fn write_failures_are_not_user_fixable() {
-        let e = CellsError::io(Path::new("out"), "write", std::io::ErrorKind::PermissionDenied.into());
+        let e = CellsError::io(
+            Path::new("out"),
+            "write",
+            std::io::ErrorKind::PermissionDenied.into(),
+        );
         assert!(!e.is_user_fixable());
         assert!(!e.hint().is_empty());
     }

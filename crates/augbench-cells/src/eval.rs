@@ -4,7 +4,6 @@
 //!
 //! Enum-like values (phase, difficulty) are stored as their plain label: pass `value.to_string()`.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -126,9 +125,15 @@ impl EvalLog {
     pub fn to_table(&self) -> CellTable {
         let schema = eval_schema(&self.metric_names);
         let c = &self.cells;
-        let s = |f: fn(&EvalCell) -> Option<&str>| -> ArrayRef { Arc::new(c.iter().map(f).collect::<StringArray>()) };
-        let i = |f: fn(&EvalCell) -> Option<i64>| -> ArrayRef { Arc::new(c.iter().map(f).collect::<Int64Array>()) };
-        let x = |f: fn(&EvalCell) -> Option<f64>| -> ArrayRef { Arc::new(c.iter().map(f).collect::<Float64Array>()) };
+        let s = |f: fn(&EvalCell) -> Option<&str>| -> ArrayRef {
+            Arc::new(c.iter().map(f).collect::<StringArray>())
+        };
+        let i = |f: fn(&EvalCell) -> Option<i64>| -> ArrayRef {
+            Arc::new(c.iter().map(f).collect::<Int64Array>())
+        };
+        let x = |f: fn(&EvalCell) -> Option<f64>| -> ArrayRef {
+            Arc::new(c.iter().map(f).collect::<Float64Array>())
+        };
         let mut cols: Vec<ArrayRef> = vec![
             s(|e| Some(&e.model_name)),
             s(|e| Some(&e.task)),
@@ -147,18 +152,33 @@ impl EvalLog {
             s(|e| Some(&e.timestamp_utc)),
         ];
         for k in 0..self.metric_names.len() {
-            cols.push(Arc::new(c.iter().map(|e| e.metrics.get(k).copied().flatten()).collect::<Float64Array>()));
+            cols.push(Arc::new(
+                c.iter()
+                    .map(|e| e.metrics.get(k).copied().flatten())
+                    .collect::<Float64Array>(),
+            ));
         }
         // Every column was built from the same cells with the schema's types.
-        let batches = RecordBatch::try_new(schema.clone(), cols).map(|b| vec![b]).unwrap_or_default();
+        let batches = RecordBatch::try_new(schema.clone(), cols)
+            .map(|b| vec![b])
+            .unwrap_or_default();
         CellTable::new(schema, batches)
     }
 
     /// Reads evaluation cells from a table; `path` names the source in errors.
     pub fn from_table(table: &CellTable, path: &Path) -> Result<Self> {
+        if table.num_rows() == 0 && table.column_names().is_empty() {
+            return Ok(Self::default()); // an empty JSON Lines file
+        }
         let names = table.column_names();
-        let metric_cols: Vec<usize> = (0..names.len()).filter(|&i| metric_name(names[i]).is_some()).collect();
-        let metric_names = metric_cols.iter().filter_map(|&i| metric_name(names[i])).map(str::to_string).collect();
+        let metric_cols: Vec<usize> = (0..names.len())
+            .filter(|&i| metric_name(names[i]).is_some())
+            .collect();
+        let metric_names = metric_cols
+            .iter()
+            .filter_map(|&i| metric_name(names[i]))
+            .map(str::to_string)
+            .collect();
         let mut cells = Vec::with_capacity(table.num_rows());
         let mut row0 = 0u64;
         for batch in table.batches() {
@@ -169,7 +189,10 @@ impl EvalLog {
             row0 += batch.num_rows() as u64;
         }
         check_fixed_columns(table, path)?;
-        Ok(EvalLog { metric_names, cells })
+        Ok(EvalLog {
+            metric_names,
+            cells,
+        })
     }
 
     /// Writes the log (see [`io::write_table`] for formats and the NaN rule).
@@ -187,7 +210,10 @@ impl EvalLog {
 fn check_fixed_columns(table: &CellTable, path: &Path) -> Result<()> {
     for (name, ty) in EVAL_FIXED {
         let Some(i) = table.column_index(name) else {
-            return Err(CellsError::MissingColumn { path: path.to_path_buf(), column: name.to_string() });
+            return Err(CellsError::MissingColumn {
+                path: path.to_path_buf(),
+                column: name.to_string(),
+            });
         };
         let found = table.schema().field(i).data_type();
         if *found != ty.arrow() {
@@ -202,23 +228,50 @@ fn check_fixed_columns(table: &CellTable, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Typed access to the fixed columns of one batch.
+/// Position of a fixed column in `EVAL_FIXED`, computed at compile time (`ix!("task")`).
+const fn eval_index(name: &str) -> usize {
+    let mut i = 0;
+    while i < EVAL_FIXED.len() {
+        let (a, b) = (EVAL_FIXED[i].0.as_bytes(), name.as_bytes());
+        if a.len() == b.len() {
+            let mut j = 0;
+            while j < a.len() && a[j] == b[j] {
+                j += 1;
+            }
+            if j == a.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("not a fixed evaluation column")
+}
+
+macro_rules! ix {
+    ($name:literal) => {
+        const { eval_index($name) }
+    };
+}
+
+/// Typed access to the fixed columns of one batch (columns in `EVAL_FIXED` order).
 struct BatchView<'a> {
     path: &'a Path,
     row0: u64,
     batch: &'a RecordBatch,
-    idx: HashMap<&'static str, usize>,
+    cols: Vec<&'a dyn Array>,
 }
 
 impl<'a> BatchView<'a> {
     fn new(batch: &'a RecordBatch, path: &'a Path, row0: u64) -> Result<Self> {
         let schema = batch.schema();
-        let mut idx = HashMap::new();
+        let mut cols = Vec::with_capacity(EVAL_FIXED.len());
         for (name, ty) in EVAL_FIXED {
-            let i = schema.index_of(name).map_err(|_| CellsError::MissingColumn {
-                path: path.to_path_buf(),
-                column: name.to_string(),
-            })?;
+            let i = schema
+                .index_of(name)
+                .map_err(|_| CellsError::MissingColumn {
+                    path: path.to_path_buf(),
+                    column: name.to_string(),
+                })?;
             if *schema.field(i).data_type() != ty.arrow() {
                 return Err(CellsError::ColumnType {
                     path: path.to_path_buf(),
@@ -227,59 +280,59 @@ impl<'a> BatchView<'a> {
                     found: schema.field(i).data_type().to_string(),
                 });
             }
-            idx.insert(*name, i);
+            cols.push(batch.column(i).as_ref());
         }
-        Ok(Self { path, row0, batch, idx })
+        Ok(Self {
+            path,
+            row0,
+            batch,
+            cols,
+        })
     }
 
-    fn col(&self, name: &str) -> &'a dyn Array {
-        self.batch.column(self.idx[name]).as_ref()
-    }
-
-    fn opt_str(&self, name: &str, r: usize) -> Option<String> {
-        let a = self.col(name).as_string::<i32>();
+    fn opt_str(&self, c: usize, r: usize) -> Option<String> {
+        let a = self.cols[c].as_string::<i32>();
         a.is_valid(r).then(|| a.value(r).to_string())
     }
 
-    fn opt_i64(&self, name: &str, r: usize) -> Option<i64> {
-        let a = self.col(name).as_primitive::<Int64Type>();
+    fn opt_i64(&self, c: usize, r: usize) -> Option<i64> {
+        let a = self.cols[c].as_primitive::<Int64Type>();
         a.is_valid(r).then(|| a.value(r))
     }
 
-    fn opt_f64(&self, name: &str, r: usize) -> Option<f64> {
-        let a = self.col(name).as_primitive::<Float64Type>();
+    fn opt_f64(&self, c: usize, r: usize) -> Option<f64> {
+        let a = self.cols[c].as_primitive::<Float64Type>();
         a.is_valid(r).then(|| a.value(r))
     }
 
-    fn required<T>(&self, v: Option<T>, name: &str, r: usize) -> Result<T> {
+    fn required<T>(&self, v: Option<T>, c: usize, r: usize) -> Result<T> {
         v.ok_or_else(|| CellsError::BadValue {
             path: self.path.to_path_buf(),
             at: Location::Row(self.row0 + r as u64 + 1),
-            column: name.to_string(),
+            column: EVAL_FIXED[c].0.to_string(),
             expected: "a value (the column is required)",
             found: "null".into(),
         })
     }
 
     fn cell(&self, r: usize, metric_cols: &[usize]) -> Result<EvalCell> {
-        let req_s = |n: &str| self.required(self.opt_str(n, r), n, r);
-        let req_i = |n: &str| self.required(self.opt_i64(n, r), n, r);
+        let req_s = |c: usize| self.required(self.opt_str(c, r), c, r);
         Ok(EvalCell {
-            model_name: req_s("model_name")?,
-            task: req_s("task")?,
-            scene_id: req_s("scene_id")?,
-            phase: req_s("phase")?,
-            difficulty: self.opt_str("difficulty", r),
-            n_samples: req_i("n_samples")?,
-            frame_budget: self.opt_i64("frame_budget", r).unwrap_or(0),
-            latency_ms_mean: self.opt_f64("latency_ms_mean", r),
-            gpu_name: self.opt_str("gpu_name", r),
-            gpu_memory_gb: self.opt_f64("gpu_memory_gb", r),
-            precision: self.opt_str("precision", r),
-            batch_size: self.opt_i64("batch_size", r),
-            toolkit_version: self.opt_str("toolkit_version", r).unwrap_or_default(),
-            git_sha: self.opt_str("git_sha", r),
-            timestamp_utc: self.opt_str("timestamp_utc", r).unwrap_or_default(),
+            model_name: req_s(ix!("model_name"))?,
+            task: req_s(ix!("task"))?,
+            scene_id: req_s(ix!("scene_id"))?,
+            phase: req_s(ix!("phase"))?,
+            difficulty: self.opt_str(ix!("difficulty"), r),
+            n_samples: self.required(self.opt_i64(ix!("n_samples"), r), ix!("n_samples"), r)?,
+            frame_budget: self.opt_i64(ix!("frame_budget"), r).unwrap_or(0),
+            latency_ms_mean: self.opt_f64(ix!("latency_ms_mean"), r),
+            gpu_name: self.opt_str(ix!("gpu_name"), r),
+            gpu_memory_gb: self.opt_f64(ix!("gpu_memory_gb"), r),
+            precision: self.opt_str(ix!("precision"), r),
+            batch_size: self.opt_i64(ix!("batch_size"), r),
+            toolkit_version: self.opt_str(ix!("toolkit_version"), r).unwrap_or_default(),
+            git_sha: self.opt_str(ix!("git_sha"), r),
+            timestamp_utc: self.opt_str(ix!("timestamp_utc"), r).unwrap_or_default(),
             metrics: metric_cols
                 .iter()
                 .map(|&c| {
@@ -307,15 +360,24 @@ mod tests {
             git_sha: None,
             timestamp_utc: Some("2026-01-01T00:00:00+00:00".into()),
             frame_budget: 25,
-            metrics: metrics.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            metrics: metrics
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
         }
     }
 
     #[test]
     fn pre_aggregated_keeps_nan_and_unions_metrics() {
         let mut log = EvalLog::default();
-        let stamp = CardStamp { gpu_name: Some("G".into()), ..Default::default() };
-        log.push_pre_aggregated(pre(vec![("opw", Some(f64::NAN)), ("absrel", Some(0.1))]), &stamp);
+        let stamp = CardStamp {
+            gpu_name: Some("G".into()),
+            ..Default::default()
+        };
+        log.push_pre_aggregated(
+            pre(vec![("opw", Some(f64::NAN)), ("absrel", Some(0.1))]),
+            &stamp,
+        );
         log.push_pre_aggregated(pre(vec![("tae", Some(1.0))]), &stamp);
         assert_eq!(log.metric_names, ["opw", "absrel", "tae"]);
         assert!(log.metric(0, "opw").unwrap().is_nan());

@@ -7,10 +7,11 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
-use arrow_array::{Array, RecordBatch};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
 use serde_json::Value;
 
@@ -19,7 +20,14 @@ use crate::eval::{EvalCell, EvalLog, now_utc};
 use crate::system_card::{CardStamp, TOOLKIT_VERSION};
 
 /// Keys of a per-sample row that are never metrics.
-pub const METADATA_KEYS: &[&str] = &["id", "scene", "phase", "difficulty", "latency_ms", "frame_budget"];
+pub const METADATA_KEYS: &[&str] = &[
+    "id",
+    "scene",
+    "phase",
+    "difficulty",
+    "latency_ms",
+    "frame_budget",
+];
 
 /// How to stamp and which metrics to keep.
 #[derive(Debug, Clone, Default)]
@@ -50,7 +58,10 @@ impl<'a> FieldValue<'a> {
         match v {
             Value::Null => FieldValue::Null,
             Value::Bool(b) => FieldValue::Bool(*b),
-            Value::Number(n) => n.as_i64().map_or(FieldValue::Float(n.as_f64().unwrap_or(f64::NAN)), FieldValue::Int),
+            Value::Number(n) => n.as_i64().map_or(
+                FieldValue::Float(n.as_f64().unwrap_or(f64::NAN)),
+                FieldValue::Int,
+            ),
             Value::String(s) => FieldValue::Str(s),
             Value::Array(_) => FieldValue::Other("an array"),
             Value::Object(m) => match m.get("value") {
@@ -75,7 +86,9 @@ impl<'a> FieldValue<'a> {
         match *self {
             FieldValue::Str(s) => Some(s.to_string()),
             FieldValue::Int(i) => Some(i.to_string()),
-            FieldValue::Float(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e16 => Some(format!("{f:.1}")),
+            FieldValue::Float(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e16 => {
+                Some(format!("{f:.1}"))
+            }
             FieldValue::Float(f) => Some(f.to_string()),
             FieldValue::Bool(b) => Some(if b { "True" } else { "False" }.to_string()),
             FieldValue::Null | FieldValue::Other(_) => None,
@@ -83,7 +96,7 @@ impl<'a> FieldValue<'a> {
     }
 }
 
-/// A fast non-cryptographic hasher (FxHash) for the bucket and key maps.
+/// A fast non-cryptographic hasher (FxHash with a Murmur3 finalizer) for the bucket and key maps.
 #[derive(Default, Clone, Copy)]
 pub struct FxHasher(u64);
 
@@ -97,7 +110,13 @@ impl Hasher for FxHasher {
         }
     }
     fn finish(&self) -> u64 {
-        self.0
+        // Murmur3's finalizer spreads the entropy into the low bits the table indexes by.
+        let mut h = self.0;
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
     }
 }
 
@@ -156,6 +175,8 @@ pub struct Grouper {
     key_index: FxMap<String, usize>,
     rows: u64,
     skipped: u64,
+    /// Scene and phase dictionaries of the last batch and their (scene, phase) → bucket table.
+    dict_cache: Option<(ArrayRef, ArrayRef, Vec<u32>)>,
 }
 
 impl Grouper {
@@ -170,9 +191,17 @@ impl Grouper {
             key_index: FxMap::default(),
             rows: 0,
             skipped: 0,
+            dict_cache: None,
         };
         for k in g.opts.metric_keys.clone().unwrap_or_default() {
-            g.key(&k);
+            if !g.key_index.contains_key(&k) {
+                g.key_index.insert(k.clone(), g.keys.len());
+                g.keys.push(KeyState {
+                    name: k,
+                    first_number: None,
+                    first_other: None,
+                });
+            }
         }
         g
     }
@@ -185,7 +214,11 @@ impl Grouper {
         if self.opts.metric_keys.is_some() {
             return None; // explicit keys were registered up front
         }
-        self.keys.push(KeyState { name: name.to_string(), first_number: None, first_other: None });
+        self.keys.push(KeyState {
+            name: name.to_string(),
+            first_number: None,
+            first_other: None,
+        });
         self.key_index.insert(name.to_string(), self.keys.len() - 1);
         Some(self.keys.len() - 1)
     }
@@ -206,7 +239,10 @@ impl Grouper {
             sums: Vec::new(),
             counts: Vec::new(),
         });
-        self.index.entry(scene.to_string()).or_default().insert(phase.to_string(), b);
+        self.index
+            .entry(scene.to_string())
+            .or_default()
+            .insert(phase.to_string(), b);
         b
     }
 
@@ -227,7 +263,12 @@ impl Grouper {
     /// Adds one row; `at` locates it in the input for error messages.
     pub fn push_row(&mut self, fields: &[(&str, FieldValue<'_>)], at: Location) -> Result<()> {
         self.rows += 1;
-        let get = |k: &str| fields.iter().find(|(n, _)| *n == k).map_or(FieldValue::Null, |(_, v)| *v);
+        let get = |k: &str| {
+            fields
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map_or(FieldValue::Null, |(_, v)| *v)
+        };
         let scene = self.label_of(get("scene"), "scene", at)?;
         let phase = self.label_of(get("phase"), "phase", at)?;
         let bucket = match (scene, phase) {
@@ -246,7 +287,13 @@ impl Grouper {
         Ok(())
     }
 
-    fn push_field(&mut self, bucket: Option<usize>, name: &str, v: FieldValue<'_>, at: Location) -> Result<()> {
+    fn push_field(
+        &mut self,
+        bucket: Option<usize>,
+        name: &str,
+        v: FieldValue<'_>,
+        at: Location,
+    ) -> Result<()> {
         match name {
             "id" | "scene" | "phase" => {}
             "difficulty" => {
@@ -295,8 +342,12 @@ impl Grouper {
         self.rows += n as u64;
         let schema = batch.schema();
         let col = |name: &str| schema.index_of(name).ok().map(|i| batch.column(i).as_ref());
-        let scenes = col("scene").map(|a| labels(a, &self.source, "scene", first_row)).transpose()?;
-        let phases = col("phase").map(|a| labels(a, &self.source, "phase", first_row)).transpose()?;
+        let scenes = col("scene")
+            .map(|a| labels(a, &self.source, "scene", first_row))
+            .transpose()?;
+        let phases = col("phase")
+            .map(|a| labels(a, &self.source, "phase", first_row))
+            .transpose()?;
         let ids = self.bucket_ids(scenes.as_ref(), phases.as_ref(), n);
         for (i, field) in schema.fields().iter().enumerate() {
             self.push_column(field.name(), batch.column(i).as_ref(), &ids, first_row)?;
@@ -304,12 +355,23 @@ impl Grouper {
         Ok(())
     }
 
-    fn bucket_ids(&mut self, scenes: Option<&Labels<'_>>, phases: Option<&Labels<'_>>, n: usize) -> Vec<u32> {
+    fn bucket_ids(
+        &mut self,
+        scenes: Option<&Labels<'_>>,
+        phases: Option<&Labels<'_>>,
+        n: usize,
+    ) -> Vec<u32> {
         let mut ids = vec![u32::MAX; n];
         let (Some(scenes), Some(phases)) = (scenes, phases) else {
             self.skipped += n as u64;
             return ids;
         };
+        if let (Labels::Dict(sk, sv, sa), Labels::Dict(pk, pv, pa)) = (scenes, phases)
+            && sv.len().saturating_mul(pv.len()) <= (4 * n).max(1 << 16)
+        {
+            self.bucket_ids_dict((sk, sv, sa), (pk, pv, pa), &mut ids);
+            return ids;
+        }
         let mut last: Option<(&str, &str, usize)> = None;
         for (r, id) in ids.iter_mut().enumerate() {
             let (Some(s), Some(p)) = (scenes.get(r), phases.get(r)) else {
@@ -327,7 +389,54 @@ impl Grouper {
         ids
     }
 
-    fn push_column(&mut self, name: &str, a: &dyn Array, ids: &[u32], first_row: u64) -> Result<()> {
+    /// Dictionary-encoded scene and phase: one hash lookup per distinct pair of a batch.
+    fn bucket_ids_dict(
+        &mut self,
+        scenes: (&[usize], &Labels<'_>, &ArrayRef),
+        phases: (&[usize], &Labels<'_>, &ArrayRef),
+        ids: &mut [u32],
+    ) {
+        let (sk, sv, sa) = scenes;
+        let (pk, pv, pa) = phases;
+        let n_phase_values = pv.len();
+        // Batches of one row group share their dictionaries: reuse the pair → bucket table.
+        let mut table = match self.dict_cache.take() {
+            Some((s, p, t)) if Arc::ptr_eq(&s, sa) && Arc::ptr_eq(&p, pa) => t,
+            _ => vec![u32::MAX - 1; sv.len() * n_phase_values],
+        };
+        for (r, id) in ids.iter_mut().enumerate() {
+            let (s, p) = (sk[r], pk[r]);
+            if s == usize::MAX || p == usize::MAX {
+                self.skipped += 1;
+                continue;
+            }
+            let Some(slot) = table.get_mut(s * n_phase_values + p) else {
+                self.skipped += 1;
+                continue;
+            };
+            if *slot == u32::MAX - 1 {
+                *slot = match (sv.get(s), pv.get(p)) {
+                    (Some(scene), Some(phase)) => self.bucket(scene, phase) as u32,
+                    _ => u32::MAX,
+                };
+            }
+            if *slot == u32::MAX {
+                self.skipped += 1;
+                continue;
+            }
+            self.buckets[*slot as usize].n += 1;
+            *id = *slot;
+        }
+        self.dict_cache = Some((sa.clone(), pa.clone(), table));
+    }
+
+    fn push_column(
+        &mut self,
+        name: &str,
+        a: &dyn Array,
+        ids: &[u32],
+        first_row: u64,
+    ) -> Result<()> {
         let at = |r: usize| Location::Row(first_row + r as u64 + 1);
         match name {
             "id" | "scene" | "phase" => {}
@@ -357,25 +466,41 @@ impl Grouper {
             }
             "frame_budget" => {}
             _ => {
-                let Some(k) = self.key(name) else { return Ok(()) };
+                let Some(k) = self.key(name) else {
+                    return Ok(());
+                };
                 let first_valid = (0..a.len()).find(|&r| a.is_valid(r));
-                let Some(first) = first_valid else { return Ok(()) };
+                let Some(first) = first_valid else {
+                    return Ok(());
+                };
                 if !matches!(a.data_type(), DataType::Int64 | DataType::Float64) {
-                    self.keys[k].first_other.get_or_insert((at(first), type_kind(a.data_type())));
+                    self.keys[k]
+                        .first_other
+                        .get_or_insert((at(first), type_kind(a.data_type())));
                     return Ok(());
                 }
                 self.keys[k].first_number.get_or_insert(at(first));
-                self.buckets.iter_mut().for_each(|b| b.ensure(k));
-                let buckets = &mut self.buckets;
-                for_numbers(a, |r, v| {
-                    if let Some(b) = buckets.get_mut(ids[r] as usize) {
-                        b.sums[k] += v;
-                        b.counts[k] += 1;
-                    }
-                });
+                self.accumulate(k, a, ids);
             }
         }
         Ok(())
+    }
+
+    /// Adds a numeric column to metric `k`, summing into flat per-bucket arrays (cache friendly).
+    fn accumulate(&mut self, k: usize, a: &dyn Array, ids: &[u32]) {
+        let mut sums = vec![0.0; self.buckets.len()];
+        let mut counts = vec![0u64; self.buckets.len()];
+        for_numbers(a, |r, v| {
+            if let Some(s) = sums.get_mut(ids[r] as usize) {
+                *s += v;
+                counts[ids[r] as usize] += 1;
+            }
+        });
+        for (b, bucket) in self.buckets.iter_mut().enumerate() {
+            bucket.ensure(k);
+            bucket.sums[k] += sums[b];
+            bucket.counts[k] += counts[b];
+        }
     }
 
     /// The metric names, or a type error for a metric that is not always a number.
@@ -388,8 +513,8 @@ impl Grouper {
                         path: self.source.clone(),
                         at,
                         column: key.name.clone(),
-                        found: found.to_string(),
-                        expected: "a number".into(),
+                        found,
+                        expected: "a number",
                         first,
                     });
                 }
@@ -414,10 +539,17 @@ impl Grouper {
     pub fn finish(self) -> Result<GroupOutcome> {
         let metric_keys = self.metric_names()?;
         let log = EvalLog {
-            metric_names: metric_keys.iter().map(|&k| self.keys[k].name.clone()).collect(),
+            metric_names: metric_keys
+                .iter()
+                .map(|&k| self.keys[k].name.clone())
+                .collect(),
             cells: self.cells(&metric_keys),
         };
-        Ok(GroupOutcome { log, rows: self.rows, skipped: self.skipped })
+        Ok(GroupOutcome {
+            log,
+            rows: self.rows,
+            skipped: self.skipped,
+        })
     }
 
     fn cells(&self, metric_keys: &[usize]) -> Vec<EvalCell> {
@@ -444,7 +576,12 @@ impl Grouper {
                 timestamp_utc: timestamp.clone(),
                 metrics: metric_keys
                     .iter()
-                    .map(|&k| mean(b.sums.get(k).copied().unwrap_or(0.0), b.counts.get(k).copied().unwrap_or(0)))
+                    .map(|&k| {
+                        mean(
+                            b.sums.get(k).copied().unwrap_or(0.0),
+                            b.counts.get(k).copied().unwrap_or(0),
+                        )
+                    })
                     .collect(),
             })
             .collect()
@@ -476,12 +613,16 @@ fn for_numbers(a: &dyn Array, mut f: impl FnMut(usize, f64)) {
             if p.null_count() == 0 {
                 vals.iter().enumerate().for_each(|(r, v)| f(r, *v));
             } else {
-                (0..p.len()).filter(|&r| p.is_valid(r)).for_each(|r| f(r, vals[r]));
+                (0..p.len())
+                    .filter(|&r| p.is_valid(r))
+                    .for_each(|r| f(r, vals[r]));
             }
         }
         DataType::Int64 => {
             let p = a.as_primitive::<Int64Type>();
-            (0..p.len()).filter(|&r| p.is_valid(r)).for_each(|r| f(r, p.value(r) as f64));
+            (0..p.len())
+                .filter(|&r| p.is_valid(r))
+                .for_each(|r| f(r, p.value(r) as f64));
         }
         _ => {}
     }
@@ -491,21 +632,45 @@ fn for_numbers(a: &dyn Array, mut f: impl FnMut(usize, f64)) {
 enum Labels<'a> {
     Borrowed(&'a arrow_array::StringArray),
     Owned(Vec<Option<String>>),
+    /// Dictionary keys per row (usize::MAX for null) and the labels of the dictionary values.
+    Dict(Vec<usize>, Box<Labels<'a>>, ArrayRef),
 }
 
 impl Labels<'_> {
     fn get(&self, r: usize) -> Option<&str> {
         match self {
-            Labels::Borrowed(a) => a.is_valid(r).then(|| a.value(r)),
-            Labels::Owned(v) => v[r].as_deref(),
+            Labels::Borrowed(a) => (r < a.len() && a.is_valid(r)).then(|| a.value(r)),
+            Labels::Owned(v) => v.get(r).and_then(|x| x.as_deref()),
+            Labels::Dict(keys, values, _) => keys.get(r).and_then(|&k| values.get(k)),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Labels::Borrowed(a) => a.len(),
+            Labels::Owned(v) => v.len(),
+            Labels::Dict(keys, _, _) => keys.len(),
         }
     }
 }
 
 fn labels<'a>(a: &'a dyn Array, path: &Path, column: &str, first_row: u64) -> Result<Labels<'a>> {
+    if let Some(dict) = a.as_any_dictionary_opt() {
+        let values = labels(dict.values().as_ref(), path, column, first_row)?;
+        let keys = dict.normalized_keys();
+        let keys = (0..a.len())
+            .map(|r| if a.is_valid(r) { keys[r] } else { usize::MAX })
+            .collect();
+        return Ok(Labels::Dict(keys, Box::new(values), dict.values().clone()));
+    }
     match a.data_type() {
         DataType::Utf8 => Ok(Labels::Borrowed(a.as_string::<i32>())),
-        DataType::Int64 => Ok(Labels::Owned(a.as_primitive::<Int64Type>().iter().map(|v| v.map(|i| i.to_string())).collect())),
+        DataType::Int64 => Ok(Labels::Owned(
+            a.as_primitive::<Int64Type>()
+                .iter()
+                .map(|v| v.map(|i| i.to_string()))
+                .collect(),
+        )),
         DataType::Float64 => Ok(Labels::Owned(
             a.as_primitive::<Float64Type>()
                 .iter()

@@ -29,7 +29,9 @@ impl ColumnType {
             ColumnType::Utf8 => DataType::Utf8,
             ColumnType::Int64 => DataType::Int64,
             ColumnType::Float64 => DataType::Float64,
-            ColumnType::Float64List => DataType::List(Arc::new(Field::new("item", DataType::Float64, true))),
+            ColumnType::Float64List => {
+                DataType::List(Arc::new(Field::new("item", DataType::Float64, true)))
+            }
         }
     }
 
@@ -39,7 +41,9 @@ impl ColumnType {
             DataType::Utf8 => Some(ColumnType::Utf8),
             DataType::Int64 => Some(ColumnType::Int64),
             DataType::Float64 => Some(ColumnType::Float64),
-            DataType::List(f) if f.data_type() == &DataType::Float64 => Some(ColumnType::Float64List),
+            DataType::List(f) if f.data_type() == &DataType::Float64 => {
+                Some(ColumnType::Float64List)
+            }
             _ => None,
         }
     }
@@ -204,7 +208,9 @@ pub fn known_type(column: &str) -> Option<ColumnType> {
 
 /// The Arrow schema of an evaluation log with the given metric names (without prefix).
 pub fn eval_schema(metric_names: &[String]) -> SchemaRef {
-    let fixed = EVAL_FIXED.iter().map(|(n, t)| Field::new(*n, t.arrow(), true));
+    let fixed = EVAL_FIXED
+        .iter()
+        .map(|(n, t)| Field::new(*n, t.arrow(), true));
     let metrics = metric_names
         .iter()
         .map(|m| Field::new(metric_col(m), DataType::Float64, true));
@@ -213,7 +219,9 @@ pub fn eval_schema(metric_names: &[String]) -> SchemaRef {
 
 /// The Arrow schema of a benchmark log.
 pub fn bench_schema() -> SchemaRef {
-    let fixed = BENCH_FIXED.iter().map(|(n, t)| Field::new(*n, t.arrow(), true));
+    let fixed = BENCH_FIXED
+        .iter()
+        .map(|(n, t)| Field::new(*n, t.arrow(), true));
     let metrics = BENCH_METRICS
         .iter()
         .map(|m| Field::new(metric_col(m), DataType::Float64, true));
@@ -251,7 +259,11 @@ mod tests {
 
     #[test]
     fn bench_key_is_the_head_of_bench_fixed() {
-        let head: Vec<&str> = BENCH_FIXED.iter().take(BENCH_KEY.len()).map(|(n, _)| *n).collect();
+        let head: Vec<&str> = BENCH_FIXED
+            .iter()
+            .take(BENCH_KEY.len())
+            .map(|(n, _)| *n)
+            .collect();
         assert_eq!(head, BENCH_KEY);
     }
 }

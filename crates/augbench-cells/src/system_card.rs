@@ -69,16 +69,26 @@ fn host_cpu_ram() -> (Option<String>, Option<u64>, Option<f64>) {
     sys.refresh_cpu_list(sysinfo::CpuRefreshKind::nothing());
     sys.refresh_memory();
     let cpus = sys.cpus();
-    let name = cpus.first().map(|c| c.brand().trim().to_string()).filter(|s| !s.is_empty());
+    let name = cpus
+        .first()
+        .map(|c| c.brand().trim().to_string())
+        .filter(|s| !s.is_empty());
     let cores = (!cpus.is_empty()).then_some(cpus.len() as u64);
     let ram = sys.total_memory();
-    (name, cores, (ram > 0).then(|| ram as f64 / f64::from(1u32 << 30)))
+    (
+        name,
+        cores,
+        (ram > 0).then(|| ram as f64 / f64::from(1u32 << 30)),
+    )
 }
 
 /// Name and memory (GiB) of the first GPU, where `nvidia-smi` answers.
 fn nvidia_smi() -> Option<(String, f64)> {
     let out = Command::new("nvidia-smi")
-        .args(["--query-gpu=name,memory.total", "--format=csv,noheader,nounits"])
+        .args([
+            "--query-gpu=name,memory.total",
+            "--format=csv,noheader,nounits",
+        ])
         .output()
         .ok()?;
     out.status.success().then_some(())?;
@@ -127,7 +137,26 @@ impl CardSource {
         match value {
             Value::Object(m) => Ok(CardSource::Map(m)),
             Value::Null => Ok(CardSource::None),
-            other => Err(card_error(origin, format!("must be a JSON object or null, found {}", json_kind(&other)))),
+            other => Err(card_error(
+                origin,
+                format!("must be a JSON object or null, found {}", json_kind(&other)),
+            )),
+        }
+    }
+
+    /// Parses a command-line card spec: `auto` (detect the host), `none`, or a JSON file's path.
+    pub fn from_spec(spec: &str) -> Result<Self> {
+        match spec {
+            "auto" => Ok(CardSource::Card(SystemCard::detect())),
+            "none" => Ok(CardSource::None),
+            file => {
+                let path = std::path::Path::new(file);
+                let text =
+                    std::fs::read_to_string(path).map_err(|e| CellsError::io(path, "read", e))?;
+                let value: Value = serde_json::from_str(&text)
+                    .map_err(|e| card_error(file, format!("is not valid JSON: {e}")))?;
+                Self::from_json(value, file)
+            }
         }
     }
 
@@ -147,7 +176,10 @@ impl CardSource {
 }
 
 fn card_error(origin: &str, detail: String) -> CellsError {
-    CellsError::SystemCard { origin: origin.to_string(), detail }
+    CellsError::SystemCard {
+        origin: origin.to_string(),
+        detail,
+    }
 }
 
 /// Short name of a JSON value's kind for messages.
@@ -166,7 +198,10 @@ fn map_str(m: &Map<String, Value>, key: &str, origin: &str) -> Result<Option<Str
     match m.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone()).filter(|s| !s.is_empty())),
-        Some(v) => Err(card_error(origin, format!("'{key}' must be a string, found {}", json_kind(v)))),
+        Some(v) => Err(card_error(
+            origin,
+            format!("'{key}' must be a string, found {}", json_kind(v)),
+        )),
     }
 }
 
@@ -174,7 +209,10 @@ fn map_f64(m: &Map<String, Value>, key: &str, origin: &str) -> Result<Option<f64
     match m.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => Ok(n.as_f64()),
-        Some(v) => Err(card_error(origin, format!("'{key}' must be a number, found {}", json_kind(v)))),
+        Some(v) => Err(card_error(
+            origin,
+            format!("'{key}' must be a number, found {}", json_kind(v)),
+        )),
     }
 }
 
@@ -182,7 +220,10 @@ fn map_i64(m: &Map<String, Value>, key: &str, origin: &str) -> Result<Option<i64
     match m.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) if n.is_i64() => Ok(n.as_i64()),
-        Some(v) => Err(card_error(origin, format!("'{key}' must be an integer, found {}", json_kind(v)))),
+        Some(v) => Err(card_error(
+            origin,
+            format!("'{key}' must be an integer, found {}", json_kind(v)),
+        )),
     }
 }
 
@@ -204,22 +245,35 @@ mod tests {
     #[test]
     fn non_object_cards_and_bad_field_types_are_typed_errors() {
         let e = CardSource::from_json(json!([1, 2]), "card.json").unwrap_err();
-        assert_eq!(e.to_string(), "system card card.json: must be a JSON object or null, found an array");
+        assert_eq!(
+            e.to_string(),
+            "system card card.json: must be a JSON object or null, found an array"
+        );
         let src = CardSource::from_json(json!({"batch_size": "8"}), "card.json").unwrap();
         let e = src.stamp("card.json").unwrap_err();
-        assert!(e.to_string().contains("'batch_size' must be an integer, found a string"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("'batch_size' must be an integer, found a string"),
+            "{e}"
+        );
         assert!(!e.hint().is_empty());
     }
 
     #[test]
     fn null_card_stamps_nothing() {
-        let s = CardSource::from_json(Value::Null, "x").unwrap().stamp("x").unwrap();
+        let s = CardSource::from_json(Value::Null, "x")
+            .unwrap()
+            .stamp("x")
+            .unwrap();
         assert_eq!(s, CardStamp::default());
     }
 
     #[test]
     fn parses_nvidia_smi_csv() {
-        assert_eq!(parse_nvidia_smi("NVIDIA L4, 23034\n"), Some(("NVIDIA L4".into(), 23034.0 / 1024.0)));
+        assert_eq!(
+            parse_nvidia_smi("NVIDIA L4, 23034\n"),
+            Some(("NVIDIA L4".into(), 23034.0 / 1024.0))
+        );
         assert_eq!(parse_nvidia_smi("garbage"), None);
     }
 

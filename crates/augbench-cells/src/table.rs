@@ -7,10 +7,12 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    ArrowPrimitiveType, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type,
-    UInt32Type, UInt64Type,
+    ArrowPrimitiveType, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
+    UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
-use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, new_null_array};
+use arrow_array::{
+    Array, ArrayRef, Float64Array, Int64Array, ListArray, RecordBatch, StringArray, new_null_array,
+};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::error::{CellsError, Result};
@@ -41,7 +43,11 @@ impl CellTable {
     }
 
     /// Normalizes batches read from `path` to the canonical types (see module docs).
-    pub fn from_foreign(path: &Path, batches: Vec<RecordBatch>, schema: &SchemaRef) -> Result<Self> {
+    pub fn from_foreign(
+        path: &Path,
+        batches: Vec<RecordBatch>,
+        schema: &SchemaRef,
+    ) -> Result<Self> {
         let normalized = batches
             .iter()
             .map(|b| normalize(b, path))
@@ -67,7 +73,11 @@ impl CellTable {
 
     /// Column names in order.
     pub fn column_names(&self) -> Vec<&str> {
-        self.schema.fields().iter().map(|f| f.name().as_str()).collect()
+        self.schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect()
     }
 
     /// `metric:` columns in order, with the prefix.
@@ -147,18 +157,35 @@ fn normalize_array(name: &str, array: &ArrayRef, path: &Path) -> Result<ArrayRef
     let unsupported = || CellsError::ColumnType {
         path: path.to_path_buf(),
         column: name.to_string(),
-        expected: want.map_or("a string, integer, float or list of floats", ColumnType::describe).to_string(),
+        expected: want
+            .map_or(
+                "a string, integer, float or list of floats",
+                ColumnType::describe,
+            )
+            .to_string(),
         found: array.data_type().to_string(),
     };
     let converted: ArrayRef = match array.data_type() {
-        DataType::Utf8 | DataType::Int64 | DataType::Float64 if want != Some(ColumnType::Float64) => array.clone(),
+        DataType::Utf8 | DataType::Int64 | DataType::Float64
+            if want != Some(ColumnType::Float64) =>
+        {
+            array.clone()
+        }
         DataType::Float64 => array.clone(),
-        DataType::List(f) if f.data_type() == &DataType::Float64 => array.clone(),
+        DataType::List(f) if f.data_type() == &DataType::Float64 => canonical_list(array),
         DataType::Null => new_null_array(&want.unwrap_or(ColumnType::Utf8).arrow(), array.len()),
         DataType::LargeUtf8 => Arc::new(array.as_string::<i64>().iter().collect::<StringArray>()),
         DataType::Utf8View => Arc::new(array.as_string_view().iter().collect::<StringArray>()),
-        DataType::Dictionary(_, _) => dictionary_to_strings(name, array, path).ok_or_else(unsupported)?,
-        DataType::Float32 => Arc::new(array.as_primitive::<Float32Type>().iter().map(|v| v.map(f64::from)).collect::<Float64Array>()),
+        DataType::Dictionary(_, _) => {
+            dictionary_to_strings(name, array, path).ok_or_else(unsupported)?
+        }
+        DataType::Float32 => Arc::new(
+            array
+                .as_primitive::<Float32Type>()
+                .iter()
+                .map(|v| v.map(f64::from))
+                .collect::<Float64Array>(),
+        ),
         DataType::Int8 => ints::<Int8Type>(array, want),
         DataType::Int16 => ints::<Int16Type>(array, want),
         DataType::Int32 => ints::<Int32Type>(array, want),
@@ -172,21 +199,40 @@ fn normalize_array(name: &str, array: &ArrayRef, path: &Path) -> Result<ArrayRef
     Ok(converted)
 }
 
+/// A list of floats with the canonical item field (other writers name it "element" or non-null).
+fn canonical_list(array: &ArrayRef) -> ArrayRef {
+    let l = array.as_list::<i32>();
+    let field = Arc::new(Field::new("item", DataType::Float64, true));
+    Arc::new(ListArray::new(
+        field,
+        l.offsets().clone(),
+        l.values().clone(),
+        l.nulls().cloned(),
+    ))
+}
+
 /// Integers become Int64, or Float64 where the column is a known float column (metrics included).
 fn ints<T: ArrowPrimitiveType>(array: &ArrayRef, want: Option<ColumnType>) -> ArrayRef {
     let prim = array.as_primitive::<T>();
     if want == Some(ColumnType::Float64) {
-        let it = prim.iter().map(|v| v.and_then(|x| num_as_i128(x)).map(|x| x as f64));
+        let it = prim
+            .iter()
+            .map(|v| v.and_then(num_as_i128).map(|x| x as f64));
         Arc::new(it.collect::<Float64Array>())
     } else {
         // Values beyond i64 (only possible for UInt64) saturate; such counts do not occur in cell logs.
-        let it = prim.iter().map(|v| v.and_then(|x| num_as_i128(x)).map(|x| x.clamp(i64::MIN as i128, i64::MAX as i128) as i64));
+        let it = prim.iter().map(|v| {
+            v.and_then(num_as_i128)
+                .map(|x| x.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+        });
         Arc::new(it.collect::<Int64Array>())
     }
 }
 
 fn num_as_i128<N: arrow_array::ArrowNativeTypeOp>(x: N) -> Option<i128> {
-    x.to_i64().map(i128::from).or_else(|| x.to_usize().map(|u| u as i128))
+    x.to_i64()
+        .map(i128::from)
+        .or_else(|| x.to_usize().map(|u| u as i128))
 }
 
 /// Dictionary-encoded strings (pandas categoricals) become plain strings.
@@ -229,8 +275,14 @@ mod tests {
     #[test]
     fn small_ints_widen_and_metric_ints_become_floats() {
         let b = batch(vec![
-            ("n_samples", Arc::new(Int32Array::from(vec![Some(3), None])) as ArrayRef),
-            ("metric:x", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+            (
+                "n_samples",
+                Arc::new(Int32Array::from(vec![Some(3), None])) as ArrayRef,
+            ),
+            (
+                "metric:x",
+                Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef,
+            ),
         ]);
         let n = normalize(&b, Path::new("f.parquet")).unwrap();
         let t = CellTable::new(n.schema(), vec![n]);
@@ -240,8 +292,26 @@ mod tests {
     }
 
     #[test]
+    fn float_lists_get_the_canonical_item_field() {
+        let plain = ListArray::from_iter_primitive::<Float64Type, _, _>(vec![Some(vec![
+            Some(1.0),
+            Some(2.0),
+        ])]);
+        let field = Arc::new(Field::new("element", DataType::Float64, true));
+        let list = ListArray::new(field, plain.offsets().clone(), plain.values().clone(), None);
+        let b = batch(vec![("throughputs", Arc::new(list) as ArrayRef)]);
+        let n = normalize(&b, Path::new("f.parquet")).unwrap();
+        assert_eq!(n.column(0).data_type(), &ColumnType::Float64List.arrow());
+        let t = CellTable::new(n.schema(), vec![n]);
+        assert_eq!(t.value(0, 0, 0), CellValue::List(vec![1.0, 2.0]));
+    }
+
+    #[test]
     fn unsupported_types_name_the_column() {
-        let b = batch(vec![("flag", Arc::new(arrow_array::BooleanArray::from(vec![true])) as ArrayRef)]);
+        let b = batch(vec![(
+            "flag",
+            Arc::new(arrow_array::BooleanArray::from(vec![true])) as ArrayRef,
+        )]);
         let e = normalize(&b, Path::new("f.parquet")).unwrap_err();
         assert!(e.to_string().contains("'flag'"), "{e}");
     }

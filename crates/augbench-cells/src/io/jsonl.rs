@@ -29,7 +29,10 @@ impl<'de> Deserialize<'de> for OrderedObject {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a JSON object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> std::result::Result<OrderedObject, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<OrderedObject, A::Error> {
                 let mut out = Vec::with_capacity(m.size_hint().unwrap_or(16));
                 while let Some((k, v)) = m.next_entry::<String, Value>()? {
                     out.push((k, v));
@@ -45,13 +48,15 @@ impl<'de> Deserialize<'de> for OrderedObject {
 pub fn parse_line(line: &str, path: &Path, lineno: u64) -> Result<OrderedObject> {
     match serde_json::from_str::<OrderedObject>(line) {
         Ok(o) => Ok(o),
-        Err(first) => serde_json::from_str::<OrderedObject>(&nonfinite_to_null(line)).map_err(|_| {
-            CellsError::MalformedJson {
-                path: path.to_path_buf(),
-                at: Location::Line(lineno),
-                detail: first.to_string(),
-            }
-        }),
+        Err(first) => {
+            serde_json::from_str::<OrderedObject>(&nonfinite_to_null(line)).map_err(|_| {
+                CellsError::MalformedJson {
+                    path: path.to_path_buf(),
+                    at: Location::Line(lineno),
+                    detail: first.to_string(),
+                }
+            })
+        }
     }
 }
 
@@ -66,7 +71,10 @@ fn nonfinite_to_null(line: &str) -> String {
             escaped = !escaped && c == '\\';
         } else if c == '"' {
             in_str = true;
-        } else if let Some(tok) = ["-Infinity", "Infinity", "NaN"].iter().find(|t| rest.starts_with(**t)) {
+        } else if let Some(tok) = ["-Infinity", "Infinity", "NaN"]
+            .iter()
+            .find(|t| rest.starts_with(**t))
+        {
             out.push_str("null");
             rest = &rest[tok.len()..];
             continue;
@@ -78,7 +86,10 @@ fn nonfinite_to_null(line: &str) -> String {
 }
 
 /// Calls `f(line_number, object)` for every non-blank line of a JSON Lines file.
-pub fn for_each_object(path: &Path, mut f: impl FnMut(u64, OrderedObject) -> Result<()>) -> Result<()> {
+pub fn for_each_object(
+    path: &Path,
+    mut f: impl FnMut(u64, OrderedObject) -> Result<()>,
+) -> Result<()> {
     let file = std::fs::File::open(path).map_err(|e| CellsError::io(path, "read", e))?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let mut line = String::new();
@@ -132,11 +143,14 @@ pub fn read(path: &Path) -> Result<CellTable> {
         vec![]
     } else {
         let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
-        let batch = RecordBatch::try_new_with_options(schema.clone(), arrays, &opts).map_err(|e| CellsError::MalformedJson {
-            path: path.to_path_buf(),
-            at: Location::Line(0),
-            detail: e.to_string(),
-        })?;
+        let batch =
+            RecordBatch::try_new_with_options(schema.clone(), arrays, &opts).map_err(|e| {
+                CellsError::MalformedJson {
+                    path: path.to_path_buf(),
+                    at: Location::Line(0),
+                    detail: e.to_string(),
+                }
+            })?;
         vec![batch]
     };
     Ok(CellTable::new(schema, batches))
@@ -161,7 +175,12 @@ struct ColBuilder {
 impl ColBuilder {
     fn new(name: String, rows_before: usize) -> Self {
         let known = known_type(&name);
-        let mut b = Self { name, known, data: ColData::Nulls, first_line: 0 };
+        let mut b = Self {
+            name,
+            known,
+            data: ColData::Nulls,
+            first_line: 0,
+        };
         if let Some(t) = known {
             b.data = b.empty_of(t);
         }
@@ -215,7 +234,9 @@ impl ColBuilder {
             (ColData::Str(v), Value::String(s)) => v.push(Some(s)),
             (ColData::Int(v), Value::Number(n)) if n.is_i64() => v.push(n.as_i64()),
             (ColData::Float(v), Value::Number(n)) => v.push(n.as_f64()),
-            (ColData::List(v), Value::Array(a)) => v.push(Some(a.iter().map(Value::as_f64).collect())),
+            (ColData::List(v), Value::Array(a)) => {
+                v.push(Some(a.iter().map(Value::as_f64).collect()))
+            }
             _ => return Err(self.type_change(have, vt, lineno, path)),
         }
         Ok(())
@@ -231,13 +252,28 @@ impl ColBuilder {
         }
     }
 
-    fn type_change(&self, have: ColumnType, found: ColumnType, lineno: u64, path: &Path) -> CellsError {
+    fn type_change(
+        &self,
+        have: ColumnType,
+        found: ColumnType,
+        lineno: u64,
+        path: &Path,
+    ) -> CellsError {
+        if let Some(known) = self.known {
+            return CellsError::BadValue {
+                path: path.to_path_buf(),
+                at: Location::Line(lineno),
+                column: self.name.clone(),
+                expected: known.describe(),
+                found: found.describe().to_string(),
+            };
+        }
         CellsError::TypeChange {
             path: path.to_path_buf(),
             at: Location::Line(lineno),
             column: self.name.clone(),
-            found: found.describe().to_string(),
-            expected: have.describe().to_string(),
+            found: found.describe(),
+            expected: have.describe(),
             first: Location::Line(self.first_line.max(1)),
         }
     }
@@ -283,7 +319,9 @@ fn json_type(v: &Value, path: &Path, lineno: u64, column: &str) -> Result<Option
         Value::String(_) => Some(ColumnType::Utf8),
         Value::Number(n) if n.is_i64() => Some(ColumnType::Int64),
         Value::Number(_) => Some(ColumnType::Float64),
-        Value::Array(a) if a.iter().all(|x| x.is_number() || x.is_null()) => Some(ColumnType::Float64List),
+        Value::Array(a) if a.iter().all(|x| x.is_number() || x.is_null()) => {
+            Some(ColumnType::Float64List)
+        }
         Value::Array(_) => return Err(bad("a list holding non-numbers")),
         Value::Bool(_) => return Err(bad("a boolean")),
         Value::Object(_) => return Err(bad("an object")),
@@ -305,7 +343,13 @@ pub fn write(table: &CellTable, path: &Path) -> Result<()> {
     })
 }
 
-fn write_row(w: &mut impl Write, table: &CellTable, names: &[String], b: usize, r: usize) -> std::io::Result<()> {
+fn write_row(
+    w: &mut impl Write,
+    table: &CellTable,
+    names: &[String],
+    b: usize,
+    r: usize,
+) -> std::io::Result<()> {
     w.write_all(b"{")?;
     for (c, name) in names.iter().enumerate() {
         if c > 0 {
@@ -352,7 +396,12 @@ mod tests {
 
     #[test]
     fn malformed_line_names_the_line() {
-        let e = parse_line("{\"a\": ", Path::new("f.jsonl"), 7).err().unwrap();
-        assert!(e.to_string().starts_with("f.jsonl: line 7: malformed JSON"), "{e}");
+        let e = parse_line("{\"a\": ", Path::new("f.jsonl"), 7)
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string().starts_with("f.jsonl: line 7: malformed JSON"),
+            "{e}"
+        );
     }
 }

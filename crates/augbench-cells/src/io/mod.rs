@@ -32,7 +32,9 @@ impl FromStr for Format {
             "auto" => Ok(Format::Auto),
             "parquet" => Ok(Format::Parquet),
             "jsonl" => Ok(Format::Jsonl),
-            _ => Err(CellsError::UnknownFormat { given: s.to_string() }),
+            _ => Err(CellsError::UnknownFormat {
+                given: s.to_string(),
+            }),
         }
     }
 }
@@ -109,14 +111,19 @@ pub fn is_parquet(path: &Path) -> Result<bool> {
         _ => {
             let mut magic = [0u8; 4];
             let mut f = File::open(path).map_err(|e| CellsError::io(path, "read", e))?;
-            let n = f.read(&mut magic).map_err(|e| CellsError::io(path, "read", e))?;
+            let n = f
+                .read(&mut magic)
+                .map_err(|e| CellsError::io(path, "read", e))?;
             Ok(n == 4 && &magic == b"PAR1")
         }
     }
 }
 
 /// Writes `path` through a temporary file in the same folder, then renames it into place.
-pub(crate) fn write_atomic(path: &Path, body: impl FnOnce(&mut BufWriter<File>) -> Result<()>) -> Result<()> {
+pub(crate) fn write_atomic(
+    path: &Path,
+    body: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
+) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -142,10 +149,19 @@ mod tests {
 
     #[test]
     fn auto_picks_format_by_suffix_and_defaults_to_parquet() {
-        assert_eq!(resolve_target(Path::new("a.jsonl"), Format::Auto).1, Format::Jsonl);
-        assert_eq!(resolve_target(Path::new("a.PQ"), Format::Auto).1, Format::Parquet);
+        assert_eq!(
+            resolve_target(Path::new("a.jsonl"), Format::Auto).1,
+            Format::Jsonl
+        );
+        assert_eq!(
+            resolve_target(Path::new("a.PQ"), Format::Auto).1,
+            Format::Parquet
+        );
         let (p, f) = resolve_target(Path::new("out/cells.txt"), Format::Auto);
-        assert_eq!((p, f), (PathBuf::from("out/cells.parquet"), Format::Parquet));
+        assert_eq!(
+            (p, f),
+            (PathBuf::from("out/cells.parquet"), Format::Parquet)
+        );
         let (p, _) = resolve_target(Path::new("cells"), Format::Auto);
         assert_eq!(p, PathBuf::from("cells.parquet"));
     }
@@ -159,6 +175,9 @@ mod tests {
     #[test]
     fn format_parses_case_insensitively_and_rejects_others() {
         assert_eq!("JSONL".parse::<Format>().unwrap(), Format::Jsonl);
-        assert!(matches!("csv".parse::<Format>(), Err(CellsError::UnknownFormat { .. })));
+        assert!(matches!(
+            "csv".parse::<Format>(),
+            Err(CellsError::UnknownFormat { .. })
+        ));
     }
 }

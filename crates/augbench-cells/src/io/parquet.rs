@@ -7,9 +7,13 @@ use std::path::Path;
 
 use arrow_array::RecordBatch;
 use parquet::arrow::ArrowWriter;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::basic::Compression;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
 
 use crate::error::{CellsError, Result};
 use crate::table::CellTable;
@@ -26,18 +30,32 @@ pub fn write(table: &CellTable, path: &Path) -> Result<()> {
         path: path.to_path_buf(),
         detail: e.to_string(),
     };
-    let props = WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
-        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-        .build();
+    let props = writer_properties(table);
     super::write_atomic(path, |w| {
-        let mut writer = ArrowWriter::try_new(w, table.schema().clone(), Some(props)).map_err(werr)?;
+        let mut writer =
+            ArrowWriter::try_new(w, table.schema().clone(), Some(props)).map_err(werr)?;
         for batch in table.batches() {
             writer.write(batch).map_err(werr)?;
         }
         writer.close().map_err(werr)?;
         Ok(())
     })
+}
+
+/// Snappy, chunk statistics, dictionary encoding for string columns only (floats such as metrics
+/// rarely repeat, so a dictionary attempt would only cost time).
+fn writer_properties(table: &CellTable) -> WriterProperties {
+    let mut props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_dictionary_enabled(false);
+    for f in table.schema().fields() {
+        if f.data_type() == &DataType::Utf8 {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(f.name().as_str()), true);
+        }
+    }
+    props.build()
 }
 
 /// Reads a Parquet cell log written by augbench or any other Parquet writer.
@@ -47,13 +65,26 @@ pub fn read(path: &Path) -> Result<CellTable> {
 }
 
 /// Reads the raw batches (not normalized) and the file's Arrow schema.
-pub fn read_batches(path: &Path) -> Result<(arrow_schema::SchemaRef, Vec<RecordBatch>)> {
-    let builder = open(path)?;
+pub fn read_batches(path: &Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    read_batches_with(path, false)
+}
+
+/// Like `read_batches`, but string columns come back dictionary-encoded (`Dictionary<Int32, Utf8>`),
+/// which is how Parquet stores them: no per-row strings are built (the grouper's fast path).
+pub fn read_batches_dictionary(path: &Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    read_batches_with(path, true)
+}
+
+fn read_batches_with(path: &Path, dictionary: bool) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let builder = open(path, dictionary)?;
     let schema = builder.schema().clone();
     let groups = builder.metadata().num_row_groups();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(groups);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(groups);
     if threads <= 1 {
-        return Ok((schema, decode(path, builder, None)?));
+        let batches = decode(path, builder, dictionary, None)?;
+        return Ok((schema, batches.into_iter().flatten().collect()));
     }
     let chunks: Vec<Vec<usize>> = (0..threads)
         .map(|t| (0..groups).filter(|g| g % threads == t).collect())
@@ -61,11 +92,16 @@ pub fn read_batches(path: &Path) -> Result<(arrow_schema::SchemaRef, Vec<RecordB
     let per_thread = std::thread::scope(|s| {
         let handles: Vec<_> = chunks
             .into_iter()
-            .map(|rgs| s.spawn(move || decode(path, open(path)?, Some(rgs))))
+            .map(|rgs| {
+                s.spawn(move || decode(path, open(path, dictionary)?, dictionary, Some(rgs)))
+            })
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(corrupt(path, "decoder thread panicked"))))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(corrupt(path, "decoder thread panicked")))
+            })
             .collect::<Result<Vec<_>>>()
     })?;
     Ok((schema, interleave(per_thread, threads)))
@@ -86,25 +122,49 @@ fn interleave(per_thread: Vec<Vec<Vec<RecordBatch>>>, threads: usize) -> Vec<Rec
     out
 }
 
-fn open(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>> {
+/// Opens a reader; with `dictionary`, Utf8 columns are asked for as `Dictionary<Int32, Utf8>`.
+fn open(path: &Path, dictionary: bool) -> Result<ParquetRecordBatchReaderBuilder<File>> {
     let file = File::open(path).map_err(|e| CellsError::io(path, "read", e))?;
-    ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| corrupt(path, &e.to_string()))
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| corrupt(path, &e.to_string()))?;
+    if !dictionary {
+        return Ok(builder);
+    }
+    let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+    let fields: Vec<Field> = builder
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Utf8 => Field::new(f.name(), dict.clone(), true),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    let options = ArrowReaderOptions::new().with_schema(Arc::new(Schema::new(fields)));
+    let file = File::open(path).map_err(|e| CellsError::io(path, "read", e))?;
+    ParquetRecordBatchReaderBuilder::try_new_with_options(file, options)
+        .map_err(|e| corrupt(path, &e.to_string()))
 }
 
 /// Decodes the given row groups (all when `None`); each group's batches are returned together.
 fn decode(
     path: &Path,
     builder: ParquetRecordBatchReaderBuilder<File>,
+    dictionary: bool,
     groups: Option<Vec<usize>>,
 ) -> Result<Vec<Vec<RecordBatch>>> {
     let Some(groups) = groups else {
-        let reader = builder.with_batch_size(READ_BATCH_ROWS).build().map_err(|e| corrupt(path, &e.to_string()))?;
+        let reader = builder
+            .with_batch_size(READ_BATCH_ROWS)
+            .build()
+            .map_err(|e| corrupt(path, &e.to_string()))?;
         let batches = reader.collect::<std::result::Result<Vec<_>, _>>();
         return Ok(vec![batches.map_err(|e| corrupt(path, &e.to_string()))?]);
     };
+    drop(builder);
     let mut out = Vec::with_capacity(groups.len());
     for g in groups {
-        let reader = open(path)?
+        let reader = open(path, dictionary)?
             .with_batch_size(READ_BATCH_ROWS)
             .with_row_groups(vec![g])
             .build()
@@ -112,7 +172,6 @@ fn decode(
         let batches = reader.collect::<std::result::Result<Vec<_>, _>>();
         out.push(batches.map_err(|e| corrupt(path, &e.to_string()))?);
     }
-    drop(builder);
     Ok(out)
 }
 

@@ -1,0 +1,405 @@
+//! Benchmark cells: one `BenchCell` per measured (run, library, transform, scenario, mode, device,
+//! shape, scope, thread policy), appended to `<output>/cells.parquet` by `append_bench_cells`, which
+//! replaces a row with the same key (so `--resume` never duplicates) and rewrites the file atomically.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::builder::{Float64Builder, ListBuilder};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int64Type};
+use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+
+use crate::error::{CellsError, Location, Result};
+use crate::io::{self, Format};
+use crate::schema::{BENCH_FIXED, BENCH_METRICS, bench_schema, metric_col};
+use crate::table::CellTable;
+
+/// Measured figures of a benchmark cell; `None` where not measured (slow, unsupported, error).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BenchMetrics {
+    /// Median throughput (items/s).
+    pub median: Option<f64>,
+    pub mean: Option<f64>,
+    pub std: Option<f64>,
+    /// Coefficient of variation (std / mean).
+    pub cv: Option<f64>,
+    /// Lower end of the interval of the median throughput.
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub time_per_item_ms: Option<f64>,
+    pub warmup_passes: Option<f64>,
+    pub gpu_peak_bytes: Option<f64>,
+}
+
+impl BenchMetrics {
+    fn values(&self) -> [Option<f64>; 9] {
+        [
+            self.median,
+            self.mean,
+            self.std,
+            self.cv,
+            self.ci_low,
+            self.ci_high,
+            self.time_per_item_ms,
+            self.warmup_passes,
+            self.gpu_peak_bytes,
+        ]
+    }
+
+    fn from_values(v: [Option<f64>; 9]) -> Self {
+        let [
+            median,
+            mean,
+            std,
+            cv,
+            ci_low,
+            ci_high,
+            time_per_item_ms,
+            warmup_passes,
+            gpu_peak_bytes,
+        ] = v;
+        Self {
+            median,
+            mean,
+            std,
+            cv,
+            ci_low,
+            ci_high,
+            time_per_item_ms,
+            warmup_passes,
+            gpu_peak_bytes,
+        }
+    }
+}
+
+/// One benchmark cell. Empty `gpu_name` and `git_sha` are written as null and read back as "".
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BenchCell {
+    // Identifying key (one row per distinct value of these fields).
+    pub run_id: String,
+    pub library: String,
+    pub library_version: String,
+    pub transform: String,
+    pub scenario: String,
+    /// `micro` or `pipeline`.
+    pub mode: String,
+    /// `image` or `video`.
+    pub media: String,
+    pub device: String,
+    pub channels: u64,
+    pub items: u64,
+    pub runs: u64,
+    pub workers: u64,
+    pub batch_size: u64,
+    pub scope: String,
+    pub thread_policy: String,
+    // Outcome and context.
+    /// `ok`, `slow`, `unsupported` or `error`.
+    pub status: String,
+    pub cpu_name: String,
+    pub cpu_cores: u64,
+    pub ram_gb: f64,
+    pub gpu_name: String,
+    pub gpu_memory_gb: Option<f64>,
+    pub os: String,
+    pub rustc_version: String,
+    pub toolkit_version: String,
+    pub git_sha: String,
+    pub timestamp_utc: String,
+    /// Throughput of each timed run (items/s), in run order.
+    pub throughputs: Vec<f64>,
+    pub metrics: BenchMetrics,
+}
+
+impl BenchCell {
+    /// The identifying key, as text, for de-duplication.
+    pub fn key(&self) -> [String; 15] {
+        [
+            self.run_id.clone(),
+            self.library.clone(),
+            self.library_version.clone(),
+            self.transform.clone(),
+            self.scenario.clone(),
+            self.mode.clone(),
+            self.media.clone(),
+            self.device.clone(),
+            self.channels.to_string(),
+            self.items.to_string(),
+            self.runs.to_string(),
+            self.workers.to_string(),
+            self.batch_size.to_string(),
+            self.scope.clone(),
+            self.thread_policy.clone(),
+        ]
+    }
+}
+
+/// What an append did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AppendReport {
+    pub path: std::path::PathBuf,
+    pub rows_before: usize,
+    /// New rows added at the end.
+    pub appended: usize,
+    /// Existing rows replaced in place by a newer row with the same key.
+    pub replaced: usize,
+    pub rows_after: usize,
+}
+
+/// Appends cells to the Parquet log at `path` (created if missing). A cell whose key is already in
+/// the log replaces the older row in place; the file is rewritten atomically. Not safe against two
+/// processes appending to the same file at once.
+pub fn append_bench_cells(path: &Path, cells: &[BenchCell]) -> Result<AppendReport> {
+    let mut all = if path.exists() {
+        read_bench_cells(path)?
+    } else {
+        Vec::new()
+    };
+    let rows_before = all.len();
+    let mut index: std::collections::HashMap<[String; 15], usize> =
+        all.iter().enumerate().map(|(i, c)| (c.key(), i)).collect();
+    let (mut appended, mut replaced) = (0, 0);
+    for c in cells {
+        match index.get(&c.key()) {
+            Some(&i) => {
+                all[i] = c.clone();
+                replaced += usize::from(i < rows_before);
+            }
+            None => {
+                index.insert(c.key(), all.len());
+                all.push(c.clone());
+                appended += 1;
+            }
+        }
+    }
+    io::write_table(&to_table(&all), path, Format::Parquet)?;
+    Ok(AppendReport {
+        path: path.to_path_buf(),
+        rows_before,
+        appended,
+        replaced,
+        rows_after: all.len(),
+    })
+}
+
+/// Reads every benchmark cell of a log (Parquet or JSON Lines, by suffix).
+pub fn read_bench_cells(path: &Path) -> Result<Vec<BenchCell>> {
+    from_table(&io::read_table(path)?, path)
+}
+
+/// Builds the benchmark table (fixed columns, throughputs list, then the `metric:` columns).
+pub fn to_table(cells: &[BenchCell]) -> CellTable {
+    let schema = bench_schema();
+    let s = |f: fn(&BenchCell) -> &str| -> ArrayRef {
+        Arc::new(cells.iter().map(|c| Some(f(c))).collect::<StringArray>())
+    };
+    let so = |f: fn(&BenchCell) -> &str| -> ArrayRef {
+        Arc::new(
+            cells
+                .iter()
+                .map(|c| Some(f(c)).filter(|v| !v.is_empty()))
+                .collect::<StringArray>(),
+        )
+    };
+    let i = |f: fn(&BenchCell) -> u64| -> ArrayRef {
+        Arc::new(
+            cells
+                .iter()
+                .map(|c| Some(i64::try_from(f(c)).unwrap_or(i64::MAX)))
+                .collect::<Int64Array>(),
+        )
+    };
+    let x = |f: fn(&BenchCell) -> Option<f64>| -> ArrayRef {
+        Arc::new(cells.iter().map(f).collect::<Float64Array>())
+    };
+    let mut cols: Vec<ArrayRef> = vec![
+        s(|c| &c.run_id),
+        s(|c| &c.library),
+        s(|c| &c.library_version),
+        s(|c| &c.transform),
+        s(|c| &c.scenario),
+        s(|c| &c.mode),
+        s(|c| &c.media),
+        s(|c| &c.device),
+        i(|c| c.channels),
+        i(|c| c.items),
+        i(|c| c.runs),
+        i(|c| c.workers),
+        i(|c| c.batch_size),
+        s(|c| &c.scope),
+        s(|c| &c.thread_policy),
+        s(|c| &c.status),
+        s(|c| &c.cpu_name),
+        i(|c| c.cpu_cores),
+        x(|c| Some(c.ram_gb)),
+        so(|c| &c.gpu_name),
+        x(|c| c.gpu_memory_gb),
+        s(|c| &c.os),
+        s(|c| &c.rustc_version),
+        s(|c| &c.toolkit_version),
+        so(|c| &c.git_sha),
+        s(|c| &c.timestamp_utc),
+        throughputs(cells),
+    ];
+    for k in 0..BENCH_METRICS.len() {
+        cols.push(Arc::new(
+            cells
+                .iter()
+                .map(|c| c.metrics.values()[k])
+                .collect::<Float64Array>(),
+        ));
+    }
+    // Every column was built from the same cells with the schema's types.
+    let batches = RecordBatch::try_new(schema.clone(), cols)
+        .map(|b| vec![b])
+        .unwrap_or_default();
+    CellTable::new(schema, batches)
+}
+
+fn throughputs(cells: &[BenchCell]) -> ArrayRef {
+    let mut b = ListBuilder::new(Float64Builder::new());
+    for c in cells {
+        b.values().append_slice(&c.throughputs);
+        b.append(true);
+    }
+    Arc::new(b.finish())
+}
+
+/// Reads benchmark cells from a table; every fixed and metric column must be present and typed.
+pub fn from_table(table: &CellTable, path: &Path) -> Result<Vec<BenchCell>> {
+    let idx = column_indices(table, path)?;
+    let mut out = Vec::with_capacity(table.num_rows());
+    let mut row0 = 0u64;
+    for batch in table.batches() {
+        let v = View {
+            batch,
+            idx: &idx,
+            path,
+            row0,
+        };
+        for r in 0..batch.num_rows() {
+            out.push(v.cell(r)?);
+        }
+        row0 += batch.num_rows() as u64;
+    }
+    Ok(out)
+}
+
+/// Column positions of the fixed columns then the metric columns, in schema order.
+fn column_indices(table: &CellTable, path: &Path) -> Result<Vec<usize>> {
+    let metric_cols: Vec<(String, crate::schema::ColumnType)> = BENCH_METRICS
+        .iter()
+        .map(|m| (metric_col(m), crate::schema::ColumnType::Float64))
+        .collect();
+    let wanted = BENCH_FIXED
+        .iter()
+        .map(|(n, t)| (n.to_string(), *t))
+        .chain(metric_cols);
+    wanted
+        .map(|(name, ty)| {
+            let i = table
+                .column_index(&name)
+                .ok_or_else(|| CellsError::MissingColumn {
+                    path: path.to_path_buf(),
+                    column: name.clone(),
+                })?;
+            let found = table.schema().field(i).data_type();
+            if *found != ty.arrow() {
+                return Err(CellsError::ColumnType {
+                    path: path.to_path_buf(),
+                    column: name,
+                    expected: ty.describe().to_string(),
+                    found: found.to_string(),
+                });
+            }
+            Ok(i)
+        })
+        .collect()
+}
+
+struct View<'a> {
+    batch: &'a RecordBatch,
+    idx: &'a [usize],
+    path: &'a Path,
+    row0: u64,
+}
+
+impl View<'_> {
+    fn col(&self, k: usize) -> &dyn Array {
+        self.batch.column(self.idx[k]).as_ref()
+    }
+
+    fn s(&self, k: usize, r: usize) -> String {
+        let a = self.col(k).as_string::<i32>();
+        if a.is_valid(r) {
+            a.value(r).to_string()
+        } else {
+            String::new()
+        }
+    }
+
+    fn u(&self, k: usize, r: usize) -> Result<u64> {
+        let a = self.col(k).as_primitive::<Int64Type>();
+        let v = if a.is_valid(r) { a.value(r) } else { 0 };
+        u64::try_from(v).map_err(|_| CellsError::BadValue {
+            path: self.path.to_path_buf(),
+            at: Location::Row(self.row0 + r as u64 + 1),
+            column: BENCH_FIXED[k].0.to_string(),
+            expected: "a non-negative integer",
+            found: v.to_string(),
+        })
+    }
+
+    fn f(&self, k: usize, r: usize) -> Option<f64> {
+        let a = self.col(k).as_primitive::<Float64Type>();
+        a.is_valid(r).then(|| a.value(r))
+    }
+
+    fn list(&self, k: usize, r: usize) -> Vec<f64> {
+        let a = self.col(k).as_list::<i32>();
+        if a.is_null(r) {
+            return Vec::new();
+        }
+        a.value(r)
+            .as_primitive::<Float64Type>()
+            .iter()
+            .map(|v| v.unwrap_or(f64::NAN))
+            .collect()
+    }
+
+    fn cell(&self, r: usize) -> Result<BenchCell> {
+        let m0 = BENCH_FIXED.len();
+        let metrics: [Option<f64>; 9] = std::array::from_fn(|k| self.f(m0 + k, r));
+        Ok(BenchCell {
+            run_id: self.s(0, r),
+            library: self.s(1, r),
+            library_version: self.s(2, r),
+            transform: self.s(3, r),
+            scenario: self.s(4, r),
+            mode: self.s(5, r),
+            media: self.s(6, r),
+            device: self.s(7, r),
+            channels: self.u(8, r)?,
+            items: self.u(9, r)?,
+            runs: self.u(10, r)?,
+            workers: self.u(11, r)?,
+            batch_size: self.u(12, r)?,
+            scope: self.s(13, r),
+            thread_policy: self.s(14, r),
+            status: self.s(15, r),
+            cpu_name: self.s(16, r),
+            cpu_cores: self.u(17, r)?,
+            ram_gb: self.f(18, r).unwrap_or(f64::NAN),
+            gpu_name: self.s(19, r),
+            gpu_memory_gb: self.f(20, r),
+            os: self.s(21, r),
+            rustc_version: self.s(22, r),
+            toolkit_version: self.s(23, r),
+            git_sha: self.s(24, r),
+            timestamp_utc: self.s(25, r),
+            throughputs: self.list(26, r),
+            metrics: BenchMetrics::from_values(metrics),
+        })
+    }
+}

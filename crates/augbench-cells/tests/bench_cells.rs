@@ -1,0 +1,126 @@
+//! Benchmark cells on synthetic results: appending creates `cells.parquet`, a `--resume` rerun
+//! replaces rows with the same key instead of duplicating them, and the file reads in order.
+
+use augbench_cells::bench::{BenchCell, BenchMetrics, append_bench_cells, read_bench_cells};
+use augbench_cells::schema::{BENCH_FIXED, BENCH_METRICS};
+
+fn result(transform: &str, median: f64) -> BenchCell {
+    BenchCell {
+        run_id: "2026-01-01T00-00-00".into(),
+        library: "albumentationsx".into(),
+        library_version: "2.5.0".into(),
+        transform: transform.into(),
+        scenario: "image-rgb".into(),
+        mode: "micro".into(),
+        media: "image".into(),
+        device: "cpu".into(),
+        channels: 3,
+        items: 2000,
+        runs: 5,
+        workers: 0,
+        batch_size: 1,
+        scope: "transform".into(),
+        thread_policy: "single".into(),
+        status: "ok".into(),
+        cpu_name: "Test CPU".into(),
+        cpu_cores: 2,
+        ram_gb: 24.0,
+        gpu_name: String::new(),
+        gpu_memory_gb: None,
+        os: "Linux".into(),
+        rustc_version: "rustc 1.95.0".into(),
+        toolkit_version: "0.1.0".into(),
+        git_sha: "abc1234".into(),
+        timestamp_utc: "2026-01-01T00:00:00+00:00".into(),
+        throughputs: vec![median * 0.99, median, median * 1.01],
+        metrics: BenchMetrics {
+            median: Some(median),
+            cv: Some(0.01),
+            warmup_passes: Some(3.0),
+            ..Default::default()
+        },
+    }
+}
+
+#[test]
+fn append_creates_then_extends_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out/cells.parquet");
+    let r1 = append_bench_cells(&path, &[result("Resize", 100.0)]).unwrap();
+    assert_eq!(
+        (r1.rows_before, r1.appended, r1.replaced, r1.rows_after),
+        (0, 1, 0, 1)
+    );
+    let r2 = append_bench_cells(&path, &[result("HorizontalFlip", 900.0)]).unwrap();
+    assert_eq!((r2.rows_before, r2.appended, r2.rows_after), (1, 1, 2));
+    let back = read_bench_cells(&path).unwrap();
+    assert_eq!(
+        back,
+        vec![result("Resize", 100.0), result("HorizontalFlip", 900.0)]
+    );
+}
+
+#[test]
+fn a_resume_rerun_replaces_instead_of_duplicating() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cells.parquet");
+    append_bench_cells(&path, &[result("Resize", 100.0), result("Blur", 50.0)]).unwrap();
+    let r = append_bench_cells(&path, &[result("Resize", 120.0)]).unwrap();
+    assert_eq!((r.appended, r.replaced, r.rows_after), (0, 1, 2));
+    let back = read_bench_cells(&path).unwrap();
+    assert_eq!(
+        back[0].metrics.median,
+        Some(120.0),
+        "newer row wins, in place"
+    );
+    assert_eq!(back[1].transform, "Blur");
+}
+
+#[test]
+fn the_file_has_the_fixed_columns_a_list_column_and_the_metric_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cells.parquet");
+    append_bench_cells(&path, &[result("Resize", 100.0)]).unwrap();
+    let table = augbench_cells::read_table(&path).unwrap();
+    let names = table.column_names();
+    assert_eq!(names.len(), BENCH_FIXED.len() + BENCH_METRICS.len());
+    assert_eq!(names[BENCH_FIXED.len()], "metric:median");
+    let tp = table.column_index("throughputs").unwrap();
+    assert_eq!(
+        table.value(0, tp, 0),
+        augbench_cells::CellValue::List(vec![99.0, 100.0, 101.0])
+    );
+    assert_eq!(table.kind(), augbench_cells::schema::LogKind::Bench);
+    let gpu = table.column_index("gpu_name").unwrap();
+    assert_eq!(
+        table.value(0, gpu, 0),
+        augbench_cells::CellValue::Null,
+        "empty gpu_name is null"
+    );
+}
+
+#[test]
+fn appending_to_a_log_of_another_schema_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cells.parquet");
+    let mut log = augbench_cells::EvalLog::default();
+    log.push_pre_aggregated(
+        augbench_cells::PreAggregated {
+            model_name: "m".into(),
+            task: "t".into(),
+            scene_id: "s".into(),
+            phase: "p".into(),
+            n_samples: 1,
+            difficulty: None,
+            latency_ms_mean: None,
+            git_sha: None,
+            timestamp_utc: None,
+            frame_budget: 0,
+            metrics: vec![],
+        },
+        &Default::default(),
+    );
+    log.write(&path, augbench_cells::Format::Parquet).unwrap();
+    let e = append_bench_cells(&path, &[result("Resize", 1.0)]).unwrap_err();
+    assert!(e.to_string().contains("'run_id'"), "{e}");
+}
