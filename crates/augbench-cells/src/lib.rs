@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod error;
 pub mod eval;
+pub mod from_results;
 pub mod group;
 pub mod io;
 pub mod merge;
@@ -18,6 +19,7 @@ pub mod table;
 pub use bench::{AppendReport, BenchCell, BenchMetrics, append_bench_cells, read_bench_cells};
 pub use error::{CellsError, Location, Result};
 pub use eval::{EvalCell, EvalLog, PreAggregated};
+pub use from_results::cells_from_results;
 pub use group::{GroupOptions, GroupOutcome, Grouper};
 pub use io::{Format, WriteResult, read_table, write_table};
 pub use merge::{MergeOutcome, merge_files};

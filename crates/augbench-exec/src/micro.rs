@@ -103,7 +103,7 @@ pub enum Phase {
     Run(u64),
 }
 
-/// Measures one transform on a worker that already holds `items` loaded items.
+/// Measures one transform on a worker that already holds `items` loaded items, all runs in a row.
 /// A failed request becomes an `unsupported`/`error` result; a lost worker is returned as `Err`.
 pub fn measure(
     s: &mut dyn Session,
@@ -112,8 +112,67 @@ pub fn measure(
     set: &MicroSettings,
     on_phase: &mut dyn FnMut(Phase),
 ) -> Result<TransformResult, WorkerError> {
+    let mut m = match start(s, spec, items, set, on_phase)? {
+        Started::Finished(r) => return Ok(*r),
+        Started::Measuring(m) => m,
+    };
+    while m.wants_more(set) {
+        on_phase(Phase::Run(m.runs() + 1));
+        if let Err(r) = settle(m.timed_run(s, items, set), &m.params)? {
+            return Ok(r);
+        }
+    }
+    Ok(m.finish())
+}
+
+/// A transform after its setup (contract check, preflight, warmup): collects timed runs, one per
+/// call, so that a runner can interleave the runs of several transforms.
+#[derive(Debug, Clone)]
+pub struct Measuring {
+    name: String,
+    params: serde_json::Value,
+    loops: u64,
+    per_item: f64,
+    slow_threshold: f64,
+    preflight_items: u64,
+    warmup_passes: u64,
+    output_shape: Vec<u64>,
+    output_dtype: String,
+    throughputs: Vec<f64>,
+    times: Vec<f64>,
+}
+
+/// What `start` leaves: a transform that needs no timed runs (unsupported, slow, error), or one
+/// ready for them.
+pub enum Started {
+    Finished(Box<TransformResult>),
+    Measuring(Measuring),
+}
+
+/// Prepares, checks, preflights and warms up one transform; no timed run yet.
+pub fn start(
+    s: &mut dyn Session,
+    spec: &TransformSpec,
+    items: u64,
+    set: &MicroSettings,
+    on_phase: &mut dyn FnMut(Phase),
+) -> Result<Started, WorkerError> {
     let params = serde_json::to_value(&spec.params).unwrap_or_default();
-    match measure_inner(s, spec, items, set, on_phase, &params) {
+    Ok(
+        match settle(start_inner(s, spec, items, set, on_phase, &params), &params)? {
+            Ok(started) => started,
+            Err(r) => Started::Finished(Box::new(r)),
+        },
+    )
+}
+
+/// Maps a failed request to an `unsupported`/`error` result; a lost worker stays an `Err`.
+fn settle<T>(
+    r: Result<T, WorkerError>,
+    params: &serde_json::Value,
+) -> Result<Result<T, TransformResult>, WorkerError> {
+    match r {
+        Ok(v) => Ok(Ok(v)),
         Err(WorkerError::Failed { failure, .. }) => {
             let status = match failure.kind {
                 FailureKind::Unsupported => Status::Unsupported,
@@ -123,55 +182,150 @@ pub fn measure(
                 "" => failure.error,
                 d => format!("{}\n{}", failure.error, d),
             };
-            Ok(TransformResult::not_measured(status, params, reason))
+            Ok(Err(TransformResult::not_measured(
+                status,
+                params.clone(),
+                reason,
+            )))
         }
-        other => other,
+        Err(e) => Err(e),
     }
 }
 
-fn measure_inner(
+fn prepare_request(
+    spec: &TransformSpec,
+    params: &serde_json::Value,
+    set: &MicroSettings,
+) -> PrepareRequest {
+    PrepareRequest {
+        transform: spec.name.clone(),
+        params: params.clone(),
+        device: set.device.clone(),
+    }
+}
+
+fn start_inner(
     s: &mut dyn Session,
     spec: &TransformSpec,
     items: u64,
     set: &MicroSettings,
     on_phase: &mut dyn FnMut(Phase),
     params: &serde_json::Value,
-) -> Result<TransformResult, WorkerError> {
+) -> Result<Started, WorkerError> {
     let timeout = set.request_timeout;
-    let prep = PrepareRequest {
-        transform: spec.name.clone(),
-        params: params.clone(),
-        device: set.device.clone(),
-    };
-    s.prepare(prep, timeout)?;
+    s.prepare(prepare_request(spec, params, set), timeout)?;
     on_phase(Phase::Check);
     let checked = s.check(timeout)?;
     if let Err(why) = contract::check(spec, &checked) {
         let reason = format!("output contract violated: {why}");
-        return Ok(TransformResult::not_measured(
-            Status::Error,
-            params.clone(),
-            reason,
-        ));
+        let r = TransformResult::not_measured(Status::Error, params.clone(), reason);
+        return Ok(Started::Finished(Box::new(r)));
     }
     on_phase(Phase::Preflight);
     let per_item = match preflight(s, items, set)? {
-        Preflight::Slow(result) => return Ok(slow_result(params, set, result)),
+        Preflight::Slow(result) => {
+            return Ok(Started::Finished(Box::new(slow_result(
+                params, set, result,
+            ))));
+        }
         Preflight::PerItem(sec) => sec,
     };
     on_phase(Phase::Warmup);
     let warmup_passes = warmup(s, items, set)?;
-    let loops = loops_for(per_item * items as f64, set.min_time);
-    let (throughputs, times) = timed_runs(s, items, loops, set, on_phase)?;
-    let summary = stats::summarize(&throughputs);
-    let mut r = TransformResult::measured(params.clone(), &summary, throughputs, times);
-    r.warmup_iterations = warmup_passes;
-    r.slow_threshold_sec_per_item = Some(set.slow_threshold);
-    r.slow_preflight_items = Some(set.preflight_items);
-    r.preflight_sec_per_item = Some(per_item);
-    r.output_shape = Some(checked.output_shape);
-    r.output_dtype = Some(checked.output_dtype);
-    Ok(r)
+    Ok(Started::Measuring(Measuring {
+        name: spec.name.clone(),
+        params: params.clone(),
+        loops: loops_for(per_item * items as f64, set.min_time),
+        per_item,
+        slow_threshold: set.slow_threshold,
+        preflight_items: set.preflight_items,
+        warmup_passes,
+        output_shape: checked.output_shape,
+        output_dtype: checked.output_dtype,
+        throughputs: Vec::new(),
+        times: Vec::new(),
+    }))
+}
+
+impl Measuring {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn runs(&self) -> u64 {
+        self.throughputs.len() as u64
+    }
+
+    /// Whether another run is due: fewer than `num_runs`, or (with a precision target) the
+    /// interval is still too wide and the run budget is not spent.
+    pub fn wants_more(&self, set: &MicroSettings) -> bool {
+        let budget = match set.precision_target {
+            Some(_) => policy::PRECISION_MAX_RUNS.max(set.num_runs),
+            None => set.num_runs,
+        };
+        let n = self.runs();
+        n < budget
+            && !(n >= set.num_runs && precise_enough(&self.throughputs, set.precision_target))
+    }
+
+    /// One timed run over all items, on a worker where this transform is prepared and warm.
+    fn timed_run(
+        &mut self,
+        s: &mut dyn Session,
+        items: u64,
+        set: &MicroSettings,
+    ) -> Result<(), WorkerError> {
+        let req = TimeRequest {
+            start: 0,
+            count: items,
+            loops: self.loops,
+        };
+        let ns = s.time(req, set.request_timeout)?;
+        let pass_sec = stats::mean(&ns.iter().map(|n| *n as f64 / 1e9).collect::<Vec<_>>());
+        self.times.push(pass_sec);
+        self.throughputs.push(items as f64 / pass_sec.max(1e-12));
+        Ok(())
+    }
+
+    /// One timed run in an interleaved round: the worker last held another transform, so this
+    /// one is prepared again (same seed) and run once over the warmup subset, untimed, first.
+    /// A failed request returns the transform's final `error` result.
+    pub fn interleaved_run(
+        &mut self,
+        s: &mut dyn Session,
+        spec: &TransformSpec,
+        items: u64,
+        set: &MicroSettings,
+    ) -> Result<Result<(), TransformResult>, WorkerError> {
+        let params = self.params.clone();
+        let mut round = || -> Result<(), WorkerError> {
+            if self.runs() > 0 {
+                s.prepare(prepare_request(spec, &params, set), set.request_timeout)?;
+                let subset = policy::WARMUP_SUBSET_ITEMS.clamp(1, items.max(1));
+                let rewarm = TimeRequest {
+                    start: 0,
+                    count: subset,
+                    loops: 1,
+                };
+                s.time(rewarm, set.request_timeout)?;
+            }
+            self.timed_run(s, items, set)
+        };
+        settle(round(), &params)
+    }
+
+    /// The transform's result from the runs so far.
+    pub fn finish(self) -> TransformResult {
+        let summary = stats::summarize(&self.throughputs);
+        let mut r = TransformResult::measured(self.params, &summary, self.throughputs, self.times);
+        r.warmup_iterations = self.warmup_passes;
+        r.slow_threshold_sec_per_item = Some(self.slow_threshold);
+        r.slow_preflight_items = Some(self.preflight_items);
+        r.preflight_sec_per_item = Some(self.per_item);
+        r.output_shape = Some(self.output_shape);
+        r.output_dtype = Some(self.output_dtype);
+        r
+    }
 }
 
 enum Preflight {
@@ -280,41 +434,6 @@ pub fn warmed_up(rates: &[f64], w: &WarmupSettings) -> bool {
     all > 0.0 && ((last - all) / all).abs() < w.threshold
 }
 
-fn timed_runs(
-    s: &mut dyn Session,
-    items: u64,
-    loops: u64,
-    set: &MicroSettings,
-    on_phase: &mut dyn FnMut(Phase),
-) -> Result<(Vec<f64>, Vec<f64>), WorkerError> {
-    let mut throughputs = Vec::new();
-    let mut times = Vec::new();
-    let budget = match set.precision_target {
-        Some(_) => policy::PRECISION_MAX_RUNS.max(set.num_runs),
-        None => set.num_runs,
-    };
-    while (throughputs.len() as u64) < budget {
-        on_phase(Phase::Run(throughputs.len() as u64 + 1));
-        let ns = s.time(
-            TimeRequest {
-                start: 0,
-                count: items,
-                loops,
-            },
-            set.request_timeout,
-        )?;
-        let pass_sec = stats::mean(&ns.iter().map(|n| *n as f64 / 1e9).collect::<Vec<_>>());
-        times.push(pass_sec);
-        throughputs.push(items as f64 / pass_sec.max(1e-12));
-        if throughputs.len() as u64 >= set.num_runs
-            && precise_enough(&throughputs, set.precision_target)
-        {
-            break;
-        }
-    }
-    Ok((throughputs, times))
-}
-
 fn precise_enough(xs: &[f64], target: Option<f64>) -> bool {
     let Some(target) = target else { return true };
     let m = stats::median(xs);
@@ -353,6 +472,99 @@ mod tests {
         assert_eq!(loops_for(0.001, 0.05), 50);
         assert_eq!(loops_for(1.0, 0.05), 1);
         assert_eq!(loops_for(0.0, 0.05), 1);
+    }
+
+    /// A worker where every item takes 1 ms; it logs what it was asked.
+    #[derive(Default)]
+    struct Log {
+        prepares: usize,
+        times: Vec<TimeRequest>,
+    }
+
+    impl Session for Log {
+        fn prepare(
+            &mut self,
+            r: PrepareRequest,
+            _: Duration,
+        ) -> Result<PrepareResponse, WorkerError> {
+            self.prepares += 1;
+            Ok(PrepareResponse {
+                transform: r.transform,
+                regime: None,
+            })
+        }
+        fn check(&mut self, _: Duration) -> Result<CheckResponse, WorkerError> {
+            Ok(CheckResponse {
+                input_shape: vec![4, 4, 3],
+                output_shape: vec![4, 4, 3],
+                input_dtype: "uint8".into(),
+                output_dtype: "uint8".into(),
+                layout: "HWC".into(),
+            })
+        }
+        fn time(&mut self, r: TimeRequest, _: Duration) -> Result<Vec<u64>, WorkerError> {
+            self.times.push(r);
+            Ok(vec![r.count * 1_000_000; r.loops as usize])
+        }
+    }
+
+    fn settings(num_runs: u64) -> MicroSettings {
+        MicroSettings {
+            num_runs,
+            min_time: 0.01,
+            slow_threshold: 1.0,
+            preflight_items: 2,
+            disable_slow_skip: false,
+            precision_target: None,
+            request_timeout: Duration::from_secs(1),
+            device: "cpu".into(),
+            warmup: ws(),
+        }
+    }
+
+    #[test]
+    fn interleaved_runs_prepare_again_and_rewarm_before_each_later_run() {
+        let spec = TransformSpec {
+            name: "HorizontalFlip".into(),
+            params: Default::default(),
+            output: augbench_core::registry::OutputRule::Same,
+            dtype: augbench_core::registry::DtypeRule::Same,
+        };
+        let (mut log, set, items) = (Log::default(), settings(3), 40);
+        let Ok(Started::Measuring(mut m)) = start(&mut log, &spec, items, &set, &mut |_| {}) else {
+            panic!("expected a transform under way");
+        };
+        assert_eq!(log.prepares, 1);
+        let mut rounds = 0;
+        while m.wants_more(&set) {
+            let before = log.times.len();
+            m.interleaved_run(&mut log, &spec, items, &set)
+                .unwrap()
+                .unwrap();
+            let asked = &log.times[before..];
+            let timed = asked.last().unwrap();
+            assert_eq!(
+                (timed.count, timed.loops),
+                (items, 1),
+                "a full pass, 40 ms ≥ min_time"
+            );
+            match rounds {
+                0 => assert_eq!(asked.len(), 1, "the first run follows warmup directly"),
+                _ => assert_eq!(
+                    (asked.len(), asked[0].count),
+                    (2, 10),
+                    "an untimed rewarm first"
+                ),
+            }
+            rounds += 1;
+        }
+        assert_eq!((rounds, log.prepares), (3, 3));
+        let r = m.finish();
+        assert_eq!(r.throughputs.len(), 3);
+        assert!(
+            r.median_throughput
+                .is_some_and(|t| (t - 1000.0).abs() < 1e-6)
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Context;
 use augbench_core::plan::{Job, Plan};
 use augbench_core::results::ResultFile;
-use augbench_core::{Backend, RunConfig, naming, policy};
+use augbench_core::{Backend, Matrix, RunConfig, UsageError, naming, policy};
 use indicatif::MultiProgress;
 
 use crate::client::WorkerCommand;
@@ -84,7 +84,23 @@ pub fn output_dir(cfg: &RunConfig) -> PathBuf {
 }
 
 /// Runs every job of the plan in order; stops early when `stop` is raised (Ctrl-C).
+/// With a `--spec` file, the one job of the spec's `LIBRARY` runs instead of the plan's jobs.
 pub fn execute(plan: &Plan, media: &Media, mp: &MultiProgress, stop: &AtomicBool) -> RunReport {
+    let plan = match with_spec(plan) {
+        Ok(p) => p,
+        Err(e) => {
+            let why = format!("{e:#}");
+            let jobs = plan
+                .jobs
+                .iter()
+                .map(|j| (j.clone(), JobStatus::Failed(why.clone())))
+                .collect();
+            return RunReport {
+                jobs,
+                out_dir: output_dir(&plan.config),
+            };
+        }
+    };
     let cfg = &plan.config;
     let mut jobs = Vec::new();
     for job in &plan.jobs {
@@ -114,6 +130,62 @@ pub fn execute(plan: &Plan, media: &Media, mp: &MultiProgress, stop: &AtomicBool
         jobs,
         out_dir: output_dir(cfg),
     }
+}
+
+/// The plan to execute: `plan` itself, or with `selection.spec` the plan of the spec file's
+/// `LIBRARY` alone (its transforms come from the worker's `hello`).
+pub fn with_spec(plan: &Plan) -> anyhow::Result<Plan> {
+    let Some(path) = &plan.config.selection.spec else {
+        return Ok(plan.clone());
+    };
+    let library = spec_library(path)?;
+    let mut cfg = plan.config.clone();
+    cfg.selection.libraries = Some(vec![library]);
+    Ok(augbench_core::plan::build(&cfg))
+}
+
+/// The `LIBRARY = "<name>"` line of a spec file, read without running Python so the right
+/// environment can be chosen; the worker validates the whole file before any timing.
+pub fn spec_library(path: &Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading spec file {}", path.display()))?;
+    let python: Vec<String> = Matrix::get()
+        .libraries
+        .iter()
+        .filter(|l| l.backend == Backend::PythonWorker)
+        .map(|l| l.name.clone())
+        .collect();
+    let at = |line: usize, msg: String| {
+        UsageError::new(
+            format!("spec file {} line {line}: {msg}", path.display()),
+            format!("set LIBRARY to one of {}", python.join(", ")),
+        )
+    };
+    for (i, line) in text.lines().enumerate() {
+        let Some(value) = line
+            .strip_prefix("LIBRARY")
+            .and_then(|r| r.trim_start().strip_prefix('='))
+        else {
+            continue;
+        };
+        let value = value.trim();
+        let quote = value.chars().next().filter(|c| *c == '"' || *c == '\'');
+        let name = quote.and_then(|q| value[1..].split(q).next());
+        return match name {
+            Some(n) if python.iter().any(|p| p == n) => Ok(n.to_string()),
+            Some(n) => Err(at(i + 1, format!("LIBRARY `{n}` is not a Python library")).into()),
+            None => Err(at(i + 1, "LIBRARY must be a string literal".into()).into()),
+        };
+    }
+    Err(UsageError::new(
+        format!("spec file {}: LIBRARY is not defined", path.display()),
+        format!(
+            "add a line such as LIBRARY = \"{}\" (one of {})",
+            python.first().map_or("", String::as_str),
+            python.join(", ")
+        ),
+    )
+    .into())
 }
 
 /// How to start the worker of `job`: this binary for native crates, the group's Python env otherwise.
@@ -156,4 +228,38 @@ fn native_command(library: &str) -> anyhow::Result<WorkerCommand> {
 /// The path a job's results are written to, relative to the run's output folder.
 pub fn relative_to<'a>(path: &'a Path, base: &Path) -> &'a Path {
     path.strip_prefix(base).unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("my_spec.py");
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn library_is_read_from_the_spec_file() {
+        let (_d, p) = spec("import x\nLIBRARY = 'pillow'  # mine\nTRANSFORMS = []\n");
+        assert_eq!(spec_library(&p).unwrap(), "pillow");
+    }
+
+    #[test]
+    fn a_missing_or_wrong_library_names_the_file_and_line() {
+        let (_d, p) = spec("TRANSFORMS = []\n");
+        let e = format!("{:#}", spec_library(&p).unwrap_err());
+        assert!(e.contains("my_spec.py: LIBRARY is not defined"), "{e}");
+        let (_d, p) = spec("\nLIBRARY = \"image\"\n");
+        let e = format!("{:#}", spec_library(&p).unwrap_err());
+        assert!(e.contains("my_spec.py line 2: LIBRARY `image`"), "{e}");
+        let (_d, p) = spec("LIBRARY = NAME\n");
+        let e = format!("{:#}", spec_library(&p).unwrap_err());
+        assert!(
+            e.contains("line 1: LIBRARY must be a string literal"),
+            "{e}"
+        );
+    }
 }

@@ -150,9 +150,20 @@ mod tests {
 
     #[test]
     fn requests_use_op_tags() {
-        let r: Request = serde_json::from_str(r#"{"op":"time","start":0,"count":5,"loops":2}"#).unwrap();
-        assert_eq!(r, Request::Time(TimeRequest { start: 0, count: 5, loops: 2 }));
-        assert_eq!(serde_json::to_string(&Request::Hello).unwrap(), r#"{"op":"hello"}"#);
+        let r: Request =
+            serde_json::from_str(r#"{"op":"time","start":0,"count":5,"loops":2}"#).unwrap();
+        assert_eq!(
+            r,
+            Request::Time(TimeRequest {
+                start: 0,
+                count: 5,
+                loops: 2
+            })
+        );
+        assert_eq!(
+            serde_json::to_string(&Request::Hello).unwrap(),
+            r#"{"op":"hello"}"#
+        );
     }
 
     #[test]
@@ -160,7 +171,11 @@ mod tests {
         let line = ok_line(&TimeResponse { ns: vec![1, 2] });
         let v = parse_response(&line).unwrap().unwrap();
         assert_eq!(v["ns"], serde_json::json!([1, 2]));
-        let f = Failure { error: "nope".into(), kind: FailureKind::Unsupported, detail: String::new() };
+        let f = Failure {
+            error: "nope".into(),
+            kind: FailureKind::Unsupported,
+            detail: String::new(),
+        };
         let back = parse_response(&failure_line(&f)).unwrap().unwrap_err();
         assert_eq!(back, f);
     }

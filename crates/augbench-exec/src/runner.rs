@@ -9,17 +9,17 @@ use std::time::Duration;
 
 use anyhow::Context;
 use augbench_core::plan::Job;
-use augbench_core::registry::Registry;
+use augbench_core::registry::{DtypeRule, OutputRule, Registry, TransformSpec};
 use augbench_core::results::{
     BenchmarkParams, DatasetInfo, Metadata, RESULT_FORMAT_VERSION, ResultFile, Status, TimingInfo,
     TransformResult,
 };
-use augbench_core::{RunConfig, policy, stats};
+use augbench_core::{Device, RunConfig, UsageError, policy, stats};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use crate::client::{Worker, WorkerCommand, WorkerError};
 use crate::fsutil::write_atomic;
-use crate::micro::{self, MicroSettings, Phase};
+use crate::micro::{self, Measuring, MicroSettings, Phase, Started};
 use crate::protocol::{HelloResponse, LoadRequest, LoadResponse, Request};
 
 /// Everything one job needs besides the plan entry.
@@ -41,6 +41,11 @@ struct Loaded {
     worker: Worker,
     hello: HelloResponse,
     load: LoadResponse,
+    /// The device the media live on: the job's device, with `auto` resolved from `hello.devices`.
+    device: String,
+    /// With `--spec`: the spec file's transform names (`hello.spec.transforms`), measured instead
+    /// of the registry's.
+    custom: Option<Vec<String>>,
 }
 
 pub fn run_job(
@@ -56,11 +61,12 @@ pub fn run_job(
     };
     let mut w = start_worker(input, mp)?;
     let mut file = ResultFile {
-        metadata: metadata(input, &w.hello, &w.load),
+        metadata: metadata(input, &w.hello, &w.load, &w.device),
         results: BTreeMap::new(),
     };
+    let names = w.custom.clone().unwrap_or_else(|| job.transforms.clone());
     let mut pending: Vec<&str> = Vec::new();
-    for t in &job.transforms {
+    for t in &names {
         match previous.as_ref().and_then(|p| reusable(p, t)) {
             Some(r) => {
                 file.results.insert(t.clone(), r);
@@ -70,10 +76,14 @@ pub fn run_job(
     }
     write_results(&job.output_file, &file)?;
     let processes = input.cfg.execution.processes.unwrap_or(1).max(1);
-    let bar = transforms_bar(mp, input, pending.len() as u64 * processes);
-    let mut acc: BTreeMap<String, TransformResult> = BTreeMap::new();
+    let mut rec = Recorder {
+        path: &job.output_file,
+        file,
+        acc: BTreeMap::new(),
+        bar: transforms_bar(mp, input, pending.len() as u64 * processes),
+    };
     let mut interrupted = false;
-    'outer: for p in 0..processes {
+    for p in 0..processes {
         if p > 0 {
             w.worker.shutdown();
             w = start_worker(input, mp)?;
@@ -81,52 +91,138 @@ pub fn run_job(
         let todo: Vec<&str> = pending
             .iter()
             .copied()
-            .filter(|t| p == 0 || acc.get(*t).is_some_and(|r| r.status == Some(Status::Ok)))
+            .filter(|t| {
+                p == 0
+                    || rec
+                        .acc
+                        .get(*t)
+                        .is_some_and(|r| r.status == Some(Status::Ok))
+            })
             .collect();
-        for t in &todo {
-            if stop.load(Ordering::SeqCst) {
-                interrupted = true;
-                break 'outer;
-            }
-            bar.set_message(t.to_string());
-            let Some(result) = measure_one(input, &mut w, t, &bar, mp, stop)? else {
-                interrupted = true;
-                break 'outer;
-            };
-            merge(&mut acc, t, result);
-            if p + 1 == processes || acc.get(*t).is_some_and(|r| r.status != Some(Status::Ok)) {
-                file.results.insert(t.to_string(), acc[*t].clone());
-                write_results(&job.output_file, &file)?;
-            }
-            bar.inc(1);
+        let last = p + 1 == processes;
+        let finished = todo
+            .chunks(policy::INTERLEAVED_TRANSFORMS.max(1))
+            .try_fold(true, |ok, group| {
+                anyhow::Ok(ok && interleaved(input, &mut w, group, &mut rec, last, mp, stop)?)
+            })?;
+        if !finished {
+            interrupted = true;
+            break;
         }
     }
-    bar.finish_with_message(if interrupted { "interrupted" } else { "done" });
+    rec.bar
+        .finish_with_message(if interrupted { "interrupted" } else { "done" });
     w.worker.shutdown();
     Ok(JobOutcome {
-        results: file,
+        results: rec.file,
         interrupted,
     })
 }
 
-/// Measures one transform; replaces the worker when it is lost. `None` means interrupted.
-fn measure_one(
+/// A job's results as they come in: merged across processes, rewritten after each change.
+struct Recorder<'a> {
+    path: &'a Path,
+    file: ResultFile,
+    acc: BTreeMap<String, TransformResult>,
+    bar: ProgressBar,
+}
+
+impl Recorder<'_> {
+    /// Records a transform's final result of one process (written at once when it is the last
+    /// process or the transform did not measure).
+    fn record(&mut self, name: &str, r: TransformResult, last: bool) -> anyhow::Result<()> {
+        merge(&mut self.acc, name, r);
+        let failed = self
+            .acc
+            .get(name)
+            .is_some_and(|r| r.status != Some(Status::Ok));
+        if last || failed {
+            self.file
+                .results
+                .insert(name.to_string(), self.acc[name].clone());
+            write_results(self.path, &self.file)?;
+        }
+        self.bar.inc(1);
+        Ok(())
+    }
+}
+
+/// What one step of a transform left.
+enum Step {
+    Interrupted,
+    Done(Box<TransformResult>),
+    Active,
+}
+
+/// Measures `group` on one worker process: each transform is set up and takes its first run,
+/// then the other runs come in rounds, one run of every transform per round, so a slow drift of
+/// the machine's load spreads over all of them instead of biasing whichever ran during it, and
+/// each interval spans the whole measurement. Returns false when interrupted (the group's
+/// unfinished transforms are measured again by `--resume`).
+fn interleaved(
     input: &JobInput<'_>,
     w: &mut Loaded,
-    name: &str,
+    group: &[&str],
+    rec: &mut Recorder<'_>,
+    last: bool,
+    mp: &MultiProgress,
+    stop: &AtomicBool,
+) -> anyhow::Result<bool> {
+    let mut active: Vec<(TransformSpec, Measuring)> = Vec::new();
+    for name in group {
+        let Some(spec) = spec_for(w, name) else {
+            let reason = format!("`{name}` is not in the transform registry");
+            let r = TransformResult::not_measured(Status::Error, serde_json::Value::Null, reason);
+            rec.record(name, r, last)?;
+            continue;
+        };
+        let started = start_one(input, w, &spec, &rec.bar, mp, stop)?;
+        match started {
+            Err(Step::Interrupted) => return Ok(false),
+            Err(Step::Done(r)) => rec.record(name, *r, last)?,
+            Err(Step::Active) => {}
+            Ok(m) => active.push((spec, m)),
+        }
+    }
+    while !active.is_empty() {
+        let mut next = Vec::new();
+        for (spec, mut m) in active {
+            let set = MicroSettings::from_config(input.cfg, &w.device);
+            if !m.wants_more(&set) {
+                rec.record(&spec.name, m.finish(), last)?;
+                continue;
+            }
+            rec.bar
+                .set_message(format!("{}: run {}", spec.name, m.runs() + 1));
+            match run_once(input, w, &spec, &mut m, mp, stop)? {
+                Step::Interrupted => return Ok(false),
+                Step::Done(r) => rec.record(&spec.name, *r, last)?,
+                Step::Active => next.push((spec, m)),
+            }
+        }
+        active = next;
+    }
+    Ok(true)
+}
+
+/// The spec a transform is measured against: the registry's, or a spec file's.
+fn spec_for(w: &Loaded, name: &str) -> Option<TransformSpec> {
+    match &w.custom {
+        Some(_) => Some(custom_transform(name)),
+        None => Registry::get().spec(name).cloned(),
+    }
+}
+
+/// Sets up one transform and takes its first run; `Err(step)` when it needs no more runs.
+fn start_one(
+    input: &JobInput<'_>,
+    w: &mut Loaded,
+    spec: &TransformSpec,
     bar: &ProgressBar,
     mp: &MultiProgress,
     stop: &AtomicBool,
-) -> anyhow::Result<Option<TransformResult>> {
-    let Some(spec) = Registry::get().spec(name) else {
-        let reason = format!("`{name}` is not in the transform registry");
-        return Ok(Some(TransformResult::not_measured(
-            Status::Error,
-            serde_json::Value::Null,
-            reason,
-        )));
-    };
-    let settings = MicroSettings::from_config(input.cfg, &input.job.device.to_string());
+) -> anyhow::Result<Result<Measuring, Step>> {
+    let set = MicroSettings::from_config(input.cfg, &w.device);
     let items = w.load.count;
     let mut on_phase = |ph: Phase| {
         let label = match ph {
@@ -135,18 +231,54 @@ fn measure_one(
             Phase::Warmup => "warmup".to_string(),
             Phase::Run(i) => format!("run {i}"),
         };
-        bar.set_message(format!("{name}: {label}"));
+        bar.set_message(format!("{}: {label}", spec.name));
     };
-    match micro::measure(&mut w.worker, spec, items, &settings, &mut on_phase) {
-        Ok(r) => Ok(Some(r)),
-        Err(_) if stop.load(Ordering::SeqCst) => Ok(None),
-        Err(e) => {
-            let params = serde_json::to_value(&spec.params).unwrap_or_default();
-            let result = TransformResult::not_measured(Status::Error, params, e.to_string());
-            *w = start_worker(input, mp)?;
-            Ok(Some(result))
-        }
+    let mut m = match micro::start(&mut w.worker, spec, items, &set, &mut on_phase) {
+        Ok(Started::Finished(r)) => return Ok(Err(Step::Done(r))),
+        Ok(Started::Measuring(m)) => m,
+        Err(e) => return lost(input, w, spec, e, mp, stop).map(Err),
+    };
+    on_phase(Phase::Run(1));
+    Ok(match run_once(input, w, spec, &mut m, mp, stop)? {
+        Step::Active => Ok(m),
+        other => Err(other),
+    })
+}
+
+/// One timed run of a transform that is under way.
+fn run_once(
+    input: &JobInput<'_>,
+    w: &mut Loaded,
+    spec: &TransformSpec,
+    m: &mut Measuring,
+    mp: &MultiProgress,
+    stop: &AtomicBool,
+) -> anyhow::Result<Step> {
+    let set = MicroSettings::from_config(input.cfg, &w.device);
+    match m.interleaved_run(&mut w.worker, spec, w.load.count, &set) {
+        Ok(Ok(())) => Ok(Step::Active),
+        Ok(Err(r)) => Ok(Step::Done(Box::new(r))),
+        Err(e) => lost(input, w, spec, e, mp, stop),
     }
+}
+
+/// A lost worker costs the transform in flight (`error` with the worker's story) and is
+/// replaced; when the user interrupted, nothing is recorded.
+fn lost(
+    input: &JobInput<'_>,
+    w: &mut Loaded,
+    spec: &TransformSpec,
+    e: WorkerError,
+    mp: &MultiProgress,
+    stop: &AtomicBool,
+) -> anyhow::Result<Step> {
+    if stop.load(Ordering::SeqCst) {
+        return Ok(Step::Interrupted);
+    }
+    let params = serde_json::to_value(&spec.params).unwrap_or_default();
+    let result = TransformResult::not_measured(Status::Error, params, e.to_string());
+    *w = start_worker(input, mp)?;
+    Ok(Step::Done(Box::new(result)))
 }
 
 /// Combines measurements of the same transform from several worker processes.
@@ -184,9 +316,16 @@ fn start_worker(input: &JobInput<'_>, mp: &MultiProgress) -> anyhow::Result<Load
             .unwrap_or(policy::REQUEST_TIMEOUT_SEC),
     );
     let mut worker = Worker::spawn(&input.command, policy::STDERR_TAIL_LINES)?;
-    let hello: HelloResponse = worker
-        .call(&Request::Hello, timeout)
+    let raw = worker
+        .request(&Request::Hello, timeout)
         .with_context(|| format!("starting {}", input.command.label))?;
+    let hello: HelloResponse = serde_json::from_value(raw.clone())
+        .with_context(|| format!("{} sent a malformed hello: {raw}", input.command.label))?;
+    let device = resolve_device(
+        input.job.device,
+        &worker_devices(&raw),
+        &input.command.label,
+    )?;
     let channels = input
         .cfg
         .data
@@ -211,7 +350,7 @@ fn start_worker(input: &JobInput<'_>, mp: &MultiProgress) -> anyhow::Result<Load
             .data
             .clip_length
             .unwrap_or(policy::DEFAULT_CLIP_LENGTH),
-        device: input.job.device.to_string(),
+        device: device.clone(),
     };
     let load: Result<LoadResponse, WorkerError> = worker.call(&Request::Load(req), timeout);
     spinner.finish_and_clear();
@@ -230,7 +369,65 @@ fn start_worker(input: &JobInput<'_>, mp: &MultiProgress) -> anyhow::Result<Load
         worker,
         hello,
         load,
+        device,
+        custom: spec_transforms(&raw),
     })
+}
+
+/// `hello.spec.transforms`: present when the worker serves a `--spec` file.
+fn spec_transforms(hello: &serde_json::Value) -> Option<Vec<String>> {
+    let list = hello.get("spec")?.get("transforms")?.as_array()?;
+    Some(
+        list.iter()
+            .filter_map(|t| t.as_str().map(str::to_string))
+            .collect(),
+    )
+}
+
+/// A spec-file transform: its parameters live in the spec file, so only rank, channels and dtype
+/// of the output are checked.
+fn custom_transform(name: &str) -> TransformSpec {
+    TransformSpec {
+        name: name.to_string(),
+        params: BTreeMap::new(),
+        output: OutputRule::Depends,
+        dtype: DtypeRule::Same,
+    }
+}
+
+/// `hello.devices` (docs/protocol.md); a worker that does not list devices runs on the CPU only.
+fn worker_devices(hello: &serde_json::Value) -> Vec<String> {
+    match hello.get("devices").and_then(serde_json::Value::as_array) {
+        Some(list) => list
+            .iter()
+            .filter_map(|d| d.as_str().map(str::to_string))
+            .collect(),
+        None => vec![Device::Cpu.to_string()],
+    }
+}
+
+/// The device a job runs on: `auto` becomes CUDA where the worker has it and CPU otherwise; an
+/// explicit device the worker lacks is a usage error for this job.
+pub fn resolve_device(
+    requested: Device,
+    available: &[String],
+    label: &str,
+) -> Result<String, UsageError> {
+    let has = |d: Device| available.iter().any(|a| *a == d.to_string());
+    match requested {
+        Device::Auto if has(Device::Cuda) => Ok(Device::Cuda.to_string()),
+        Device::Auto => Ok(Device::Cpu.to_string()),
+        d if has(d) => Ok(d.to_string()),
+        d => Err(UsageError::new(
+            format!(
+                "{label} cannot run on `{d}`: the worker reports devices [{}] (for CUDA: torch.cuda.is_available() is False)",
+                available.join(", ")
+            ),
+            format!(
+                "use `device: auto` to fall back to the CPU, or run on a machine with a {d} device"
+            ),
+        )),
+    }
 }
 
 fn labelled_spinner(mp: &MultiProgress, label: String) -> ProgressBar {
@@ -285,7 +482,12 @@ pub fn write_results(path: &Path, file: &ResultFile) -> anyhow::Result<()> {
     write_atomic(path, &json)
 }
 
-fn metadata(input: &JobInput<'_>, hello: &HelloResponse, load: &LoadResponse) -> Metadata {
+fn metadata(
+    input: &JobInput<'_>,
+    hello: &HelloResponse,
+    load: &LoadResponse,
+    device: &str,
+) -> Metadata {
     let cfg = input.cfg;
     let e = &cfg.execution;
     let threads = hello
@@ -320,7 +522,7 @@ fn metadata(input: &JobInput<'_>, hello: &HelloResponse, load: &LoadResponse) ->
         scenario: input.job.scenario.clone(),
         mode: input.job.mode.to_string(),
         library: input.job.library.clone(),
-        device: input.job.device.to_string(),
+        device: device.to_string(),
         benchmark_params: BenchmarkParams {
             num_items: load.count,
             num_runs: e.num_runs.unwrap_or_default(),
@@ -349,5 +551,40 @@ fn metadata(input: &JobInput<'_>, hello: &HelloResponse, load: &LoadResponse) ->
             max_warmup_iterations: e.warmup.max_passes.unwrap_or_default(),
         },
         run_config: serde_json::to_value(cfg).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn devs(list: &[&str]) -> Vec<String> {
+        list.iter().map(|d| d.to_string()).collect()
+    }
+
+    #[test]
+    fn auto_takes_cuda_where_the_worker_has_it_and_cpu_otherwise() {
+        let gpu = devs(&["cpu", "cuda"]);
+        let cpu = devs(&["cpu"]);
+        assert_eq!(resolve_device(Device::Auto, &gpu, "w").unwrap(), "cuda");
+        assert_eq!(resolve_device(Device::Auto, &cpu, "w").unwrap(), "cpu");
+        assert_eq!(resolve_device(Device::Cpu, &gpu, "w").unwrap(), "cpu");
+    }
+
+    #[test]
+    fn cuda_without_cuda_is_a_usage_error_naming_the_worker() {
+        let e = resolve_device(Device::Cuda, &devs(&["cpu"]), "kornia worker").unwrap_err();
+        assert!(
+            e.message.contains("kornia worker cannot run on `cuda`"),
+            "{e}"
+        );
+        assert!(e.hint.contains("device: auto"), "{e}");
+    }
+
+    #[test]
+    fn a_hello_without_devices_means_cpu_only() {
+        assert_eq!(worker_devices(&serde_json::json!({})), devs(&["cpu"]));
+        let hello = serde_json::json!({"devices": ["cpu", "cuda"]});
+        assert_eq!(worker_devices(&hello), devs(&["cpu", "cuda"]));
     }
 }

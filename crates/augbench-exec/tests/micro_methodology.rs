@@ -9,7 +9,9 @@ use augbench_core::registry::{DtypeRule, OutputRule, TransformSpec};
 use augbench_core::results::Status;
 use augbench_exec::client::WorkerError;
 use augbench_exec::micro::{MicroSettings, Session, WarmupSettings, measure};
-use augbench_exec::protocol::{CheckResponse, Failure, FailureKind, PrepareRequest, PrepareResponse, TimeRequest};
+use augbench_exec::protocol::{
+    CheckResponse, Failure, FailureKind, PrepareRequest, PrepareResponse, TimeRequest,
+};
 
 /// A worker whose every loop over `count` items takes `ns_per_item × count` (plus a jitter pattern).
 struct Scripted {
@@ -23,17 +25,38 @@ struct Scripted {
 
 impl Scripted {
     fn new(ns_per_item: u64) -> Self {
-        Scripted { ns_per_item, jitter: vec![0], calls: 0, unsupported: false, output_shape: vec![375, 500, 3], time_requests: Vec::new() }
+        Scripted {
+            ns_per_item,
+            jitter: vec![0],
+            calls: 0,
+            unsupported: false,
+            output_shape: vec![375, 500, 3],
+            time_requests: Vec::new(),
+        }
     }
 }
 
 impl Session for Scripted {
-    fn prepare(&mut self, req: PrepareRequest, _: Duration) -> Result<PrepareResponse, WorkerError> {
+    fn prepare(
+        &mut self,
+        req: PrepareRequest,
+        _: Duration,
+    ) -> Result<PrepareResponse, WorkerError> {
         if self.unsupported {
-            let failure = Failure { error: "no such op".into(), kind: FailureKind::Unsupported, detail: String::new() };
-            return Err(WorkerError::Failed { label: "scripted".into(), failure });
+            let failure = Failure {
+                error: "no such op".into(),
+                kind: FailureKind::Unsupported,
+                detail: String::new(),
+            };
+            return Err(WorkerError::Failed {
+                label: "scripted".into(),
+                failure,
+            });
         }
-        Ok(PrepareResponse { transform: req.transform, regime: None })
+        Ok(PrepareResponse {
+            transform: req.transform,
+            regime: None,
+        })
     }
     fn check(&mut self, _: Duration) -> Result<CheckResponse, WorkerError> {
         Ok(CheckResponse {
@@ -59,7 +82,12 @@ impl Session for Scripted {
 }
 
 fn spec(output: OutputRule) -> TransformSpec {
-    TransformSpec { name: "HorizontalFlip".into(), params: BTreeMap::new(), output, dtype: DtypeRule::Same }
+    TransformSpec {
+        name: "HorizontalFlip".into(),
+        params: BTreeMap::new(),
+        output,
+        dtype: DtypeRule::Same,
+    }
 }
 
 fn settings() -> MicroSettings {
@@ -72,27 +100,52 @@ fn settings() -> MicroSettings {
         precision_target: None,
         request_timeout: Duration::from_secs(10),
         device: "cpu".into(),
-        warmup: WarmupSettings { window: 5, threshold: 0.05, max_passes: 1000, min_windows: 2, max_seconds: 5.0 },
+        warmup: WarmupSettings {
+            window: 5,
+            threshold: 0.05,
+            max_passes: 1000,
+            min_windows: 2,
+            max_seconds: 5.0,
+        },
     }
 }
 
 #[test]
 fn steady_transform_is_measured_with_expected_throughput() {
     let mut s = Scripted::new(100_000); // 0.1 ms per item → 10 000 items/s
-    let r = measure(&mut s, &spec(OutputRule::Same), 100, &settings(), &mut |_| {}).unwrap();
+    let r = measure(
+        &mut s,
+        &spec(OutputRule::Same),
+        100,
+        &settings(),
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(r.status, Some(Status::Ok));
     assert_eq!(r.num_successful_runs, 5);
     let median = r.median_throughput.unwrap();
     assert!((median - 10_000.0).abs() < 1.0, "{median}");
     assert!(r.warmup_iterations >= 10, "two windows of warmup at least");
     // one value lasts ≥ min_time: 100 items × 0.1 ms = 10 ms per pass → 1 loop.
-    assert!(s.time_requests.iter().filter(|t| t.count == 100).all(|t| t.loops == 1));
+    assert!(
+        s.time_requests
+            .iter()
+            .filter(|t| t.count == 100)
+            .all(|t| t.loops == 1)
+    );
 }
 
 #[test]
 fn fast_transform_loops_until_min_time() {
     let mut s = Scripted::new(1_000); // 1 µs per item, pass of 100 items = 0.1 ms
-    measure(&mut s, &spec(OutputRule::Same), 100, &settings(), &mut |_| {}).unwrap();
+    measure(
+        &mut s,
+        &spec(OutputRule::Same),
+        100,
+        &settings(),
+        &mut |_| {},
+    )
+    .unwrap();
     let run = s.time_requests.iter().rfind(|t| t.count == 100).unwrap();
     assert_eq!(run.loops, 100, "0.01 s / 0.1 ms");
 }
@@ -100,9 +153,19 @@ fn fast_transform_loops_until_min_time() {
 #[test]
 fn slow_transform_stops_after_preflight() {
     let mut s = Scripted::new(60_000_000); // 60 ms per item ≥ 50 ms threshold
-    let r = measure(&mut s, &spec(OutputRule::Same), 100, &settings(), &mut |_| {}).unwrap();
+    let r = measure(
+        &mut s,
+        &spec(OutputRule::Same),
+        100,
+        &settings(),
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(r.status, Some(Status::Slow));
-    assert!(r.throughputs.is_empty() && r.median_throughput.is_none(), "no fake percentiles");
+    assert!(
+        r.throughputs.is_empty() && r.median_throughput.is_none(),
+        "no fake percentiles"
+    );
     assert_eq!(s.time_requests.len(), 1, "only the preflight ran");
     assert!((r.preflight_sec_per_item.unwrap() - 0.06).abs() < 1e-9);
 }
@@ -122,7 +185,14 @@ fn disable_slow_skip_measures_slow_transforms() {
 fn unsupported_is_recorded_with_reason() {
     let mut s = Scripted::new(1000);
     s.unsupported = true;
-    let r = measure(&mut s, &spec(OutputRule::Same), 10, &settings(), &mut |_| {}).unwrap();
+    let r = measure(
+        &mut s,
+        &spec(OutputRule::Same),
+        10,
+        &settings(),
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(r.status, Some(Status::Unsupported));
     assert!(!r.supported);
     assert_eq!(r.reason.as_deref(), Some("no such op"));
@@ -132,7 +202,14 @@ fn unsupported_is_recorded_with_reason() {
 fn contract_violation_is_an_error_and_nothing_is_timed() {
     let mut s = Scripted::new(1000);
     s.output_shape = vec![224, 224, 3];
-    let r = measure(&mut s, &spec(OutputRule::Same), 10, &settings(), &mut |_| {}).unwrap();
+    let r = measure(
+        &mut s,
+        &spec(OutputRule::Same),
+        10,
+        &settings(),
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(r.status, Some(Status::Error));
     assert!(r.reason.unwrap().contains("output contract"));
     assert!(s.time_requests.is_empty());
@@ -146,8 +223,15 @@ fn precision_target_adds_runs_until_the_interval_is_narrow() {
     set.num_runs = 3;
     set.precision_target = Some(0.01);
     let r = measure(&mut noisy, &spec(OutputRule::Same), 100, &set, &mut |_| {}).unwrap();
-    assert!(r.num_successful_runs > 3, "runs were added: {}", r.num_successful_runs);
+    assert!(
+        r.num_successful_runs > 3,
+        "runs were added: {}",
+        r.num_successful_runs
+    );
     let mut steady = Scripted::new(100_000);
     let r = measure(&mut steady, &spec(OutputRule::Same), 100, &set, &mut |_| {}).unwrap();
-    assert_eq!(r.num_successful_runs, 3, "a steady sample meets the target at once");
+    assert_eq!(
+        r.num_successful_runs, 3,
+        "a steady sample meets the target at once"
+    );
 }

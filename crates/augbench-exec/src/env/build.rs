@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::Context;
-use augbench_core::UsageError;
+use augbench_core::{UsageError, policy};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use sha2::{Digest, Sha256};
 
@@ -49,11 +49,14 @@ fn unknown_group(group: &str) -> anyhow::Error {
 }
 
 /// The lock to build from: the committed one, or a fresh `uv pip compile` of the input when
-/// `refresh` is on (written into the cache, never over the committed lock).
+/// `refresh` is on (written into the cache, never over the committed lock). A refreshed lock is
+/// reused for `policy::LOCK_REFRESH_MAX_AGE_SEC`, so a run with cached environments does not pay
+/// for resolving again.
 fn lock_text(
     group: &str,
     refresh: bool,
     python: &Path,
+    version: &str,
     inst: &Installer,
 ) -> anyhow::Result<String> {
     let assets = group_assets(group).ok_or_else(|| unknown_group(group))?;
@@ -62,12 +65,38 @@ fn lock_text(
     };
     let dir = crate::cache::cache_root().join("locks");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let input = dir.join(format!("{group}.in"));
-    std::fs::write(&input, assets.input).with_context(|| format!("writing {}", input.display()))?;
-    let out = dir.join(format!("{group}.txt"));
-    compile(uv, python, &input, &out)
+    let input = dir.join(format!("{group}-py{version}.in"));
+    let out = dir.join(format!("{group}-py{version}.txt"));
+    if let Some(text) = recent_lock(&input, &out, assets.input) {
+        return Ok(text);
+    }
+    // Input and lock replace the cached pair only after a successful compile.
+    let (pending_in, pending_out) = (
+        input.with_extension("in.pending"),
+        out.with_extension("txt.pending"),
+    );
+    std::fs::write(&pending_in, assets.input)
+        .with_context(|| format!("writing {}", pending_in.display()))?;
+    compile(uv, python, &pending_in, &pending_out)
         .with_context(|| format!("the requirements of `{group}` could not be resolved (hint: `--no-refresh-requirements` builds from the committed envs/{group}.txt)"))?;
+    std::fs::rename(&pending_out, &out).with_context(|| format!("writing {}", out.display()))?;
+    std::fs::rename(&pending_in, &input).with_context(|| format!("writing {}", input.display()))?;
     std::fs::read_to_string(&out).with_context(|| format!("reading {}", out.display()))
+}
+
+/// A lock compiled from the same input within the refresh window, if there is one.
+fn recent_lock(input: &Path, out: &Path, requirements: &str) -> Option<String> {
+    let same_input = std::fs::read_to_string(input).ok()? == requirements;
+    let age = std::fs::metadata(out)
+        .ok()?
+        .modified()
+        .ok()?
+        .elapsed()
+        .ok()?;
+    let fresh = age.as_secs_f64() < policy::LOCK_REFRESH_MAX_AGE_SEC;
+    (same_input && fresh)
+        .then(|| std::fs::read_to_string(out).ok())
+        .flatten()
 }
 
 fn compile(uv: &Path, python: &Path, input: &Path, out: &Path) -> anyhow::Result<()> {
@@ -109,7 +138,7 @@ pub fn lock_group(group: &str, envs_dir: &Path) -> anyhow::Result<PathBuf> {
 pub fn ensure(group: &str, refresh: bool, mp: Option<&MultiProgress>) -> anyhow::Result<EnvInfo> {
     let (python, version) = find_python()?;
     let inst = installer(&python);
-    let lock = lock_text(group, refresh, &python, &inst)?;
+    let lock = lock_text(group, refresh, &python, &version, &inst)?;
     let dir = crate::cache::envs_dir().join(format!("{group}-{}", env_key(group, &lock, &version)));
     if dir.join(COMPLETE).exists() {
         return Ok(EnvInfo {

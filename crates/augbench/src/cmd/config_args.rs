@@ -96,7 +96,11 @@ impl ConfigArgs {
             ("output_dir", "--output", self.output.is_some()),
             ("libraries", "--libraries", self.libraries.is_some()),
             ("transforms", "--transforms", self.transforms.is_some()),
-            ("transform_set", "--transform-set", self.transform_set.is_some()),
+            (
+                "transform_set",
+                "--transform-set",
+                self.transform_set.is_some(),
+            ),
             ("spec", "--spec", self.spec.is_some()),
             ("num_items", "--num-items", self.num_items.is_some()),
             ("num_runs", "--num-runs", self.num_runs.is_some()),

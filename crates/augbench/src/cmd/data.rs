@@ -1,13 +1,56 @@
-//! `augbench data`: placeholder until its capability lands.
+//! `augbench data`: write a synthetic dataset on demand (`synth`), or empty the dataset cache
+//! (`clean`). Defaults come from augbench-core's policy.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use augbench_core::{Media, policy};
+use indicatif::MultiProgress;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum DataCommand {
-    /// Placeholder.
-    Todo,
+    /// Write a deterministic synthetic dataset (JPEG) into a new or empty folder.
+    Synth {
+        /// Output folder (created; must be new or empty).
+        #[arg(long)]
+        out: PathBuf,
+        /// Number of images (or clips with --video).
+        #[arg(long)]
+        n: u64,
+        /// Generator seed.
+        #[arg(long, default_value_t = policy::SYNTH_SEED)]
+        seed: u64,
+        /// Write video clips (folders of JPEG frames) instead of images.
+        #[arg(long)]
+        video: bool,
+    },
+    /// Remove every cached synthetic dataset.
+    Clean,
 }
 
-pub fn run(_cmd: DataCommand) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`augbench data` is not implemented yet")
+pub fn run(cmd: DataCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        DataCommand::Synth {
+            out,
+            n,
+            seed,
+            video,
+        } => {
+            let media = if video { Media::Video } else { Media::Image };
+            let multi = MultiProgress::new();
+            let ds = augbench_exec::media::write_synthetic(&out, seed, n, media, Some(&multi))?;
+            println!(
+                "wrote {} {} ({} bytes, seed {seed}) to {}",
+                ds.info.file_count,
+                if video { "clips" } else { "images" },
+                ds.info.total_bytes,
+                ds.root.display()
+            );
+        }
+        DataCommand::Clean => {
+            let dir = augbench_exec::media::dataset::clean()?;
+            println!("removed {}", dir.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -41,7 +41,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mp = MultiProgress::new();
     let media = orchestrate::prepare_media(&cfg, &mp)?;
     let report = orchestrate::execute(&plan, &media, &mp, &stop);
-    super::run_cells::append(&report)?;
+    super::run_cells::append(&cfg, &report)?;
     print_summary(
         &report,
         &plan.jobs,

@@ -1,7 +1,61 @@
-//! Appends the run's measurements to the benchmark cell log (`<out>/cells.parquet`).
+//! Appends the run's measurements to the benchmark cell log (`<out>/cells.parquet`). The run id
+//! hashes the resolved config (without `resume`), so resuming a run replaces its rows.
 
-use augbench_exec::orchestrate::RunReport;
+use augbench_cells::{SystemCard, append_bench_cells, cells_from_results};
+use augbench_core::{RunConfig, naming};
+use augbench_exec::orchestrate::{JobStatus, RunReport};
+use sha2::{Digest, Sha256};
 
-pub fn append(_report: &RunReport) -> anyhow::Result<()> {
+pub fn append(cfg: &RunConfig, report: &RunReport) -> anyhow::Result<()> {
+    let run_id = run_id(cfg);
+    let card = SystemCard::detect();
+    let cells: Vec<_> = report
+        .jobs
+        .iter()
+        .filter_map(|(_, s)| match s {
+            JobStatus::Finished(f) | JobStatus::Interrupted(f) => Some(f),
+            JobStatus::Failed(_) => None,
+        })
+        .flat_map(|f| cells_from_results(f, &run_id, &card))
+        .filter(|c| !c.status.is_empty())
+        .collect();
+    if cells.is_empty() {
+        return Ok(());
+    }
+    let path = naming::cells_log(&report.out_dir);
+    let r = append_bench_cells(&path, &cells)?;
+    eprintln!(
+        "cells: {} rows in {} ({} new, {} replaced)",
+        r.rows_after,
+        path.display(),
+        r.appended,
+        r.replaced
+    );
     Ok(())
+}
+
+/// First 12 hex digits of the SHA-256 of the resolved config with `resume` cleared.
+pub fn run_id(cfg: &RunConfig) -> String {
+    let mut c = cfg.clone();
+    c.execution.resume = Some(false);
+    let digest = Sha256::digest(c.to_yaml().as_bytes());
+    digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resume_does_not_change_the_run_id_but_other_settings_do() {
+        let mut a = RunConfig {
+            version: 1,
+            ..Default::default()
+        };
+        let base = run_id(&a);
+        a.execution.resume = Some(true);
+        assert_eq!(run_id(&a), base);
+        a.execution.num_runs = Some(9);
+        assert_ne!(run_id(&a), base);
+    }
 }

@@ -1,10 +1,24 @@
-//! `augbench worker`: placeholder until its capability lands.
+//! `augbench worker --library <name>`: serves the worker protocol for a native Rust library on
+//! stdin/stdout (the coordinator starts it; stderr is its log). A panic inside a transform ends
+//! the process without touching stdout; the coordinator records it as `error`.
 
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Native library to serve.
+    #[arg(long, value_parser = library_names())]
+    pub library: String,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`augbench worker` is not implemented yet")
+fn library_names() -> clap::builder::PossibleValuesParser {
+    let names = augbench_exec::native::Library::ALL.map(augbench_exec::native::Library::name);
+    clap::builder::PossibleValuesParser::new(names)
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let stdin = std::io::stdin().lock();
+    let stdout = std::io::stdout().lock();
+    augbench_exec::native::serve(&args.library, stdin, stdout)?;
+    Ok(ExitCode::SUCCESS)
 }

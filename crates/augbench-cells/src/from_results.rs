@@ -1,0 +1,74 @@
+//! Benchmark cells from a job's result file: one `BenchCell` per transform, stamped with the run
+//! id, the system card and the checkout's git sha. The run id is the caller's (it hashes the
+//! resolved config, so a `--resume` of the same run replaces its rows instead of adding new ones).
+
+use augbench_core::results::{ResultFile, TransformResult};
+
+use crate::bench::{BenchCell, BenchMetrics};
+use crate::system_card::SystemCard;
+
+/// Converts every transform of `file` into a benchmark cell.
+pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) -> Vec<BenchCell> {
+    let m = &file.metadata;
+    let package = augbench_core::Matrix::get()
+        .library(&m.library)
+        .map(|l| l.package.clone());
+    let version = package
+        .and_then(|p| m.library_versions.get(&p))
+        .or_else(|| m.library_versions.get(&m.library))
+        .or_else(|| m.library_versions.values().next())
+        .cloned()
+        .unwrap_or_default();
+    let p = &m.benchmark_params;
+    file.results
+        .iter()
+        .map(|(name, r)| BenchCell {
+            run_id: run_id.to_string(),
+            library: m.library.clone(),
+            library_version: version.clone(),
+            transform: name.clone(),
+            scenario: m.scenario.clone(),
+            mode: m.mode.clone(),
+            media: m.dataset.media.clone(),
+            device: m.device.clone(),
+            channels: p.channels,
+            items: p.num_items,
+            runs: p.num_runs,
+            workers: p.workers,
+            batch_size: p.batch_size,
+            scope: m.timing.measurement_scope.clone(),
+            thread_policy: p.thread_policy.clone(),
+            status: r.status.map(|s| s.to_string()).unwrap_or_default(),
+            cpu_name: card.cpu_name.clone().unwrap_or_default(),
+            cpu_cores: card.cpu_cores.unwrap_or_default(),
+            ram_gb: card.ram_gb.unwrap_or_default(),
+            gpu_name: card.gpu_name.clone().unwrap_or_default(),
+            gpu_memory_gb: card.gpu_memory_gb,
+            os: card.os.clone().unwrap_or_default(),
+            rustc_version: card.rustc_version.clone(),
+            toolkit_version: m.environment.toolkit_version.clone(),
+            git_sha: m.environment.git_commit.clone().unwrap_or_default(),
+            timestamp_utc: m.system_info.timestamp.clone(),
+            throughputs: r.throughputs.clone(),
+            metrics: metrics(r),
+        })
+        .collect()
+}
+
+fn metrics(r: &TransformResult) -> BenchMetrics {
+    let gpu_peak = r
+        .gpu_memory
+        .as_ref()
+        .and_then(|g| g.get("peak_bytes").and_then(serde_json::Value::as_f64));
+    BenchMetrics {
+        median: r.median_throughput,
+        mean: r.mean_throughput,
+        std: r.std_throughput,
+        cv: r.cv_throughput,
+        ci_low: r.ci_low,
+        ci_high: r.ci_high,
+        time_per_item_ms: r.median_throughput.filter(|m| *m > 0.0).map(|m| 1000.0 / m),
+        warmup_passes: (r.num_successful_runs > 0).then_some(r.warmup_iterations as f64),
+        gpu_peak_bytes: gpu_peak,
+    }
+}

@@ -1,0 +1,228 @@
+//! The adapter contract and the loaded-media session: items held in a crate's own image type,
+//! one prepared transform, the contract check (run once on item 0), and the timed loops
+//! (`std::time::Instant` around each loop, outputs through `black_box`). Also the always-on
+//! `Identity` transform and the debug faults (enabled by `ServeOptions::test_faults`).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::failure;
+use super::params::Params;
+use crate::protocol::{CheckResponse, Failure, FailureKind, TimeRequest};
+
+pub(crate) const DTYPE: &str = "uint8";
+pub(crate) const LAYOUT: &str = "HWC";
+
+/// A prepared transform: one call on one item, drawing its random parameters itself.
+pub(crate) type Op<A> =
+    Box<dyn FnMut(&<A as Adapter>::Item) -> Result<<A as Adapter>::Out, String>>;
+
+/// One crate's side of the worker: its image type, shapes, and the transforms it supports.
+pub(crate) trait Adapter: 'static {
+    /// The crate's own image type, built once at `load`.
+    type Item;
+    /// What a transform returns.
+    type Out;
+    const LIBRARY: &'static str;
+
+    /// Converts a decoded RGB image (stacked to the session's channel count) once, at load.
+    fn convert(width: u32, height: u32, hwc: Vec<u8>) -> Result<Self::Item, String>;
+    /// `[height, width, channels]`.
+    fn shape(item: &Self::Item) -> [u64; 3];
+    fn out_shape(out: &Self::Out) -> [u64; 3];
+    /// Builds only the named transform, or answers `unsupported` with a reason.
+    fn build(name: &str, params: &Params) -> Result<Op<Self>, Failure>;
+}
+
+/// What the worker does with loaded media, independent of the crate.
+pub(crate) trait Session {
+    fn prepare(&mut self, transform: &str, params: &Value) -> Result<String, Failure>;
+    fn check(&mut self) -> Result<CheckResponse, Failure>;
+    fn time(&mut self, req: TimeRequest) -> Result<Vec<u64>, Failure>;
+}
+
+enum Prepared<A: Adapter> {
+    Op(Op<A>),
+    /// Returns the input reference through `black_box`: the harness overhead alone.
+    Identity,
+    Fault(Fault),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Fault {
+    Panic,
+    Hang,
+    Exit,
+}
+
+pub(crate) struct Loaded<A: Adapter> {
+    items: Vec<A::Item>,
+    prepared: Option<Prepared<A>>,
+    test_faults: bool,
+}
+
+impl<A: Adapter> Loaded<A> {
+    pub fn new(items: Vec<A::Item>, test_faults: bool) -> Self {
+        Loaded {
+            items,
+            prepared: None,
+            test_faults,
+        }
+    }
+
+    pub fn first_shape(&self) -> Vec<u64> {
+        self.items
+            .first()
+            .map(|i| A::shape(i).to_vec())
+            .unwrap_or_default()
+    }
+}
+
+/// A real transform mapped to a fault by `AUGBENCH_TEST_FAULTS=kind:Transform[,kind:Transform]`,
+/// so end-to-end tests can crash or hang the worker on a transform of the registry.
+fn mapped_fault(transform: &str) -> Option<Fault> {
+    let spec = std::env::var(super::TEST_FAULTS_ENV).ok()?;
+    spec.split(',')
+        .filter_map(|pair| pair.split_once(':'))
+        .find(|(_, t)| *t == transform)
+        .and_then(|(kind, _)| fault(&format!("__{kind}")))
+}
+
+fn fault(name: &str) -> Option<Fault> {
+    match name {
+        "__panic" => Some(Fault::Panic),
+        "__hang" => Some(Fault::Hang),
+        "__exit" => Some(Fault::Exit),
+        _ => None,
+    }
+}
+
+impl<A: Adapter> Session for Loaded<A> {
+    fn prepare(&mut self, transform: &str, params: &Value) -> Result<String, Failure> {
+        self.prepared = None;
+        let prepared = if transform == "Identity" {
+            Prepared::Identity
+        } else if let Some(f) = fault(transform)
+            .or_else(|| mapped_fault(transform))
+            .filter(|_| self.test_faults)
+        {
+            Prepared::Fault(f)
+        } else {
+            Prepared::Op(A::build(transform, &Params::new(transform, params))?)
+        };
+        self.prepared = Some(prepared);
+        Ok(transform.to_string())
+    }
+
+    fn check(&mut self) -> Result<CheckResponse, Failure> {
+        let item = self.items.first().ok_or_else(no_items)?;
+        let input = A::shape(item);
+        let output = match self.prepared.as_mut().ok_or_else(not_prepared)? {
+            Prepared::Op(op) => A::out_shape(&op(item).map_err(transform_error)?),
+            Prepared::Identity | Prepared::Fault(_) => input,
+        };
+        Ok(CheckResponse {
+            input_shape: input.to_vec(),
+            output_shape: output.to_vec(),
+            input_dtype: DTYPE.into(),
+            output_dtype: DTYPE.into(),
+            layout: LAYOUT.into(),
+        })
+    }
+
+    fn time(&mut self, req: TimeRequest) -> Result<Vec<u64>, Failure> {
+        if self.items.is_empty() {
+            return Err(no_items());
+        }
+        let prepared = self.prepared.as_mut().ok_or_else(not_prepared)?;
+        let items = &self.items;
+        let start = (req.start % items.len() as u64) as usize;
+        let count = req.count as usize;
+        let mut ns = Vec::with_capacity(req.loops as usize);
+        for _ in 0..req.loops {
+            let elapsed = match prepared {
+                Prepared::Op(op) => time_op::<A>(op, items, start, count)?,
+                Prepared::Identity => time_identity::<A>(items, start, count),
+                Prepared::Fault(f) => trigger(*f),
+            };
+            ns.push(u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX));
+        }
+        Ok(ns)
+    }
+}
+
+/// One loop: the transform once on each of `count` items from `start`, wrapping around.
+fn time_op<A: Adapter>(
+    op: &mut Op<A>,
+    items: &[A::Item],
+    start: usize,
+    count: usize,
+) -> Result<Duration, Failure> {
+    let mut i = start;
+    let t0 = Instant::now();
+    for _ in 0..count {
+        black_box(op(black_box(&items[i])).map_err(transform_error)?);
+        i += 1;
+        if i == items.len() {
+            i = 0;
+        }
+    }
+    Ok(t0.elapsed())
+}
+
+fn time_identity<A: Adapter>(items: &[A::Item], start: usize, count: usize) -> Duration {
+    let mut i = start;
+    let t0 = Instant::now();
+    for _ in 0..count {
+        black_box(&items[i]);
+        i += 1;
+        if i == items.len() {
+            i = 0;
+        }
+    }
+    t0.elapsed()
+}
+
+fn trigger(f: Fault) -> Duration {
+    match f {
+        Fault::Panic => panic!("injected fault: __panic inside time"),
+        Fault::Hang => loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        },
+        Fault::Exit => std::process::exit(3),
+    }
+}
+
+fn transform_error(e: String) -> Failure {
+    failure(FailureKind::Exception, e)
+}
+
+fn no_items() -> Failure {
+    failure(FailureKind::BadRequest, "no items loaded".to_string())
+}
+
+fn not_prepared() -> Failure {
+    failure(
+        FailureKind::BadRequest,
+        "no transform prepared: send `prepare` first".to_string(),
+    )
+}
+
+/// A transform this crate lacks.
+pub(crate) fn unsupported(library: &str, name: &str, reason: &str) -> Failure {
+    failure(
+        FailureKind::Unsupported,
+        format!("{library} does not support {name}: {reason}"),
+    )
+}
+
+/// Pins rayon (used inside kornia-imgproc) to one thread, as micro runs require; returns the
+/// thread count actually in effect (a pool built earlier in this process keeps its size).
+pub(crate) fn pin_threads() -> usize {
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build_global();
+    rayon::current_num_threads()
+}

@@ -1,0 +1,267 @@
+//! `augbench run` with real Python library workers: an AlbumentationsX + Pillow micro run that
+//! must produce valid results JSON, custom spec files (bad ones fail before any timing; a
+//! transform that raises or segfaults costs only itself), and the device choice (`auto` falls back
+//! to the CPU, `cuda` without CUDA fails clearly, a CUDA run where CUDA exists).
+//! These use the shared environment cache on purpose (torch installs once per machine); outputs
+//! go to temp dirs.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use augbench_core::results::{ResultFile, Status};
+
+const TRANSFORMS: &[&str] = &[
+    "Resize",
+    "HorizontalFlip",
+    "GaussianBlur",
+    "JpegCompression",
+    "Rotate",
+];
+
+fn quickstart() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/examples/quickstart.yaml")
+}
+
+/// `augbench run` on the quickstart config with 20 items into `out`, plus `extra` flags.
+fn run(out: &Path, extra: &[&str]) -> Output {
+    let mut cmd = assert_cmd::Command::cargo_bin("augbench").unwrap();
+    cmd.arg("run")
+        .arg("--config")
+        .arg(quickstart())
+        .arg("--output")
+        .arg(out)
+        .args([
+            "--num-items",
+            "20",
+            "--num-runs",
+            "3",
+            "--no-refresh-requirements",
+        ])
+        .args(extra);
+    cmd.output().unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Every results file under `dir`, parsed strictly (the result types deny unknown fields).
+fn results(dir: &Path) -> Vec<ResultFile> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.to_string_lossy().ends_with("_results.json") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                let file: ResultFile = serde_json::from_str(&text)
+                    .unwrap_or_else(|e| panic!("{} is not a valid result file: {e}", p.display()));
+                found.push(file);
+            }
+        }
+    }
+    found.sort_by(|a, b| a.metadata.library.cmp(&b.metadata.library));
+    found
+}
+
+fn spec_file(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("my_spec.py");
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+#[test]
+fn albumentationsx_and_pillow_micro_run_writes_valid_results() {
+    let t = tempfile::tempdir().unwrap();
+    let mut flags = vec!["--libraries", "albumentationsx", "pillow", "--transforms"];
+    flags.extend(TRANSFORMS);
+    let out = run(t.path(), &flags);
+    assert!(out.status.success(), "{}", text(&out));
+    let files = results(t.path());
+    let libs: Vec<&str> = files.iter().map(|f| f.metadata.library.as_str()).collect();
+    assert_eq!(libs, ["albumentationsx", "pillow"]);
+    for f in &files {
+        assert_eq!(f.metadata.benchmark_params.num_items, 20);
+        assert_eq!(f.metadata.device, "cpu");
+        assert!(!f.metadata.library_versions.is_empty());
+        for name in TRANSFORMS {
+            let r = &f.results[*name];
+            let lib = &f.metadata.library;
+            assert_eq!(r.status, Some(Status::Ok), "{lib} {name}: {:?}", r.reason);
+            assert_eq!(r.throughputs.len(), 3, "{lib} {name}");
+            assert!(r.median_throughput.is_some_and(|m| m > 0.0), "{lib} {name}");
+        }
+    }
+}
+
+#[test]
+fn a_spec_file_with_a_syntax_error_fails_naming_file_and_line_before_timing() {
+    let t = tempfile::tempdir().unwrap();
+    let spec = spec_file(
+        t.path(),
+        "LIBRARY = \"pillow\"\n\ndef __call__(transform, image):\n    return transform(image\n",
+    );
+    let out = run(&t.path().join("out"), &["--spec", spec.to_str().unwrap()]);
+    assert!(!out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("spec file {} line 4", spec.display())),
+        "{}",
+        text(&out)
+    );
+    assert!(stderr.contains("SyntaxError"), "{}", text(&out));
+    assert!(
+        results(&t.path().join("out")).is_empty(),
+        "nothing is timed"
+    );
+}
+
+#[test]
+fn a_spec_file_without_library_fails_naming_the_file() {
+    let t = tempfile::tempdir().unwrap();
+    let spec = spec_file(t.path(), "TRANSFORMS = []\n");
+    let out = run(&t.path().join("out"), &["--spec", spec.to_str().unwrap()]);
+    assert!(!out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let want = format!("spec file {}: LIBRARY is not defined", spec.display());
+    assert!(stderr.contains(&want), "{}", text(&out));
+    assert!(results(&t.path().join("out")).is_empty());
+}
+
+/// A Pillow spec file: `Crash` segfaults its worker, `Flaky` raises on every image but the first
+/// one it sees (item 0, used by the contract check), `Flip` is an ordinary transform.
+const FAULTY_SPEC: &str = r#"
+import os
+import signal
+
+from PIL import Image
+
+LIBRARY = "pillow"
+
+def __call__(transform, image):
+    return transform(image)
+
+def crash(image):
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+FIRST = []
+
+def flaky(image):
+    if not FIRST:
+        FIRST.append(id(image))
+    if id(image) != FIRST[0]:
+        raise ValueError("cannot handle this image")
+    return image.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+
+TRANSFORMS = [
+    {"name": "Crash", "transform": crash},
+    {"name": "Flaky", "transform": flaky},
+    {"name": "Flip", "transform": lambda image: image.transpose(Image.Transpose.FLIP_LEFT_RIGHT)},
+]
+"#;
+
+#[test]
+fn spec_transforms_that_segfault_or_raise_cost_only_themselves() {
+    let t = tempfile::tempdir().unwrap();
+    let spec = spec_file(t.path(), FAULTY_SPEC);
+    let out_dir = t.path().join("out");
+    let out = run(&out_dir, &["--spec", spec.to_str().unwrap()]);
+    let files = results(&out_dir);
+    assert_eq!(
+        files.len(),
+        1,
+        "only the spec's LIBRARY runs\n{}",
+        text(&out)
+    );
+    let f = &files[0];
+    assert_eq!(f.metadata.library, "pillow");
+    let names: Vec<&str> = f.results.keys().map(String::as_str).collect();
+    assert_eq!(names, ["Crash", "Flaky", "Flip"], "the spec's transforms");
+    let crash = &f.results["Crash"];
+    assert_eq!(crash.status, Some(Status::Error));
+    let reason = crash.reason.as_deref().unwrap_or_default();
+    assert!(reason.contains("segmentation fault"), "{reason}");
+    let flaky = &f.results["Flaky"];
+    assert_eq!(flaky.status, Some(Status::Error));
+    let reason = flaky.reason.as_deref().unwrap_or_default();
+    assert!(reason.contains("Flaky raised on item 1"), "{reason}");
+    assert!(
+        reason.contains("ValueError: cannot handle this image"),
+        "{reason}"
+    );
+    let flip = &f.results["Flip"];
+    assert_eq!(flip.status, Some(Status::Ok), "{:?}", flip.reason);
+    assert!(flip.median_throughput.is_some_and(|m| m > 0.0));
+}
+
+/// Whether torch in the `torch_stack` environment sees a CUDA device.
+fn cuda_available() -> bool {
+    let mut cmd = assert_cmd::Command::cargo_bin("augbench").unwrap();
+    let out = cmd.args(["env", "python", "torch_stack"]).output().unwrap();
+    let python = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    std::process::Command::new(python)
+        .args(["-c", "import torch; print(torch.cuda.is_available())"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "True")
+}
+
+fn torchvision_flip(out: &Path, device: &str) -> Output {
+    run(
+        out,
+        &[
+            "--libraries",
+            "torchvision",
+            "--transforms",
+            "HorizontalFlip",
+            "--device",
+            device,
+        ],
+    )
+}
+
+#[test]
+fn device_auto_runs_on_what_the_worker_has_and_records_it() {
+    let t = tempfile::tempdir().unwrap();
+    let out = torchvision_flip(t.path(), "auto");
+    assert!(out.status.success(), "{}", text(&out));
+    let files = results(t.path());
+    let want = if cuda_available() { "cuda" } else { "cpu" };
+    assert_eq!(files[0].metadata.device, want);
+    assert_eq!(files[0].results["HorizontalFlip"].status, Some(Status::Ok));
+}
+
+#[test]
+fn device_cuda_without_cuda_fails_that_job_clearly() {
+    if cuda_available() {
+        eprintln!("skipped: this machine has CUDA (see cuda_run_where_cuda_exists)");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let out = torchvision_flip(t.path(), "cuda");
+    assert!(!out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot run on `cuda`"), "{}", text(&out));
+    assert!(stderr.contains("device: auto"), "{}", text(&out));
+}
+
+#[test]
+fn cuda_run_where_cuda_exists() {
+    if !cuda_available() {
+        eprintln!("skipped: no CUDA device here (torch.cuda.is_available() is False)");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let out = torchvision_flip(t.path(), "cuda");
+    assert!(out.status.success(), "{}", text(&out));
+    let files = results(t.path());
+    assert_eq!(files[0].metadata.device, "cuda");
+    let r = &files[0].results["HorizontalFlip"];
+    assert_eq!(r.status, Some(Status::Ok), "{:?}", r.reason);
+}
