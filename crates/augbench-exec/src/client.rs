@@ -220,6 +220,11 @@ impl Worker {
         }
     }
 
+    /// False once the process has exited (or was killed after a timeout).
+    pub fn is_alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

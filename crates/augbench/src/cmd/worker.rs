@@ -17,6 +17,8 @@ fn library_names() -> clap::builder::PossibleValuesParser {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // One line per panic (no backtrace), so the coordinator's stderr tail shows the cause.
+    std::panic::set_hook(Box::new(|info| eprintln!("worker panicked: {info}")));
     let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
     augbench_exec::native::serve(&args.library, stdin, stdout)?;

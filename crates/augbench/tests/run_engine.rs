@@ -1,0 +1,282 @@
+//! End-to-end runs of the real binary on the native Rust workers: results JSON that parses with
+//! our strict types, resume after Ctrl-C, and the bad inputs of the engine issue (corrupt and tiny
+//! images, an empty data dir, a worker that panics or hangs, an output folder deleted mid-run).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use augbench_core::results::{ResultFile, Status};
+use predicates::prelude::*;
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Env {
+    fn new() -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        Env { _tmp: tmp, root }
+    }
+
+    fn path(&self, p: &str) -> PathBuf {
+        self.root.join(p)
+    }
+
+    /// A config for `libraries` × `transforms` with a short request timeout.
+    fn config(&self, libraries: &str, transforms: &str, extra_data: &str) -> PathBuf {
+        let text = format!(
+            "version: 1\nselection:\n  scenario: image-rgb\n  mode: micro\n  libraries: [{libraries}]\n  transforms: [{transforms}]\n\
+             data:\n  num_items: 6\n{extra_data}execution:\n  num_runs: 2\n  min_time: 0.002\n  request_timeout_sec: 4\n  warmup:\n    max_seconds: 0.2\n\
+             output:\n  output_dir: {}\n",
+            self.path("out").display()
+        );
+        let p = self.path("cfg.yaml");
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("augbench").unwrap();
+        c.env("AUGBENCH_CACHE", self.path("cache"))
+            .env_remove("AUGBENCH_TEST_FAULTS");
+        c
+    }
+
+    fn results(&self, lib: &str) -> ResultFile {
+        let p = self.path(&format!("out/image-rgb/micro/{lib}_micro_results.json"));
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("schema drift in {}: {e}", p.display()))
+    }
+}
+
+fn status(f: &ResultFile, t: &str) -> Option<Status> {
+    f.results.get(t).and_then(|r| r.status)
+}
+
+#[test]
+fn quick_run_writes_strict_results_cells_and_a_summary() {
+    let env = Env::new();
+    let cfg = env.config(
+        "image, kornia-rs",
+        "HorizontalFlip, VerticalFlip, Rotate",
+        "",
+    );
+    env.cmd()
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("HorizontalFlip").and(predicate::str::contains("img/s")));
+    for lib in ["image", "kornia-rs"] {
+        let f = env.results(lib);
+        assert_eq!(f.metadata.library, lib);
+        assert!(f.metadata.dataset.synthetic);
+        let r = &f.results["HorizontalFlip"];
+        assert_eq!(r.status, Some(Status::Ok));
+        assert_eq!(r.throughputs.len(), 2);
+        assert!(r.median_throughput.unwrap() > 0.0);
+        assert!(r.ci_low.unwrap() <= r.median_throughput.unwrap());
+    }
+    // Rotate: unsupported by kornia-rs (nearest warp), recorded with a reason, never timed.
+    let k = env.results("kornia-rs");
+    assert_eq!(status(&k, "Rotate"), Some(Status::Unsupported));
+    assert!(
+        k.results["Rotate"]
+            .reason
+            .as_deref()
+            .is_some_and(|r| !r.is_empty())
+    );
+    assert!(env.path("out/cells.parquet").exists());
+    assert!(env.path("out/resolved_config.yaml").exists());
+}
+
+#[test]
+fn a_panicking_worker_costs_one_transform() {
+    let env = Env::new();
+    let cfg = env.config("image", "HorizontalFlip, VerticalFlip, Grayscale", "");
+    env.cmd()
+        .env("AUGBENCH_TEST_FAULTS", "panic:VerticalFlip")
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .assert()
+        .success();
+    let f = env.results("image");
+    assert_eq!(status(&f, "HorizontalFlip"), Some(Status::Ok));
+    assert_eq!(status(&f, "VerticalFlip"), Some(Status::Error));
+    let reason = f.results["VerticalFlip"].reason.clone().unwrap();
+    assert!(
+        reason.contains("exited") && reason.contains("injected fault"),
+        "{reason}"
+    );
+    assert_eq!(
+        status(&f, "Grayscale"),
+        Some(Status::Ok),
+        "a fresh worker took over"
+    );
+}
+
+#[test]
+fn a_hanging_worker_is_killed_at_the_timeout_and_a_deleted_output_folder_is_rebuilt() {
+    let env = Env::new();
+    let cfg = env.config("image", "HorizontalFlip, VerticalFlip, Grayscale", "");
+    let out = env.path("out");
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("augbench"))
+        .env("AUGBENCH_CACHE", env.path("cache"))
+        .env("AUGBENCH_TEST_FAULTS", "hang:VerticalFlip")
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the first transform is on disk, then delete the whole output folder while the
+    // worker hangs on the second one.
+    wait_for(&out.join("image-rgb/micro/image_micro_results.json"), |t| {
+        t.contains("\"HorizontalFlip\"")
+    });
+    std::fs::remove_dir_all(&out).unwrap();
+    let status_code = child.wait().unwrap();
+    assert!(status_code.success());
+    let f = env.results("image");
+    assert_eq!(
+        status(&f, "HorizontalFlip"),
+        Some(Status::Ok),
+        "kept in memory and rewritten"
+    );
+    assert_eq!(status(&f, "VerticalFlip"), Some(Status::Error));
+    assert!(
+        f.results["VerticalFlip"]
+            .reason
+            .clone()
+            .unwrap()
+            .contains("did not answer")
+    );
+    assert_eq!(status(&f, "Grayscale"), Some(Status::Ok));
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_keeps_finished_results_and_resume_continues() {
+    let env = Env::new();
+    let cfg = env.config("image", "HorizontalFlip, VerticalFlip, Grayscale", "");
+    let results = env.path("out/image-rgb/micro/image_micro_results.json");
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("augbench"))
+        .env("AUGBENCH_CACHE", env.path("cache"))
+        .env("AUGBENCH_TEST_FAULTS", "hang:VerticalFlip")
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(&results, |t| t.contains("\"HorizontalFlip\""));
+    let kill = StdCommand::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let code = child.wait().unwrap();
+    assert_eq!(code.code(), Some(1), "an interrupted run exits 1");
+    let before = env.results("image");
+    assert_eq!(status(&before, "HorizontalFlip"), Some(Status::Ok));
+    assert_eq!(
+        status(&before, "VerticalFlip"),
+        None,
+        "the transform in flight is not recorded"
+    );
+    env.cmd()
+        .args(["run", "--resume", "--config"])
+        .arg(&cfg)
+        .assert()
+        .success();
+    let after = env.results("image");
+    assert_eq!(
+        after.results["HorizontalFlip"], before.results["HorizontalFlip"],
+        "not measured again"
+    );
+    assert_eq!(status(&after, "VerticalFlip"), Some(Status::Ok));
+    assert_eq!(status(&after, "Grayscale"), Some(Status::Ok));
+}
+
+#[test]
+fn corrupt_truncated_and_tiny_images_are_reported_not_fatal() {
+    let env = Env::new();
+    let data = env.path("data");
+    env.cmd()
+        .args(["data", "synth", "--n", "3", "--out"])
+        .arg(&data)
+        .assert()
+        .success();
+    let first = sorted_files(&data)[0].clone();
+    let bytes = std::fs::read(&first).unwrap();
+    std::fs::write(data.join("zz_truncated.jpg"), &bytes[..bytes.len() / 2]).unwrap();
+    std::fs::write(data.join("zz_corrupt.jpg"), b"not a jpeg at all").unwrap();
+    image::RgbImage::new(1, 1)
+        .save(data.join("zz_tiny.png"))
+        .unwrap();
+    let extra = format!("  data_dir: {}\n", data.display());
+    let cfg = env.config("image", "HorizontalFlip, CenterCrop224", &extra);
+    env.cmd()
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .assert()
+        .success();
+    let f = env.results("image");
+    assert_eq!(
+        f.metadata.dataset.skipped, 2,
+        "corrupt and truncated files are skipped and counted"
+    );
+    assert_eq!(
+        f.metadata.benchmark_params.num_items, 4,
+        "3 synthetic + the 1×1 image"
+    );
+    assert_eq!(status(&f, "HorizontalFlip"), Some(Status::Ok));
+    // The 1×1 image cannot be cropped to 224×224: an error with the reason, not a crash.
+    assert_eq!(status(&f, "CenterCrop224"), Some(Status::Error));
+    assert!(
+        f.results["CenterCrop224"]
+            .reason
+            .clone()
+            .unwrap()
+            .contains("1×1")
+    );
+}
+
+#[test]
+fn an_empty_data_dir_is_a_usage_error() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.path("empty")).unwrap();
+    let extra = format!("  data_dir: {}\n", env.path("empty").display());
+    let cfg = env.config("image", "HorizontalFlip", &extra);
+    env.cmd()
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("empty").and(predicate::str::contains("hint")));
+}
+
+fn sorted_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    v
+}
+
+fn wait_for(path: &Path, ready: impl Fn(&str) -> bool) {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(120) {
+        if std::fs::read_to_string(path).is_ok_and(|t| ready(&t)) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("{} never became ready", path.display());
+}
