@@ -13,6 +13,7 @@ pub mod registry;
 pub mod resolve;
 pub mod results;
 pub mod stats;
+pub mod text;
 pub mod validate;
 
 pub use config::{Overrides, RunConfig};

@@ -17,7 +17,7 @@ pub fn table(files: &[&ResultFile], order: &[String], unit: &str) -> String {
         let cells = files.iter().map(|f| cell(f.results.get(t)));
         rows.push(std::iter::once(t.clone()).chain(cells).collect());
     }
-    render(&rows)
+    augbench_core::text::columns(&rows, true, true)
 }
 
 fn cell(r: Option<&TransformResult>) -> String {
@@ -33,35 +33,6 @@ fn cell(r: Option<&TransformResult>) -> String {
         Some(Status::Error) => "error".into(),
         None => String::new(),
     }
-}
-
-fn render(rows: &[Vec<String>]) -> String {
-    let cols = rows.first().map_or(0, Vec::len);
-    let widths: Vec<usize> = (0..cols)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for (n, r) in rows.iter().enumerate() {
-        let line: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (c, w))| {
-                if i == 0 {
-                    format!("{c:<w$}")
-                } else {
-                    format!("{c:>w$}")
-                }
-            })
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-        if n == 0 {
-            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * cols.saturating_sub(1)));
-            out.push('\n');
-        }
-    }
-    out
 }
 
 /// Counts of statuses across files, for the closing line.

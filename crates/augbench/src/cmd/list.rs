@@ -34,7 +34,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         What::Libraries { scenario } => libraries(scenario.as_deref())?,
         What::Transforms { scenario } => transforms(scenario.as_deref())?,
     };
-    print!("{}", render(&rows));
+    print!("{}", augbench_core::text::columns(&rows, false, false));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -133,23 +133,4 @@ fn join<T: ToString>(xs: &[T]) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// Left-aligned columns separated by two spaces.
-fn render(rows: &[Vec<String>]) -> String {
-    let cols = rows.first().map_or(0, Vec::len);
-    let widths: Vec<usize> = (0..cols)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for r in rows {
-        let line: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
 }
