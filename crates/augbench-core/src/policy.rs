@@ -72,6 +72,10 @@ pub const WARMUP_MIN_WINDOWS: u64 = 2;
 pub const WARMUP_MAX_SEC: f64 = 5.0;
 /// Warmup passes run over at most this many items.
 pub const WARMUP_SUBSET_ITEMS: u64 = 10;
+/// Micro runs of this many transforms are interleaved (one run of each per round); Ctrl-C loses
+/// at most their unfinished runs. 1 keeps DESIGN §1.8 (lose at most the transform in flight);
+/// interleaving did not measurably improve run-to-run agreement on a loaded 2-core machine.
+pub const INTERLEAVED_TRANSFORMS: usize = 1;
 /// Precision target: the run budget when adding runs until the interval is narrow enough.
 pub const PRECISION_MAX_RUNS: u64 = 30;
 /// `refresh_requirements`: a lock re-resolved from `envs/<group>.in` is reused for this long

@@ -355,7 +355,8 @@ fn preflight(
         timeout,
     ) {
         Ok(ns) => ns,
-        Err(WorkerError::Timeout { .. }) if !set.disable_slow_skip => {
+        // Past the preflight's own wall cap the transform is slow; at the request timeout it hangs.
+        Err(WorkerError::Timeout { .. }) if !set.disable_slow_skip && cap < set.request_timeout => {
             return Ok(Preflight::Slow(cap.as_secs_f64() / count as f64));
         }
         Err(e) => return Err(e),

@@ -170,6 +170,9 @@ fn interleaved(
 ) -> anyhow::Result<bool> {
     let mut active: Vec<(TransformSpec, Measuring)> = Vec::new();
     for name in group {
+        if stop.load(Ordering::SeqCst) {
+            return Ok(false);
+        }
         let Some(spec) = spec_for(w, name) else {
             let reason = format!("`{name}` is not in the transform registry");
             let r = TransformResult::not_measured(Status::Error, serde_json::Value::Null, reason);
@@ -187,6 +190,9 @@ fn interleaved(
     while !active.is_empty() {
         let mut next = Vec::new();
         for (spec, mut m) in active {
+            if stop.load(Ordering::SeqCst) {
+                return Ok(false);
+            }
             let set = MicroSettings::from_config(input.cfg, &w.device);
             if !m.wants_more(&set) {
                 rec.record(&spec.name, m.finish(), last)?;
@@ -234,7 +240,13 @@ fn start_one(
         bar.set_message(format!("{}: {label}", spec.name));
     };
     let mut m = match micro::start(&mut w.worker, spec, items, &set, &mut on_phase) {
-        Ok(Started::Finished(r)) => return Ok(Err(Step::Done(r))),
+        Ok(Started::Finished(r)) => {
+            // A preflight past its wall cap killed the worker: replace it for the next transform.
+            if !w.worker.is_alive() {
+                *w = start_worker(input, mp)?;
+            }
+            return Ok(Err(Step::Done(r)));
+        }
         Ok(Started::Measuring(m)) => m,
         Err(e) => return lost(input, w, spec, e, mp, stop).map(Err),
     };

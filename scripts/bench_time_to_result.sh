@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Time to result and reproducibility (issue 4): AlbumentationsX and Pillow, Resize, HorizontalFlip,
+# GaussianBlur, JpegCompression, Rotate, 50 images, 3 runs, environments cached.
+# Runs the task twice and prints each run's wall time (target <= 20 s), then the agreement of the
+# two runs: median |delta| of the medians across rows (target <= 3%) and the share of rows where
+# each run's 95% interval covers the other run's median (target >= 90%). Load is printed with
+# every figure. Extra arguments go to both `augbench run` calls (e.g. --config FILE).
+#
+#   bash scripts/bench_time_to_result.sh [--no-refresh-requirements] [--config FILE]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN="${AUGBENCH_BIN:-target/release/augbench}"
+CONFIG="${CONFIG:-configs/examples/quickstart.yaml}"
+REPEATS="${REPEATS:-2}"
+[ -x "$BIN" ] || cargo build --release -p augbench
+OUT="$(mktemp -d -t augbench-ttr-XXXXXX)"
+trap '[ -n "${KEEP:-}" ] || rm -rf "$OUT"' EXIT
+COMMON=(--config "$CONFIG" --libraries albumentationsx pillow --num-items 50)
+TASK=("${COMMON[@]}" --transforms Resize HorizontalFlip GaussianBlur JpegCompression Rotate --num-runs 3)
+
+# Not timed: make sure the environments and the synthetic dataset are in the cache.
+"$BIN" run "${COMMON[@]}" --transforms HorizontalFlip --num-runs 1 --output "$OUT/warm" "$@" >"$OUT/warm.log" 2>&1 \
+  || { cat "$OUT/warm.log"; exit 1; }
+
+for i in $(seq 1 "$REPEATS"); do
+  load="$(cut -d' ' -f1-3 /proc/loadavg)"
+  start=$(date +%s.%N)
+  "$BIN" run "${TASK[@]}" --output "$OUT/run$i" "$@" >"$OUT/run$i.log" 2>&1 || { cat "$OUT/run$i.log"; exit 1; }
+  end=$(date +%s.%N)
+  printf 'run %d: time to result %.1f s (target <= 20 s); load before (1/5/15 min): %s\n' \
+    "$i" "$(python3 -c "print($end - $start)")" "$load"
+done
+
+python3 - "$OUT" "$REPEATS" <<'EOF'
+import json, pathlib, statistics, sys
+out, repeats = pathlib.Path(sys.argv[1]), int(sys.argv[2])
+
+def rows(run):
+    found = {}
+    for f in sorted((out / run).glob("**/*_results.json")):
+        data = json.loads(f.read_text())
+        for name, r in data["results"].items():
+            if r.get("status") == "ok":
+                found[(data["metadata"]["library"], name)] = r
+    return found
+
+runs = [rows(f"run{i}") for i in range(1, repeats + 1)]
+for a, b in zip(runs, runs[1:]):
+    keys = sorted(set(a) & set(b))
+    deltas, covered = [], 0
+    print(f"\n{'library':<16} {'transform':<16} {'run A img/s':>12} {'run B img/s':>12} {'|delta|':>8}  cover")
+    for k in keys:
+        ra, rb = a[k], b[k]
+        ma, mb = ra["median_throughput"], rb["median_throughput"]
+        delta = abs(mb - ma) / ma
+        both = ra["ci_low"] <= mb <= ra["ci_high"] and rb["ci_low"] <= ma <= rb["ci_high"]
+        deltas.append(delta)
+        covered += both
+        print(f"{k[0]:<16} {k[1]:<16} {ma:>12.1f} {mb:>12.1f} {delta:>8.1%}  {'yes' if both else 'no'}")
+    md = statistics.median(deltas) if deltas else float("nan")
+    share = covered / len(keys) if keys else float("nan")
+    print(f"rows: {len(keys)}; median |delta| {md:.1%} (target <= 3%); worst {max(deltas):.1%}; "
+          f"intervals cover each other's median in {share:.0%} of rows (target >= 90%)")
+EOF
+echo "load at the end (1/5/15 min): $(cut -d' ' -f1-3 /proc/loadavg)"

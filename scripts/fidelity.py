@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Fidelity check: does augbench measure what pyperf measures?
+
+Five transforms of AlbumentationsX and Pillow are timed twice on the same decoded images, each in
+its library's own augbench environment: (a) by `augbench run` (medians read from its results
+JSON), (b) by pyperf's ``Runner.bench_time_func``, which times the very same callable that the
+augbench worker times (the worker's adapter builds it, with the parameters augbench recorded).
+It prints the ratio augbench/pyperf per transform and whether it is within the tolerance. Each
+transform is measured augbench, pyperf, augbench again, so a drift of the machine's load during
+the comparison cancels out of the ratio.
+
+    python3 scripts/fidelity.py [--augbench target/release/augbench] [--num-items 50]
+
+The parent part uses only the standard library; it re-runs this file with each environment's
+Python (``augbench env python <group>``) for the pyperf part, which pyperf itself re-runs once per
+worker process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+LIBRARIES = ("albumentationsx", "pillow")
+TRANSFORMS = ("Resize", "HorizontalFlip", "GaussianBlur", "JpegCompression", "Rotate")
+CHILD_FLAG = "--fidelity-child"
+
+
+# ----- parent: augbench run, then one pyperf child per library ------------------------------------
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--augbench", default=str(REPO / "target" / "release" / "augbench"), help="augbench binary")
+    p.add_argument("--config", default=str(REPO / "configs" / "examples" / "quickstart.yaml"))
+    p.add_argument("--num-items", type=int, default=50)
+    p.add_argument("--num-runs", type=int, default=10,
+                   help="augbench runs per measurement (pyperf takes processes x values)")
+    p.add_argument("--libraries", nargs="+", default=list(LIBRARIES))
+    p.add_argument("--transforms", nargs="+", default=list(TRANSFORMS))
+    p.add_argument("--pyperf-processes", type=int, default=6, help="pyperf worker processes per transform")
+    p.add_argument("--pyperf-values", type=int, default=3, help="pyperf values per process")
+    p.add_argument("--tolerance", type=float, default=0.05, help="accepted |ratio - 1|")
+    p.add_argument("--workdir", default=None, help="keep data and outputs here (default: a temp dir)")
+    return p.parse_args(argv)
+
+
+def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    if os.environ.get("FIDELITY_VERBOSE"):
+        print("$ " + " ".join(cmd), file=sys.stderr, flush=True)
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def load_avg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "n/a"
+
+
+def run_augbench(a: argparse.Namespace, lib: str, transform: str, data: Path, out: Path) -> dict:
+    """One `augbench run` of one library and transform; returns that transform's result."""
+    cmd = [a.augbench, "run", "--config", a.config, "--data-dir", str(data), "--output", str(out),
+           "--num-items", str(a.num_items), "--no-refresh-requirements",
+           "--libraries", lib, "--transforms", transform]
+    if a.num_runs:
+        cmd += ["--num-runs", str(a.num_runs)]
+    sh(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    files = list(out.glob(f"**/{lib}_micro*_results.json"))
+    if len(files) != 1:
+        raise SystemExit(f"expected one results file for {lib} under {out}, found {files}")
+    return json.loads(files[0].read_text())["results"][transform]
+
+
+def run_pyperf(a: argparse.Namespace, envpy: str, lib: str, transform: str, params: dict, data: Path,
+               work: Path) -> float:
+    job = work / f"{lib}_{transform}_job.json"
+    job.write_text(json.dumps({"library": lib, "data": str(data), "params": {transform: params}}))
+    summary = work / f"{lib}_{transform}_pyperf.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    sh([envpy, __file__, CHILD_FLAG, str(job), "--summary", str(summary), "--quiet",
+        "--processes", str(a.pyperf_processes), "--values", str(a.pyperf_values)], env=env)
+    return json.loads(summary.read_text())[transform]
+
+
+def compare(a: argparse.Namespace, lib: str, transform: str, envpy: str, data: Path, work: Path) -> bool:
+    """augbench, pyperf, augbench again (A-B-A): the mean of the two augbench medians cancels a
+    linear drift of the machine's load over the comparison."""
+    load = load_avg()
+    first = run_augbench(a, lib, transform, data, work / f"{lib}-{transform}-a1")
+    if first.get("status") != "ok":
+        print(f"{lib:<16} {transform:<16} not compared: {first.get('status')} {first.get('reason', '')}")
+        return True
+    theirs = run_pyperf(a, envpy, lib, transform, first["params"], data, work)
+    second = run_augbench(a, lib, transform, data, work / f"{lib}-{transform}-a2")
+    ours = (first["median_throughput"] + second["median_throughput"]) / 2
+    ratio = ours / theirs
+    ok = abs(ratio - 1) <= a.tolerance
+    verdict = f"{'within' if ok else 'OUTSIDE'} ±{a.tolerance:.0%}"
+    print(f"{lib:<16} {transform:<16} {ours:>15.1f} {theirs:>13.1f} {ratio:>7.3f}  {verdict:<14} {load}", flush=True)
+    return ok
+
+
+def parent(argv: list[str]) -> int:
+    a = parse_args(argv)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="augbench-fidelity-") as tmp:
+        work = Path(a.workdir or tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        data = work / "data"
+        if not data.exists():
+            sh([a.augbench, "data", "synth", "--out", str(data), "--n", str(a.num_items)], stdout=subprocess.DEVNULL)
+        print(f"\n{'library':<16} {'transform':<16} {'augbench img/s':>15} {'pyperf img/s':>13} {'ratio':>7}  "
+              f"{'verdict':<14} load (1/5/15 min)")
+        ok = True
+        for lib in a.libraries:
+            envpy = sh([a.augbench, "env", "python", lib], capture_output=True, text=True).stdout.strip()
+            for t in a.transforms:
+                ok &= compare(a, lib, t, envpy, data, work)
+    print(f"\nload average at the end: {load_avg()}; wall {time.monotonic() - started:.0f} s")
+    print("all within tolerance" if ok else "some transforms are outside the tolerance")
+    return 0 if ok else 1
+
+
+# ----- child: pyperf in the library's environment (this part runs in every pyperf worker) ---------
+def child(argv: list[str]) -> int:
+    job_path = argv[argv.index(CHILD_FLAG) + 1]
+    job = json.loads(Path(job_path).read_text())
+    # As the augbench worker does: thread variables before numpy or the library is imported.
+    from augbench_worker import threads
+
+    threads.apply_env(threads.SINGLE)
+    import pyperf
+    from augbench_worker import adapters
+
+    def keep_child_args(cmd: list[str], args: argparse.Namespace) -> None:
+        cmd.extend([CHILD_FLAG, job_path])
+
+    runner = pyperf.Runner(add_cmdline_args=keep_child_args)
+    runner.argparser.add_argument(CHILD_FLAG, metavar="JOB")
+    runner.argparser.add_argument("--summary", help="write {transform: img/s} here (main process)")
+    args = runner.parse_args()
+    adapter = adapters.create(job["library"])
+    adapter.pin_threads(True)
+    paths = sorted(str(p) for p in Path(job["data"]).iterdir() if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
+    adapter.load({"media": "image", "paths": paths, "channels": 3, "device": "cpu"})
+    medians: dict[str, float] = {}
+    for name, params in job["params"].items():
+        adapter.prepare({"transform": name, "params": params, "device": "cpu"})
+        run, items = adapter.prepared.run, list(adapter.items)
+        bench = runner.bench_time_func(f"{job['library']}:{name}", time_pass, run, items)
+        if bench is not None and not args.worker:  # the main process, with every worker's values
+            medians[name] = len(items) / statistics.median(bench.get_values())
+    if args.summary and medians:
+        Path(args.summary).write_text(json.dumps(medians))
+    return 0
+
+
+def time_pass(loops: int, run, items: list) -> float:
+    """What the worker's timed loop does: each item once per loop, the output forced."""
+    clock = time.perf_counter
+    started = clock()
+    for _ in range(loops):
+        for item in items:
+            run(item)
+    return clock() - started
+
+
+if __name__ == "__main__":
+    sys.exit(child(sys.argv) if CHILD_FLAG in sys.argv else parent(sys.argv[1:]))
