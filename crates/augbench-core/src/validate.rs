@@ -179,6 +179,31 @@ fn positive_counts(cfg: &RunConfig, src: &Source) -> Check {
             ));
         }
     }
+    let seconds: [(&[&str], Option<f64>); 5] = [
+        (&["execution", "min_time"], e.min_time),
+        (&["execution", "request_timeout_sec"], e.request_timeout_sec),
+        (
+            &["execution", "slow_threshold_sec_per_item"],
+            e.slow_threshold_sec_per_item,
+        ),
+        (
+            &["execution", "warmup", "max_seconds"],
+            e.warmup.max_seconds,
+        ),
+        (&["execution", "warmup", "threshold"], e.warmup.threshold),
+    ];
+    for (key, value) in seconds {
+        if let Some(v) = value
+            && !(v.is_finite() && v > 0.0 && v < 1e7)
+        {
+            let name = key.last().copied().unwrap_or_default();
+            return Err(src.error(
+                key,
+                format!("`{name}` must be a positive finite number, got {v}"),
+                "e.g. 0.05",
+            ));
+        }
+    }
     if let Some(t) = e.precision_target
         && !(t > 0.0 && t < 1.0)
     {

@@ -711,3 +711,20 @@ proptest! {
         prop_assert!(!libs.is_empty(), "{}", text);
     }
 }
+
+#[test]
+fn timing_values_must_be_positive_and_finite() {
+    for (key, bad) in [
+        ("min_time", "-1"),
+        ("request_timeout_sec", "-1"),
+        ("slow_threshold_sec_per_item", "0"),
+        ("min_time", ".inf"),
+        ("request_timeout_sec", ".nan"),
+    ] {
+        let text = format!("version: 1\nexecution:\n  {key}: {bad}\n");
+        let cfg = RunConfig::from_yaml(&text, Path::new(FILE)).unwrap();
+        let e = resolve(cfg, &src(&text)).unwrap_err();
+        assert!(e.message.contains(key), "{key}={bad}: {e}");
+        assert_eq!(e.line, Some(3), "{key}={bad}");
+    }
+}

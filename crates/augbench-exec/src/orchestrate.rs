@@ -217,6 +217,13 @@ pub fn worker_command(
 fn native_command(library: &str) -> anyhow::Result<WorkerCommand> {
     let exe =
         std::env::current_exe().context("locating the augbench binary for the native worker")?;
+    // Rebuilt while running: Linux reports "<path> (deleted)"; the running image is still there.
+    let self_exe = Path::new("/proc/self/exe");
+    let exe = if exe.to_string_lossy().ends_with(" (deleted)") && self_exe.exists() {
+        self_exe.to_path_buf()
+    } else {
+        exe
+    };
     Ok(WorkerCommand {
         program: exe,
         args: vec!["worker".into(), "--library".into(), library.into()],

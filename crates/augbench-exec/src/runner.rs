@@ -64,6 +64,7 @@ pub fn run_job(
         metadata: metadata(input, &w.hello, &w.load, &w.device),
         results: BTreeMap::new(),
     };
+    let previous = previous.filter(|p| same_run_shape(p, &file, mp));
     let names = w.custom.clone().unwrap_or_else(|| job.transforms.clone());
     let mut pending: Vec<&str> = Vec::new();
     for t in &names {
@@ -464,6 +465,20 @@ fn transforms_bar(mp: &MultiProgress, input: &JobInput<'_>, len: u64) -> Progres
         input.job.library, input.job.scenario
     ));
     pb
+}
+
+/// `--resume` keeps earlier results only when they were measured with the same run shape
+/// (items, runs, channels, timing settings, thread policy, device); otherwise it says so.
+fn same_run_shape(prev: &ResultFile, now: &ResultFile, mp: &MultiProgress) -> bool {
+    let same = prev.metadata.benchmark_params == now.metadata.benchmark_params
+        && prev.metadata.device == now.metadata.device;
+    if !same {
+        let _ = mp.println(format!(
+            "resume: earlier {} results were measured with other settings; measuring every transform again",
+            now.metadata.library
+        ));
+    }
+    same
 }
 
 /// A finished result from an earlier run with the same parameters, kept by `--resume`.

@@ -286,3 +286,28 @@ fn wait_for(path: &Path, ready: impl Fn(&str) -> bool) {
     }
     panic!("{} never became ready", path.display());
 }
+
+#[test]
+fn resume_with_other_settings_measures_again() {
+    let env = Env::new();
+    let cfg = env.config("image", "HorizontalFlip", "");
+    env.cmd()
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .assert()
+        .success();
+    assert_eq!(
+        env.results("image").results["HorizontalFlip"].num_successful_runs,
+        2
+    );
+    env.cmd()
+        .args(["run", "--resume", "--num-runs", "3", "--config"])
+        .arg(&cfg)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("other settings"));
+    assert_eq!(
+        env.results("image").results["HorizontalFlip"].num_successful_runs,
+        3
+    );
+}
