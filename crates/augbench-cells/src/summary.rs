@@ -11,12 +11,12 @@ use rand_chacha::ChaCha8Rng;
 use crate::error::{CellsError, Result};
 use crate::table::{CellTable, CellValue};
 
-/// Bootstrap resamples drawn by default.
-pub const DEFAULT_BOOTSTRAP: usize = 2000;
-/// Seed of the bootstrap generator by default.
-pub const DEFAULT_SEED: u64 = 0;
-/// Coverage of the interval by default.
-pub const DEFAULT_CI: f64 = 0.95;
+/// Bootstrap resamples, generator seed and interval coverage by default: policy's, read here so
+/// the CLI help and the library agree.
+pub use augbench_core::policy::{
+    BOOTSTRAP_RESAMPLES as DEFAULT_BOOTSTRAP, BOOTSTRAP_SEED as DEFAULT_SEED,
+    CONFIDENCE as DEFAULT_CI,
+};
 
 /// Short names accepted for grouping columns.
 pub const COLUMN_ALIASES: &[(&str, &str)] = &[("model", "model_name"), ("scene", "scene_id")];

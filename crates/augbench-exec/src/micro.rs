@@ -72,19 +72,29 @@ impl MicroSettings {
     pub fn from_config(cfg: &RunConfig, device: &str) -> MicroSettings {
         let e = &cfg.execution;
         let w = &e.warmup;
+        // `resolve` fills every field; the fallbacks are policy's own values for the media.
+        let media = cfg.selection.media.unwrap_or(augbench_core::Media::Image);
+        let timeout = e.request_timeout_sec.unwrap_or(policy::REQUEST_TIMEOUT_SEC);
         MicroSettings {
             num_runs: e.num_runs.unwrap_or(policy::DEFAULT_NUM_RUNS),
             min_time: e.min_time.unwrap_or(policy::DEFAULT_MIN_TIME_SEC),
-            slow_threshold: e.slow_threshold_sec_per_item.unwrap_or_default(),
-            preflight_items: e.slow_preflight_items.unwrap_or(1),
+            slow_threshold: e
+                .slow_threshold_sec_per_item
+                .unwrap_or_else(|| policy::slow_threshold_sec_per_item(media)),
+            preflight_items: e
+                .slow_preflight_items
+                .unwrap_or_else(|| policy::slow_preflight_items(media)),
             disable_slow_skip: e.disable_slow_skip.unwrap_or(false),
             precision_target: e.precision_target,
-            request_timeout: Duration::from_secs_f64(
-                e.request_timeout_sec.unwrap_or(policy::REQUEST_TIMEOUT_SEC),
-            ),
+            // Validation keeps the timeout positive and finite; never panic if it is not.
+            request_timeout: Duration::try_from_secs_f64(timeout)
+                .unwrap_or(Duration::from_secs_f64(policy::REQUEST_TIMEOUT_SEC)),
             device: device.to_string(),
             warmup: WarmupSettings {
-                window: w.window.unwrap_or(1).max(1),
+                window: w
+                    .window
+                    .unwrap_or_else(|| policy::warmup_window(media))
+                    .max(1),
                 threshold: w.threshold.unwrap_or(policy::WARMUP_THRESHOLD),
                 max_passes: w.max_passes.unwrap_or(policy::WARMUP_MAX_PASSES),
                 min_windows: w.min_windows.unwrap_or(policy::WARMUP_MIN_WINDOWS),

@@ -321,13 +321,7 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
 }
 
 fn start_worker(input: &JobInput<'_>, mp: &MultiProgress) -> anyhow::Result<Loaded> {
-    let timeout = Duration::from_secs_f64(
-        input
-            .cfg
-            .execution
-            .request_timeout_sec
-            .unwrap_or(policy::REQUEST_TIMEOUT_SEC),
-    );
+    let timeout = MicroSettings::from_config(input.cfg, "cpu").request_timeout;
     let mut worker = Worker::spawn(&input.command, policy::STDERR_TAIL_LINES)?;
     let raw = worker
         .request(&Request::Hello, timeout)

@@ -245,7 +245,9 @@ def _rgb_shift(p: dict) -> Any:
 
 @builds("Hue")
 def _hue(p: dict) -> Any:
-    hue = p["hue"]  # degrees → shift range [-hue, hue]
+    # The canonical hue is in degrees; HueSaturationValue shifts OpenCV's uint8 hue channel, whose
+    # full turn is 180 units, so degrees / 2 → shift range [-hue/2, hue/2].
+    hue = p["hue"] / 2
     return _call(A.HueSaturationValue(hue_shift_range=(-hue, hue), sat_shift_range=(0, 0), val_shift_range=(0, 0), p=1))
 
 

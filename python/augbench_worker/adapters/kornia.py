@@ -412,7 +412,7 @@ class KorniaAdapter(TorchAdapter):
         self.stacked = torch.stack(crops + crops[: batch - 1]).contiguous()
 
     def batch_inputs(self, start: int, count: int) -> list[torch.Tensor]:
-        assert self.stacked is not None and self.prepared is not None or count > 0
+        assert self.stacked is not None and count > 0
         batch = self.prepared.batch if self.prepared else count
         total = len(self.items)
         views = []

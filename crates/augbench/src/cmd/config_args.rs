@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use augbench_core::config::TransformSet;
-use augbench_core::{ConfigError, Device, Overrides, RunConfig, Source, resolve};
+use augbench_core::{ConfigError, Device, Media, Overrides, RunConfig, Source, policy, resolve};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct ConfigArgs {
@@ -29,18 +29,16 @@ pub struct ConfigArgs {
     /// Custom spec file (Python) defining LIBRARY, __call__ and TRANSFORMS.
     #[arg(long, short = 's', value_name = "FILE")]
     pub spec: Option<PathBuf>,
-    /// Items (images or clips) per library.
-    #[arg(long, short = 'n')]
+    #[arg(long, short = 'n', help = help_num_items())]
     pub num_items: Option<u64>,
-    /// Timed runs per transform.
-    #[arg(long, short = 'r')]
+    #[arg(long, short = 'r', help = format!("Timed runs per transform [default: {}]", policy::DEFAULT_NUM_RUNS))]
     pub num_runs: Option<u64>,
     #[arg(long, value_enum)]
     pub device: Option<DeviceArg>,
     /// Loader workers (pipeline mode; micro needs 0).
     #[arg(long)]
     pub workers: Option<u64>,
-    #[arg(long)]
+    #[arg(long, help = format!("Batch size (pipeline mode) [default: {}]", policy::DEFAULT_BATCH_SIZE))]
     pub batch_size: Option<u64>,
     /// Use the existing requirement locks as they are.
     #[arg(long)]
@@ -48,6 +46,15 @@ pub struct ConfigArgs {
     /// Keep transforms already finished with the same parameters; measure only the rest.
     #[arg(long)]
     pub resume: bool,
+}
+
+/// Help for `--num-items`, with policy's defaults per media.
+fn help_num_items() -> String {
+    format!(
+        "Items (images or clips) per library [default: {} images, {} clips]",
+        policy::default_num_items(Media::Image),
+        policy::default_num_items(Media::Video)
+    )
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
