@@ -467,10 +467,13 @@ fn same_run_shape(prev: &ResultFile, now: &ResultFile, mp: &MultiProgress) -> bo
     let same = prev.metadata.benchmark_params == now.metadata.benchmark_params
         && prev.metadata.device == now.metadata.device;
     if !same {
-        let _ = mp.println(format!(
-            "resume: earlier {} results were measured with other settings; measuring every transform again",
-            now.metadata.library
-        ));
+        // Through `suspend`, so the line shows with or without a terminal and never tears a bar.
+        mp.suspend(|| {
+            eprintln!(
+                "resume: earlier {} results were measured with other settings; measuring every transform again",
+                now.metadata.library
+            )
+        });
     }
     same
 }
