@@ -46,6 +46,19 @@ impl Env {
         c
     }
 
+    /// Starts `run` in the background with a fault mapped onto a real transform.
+    fn spawn_run(&self, cfg: &Path, faults: &str) -> std::process::Child {
+        StdCommand::new(assert_cmd::cargo::cargo_bin("augbench"))
+            .env("AUGBENCH_CACHE", self.path("cache"))
+            .env("AUGBENCH_TEST_FAULTS", faults)
+            .args(["run", "--config"])
+            .arg(cfg)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
     fn results(&self, lib: &str) -> ResultFile {
         let p = self.path(&format!("out/image-rgb/micro/{lib}_micro_results.json"));
         let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
@@ -125,15 +138,7 @@ fn a_hanging_worker_is_killed_at_the_timeout_and_a_deleted_output_folder_is_rebu
     let env = Env::new();
     let cfg = env.config("image", "HorizontalFlip, VerticalFlip, Grayscale", "");
     let out = env.path("out");
-    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("augbench"))
-        .env("AUGBENCH_CACHE", env.path("cache"))
-        .env("AUGBENCH_TEST_FAULTS", "hang:VerticalFlip")
-        .args(["run", "--config"])
-        .arg(&cfg)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = env.spawn_run(&cfg, "hang:VerticalFlip");
     // Wait until the first transform is on disk, then delete the whole output folder while the
     // worker hangs on the second one.
     wait_for(&out.join("image-rgb/micro/image_micro_results.json"), |t| {
@@ -165,15 +170,7 @@ fn ctrl_c_keeps_finished_results_and_resume_continues() {
     let env = Env::new();
     let cfg = env.config("image", "HorizontalFlip, VerticalFlip, Grayscale", "");
     let results = env.path("out/image-rgb/micro/image_micro_results.json");
-    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("augbench"))
-        .env("AUGBENCH_CACHE", env.path("cache"))
-        .env("AUGBENCH_TEST_FAULTS", "hang:VerticalFlip")
-        .args(["run", "--config"])
-        .arg(&cfg)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = env.spawn_run(&cfg, "hang:VerticalFlip");
     wait_for(&results, |t| has_result(t, "HorizontalFlip"));
     let kill = StdCommand::new("kill")
         .args(["-INT", &child.id().to_string()])
