@@ -94,22 +94,7 @@ impl SpeedupChart {
             .draw()
             .map_err(drawing)?;
         self.draw_bars(&mut chart, n)?;
-        chart
-            .draw_series(LineSeries::new(
-                [(1.0, 0.0), (1.0, n as f64)],
-                BLACK.stroke_width(2),
-            ))
-            .map_err(drawing)?
-            .label("1× = equal speed")
-            .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], BLACK.stroke_width(2)));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FONT, style::LABEL_SIZE))
-            .draw()
-            .map_err(drawing)
+        super::parity_line_and_legend(&mut chart, n, SeriesLabelPosition::LowerRight)
     }
 
     fn draw_bars<DB: DrawingBackend, X, Y>(
