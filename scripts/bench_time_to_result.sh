@@ -2,11 +2,14 @@
 # Time to result and reproducibility (issue 4): AlbumentationsX and Pillow, Resize, HorizontalFlip,
 # GaussianBlur, JpegCompression, Rotate, 50 images, 3 runs, environments cached.
 # Runs the task twice and prints each run's wall time (target <= 20 s), then the agreement of the
-# two runs: median |delta| of the medians across rows (target <= 3%) and the share of rows where
-# each run's 95% interval covers the other run's median (target >= 90%). Load is printed with
-# every figure. Extra arguments go to both `augbench run` calls (e.g. --config FILE).
+# runs: median |delta| of the medians across rows (target <= 3%) and the share of rows where each
+# run's 95% rerun interval (`rerun_low`/`rerun_high`: where a repeat's median lands) covers the
+# other run's median (target >= 90%). For comparison it also prints that share for the interval of
+# the median (`ci_low`/`ci_high`), which is not built for this question: even for ideal
+# independent values a 95% interval of the median misses a repeat's median about one time in six.
+# Load is printed with every figure. Extra arguments go to every `augbench run` call.
 #
-#   bash scripts/bench_time_to_result.sh [--no-refresh-requirements] [--config FILE]
+#   [REPEATS=2] [RUNS=3|default] bash scripts/bench_time_to_result.sh [--no-refresh-requirements]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${AUGBENCH_BIN:-target/release/augbench}"
@@ -16,7 +19,10 @@ REPEATS="${REPEATS:-2}"
 OUT="$(mktemp -d -t augbench-ttr-XXXXXX)"
 trap '[ -n "${KEEP:-}" ] || rm -rf "$OUT"' EXIT
 COMMON=(--config "$CONFIG" --libraries albumentationsx pillow --num-items 50)
-TASK=("${COMMON[@]}" --transforms Resize HorizontalFlip GaussianBlur JpegCompression Rotate --num-runs 3)
+TASK=("${COMMON[@]}" --transforms Resize HorizontalFlip GaussianBlur JpegCompression Rotate)
+# RUNS=default leaves the number of runs to the config and policy.
+RUNS="${RUNS:-3}"
+[ "$RUNS" = default ] || TASK+=(--num-runs "$RUNS")
 
 # Not timed: make sure the environments and the synthetic dataset are in the cache.
 "$BIN" run "${COMMON[@]}" --transforms HorizontalFlip --num-runs 1 --output "$OUT/warm" "$@" >"$OUT/warm.log" 2>&1 \
@@ -45,21 +51,29 @@ def rows(run):
     return found
 
 runs = [rows(f"run{i}") for i in range(1, repeats + 1)]
+def covers(r, x, lo, hi):
+    return r[lo] <= x <= r[hi]
+
 for a, b in zip(runs, runs[1:]):
     keys = sorted(set(a) & set(b))
-    deltas, covered = [], 0
-    print(f"\n{'library':<16} {'transform':<16} {'run A img/s':>12} {'run B img/s':>12} {'|delta|':>8}  cover")
+    deltas, rerun, ci = [], 0, 0
+    print(f"\n{'library':<16} {'transform':<16} {'run A img/s':>12} {'run B img/s':>12} {'|delta|':>8}"
+          f"  {'runs':>4}  rerun  ci")
     for k in keys:
         ra, rb = a[k], b[k]
         ma, mb = ra["median_throughput"], rb["median_throughput"]
         delta = abs(mb - ma) / ma
-        both = ra["ci_low"] <= mb <= ra["ci_high"] and rb["ci_low"] <= ma <= rb["ci_high"]
+        r_ok = covers(ra, mb, "rerun_low", "rerun_high") and covers(rb, ma, "rerun_low", "rerun_high")
+        c_ok = covers(ra, mb, "ci_low", "ci_high") and covers(rb, ma, "ci_low", "ci_high")
         deltas.append(delta)
-        covered += both
-        print(f"{k[0]:<16} {k[1]:<16} {ma:>12.1f} {mb:>12.1f} {delta:>8.1%}  {'yes' if both else 'no'}")
+        rerun += r_ok
+        ci += c_ok
+        print(f"{k[0]:<16} {k[1]:<16} {ma:>12.1f} {mb:>12.1f} {delta:>8.1%}  {len(ra['throughputs']):>4}"
+              f"  {'yes' if r_ok else 'no':<5}  {'yes' if c_ok else 'no'}")
+    n = len(keys)
     md = statistics.median(deltas) if deltas else float("nan")
-    share = covered / len(keys) if keys else float("nan")
-    print(f"rows: {len(keys)}; median |delta| {md:.1%} (target <= 3%); worst {max(deltas):.1%}; "
-          f"intervals cover each other's median in {share:.0%} of rows (target >= 90%)")
+    print(f"rows: {n}; median |delta| {md:.1%} (target <= 3%); worst {max(deltas):.1%}; "
+          f"rerun intervals cover each other's median in {rerun / n:.0%} of rows (target >= 90%); "
+          f"intervals of the median: {ci / n:.0%}")
 EOF
 echo "load at the end (1/5/15 min): $(cut -d' ' -f1-3 /proc/loadavg)"

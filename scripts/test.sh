@@ -43,14 +43,16 @@ step "python: cell-log interop (pyarrow, pandas)"
 .venv-test/bin/python -m pytest -q -p no:cacheprovider python/tests/test_cells_interop.py
 
 step "python: worker protocol and adapters, inside each library environment"
+# pytest (pure Python) goes into a folder of its own on PYTHONPATH, so the cached library
+# environments stay exactly what their locks say.
+"$UV" pip install --quiet --python "$PY" --target .pytest-only pytest
 for group in pillow albumentationsx torch_stack; do
   envpy="$("$AUGBENCH_BIN" env python "$group")"
-  "$UV" pip install --quiet --python "$envpy" pytest
   case "$group" in
     pillow) expect=pillow ;;
     albumentationsx) expect=albumentationsx ;;
     torch_stack) expect=torchvision,kornia,pillow ;;
   esac
-  AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python "$envpy" -m pytest -q -p no:cacheprovider python/tests/test_protocol.py python/tests/test_adapters.py
+  AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only "$envpy" -m pytest -q -p no:cacheprovider python/tests/test_protocol.py python/tests/test_adapters.py
 done
 echo "all tests passed"

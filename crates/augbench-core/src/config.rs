@@ -90,6 +90,8 @@ pub struct Execution {
     pub processes: Option<u64>,
     pub precision_target: Option<f64>,
     pub batch_size: Option<u64>,
+    /// Micro only, for libraries with a batched regime: items stacked into one call (1 = per item).
+    pub micro_batch: Option<u64>,
     pub workers: Option<u64>,
     pub min_time: Option<f64>,
     pub min_batches: Option<u64>,
@@ -149,6 +151,7 @@ pub struct Overrides {
     pub device: Option<Device>,
     pub workers: Option<u64>,
     pub batch_size: Option<u64>,
+    pub micro_batch: Option<u64>,
     pub no_refresh_requirements: bool,
     pub resume: bool,
 }
@@ -167,6 +170,7 @@ impl Overrides {
         set_if(&mut cfg.execution.device, &self.device);
         set_if(&mut cfg.execution.workers, &self.workers);
         set_if(&mut cfg.execution.batch_size, &self.batch_size);
+        set_if(&mut cfg.execution.micro_batch, &self.micro_batch);
         if self.no_refresh_requirements {
             cfg.execution.refresh_requirements = Some(false);
         }

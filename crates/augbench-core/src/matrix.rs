@@ -74,6 +74,9 @@ pub struct LibraryInfo {
     pub package: String,
     pub devices: Vec<Device>,
     pub modes: Vec<Mode>,
+    /// Has a batched micro regime (`execution.micro_batch` > 1): a stacked batch, one call.
+    #[serde(default)]
+    pub batched: bool,
 }
 
 impl LibraryInfo {

@@ -21,9 +21,11 @@ pub struct JobKey<'a> {
     pub num_runs: u64,
     pub workers: u64,
     pub batch_size: u64,
+    /// Micro only: items per call; above 1 the batched regime gets its own file.
+    pub micro_batch: u64,
 }
 
-/// `<scenario>/micro/<lib>_micro[_dev-<d>]_results.json` or
+/// `<scenario>/micro/<lib>_micro[_batch<B>][_dev-<d>]_results.json` or
 /// `<scenario>/pipeline/<lib>_<scope>_n<N|all>_r<R>_w<W>_b<B>[_dev-<d>]_results.json`.
 pub fn result_file(out: &Path, key: &JobKey<'_>) -> PathBuf {
     let dev = match key.device {
@@ -31,7 +33,13 @@ pub fn result_file(out: &Path, key: &JobKey<'_>) -> PathBuf {
         d => format!("_dev-{d}"),
     };
     let name = match key.mode {
-        Mode::Micro => format!("{}_micro{dev}_results.json", key.library),
+        Mode::Micro => {
+            let batch = match key.micro_batch {
+                0 | 1 => String::new(),
+                b => format!("_batch{b}"),
+            };
+            format!("{}_micro{batch}{dev}_results.json", key.library)
+        }
         Mode::Pipeline => {
             let n = key.num_items.map_or("all".to_string(), |n| n.to_string());
             format!(
@@ -66,7 +74,19 @@ mod tests {
             num_runs: 3,
             workers: 4,
             batch_size: 32,
+            micro_batch: 1,
         }
+    }
+
+    #[test]
+    fn batched_micro_has_its_own_file() {
+        let mut k = key(Mode::Micro, Device::Cuda);
+        k.micro_batch = 32;
+        let p = result_file(Path::new("out"), &k);
+        assert_eq!(
+            p,
+            Path::new("out/image-rgb/micro/kornia_micro_batch32_dev-cuda_results.json")
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::config::RunConfig;
 use crate::matrix::{Backend, Device, Matrix, Media, Mode};
 use crate::naming::{self, JobKey};
+use crate::policy;
 use crate::resolve::selected_transforms;
 
 #[derive(Debug, Clone, Serialize)]
@@ -88,6 +89,7 @@ pub fn job_key<'a>(cfg: &'a RunConfig, library: &'a str) -> JobKey<'a> {
         num_runs: e.num_runs.unwrap_or_default(),
         workers: e.workers.unwrap_or_default(),
         batch_size: e.batch_size.unwrap_or_default(),
+        micro_batch: e.micro_batch.unwrap_or(policy::DEFAULT_MICRO_BATCH),
     }
 }
 

@@ -54,6 +54,8 @@ pub fn default_workers(mode: Mode) -> u64 {
 pub const DEFAULT_NUM_RUNS: u64 = 5;
 pub const DEFAULT_PROCESSES: u64 = 1;
 pub const DEFAULT_BATCH_SIZE: u64 = 32;
+/// Micro: items per call. 1 is the per-item regime every library has; more is a batched regime.
+pub const DEFAULT_MICRO_BATCH: u64 = 1;
 /// One timed value lasts at least this long (the worker loops a pass until it does).
 pub const DEFAULT_MIN_TIME_SEC: f64 = 0.05;
 pub const DEFAULT_MIN_BATCHES: u64 = 50;

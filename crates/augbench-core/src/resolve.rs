@@ -128,6 +128,7 @@ fn fill_execution(cfg: &mut RunConfig) {
     e.num_runs.get_or_insert(policy::DEFAULT_NUM_RUNS);
     e.processes.get_or_insert(policy::DEFAULT_PROCESSES);
     e.batch_size.get_or_insert(policy::DEFAULT_BATCH_SIZE);
+    e.micro_batch.get_or_insert(policy::DEFAULT_MICRO_BATCH);
     e.workers.get_or_insert(policy::default_workers(mode));
     e.min_time.get_or_insert(policy::DEFAULT_MIN_TIME_SEC);
     e.min_batches.get_or_insert(policy::DEFAULT_MIN_BATCHES);

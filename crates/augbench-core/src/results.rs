@@ -93,6 +93,9 @@ pub struct BenchmarkParams {
     pub clip_length: Option<u64>,
     pub workers: u64,
     pub batch_size: u64,
+    /// Micro batched regime: items per call; absent for the per-item regime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub micro_batch: Option<u64>,
     pub min_time: f64,
     pub thread_policy: String,
     pub precision_target: Option<f64>,
@@ -139,6 +142,11 @@ pub struct TransformResult {
     pub throughput_ci95: Option<[f64; 2]>,
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// 95% rerun interval: where a repeat's median lands (`stats::bootstrap_rerun_interval`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun_low: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun_high: Option<f64>,
     pub p50_throughput: Option<f64>,
     pub p75_throughput: Option<f64>,
     pub p90_throughput: Option<f64>,
@@ -183,6 +191,8 @@ impl TransformResult {
             throughput_ci95: Some([summary.ci_low, summary.ci_high]),
             ci_low: Some(summary.ci_low),
             ci_high: Some(summary.ci_high),
+            rerun_low: Some(summary.rerun_low),
+            rerun_high: Some(summary.rerun_high),
             p50_throughput: Some(summary.p50),
             p75_throughput: Some(summary.p75),
             p90_throughput: Some(summary.p90),

@@ -5,6 +5,7 @@
 use crate::config::RunConfig;
 use crate::config_error::{ConfigError, suggest};
 use crate::matrix::{Matrix, Media, Mode, ScenarioInfo};
+use crate::policy;
 use crate::registry::Registry;
 use crate::resolve::Source;
 
@@ -61,6 +62,7 @@ pub fn rules(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
     multichannel(cfg, src)?;
     libraries_support_selection(cfg, scenario, src)?;
     positive_counts(cfg, src)?;
+    micro_batch(cfg, src)?;
     data_source(cfg, src)?;
     cloud(cfg, src)
 }
@@ -163,11 +165,12 @@ fn libraries_support_selection(cfg: &RunConfig, scenario: &ScenarioInfo, src: &S
 
 fn positive_counts(cfg: &RunConfig, src: &Source) -> Check {
     let e = &cfg.execution;
-    let checks: [(&[&str], Option<u64>); 4] = [
+    let checks: [(&[&str], Option<u64>); 5] = [
         (&["data", "num_items"], cfg.data.num_items),
         (&["execution", "num_runs"], e.num_runs),
         (&["execution", "processes"], e.processes),
         (&["execution", "batch_size"], e.batch_size),
+        (&["execution", "micro_batch"], e.micro_batch),
     ];
     for (key, value) in checks {
         if value == Some(0) {
@@ -211,6 +214,54 @@ fn positive_counts(cfg: &RunConfig, src: &Source) -> Check {
             &["execution", "precision_target"],
             format!("precision_target must be in (0, 1), got {t}"),
             "e.g. 0.02 for ±2% on the median",
+        ));
+    }
+    Ok(())
+}
+
+/// A batched micro regime (`micro_batch` > 1) needs micro mode, libraries that have one (matrix
+/// `batched`), and at least one batch of items.
+fn micro_batch(cfg: &RunConfig, src: &Source) -> Check {
+    let batch = cfg
+        .execution
+        .micro_batch
+        .unwrap_or(policy::DEFAULT_MICRO_BATCH);
+    if batch <= 1 {
+        return Ok(());
+    }
+    let key = ["execution", "micro_batch"];
+    if cfg.selection.mode != Some(Mode::Micro) {
+        return Err(src.error(
+            &key,
+            format!("micro_batch {batch} is for micro mode"),
+            "pipeline runs batch with `batch_size`; remove `micro_batch`",
+        ));
+    }
+    let m = Matrix::get();
+    let batched: Vec<&str> = m
+        .libraries
+        .iter()
+        .filter(|l| l.batched)
+        .map(|l| l.name.as_str())
+        .collect();
+    for name in cfg.selection.libraries.iter().flatten() {
+        if !batched.contains(&name.as_str()) {
+            return Err(src.error(
+                &key,
+                format!("library `{name}` has no batched regime (micro_batch {batch})"),
+                format!(
+                    "libraries with one: {}; run the others in a config without `micro_batch`",
+                    batched.join(", ")
+                ),
+            ));
+        }
+    }
+    let items = cfg.data.num_items.unwrap_or(0);
+    if items < batch {
+        return Err(src.error(
+            &["data", "num_items"],
+            format!("num_items {items} is less than one batch (micro_batch {batch})"),
+            "give at least micro_batch items",
         ));
     }
     Ok(())

@@ -50,6 +50,61 @@ fn rgb(mode: &str, extra_selection: &str, rest: &str) -> String {
     )
 }
 
+// ---- batched micro regime -------------------------------------------------------------------
+
+fn batched(libraries: &str, mode: &str, items: u64) -> String {
+    let sel = format!("  libraries: [{libraries}]\n");
+    let rest = format!("data:\n  num_items: {items}\nexecution:\n  micro_batch: 8\n");
+    rgb(mode, &sel, &rest)
+}
+
+#[test]
+fn micro_batch_for_kornia_passes_and_defaults_to_per_item() {
+    assert_eq!(
+        ok(&batched("kornia", "micro", 64)).execution.micro_batch,
+        Some(8)
+    );
+    let plain = ok(&rgb("micro", "", ""));
+    assert_eq!(
+        plain.execution.micro_batch,
+        Some(policy::DEFAULT_MICRO_BATCH)
+    );
+}
+
+#[test]
+fn micro_batch_for_a_library_without_a_batched_regime_fails_at_its_line() {
+    let e = err(&batched("kornia, pillow", "micro", 64));
+    assert_at(&e, 9, "`pillow` has no batched regime");
+    assert!(e.hint.contains("kornia"), "{e}");
+}
+
+#[test]
+fn micro_batch_in_pipeline_mode_fails() {
+    let e =
+        err(&batched("kornia", "pipeline", 64).replace("micro_batch", "workers: 0\n  micro_batch"));
+    assert!(e.message.contains("micro mode"), "{e}");
+}
+
+#[test]
+fn micro_batch_above_num_items_fails_at_num_items() {
+    assert_at(
+        &err(&batched("kornia", "micro", 4)),
+        7,
+        "less than one batch",
+    );
+}
+
+#[test]
+fn micro_batch_flag_is_named_in_its_error() {
+    let o = Overrides {
+        micro_batch: Some(4),
+        ..Overrides::default()
+    };
+    let text = rgb("micro", "  libraries: [pillow]\n", "");
+    let e = with_overrides(&text, &o, vec![("micro_batch", "--micro-batch")]).unwrap_err();
+    assert!(e.to_string().contains("--micro-batch"), "{e}");
+}
+
 // ---- micro needs workers 0 -------------------------------------------------------------------
 
 #[test]
@@ -450,6 +505,7 @@ fn every_override() -> Overrides {
         device: Some(Device::Auto),
         workers: Some(6),
         batch_size: Some(8),
+        micro_batch: None,
         no_refresh_requirements: true,
         resume: true,
     }

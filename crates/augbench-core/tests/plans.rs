@@ -57,6 +57,7 @@ const ALL: &[&str] = &[
     "examples/local_9ch_micro_cpu.yaml",
     "examples/local_video_micro_cpu.yaml",
     "examples/local_rgb_pipeline_cpu.yaml",
+    "examples/kornia_batched.yaml",
     "paper/gcp_rgb_micro.yaml",
     "paper/gcp_rgb_pipeline.yaml",
     "paper/gcp_9ch_micro.yaml",
@@ -113,6 +114,7 @@ fn every_job_is_named_by_naming_from_the_resolved_config() {
                 num_runs: e.num_runs.unwrap(),
                 workers: e.workers.unwrap(),
                 batch_size: e.batch_size.unwrap(),
+                micro_batch: e.micro_batch.unwrap(),
             };
             assert_eq!(j.output_file, naming::result_file(&out, &key), "{rel}");
             assert_eq!(plan::job_key(&cfg, &j.library), key, "{rel}");

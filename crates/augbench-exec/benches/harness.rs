@@ -162,6 +162,7 @@ fn identity_worker(cmd: &WorkerCommand, paths: &[String]) -> anyhow::Result<Work
         transform: "Identity".into(),
         params: serde_json::json!({}),
         device: Device::Cpu.to_string(),
+        batch: None,
     });
     let _: PrepareResponse = w.call(&prepare, timeout())?;
     let _: CheckResponse = w.call(&Request::Check, timeout())?;

@@ -64,6 +64,8 @@ pub struct MicroSettings {
     pub precision_target: Option<f64>,
     pub request_timeout: Duration,
     pub device: String,
+    /// Batched regime: items per call (`None` = the per-item regime).
+    pub batch: Option<u64>,
     pub warmup: WarmupSettings,
 }
 
@@ -90,6 +92,7 @@ impl MicroSettings {
             request_timeout: Duration::try_from_secs_f64(timeout)
                 .unwrap_or(Duration::from_secs_f64(policy::REQUEST_TIMEOUT_SEC)),
             device: device.to_string(),
+            batch: e.micro_batch.filter(|b| *b > policy::DEFAULT_MICRO_BATCH),
             warmup: WarmupSettings {
                 window: w
                     .window
@@ -211,6 +214,7 @@ fn prepare_request(
         transform: spec.name.clone(),
         params: params.clone(),
         device: set.device.clone(),
+        batch: set.batch,
     }
 }
 
@@ -223,7 +227,14 @@ fn start_inner(
     params: &serde_json::Value,
 ) -> Result<Started, WorkerError> {
     let timeout = set.request_timeout;
-    s.prepare(prepare_request(spec, params, set), timeout)?;
+    let prepared = s.prepare(prepare_request(spec, params, set), timeout)?;
+    if let Some(batch) = set.batch
+        && prepared.regime.as_deref() != Some("batch")
+    {
+        let reason = format!("the worker did not enter the batched regime (micro_batch {batch})");
+        let r = TransformResult::not_measured(Status::Error, params.clone(), reason);
+        return Ok(Started::Finished(Box::new(r)));
+    }
     on_phase(Phase::Check);
     let checked = s.check(timeout)?;
     if let Err(why) = contract::check(spec, &checked) {
@@ -529,6 +540,7 @@ mod tests {
             precision_target: None,
             request_timeout: Duration::from_secs(1),
             device: "cpu".into(),
+            batch: None,
             warmup: ws(),
         }
     }

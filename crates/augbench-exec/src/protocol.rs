@@ -33,6 +33,9 @@ pub struct PrepareRequest {
     pub transform: String,
     pub params: serde_json::Value,
     pub device: String,
+    /// Batched regime: apply the transform once to a stack of this many items (absent = per item).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -556,6 +556,7 @@ fn metadata(
                 .then_some(cfg.data.clip_length.unwrap_or_default()),
             workers: e.workers.unwrap_or_default(),
             batch_size: e.batch_size.unwrap_or_default(),
+            micro_batch: e.micro_batch.filter(|b| *b > policy::DEFAULT_MICRO_BATCH),
             min_time: e.min_time.unwrap_or_default(),
             thread_policy: e
                 .thread_policy

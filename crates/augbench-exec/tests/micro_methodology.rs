@@ -100,6 +100,7 @@ fn settings() -> MicroSettings {
         precision_target: None,
         request_timeout: Duration::from_secs(10),
         device: "cpu".into(),
+        batch: None,
         warmup: WarmupSettings {
             window: 5,
             threshold: 0.05,

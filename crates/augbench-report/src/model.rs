@@ -70,6 +70,8 @@ pub struct Row {
     pub std: Option<f64>,
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// Rerun interval (where a repeat's median lands), when the source recorded one.
+    pub rerun: Option<(f64, f64)>,
     pub throughputs: Vec<f64>,
     /// Seconds per item at or above which the run called a transform slow.
     pub slow_threshold: f64,

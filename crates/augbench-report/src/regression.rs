@@ -1,6 +1,7 @@
 //! Regression check: a baseline run against a current one, row by row (group, library,
-//! transform). A row is a `regression` or `faster` only when the two intervals of the median do
-//! not overlap AND the change is at least the minimum effect; otherwise it is `same`.
+//! transform). A row is a `regression` or `faster` only when each run's rerun interval (where a
+//! repeat's median lands, 95%) excludes the other run's median AND the change is at least the
+//! minimum effect; otherwise it is `same`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -67,7 +68,8 @@ impl RegressionReport {
     }
 }
 
-/// The verdict for two medians and their intervals (pure).
+/// The verdict for two medians and their rerun intervals (pure): a change needs each interval to
+/// exclude the other side's median, and at least `min_effect`.
 pub fn verdict(
     base: f64,
     base_ci: (f64, f64),
@@ -75,9 +77,10 @@ pub fn verdict(
     cur_ci: (f64, f64),
     min_effect: f64,
 ) -> Verdict {
-    let overlap = base_ci.0 <= cur_ci.1 && cur_ci.0 <= base_ci.1;
+    let covers = |(lo, hi): (f64, f64), x: f64| lo <= x && x <= hi;
+    let same = covers(base_ci, cur) || covers(cur_ci, base);
     let effect = (cur - base) / base;
-    if overlap || effect.abs() < min_effect {
+    if same || effect.abs() < min_effect {
         Verdict::Same
     } else if cur < base {
         Verdict::Regression
@@ -86,17 +89,18 @@ pub fn verdict(
     }
 }
 
-/// The interval of a measured row: its own when recorded, else a seeded bootstrap of its runs,
-/// else the median alone.
+/// The rerun interval of a measured row: its own when recorded, else a seeded bootstrap of its
+/// runs, else the interval of the median it recorded, else the median alone.
 pub fn interval(row: &Row, median: f64) -> (f64, f64) {
-    match (row.ci_low, row.ci_high) {
-        (Some(lo), Some(hi)) if lo <= hi => (lo, hi),
-        _ if row.throughputs.len() >= 2 => stats::bootstrap_median_ci(
+    match (row.rerun, row.ci_low, row.ci_high) {
+        (Some((lo, hi)), _, _) if lo <= hi => (lo, hi),
+        _ if row.throughputs.len() >= 2 => stats::bootstrap_rerun_interval(
             &row.throughputs,
             policy::BOOTSTRAP_RESAMPLES,
             policy::CONFIDENCE,
             policy::BOOTSTRAP_SEED,
         ),
+        (_, Some(lo), Some(hi)) if lo <= hi => (lo, hi),
         _ => (median, median),
     }
 }
@@ -272,11 +276,11 @@ fn render_csv(report: &RegressionReport) -> anyhow::Result<String> {
         "transform",
         "unit",
         "baseline",
-        "baseline_ci_low",
-        "baseline_ci_high",
+        "baseline_rerun_low",
+        "baseline_rerun_high",
         "current",
-        "current_ci_low",
-        "current_ci_high",
+        "current_rerun_low",
+        "current_rerun_high",
         "delta_pct",
         "verdict",
         "note",

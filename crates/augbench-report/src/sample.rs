@@ -142,6 +142,7 @@ fn params(media: Media, mode: Mode) -> BenchmarkParams {
         clip_length: (media == Media::Video).then_some(policy::DEFAULT_CLIP_LENGTH),
         workers: policy::default_workers(mode),
         batch_size: policy::DEFAULT_BATCH_SIZE,
+        micro_batch: None,
         min_time: policy::DEFAULT_MIN_TIME_SEC,
         thread_policy: "single".into(),
         precision_target: None,
@@ -185,6 +186,10 @@ pub fn write(out: &Path, file: &ResultFile) -> anyhow::Result<PathBuf> {
         num_runs: m.benchmark_params.num_runs,
         workers: m.benchmark_params.workers,
         batch_size: m.benchmark_params.batch_size,
+        micro_batch: m
+            .benchmark_params
+            .micro_batch
+            .unwrap_or(policy::DEFAULT_MICRO_BATCH),
     };
     let path = naming::result_file(out, &key);
     let text = serde_json::to_string_pretty(file)?;

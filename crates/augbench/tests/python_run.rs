@@ -18,16 +18,20 @@ const TRANSFORMS: &[&str] = &[
     "Rotate",
 ];
 
-fn quickstart() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/examples/quickstart.yaml")
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../configs/examples/{name}"))
 }
 
 /// `augbench run` on the quickstart config with 20 items into `out`, plus `extra` flags.
 fn run(out: &Path, extra: &[&str]) -> Output {
+    run_config(&example("quickstart.yaml"), out, extra)
+}
+
+fn run_config(config: &Path, out: &Path, extra: &[&str]) -> Output {
     let mut cmd = assert_cmd::Command::cargo_bin("augbench").unwrap();
     cmd.arg("run")
         .arg("--config")
-        .arg(quickstart())
+        .arg(config)
         .arg("--output")
         .arg(out)
         .args([
@@ -264,4 +268,41 @@ fn cuda_run_where_cuda_exists() {
     assert_eq!(files[0].metadata.device, "cuda");
     let r = &files[0].results["HorizontalFlip"];
     assert_eq!(r.status, Some(Status::Ok), "{:?}", r.reason);
+}
+
+#[test]
+fn kornia_batched_regime_gets_its_own_file_and_per_item_shapes() {
+    let t = tempfile::tempdir().unwrap();
+    let extra = [
+        "--transforms",
+        "HorizontalFlip",
+        "Resize",
+        "--device",
+        "cpu",
+        "--micro-batch",
+        "4",
+    ];
+    let out = run_config(&example("kornia_batched.yaml"), t.path(), &extra);
+    assert!(out.status.success(), "{}", text(&out));
+    let file = t
+        .path()
+        .join("image-rgb/micro/kornia_micro_batch4_results.json");
+    assert!(file.exists(), "{}", text(&out));
+    let files = results(t.path());
+    assert_eq!(
+        files.len(),
+        1,
+        "the batched run must not write a per-item file"
+    );
+    assert_eq!(files[0].metadata.benchmark_params.micro_batch, Some(4));
+    for name in ["HorizontalFlip", "Resize"] {
+        let r = &files[0].results[name];
+        assert_eq!(r.status, Some(Status::Ok), "{name}: {:?}", r.reason);
+        let shape = r.output_shape.as_deref().unwrap_or_default();
+        assert_eq!(
+            shape.len(),
+            3,
+            "{name}: one item's shape, not the batch's: {shape:?}"
+        );
+    }
 }

@@ -102,6 +102,7 @@ fn row(c: &BenchCell, path: &Path, warnings: &mut Vec<String>) -> Row {
         std: c.metrics.std,
         ci_low: c.metrics.ci_low,
         ci_high: c.metrics.ci_high,
+        rerun: None,
         throughputs: c.throughputs.clone(),
         slow_threshold: policy::slow_threshold_sec_per_item(media),
         reason: parsed

@@ -50,6 +50,7 @@ pub fn load(path: &Path, text: &str) -> anyhow::Result<Dataset> {
             std: tr.std_throughput,
             ci_low: tr.ci_low.or(tr.throughput_ci95.map(|c| c[0])),
             ci_high: tr.ci_high.or(tr.throughput_ci95.map(|c| c[1])),
+            rerun: tr.rerun_low.zip(tr.rerun_high),
             throughputs: tr.throughputs.clone(),
             slow_threshold: tr.slow_threshold_sec_per_item.unwrap_or(threshold),
             reason: tr.reason.clone().or(tr.early_stop_reason.clone()),
@@ -73,13 +74,16 @@ pub fn load(path: &Path, text: &str) -> anyhow::Result<Dataset> {
     })
 }
 
-/// Pipeline sweep point: `<scope> w<workers> b<batch>`; empty for micro.
+/// Pipeline sweep point: `<scope> w<workers> b<batch>`; for micro, `batch <B>` in the batched
+/// regime (its own group, never mixed with per-item numbers) and empty otherwise.
 fn variant(file: &ResultFile) -> String {
     let m = &file.metadata;
-    if m.mode != "pipeline" {
-        return String::new();
-    }
     let p = &m.benchmark_params;
+    if m.mode != "pipeline" {
+        return p
+            .micro_batch
+            .map_or(String::new(), |b| format!("batch {b}"));
+    }
     format!(
         "{} w{} b{}",
         m.timing.measurement_scope, p.workers, p.batch_size

@@ -38,6 +38,7 @@ pub fn load(path: &Path, v: &Value) -> Dataset {
         std: None,
         ci_low: None,
         ci_high: None,
+        rerun: None,
         throughputs: Vec::new(),
         slow_threshold: threshold,
         reason: None,

@@ -40,6 +40,8 @@ pub struct ConfigArgs {
     pub workers: Option<u64>,
     #[arg(long, help = format!("Batch size (pipeline mode) [default: {}]", policy::DEFAULT_BATCH_SIZE))]
     pub batch_size: Option<u64>,
+    #[arg(long, value_name = "N", help = help_micro_batch())]
+    pub micro_batch: Option<u64>,
     /// Use the existing requirement locks as they are.
     #[arg(long)]
     pub no_refresh_requirements: bool,
@@ -54,6 +56,21 @@ fn help_num_items() -> String {
         "Items (images or clips) per library [default: {} images, {} clips]",
         policy::default_num_items(Media::Image),
         policy::default_num_items(Media::Video)
+    )
+}
+
+/// Help for `--micro-batch`, with the libraries that have a batched regime (from the matrix).
+fn help_micro_batch() -> String {
+    let batched: Vec<&str> = augbench_core::Matrix::get()
+        .libraries
+        .iter()
+        .filter(|l| l.batched)
+        .map(|l| l.name.as_str())
+        .collect();
+    format!(
+        "Micro: apply each transform to a stack of N items per call, a regime of its own ({}) [default: {}]",
+        batched.join(", "),
+        policy::DEFAULT_MICRO_BATCH
     )
 }
 
@@ -91,6 +108,7 @@ impl ConfigArgs {
             }),
             workers: self.workers,
             batch_size: self.batch_size,
+            micro_batch: self.micro_batch,
             no_refresh_requirements: self.no_refresh_requirements,
             resume: self.resume,
         }
@@ -98,7 +116,7 @@ impl ConfigArgs {
 
     /// (config key, flag) pairs the user set on the command line, for error messages.
     fn cli_keys(&self) -> Vec<(&'static str, &'static str)> {
-        let pairs: [(&'static str, &'static str, bool); 11] = [
+        let pairs: [(&'static str, &'static str, bool); 12] = [
             ("data_dir", "--data-dir", self.data_dir.is_some()),
             ("output_dir", "--output", self.output.is_some()),
             ("libraries", "--libraries", self.libraries.is_some()),
@@ -114,6 +132,7 @@ impl ConfigArgs {
             ("device", "--device", self.device.is_some()),
             ("workers", "--workers", self.workers.is_some()),
             ("batch_size", "--batch-size", self.batch_size.is_some()),
+            ("micro_batch", "--micro-batch", self.micro_batch.is_some()),
         ];
         pairs
             .into_iter()
