@@ -147,6 +147,9 @@ pub struct TransformResult {
     pub rerun_low: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun_high: Option<f64>,
+    /// With `processes` > 1: runs per worker process, in the order of `throughputs`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub process_runs: Vec<u64>,
     pub p50_throughput: Option<f64>,
     pub p75_throughput: Option<f64>,
     pub p90_throughput: Option<f64>,

@@ -106,24 +106,38 @@ fn bootstrap_medians(xs: &[f64], resamples: usize, rng: &mut ChaCha8Rng) -> Vec<
 
 /// Rerun interval: the range, at `confidence`, of the median that a repeat of this measurement
 /// would give. A repeat's median differs from this one by the noise of both, so the interval is
-/// this median plus the percentiles of (median of one resample − median of another). A confidence
-/// interval of the median covers the *true* median; a repeat's median falls outside it far more
-/// often than 1 − confidence (about one time in six for a well-calibrated 95% interval), which is
-/// why run-to-run comparisons use this one.
+/// this median plus the percentiles of (median of one resample − median of another).
+///
+/// `groups` are the run counts of consecutive worker processes (empty: one process). Values of
+/// one process share its memory layout and start-up state, so with several processes the
+/// resampling is two-level, as the measurement was: processes with replacement, then runs within
+/// each. The spread is scaled by √(G/(G−1)) for G resampled units (processes, or runs with one
+/// process), the usual correction of the bootstrap's small-sample underestimate.
+///
+/// A confidence interval of the median covers the *true* median; a repeat's median falls outside
+/// a well-calibrated 95% one about one time in six, so run-to-run comparisons use this one.
 pub fn bootstrap_rerun_interval(
     xs: &[f64],
+    groups: &[usize],
     resamples: usize,
     confidence: f64,
     seed: u64,
 ) -> (f64, f64) {
     let m = median(xs);
+    let units = split_groups(xs, groups);
+    let g = units.len();
     if xs.len() < 2 || resamples == 0 {
         return (m, m);
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let a = bootstrap_medians(xs, resamples, &mut rng);
-    let b = bootstrap_medians(xs, resamples, &mut rng);
-    let mut d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x - y).collect();
+    let a = grouped_medians(&units, resamples, &mut rng);
+    let b = grouped_medians(&units, resamples, &mut rng);
+    let scale = if g > 1 {
+        (g as f64 / (g - 1) as f64).sqrt()
+    } else {
+        1.0
+    };
+    let mut d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| (x - y) * scale).collect();
     d.sort_by(f64::total_cmp);
     let alpha = (1.0 - confidence) / 2.0 * 100.0;
     let lo = m + percentile_sorted(&d, alpha);
@@ -131,8 +145,70 @@ pub fn bootstrap_rerun_interval(
     (lo.min(m), hi.max(m))
 }
 
-/// Full summary with policy's bootstrap settings and instability rule.
+/// The resampling units: one sorted slice per process when `groups` splits `xs` into two or
+/// more, else one unit per value.
+fn split_groups(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {
+    let fits = groups.len() > 1 && groups.iter().sum::<usize>() == xs.len() && !groups.contains(&0);
+    if !fits {
+        return sorted(xs).into_iter().map(|x| vec![x]).collect();
+    }
+    let mut rest = xs;
+    let mut units: Vec<Vec<f64>> = groups
+        .iter()
+        .map(|&n| {
+            let (head, tail) = rest.split_at(n);
+            rest = tail;
+            sorted(head)
+        })
+        .collect();
+    // Order-independent: the units themselves in a fixed order.
+    units.sort_by(|a, b| {
+        a.iter()
+            .map(|x| x.to_bits())
+            .cmp(b.iter().map(|x| x.to_bits()))
+    });
+    units
+}
+
+/// Medians of two-level resamples: units with replacement, then values within each unit.
+fn grouped_medians(units: &[Vec<f64>], resamples: usize, rng: &mut ChaCha8Rng) -> Vec<f64> {
+    let mut buf = Vec::new();
+    (0..resamples)
+        .map(|_| {
+            buf.clear();
+            for _ in 0..units.len() {
+                let unit = &units[rng.random_range(0..units.len())];
+                for _ in 0..unit.len() {
+                    buf.push(unit[rng.random_range(0..unit.len())]);
+                }
+            }
+            median(&buf)
+        })
+        .collect()
+}
+
+/// The rerun interval as results record it: the grouped bootstrap with policy's settings, never
+/// narrower than ± `policy::RERUN_DRIFT_FLOOR` of the median (drift between invocations).
+pub fn rerun_interval(xs: &[f64], groups: &[usize]) -> (f64, f64) {
+    let (lo, hi) = bootstrap_rerun_interval(
+        xs,
+        groups,
+        policy::BOOTSTRAP_RESAMPLES,
+        policy::CONFIDENCE,
+        policy::BOOTSTRAP_SEED,
+    );
+    let m = median(xs);
+    let floor = m.abs() * policy::RERUN_DRIFT_FLOOR;
+    (lo.min(m - floor), hi.max(m + floor))
+}
+
+/// Full summary with policy's bootstrap settings and instability rule (one process).
 pub fn summarize(xs: &[f64]) -> Summary {
+    summarize_grouped(xs, &[])
+}
+
+/// Full summary of values from consecutive worker processes with `groups` runs each.
+pub fn summarize_grouped(xs: &[f64], groups: &[usize]) -> Summary {
     let s = sorted(xs);
     let mean = mean(xs);
     let std = std_dev(xs);
@@ -144,12 +220,7 @@ pub fn summarize(xs: &[f64]) -> Summary {
         policy::CONFIDENCE,
         policy::BOOTSTRAP_SEED,
     );
-    let (rerun_low, rerun_high) = bootstrap_rerun_interval(
-        xs,
-        policy::BOOTSTRAP_RESAMPLES,
-        policy::CONFIDENCE,
-        policy::BOOTSTRAP_SEED,
-    );
+    let (rerun_low, rerun_high) = rerun_interval(xs, groups);
     let unstable_reason = instability(cv, median, ci_low, ci_high);
     Summary {
         n: xs.len(),
@@ -246,7 +317,7 @@ mod tests {
             let other = median(&b);
             let (lo, hi) = bootstrap_median_ci(&a, 400, 0.95, t);
             ci += usize::from(lo <= other && other <= hi);
-            let (lo, hi) = bootstrap_rerun_interval(&a, 400, 0.95, t);
+            let (lo, hi) = bootstrap_rerun_interval(&a, &[], 400, 0.95, t);
             rerun += usize::from(lo <= other && other <= hi);
         }
         let (ci, rerun) = (ci as f64 / trials as f64, rerun as f64 / trials as f64);
@@ -255,6 +326,36 @@ mod tests {
             ci < 0.90 && ci < rerun - 0.04,
             "ci coverage {ci} vs rerun {rerun}"
         );
+    }
+
+    /// Values from 3 processes × 3 runs where each process has its own offset (as memory layout
+    /// gives real workers): resampling processes, not runs, is what covers a repeat's median.
+    #[test]
+    fn grouped_rerun_interval_covers_repeats_with_process_effects() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let draw = |rng: &mut ChaCha8Rng| -> Vec<f64> {
+            let offsets = normals(rng, 3);
+            offsets
+                .iter()
+                .flat_map(|o| normals(rng, 3).into_iter().map(move |x| x + o - 100.0))
+                .collect()
+        };
+        let trials = 200;
+        let (mut grouped, mut flat) = (0, 0);
+        for t in 0..trials {
+            let (a, b) = (draw(&mut rng), draw(&mut rng));
+            let (ma, mb) = (median(&a), median(&b));
+            let both = |g: &[usize]| {
+                let (la, ha) = bootstrap_rerun_interval(&a, g, 300, 0.95, t);
+                let (lb, hb) = bootstrap_rerun_interval(&b, g, 300, 0.95, t + 1);
+                usize::from(la <= mb && mb <= ha && lb <= ma && ma <= hb)
+            };
+            grouped += both(&[3, 3, 3]);
+            flat += both(&[]);
+        }
+        let (grouped, flat) = (grouped as f64 / 200.0, flat as f64 / 200.0);
+        assert!(grouped >= 0.85, "grouped coverage {grouped}");
+        assert!(flat < grouped - 0.1, "flat {flat} vs grouped {grouped}");
     }
 
     #[test]
@@ -288,6 +389,14 @@ mod tests {
             let s = summarize(&xs);
             prop_assert!(s.rerun_low <= s.median && s.median <= s.rerun_high);
             prop_assert!(s.rerun_high - s.rerun_low >= (s.ci_high - s.ci_low) * 0.9);
+        }
+
+        #[test]
+        fn rerun_interval_is_never_narrower_than_the_drift_floor(xs in sample()) {
+            let s = summarize(&xs);
+            let floor = s.median * crate::policy::RERUN_DRIFT_FLOOR;
+            prop_assert!(s.rerun_low <= s.median - floor * 0.999999);
+            prop_assert!(s.rerun_high >= s.median + floor * 0.999999);
         }
 
         #[test]

@@ -66,9 +66,10 @@ pub fn run_job(
     };
     let previous = previous.filter(|p| same_run_shape(p, &file, mp));
     let names = w.custom.clone().unwrap_or_else(|| job.transforms.clone());
+    let processes = input.cfg.execution.processes.unwrap_or(1).max(1);
     let mut pending: Vec<&str> = Vec::new();
     for t in &names {
-        match previous.as_ref().and_then(|p| reusable(p, t)) {
+        match previous.as_ref().and_then(|p| reusable(p, t, processes)) {
             Some(r) => {
                 file.results.insert(t.clone(), r);
             }
@@ -76,7 +77,6 @@ pub fn run_job(
         }
     }
     write_results(&job.output_file, &file)?;
-    let processes = input.cfg.execution.processes.unwrap_or(1).max(1);
     let mut rec = Recorder {
         path: &job.output_file,
         file,
@@ -100,11 +100,10 @@ pub fn run_job(
                         .is_some_and(|r| r.status == Some(Status::Ok))
             })
             .collect();
-        let last = p + 1 == processes;
         let finished = todo
             .chunks(policy::INTERLEAVED_TRANSFORMS.max(1))
             .try_fold(true, |ok, group| {
-                anyhow::Ok(ok && interleaved(input, &mut w, group, &mut rec, last, mp, stop)?)
+                anyhow::Ok(ok && interleaved(input, &mut w, group, &mut rec, mp, stop)?)
             })?;
         if !finished {
             interrupted = true;
@@ -129,20 +128,16 @@ struct Recorder<'a> {
 }
 
 impl Recorder<'_> {
-    /// Records a transform's final result of one process (written at once when it is the last
-    /// process or the transform did not measure).
-    fn record(&mut self, name: &str, r: TransformResult, last: bool) -> anyhow::Result<()> {
+    /// Records a transform's result of one process, merged with the earlier processes', and
+    /// rewrites the file at once: a run interrupted in a later process keeps what the earlier
+    /// ones measured (`process_runs` shows how many contributed; `--resume` measures a transform
+    /// again until every process has).
+    fn record(&mut self, name: &str, r: TransformResult) -> anyhow::Result<()> {
         merge(&mut self.acc, name, r);
-        let failed = self
-            .acc
-            .get(name)
-            .is_some_and(|r| r.status != Some(Status::Ok));
-        if last || failed {
-            self.file
-                .results
-                .insert(name.to_string(), self.acc[name].clone());
-            write_results(self.path, &self.file)?;
-        }
+        self.file
+            .results
+            .insert(name.to_string(), self.acc[name].clone());
+        write_results(self.path, &self.file)?;
         self.bar.inc(1);
         Ok(())
     }
@@ -165,7 +160,6 @@ fn interleaved(
     w: &mut Loaded,
     group: &[&str],
     rec: &mut Recorder<'_>,
-    last: bool,
     mp: &MultiProgress,
     stop: &AtomicBool,
 ) -> anyhow::Result<bool> {
@@ -177,13 +171,13 @@ fn interleaved(
         let Some(spec) = spec_for(w, name) else {
             let reason = format!("`{name}` is not in the transform registry");
             let r = TransformResult::not_measured(Status::Error, serde_json::Value::Null, reason);
-            rec.record(name, r, last)?;
+            rec.record(name, r)?;
             continue;
         };
         let started = start_one(input, w, &spec, &rec.bar, mp, stop)?;
         match started {
             Err(Step::Interrupted) => return Ok(false),
-            Err(Step::Done(r)) => rec.record(name, *r, last)?,
+            Err(Step::Done(r)) => rec.record(name, *r)?,
             Err(Step::Active) => {}
             Ok(m) => active.push((spec, m)),
         }
@@ -196,14 +190,14 @@ fn interleaved(
             }
             let set = MicroSettings::from_config(input.cfg, &w.device);
             if !m.wants_more(&set) {
-                rec.record(&spec.name, m.finish(), last)?;
+                rec.record(&spec.name, m.finish())?;
                 continue;
             }
             rec.bar
                 .set_message(format!("{}: run {}", spec.name, m.runs() + 1));
             match run_once(input, w, &spec, &mut m, mp, stop)? {
                 Step::Interrupted => return Ok(false),
-                Step::Done(r) => rec.record(&spec.name, *r, last)?,
+                Step::Done(r) => rec.record(&spec.name, *r)?,
                 Step::Active => next.push((spec, m)),
             }
         }
@@ -305,8 +299,15 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
                 .copied()
                 .collect();
             let times: Vec<f64> = old.times.iter().chain(&new.times).copied().collect();
-            let summary = stats::summarize(&throughputs);
+            let mut process_runs = old.process_runs.clone();
+            if process_runs.is_empty() {
+                process_runs.push(old.throughputs.len() as u64);
+            }
+            process_runs.push(new.throughputs.len() as u64);
+            let groups: Vec<usize> = process_runs.iter().map(|n| *n as usize).collect();
+            let summary = stats::summarize_grouped(&throughputs, &groups);
             let mut m = TransformResult::measured(old.params.clone(), &summary, throughputs, times);
+            m.process_runs = process_runs;
             m.warmup_iterations = old.warmup_iterations + new.warmup_iterations;
             m.slow_threshold_sec_per_item = old.slow_threshold_sec_per_item;
             m.slow_preflight_items = old.slow_preflight_items;
@@ -479,11 +480,15 @@ fn same_run_shape(prev: &ResultFile, now: &ResultFile, mp: &MultiProgress) -> bo
 }
 
 /// A finished result from an earlier run with the same parameters, kept by `--resume`.
-fn reusable(prev: &ResultFile, name: &str) -> Option<TransformResult> {
+/// A previous result `--resume` keeps: finished, with the same parameters, and (when measured)
+/// from every configured process.
+fn reusable(prev: &ResultFile, name: &str, processes: u64) -> Option<TransformResult> {
     let r = prev.results.get(name)?;
     let spec = Registry::get().spec(name)?;
     let params = serde_json::to_value(&spec.params).ok()?;
-    (r.is_finished() && r.params == params).then(|| r.clone())
+    let measured_in = (r.process_runs.len() as u64).max(1);
+    let complete = r.status != Some(Status::Ok) || measured_in >= processes;
+    (r.is_finished() && complete && r.params == params).then(|| r.clone())
 }
 
 fn read_previous(path: &Path) -> anyhow::Result<Option<ResultFile>> {

@@ -94,12 +94,7 @@ pub fn verdict(
 pub fn interval(row: &Row, median: f64) -> (f64, f64) {
     match (row.rerun, row.ci_low, row.ci_high) {
         (Some((lo, hi)), _, _) if lo <= hi => (lo, hi),
-        _ if row.throughputs.len() >= 2 => stats::bootstrap_rerun_interval(
-            &row.throughputs,
-            policy::BOOTSTRAP_RESAMPLES,
-            policy::CONFIDENCE,
-            policy::BOOTSTRAP_SEED,
-        ),
+        _ if row.throughputs.len() >= 2 => stats::rerun_interval(&row.throughputs, &[]),
         (_, Some(lo), Some(hi)) if lo <= hi => (lo, hi),
         _ => (median, median),
     }

@@ -7,6 +7,7 @@ use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
+use augbench_core::policy;
 use augbench_core::results::{ResultFile, Status};
 use predicates::prelude::*;
 
@@ -91,7 +92,8 @@ fn quick_run_writes_strict_results_cells_and_a_summary() {
         assert!(f.metadata.dataset.synthetic);
         let r = &f.results["HorizontalFlip"];
         assert_eq!(r.status, Some(Status::Ok));
-        assert_eq!(r.throughputs.len(), 2);
+        // num_runs 2 in each of policy's default number of worker processes.
+        assert_eq!(r.throughputs.len() as u64, 2 * policy::DEFAULT_PROCESSES);
         assert!(r.median_throughput.unwrap() > 0.0);
         assert!(r.ci_low.unwrap() <= r.median_throughput.unwrap());
     }
@@ -106,6 +108,71 @@ fn quick_run_writes_strict_results_cells_and_a_summary() {
     );
     assert!(env.path("out/cells.parquet").exists());
     assert!(env.path("out/resolved_config.yaml").exists());
+}
+
+#[test]
+fn processes_measure_in_fresh_workers_and_record_their_runs() {
+    let env = Env::new();
+    let cfg = env.config("image", "HorizontalFlip", "");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("execution:\n", "execution:\n  processes: 3\n"),
+    )
+    .unwrap();
+    env.cmd()
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .assert()
+        .success();
+    let f = env.results("image");
+    let r = &f.results["HorizontalFlip"];
+    assert_eq!(f.metadata.benchmark_params.processes, 3);
+    assert_eq!(r.throughputs.len(), 6);
+    assert_eq!(r.process_runs, [2, 2, 2]);
+    let m = r.median_throughput.unwrap();
+    assert!(
+        r.rerun_low.unwrap() <= m && m <= r.rerun_high.unwrap(),
+        "{r:?}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_multi_process_run_keeps_the_runs_measured_so_far() {
+    let env = Env::new();
+    let cfg = env.config("image", "HorizontalFlip, VerticalFlip", "");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("execution:\n", "execution:\n  processes: 2\n"),
+    )
+    .unwrap();
+    let results = env.path("out/image-rgb/micro/image_micro_results.json");
+    // VerticalFlip hangs in every process; process 1 records it as an error, so once HorizontalFlip
+    // of process 1 is on disk, interrupt during process 1's VerticalFlip.
+    let mut child = env.spawn_run(&cfg, "hang:VerticalFlip");
+    wait_for(&results, |t| has_result(t, "HorizontalFlip"));
+    StdCommand::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    let before = env.results("image");
+    let flip = &before.results["HorizontalFlip"];
+    assert_eq!(flip.status, Some(Status::Ok));
+    assert_eq!(flip.num_successful_runs, 2, "process 1's runs are on disk");
+    env.cmd()
+        .args(["run", "--resume", "--config"])
+        .arg(&cfg)
+        .assert()
+        .success();
+    let after = &env.results("image").results["HorizontalFlip"];
+    assert_eq!(
+        after.process_runs,
+        [2, 2],
+        "measured again in every process"
+    );
 }
 
 #[test]
@@ -169,6 +236,14 @@ fn a_hanging_worker_is_killed_at_the_timeout_and_a_deleted_output_folder_is_rebu
 fn ctrl_c_keeps_finished_results_and_resume_continues() {
     let env = Env::new();
     let cfg = env.config("image", "HorizontalFlip, VerticalFlip, Grayscale", "");
+    // One process, so HorizontalFlip is complete before VerticalFlip starts (with several,
+    // see `an_interrupted_multi_process_run_keeps_the_runs_measured_so_far`).
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("execution:\n", "execution:\n  processes: 1\n"),
+    )
+    .unwrap();
     let results = env.path("out/image-rgb/micro/image_micro_results.json");
     let mut child = env.spawn_run(&cfg, "hang:VerticalFlip");
     wait_for(&results, |t| has_result(t, "HorizontalFlip"));
@@ -295,7 +370,7 @@ fn resume_with_other_settings_measures_again() {
         .success();
     assert_eq!(
         env.results("image").results["HorizontalFlip"].num_successful_runs,
-        2
+        2 * policy::DEFAULT_PROCESSES
     );
     env.cmd()
         .args(["run", "--resume", "--num-runs", "3", "--config"])
@@ -305,6 +380,6 @@ fn resume_with_other_settings_measures_again() {
         .stderr(predicate::str::contains("other settings"));
     assert_eq!(
         env.results("image").results["HorizontalFlip"].num_successful_runs,
-        3
+        3 * policy::DEFAULT_PROCESSES
     );
 }
