@@ -31,7 +31,7 @@ impl Env {
     fn config(&self, libraries: &str, transforms: &str, extra_data: &str) -> PathBuf {
         let text = format!(
             "version: 1\nselection:\n  scenario: image-rgb\n  mode: micro\n  libraries: [{libraries}]\n  transforms: [{transforms}]\n\
-             data:\n  num_items: 6\n{extra_data}execution:\n  num_runs: 2\n  min_time: 0.002\n  request_timeout_sec: 4\n  warmup:\n    max_seconds: 0.2\n\
+             data:\n  num_items: 6\n{extra_data}execution:\n  num_runs: 2\n  min_time: 0.002\n  request_timeout_sec: 4\n  slow_threshold_sec_per_item: 5\n  warmup:\n    max_seconds: 0.2\n\
              output:\n  output_dir: {}\n",
             self.path("out").display()
         );
@@ -58,6 +58,39 @@ impl Env {
             .stderr(Stdio::null())
             .spawn()
             .unwrap()
+    }
+
+    /// Sets `execution.processes` in a config written by `config`.
+    fn set_processes(&self, cfg: &Path, n: u64) {
+        let text = std::fs::read_to_string(cfg).unwrap();
+        let text = text.replace("execution:\n", &format!("execution:\n  processes: {n}\n"));
+        std::fs::write(cfg, text).unwrap();
+    }
+
+    /// Runs `cfg` with `faults`, sends Ctrl-C once `transform` is on disk, expects exit 1 and
+    /// returns the image library's results as the interrupt left them.
+    #[cfg(unix)]
+    fn interrupt_after(&self, cfg: &Path, faults: &str, transform: &str) -> ResultFile {
+        let results = self.path("out/image-rgb/micro/image_micro_results.json");
+        let mut child = self.spawn_run(cfg, faults);
+        wait_for(&results, |t| has_result(t, transform));
+        let kill = StdCommand::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let code = child.wait().unwrap();
+        assert_eq!(code.code(), Some(1), "an interrupted run exits 1");
+        self.results("image")
+    }
+
+    /// `run --resume` on `cfg`, which must succeed.
+    fn resume(&self, cfg: &Path) {
+        self.cmd()
+            .args(["run", "--resume", "--config"])
+            .arg(cfg)
+            .assert()
+            .success();
     }
 
     fn results(&self, lib: &str) -> ResultFile {
@@ -114,12 +147,7 @@ fn quick_run_writes_strict_results_cells_and_a_summary() {
 fn processes_measure_in_fresh_workers_and_record_their_runs() {
     let env = Env::new();
     let cfg = env.config("image", "HorizontalFlip", "");
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(
-        &cfg,
-        text.replace("execution:\n", "execution:\n  processes: 3\n"),
-    )
-    .unwrap();
+    env.set_processes(&cfg, 3);
     env.cmd()
         .args(["run", "--config"])
         .arg(&cfg)
@@ -142,31 +170,13 @@ fn processes_measure_in_fresh_workers_and_record_their_runs() {
 fn an_interrupted_multi_process_run_keeps_the_runs_measured_so_far() {
     let env = Env::new();
     let cfg = env.config("image", "HorizontalFlip, VerticalFlip", "");
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(
-        &cfg,
-        text.replace("execution:\n", "execution:\n  processes: 2\n"),
-    )
-    .unwrap();
-    let results = env.path("out/image-rgb/micro/image_micro_results.json");
-    // VerticalFlip hangs in every process; process 1 records it as an error, so once HorizontalFlip
-    // of process 1 is on disk, interrupt during process 1's VerticalFlip.
-    let mut child = env.spawn_run(&cfg, "hang:VerticalFlip");
-    wait_for(&results, |t| has_result(t, "HorizontalFlip"));
-    StdCommand::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert_eq!(child.wait().unwrap().code(), Some(1));
-    let before = env.results("image");
+    env.set_processes(&cfg, 2);
+    // VerticalFlip hangs; interrupt while process 1 is on it, after its HorizontalFlip is on disk.
+    let before = env.interrupt_after(&cfg, "hang:VerticalFlip", "HorizontalFlip");
     let flip = &before.results["HorizontalFlip"];
     assert_eq!(flip.status, Some(Status::Ok));
     assert_eq!(flip.num_successful_runs, 2, "process 1's runs are on disk");
-    env.cmd()
-        .args(["run", "--resume", "--config"])
-        .arg(&cfg)
-        .assert()
-        .success();
+    env.resume(&cfg);
     let after = &env.results("image").results["HorizontalFlip"];
     assert_eq!(
         after.process_runs,
@@ -238,34 +248,15 @@ fn ctrl_c_keeps_finished_results_and_resume_continues() {
     let cfg = env.config("image", "HorizontalFlip, VerticalFlip, Grayscale", "");
     // One process, so HorizontalFlip is complete before VerticalFlip starts (with several,
     // see `an_interrupted_multi_process_run_keeps_the_runs_measured_so_far`).
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(
-        &cfg,
-        text.replace("execution:\n", "execution:\n  processes: 1\n"),
-    )
-    .unwrap();
-    let results = env.path("out/image-rgb/micro/image_micro_results.json");
-    let mut child = env.spawn_run(&cfg, "hang:VerticalFlip");
-    wait_for(&results, |t| has_result(t, "HorizontalFlip"));
-    let kill = StdCommand::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let code = child.wait().unwrap();
-    assert_eq!(code.code(), Some(1), "an interrupted run exits 1");
-    let before = env.results("image");
+    env.set_processes(&cfg, 1);
+    let before = env.interrupt_after(&cfg, "hang:VerticalFlip", "HorizontalFlip");
     assert_eq!(status(&before, "HorizontalFlip"), Some(Status::Ok));
     assert_eq!(
         status(&before, "VerticalFlip"),
         None,
         "the transform in flight is not recorded"
     );
-    env.cmd()
-        .args(["run", "--resume", "--config"])
-        .arg(&cfg)
-        .assert()
-        .success();
+    env.resume(&cfg);
     let after = env.results("image");
     assert_eq!(
         after.results["HorizontalFlip"], before.results["HorizontalFlip"],
