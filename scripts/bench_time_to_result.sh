@@ -9,15 +9,20 @@
 # independent values a 95% interval of the median misses a repeat's median about one time in six.
 # Load is printed with every figure. Extra arguments go to every `augbench run` call.
 #
-#   [REPEATS=2] [RUNS=3|default] bash scripts/bench_time_to_result.sh [--no-refresh-requirements]
+#   [REPEATS=2] [RUNS=3|default] [CONFIG=FILE] bash scripts/bench_time_to_result.sh [--no-refresh-requirements]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${AUGBENCH_BIN:-target/release/augbench}"
-CONFIG="${CONFIG:-configs/examples/quickstart.yaml}"
+CONFIG="${CONFIG:-}"
 REPEATS="${REPEATS:-2}"
 [ -x "$BIN" ] || cargo build --release -p augbench
 OUT="$(mktemp -d -t augbench-ttr-XXXXXX)"
 trap '[ -n "${KEEP:-}" ] || rm -rf "$OUT"' EXIT
+# Without CONFIG: the task on augbench's defaults (policy), nothing but the selection spelled out.
+if [ -z "$CONFIG" ]; then
+  CONFIG="$OUT/task.yaml"
+  printf 'version: 1\nselection:\n  scenario: image-rgb\n  mode: micro\n' >"$CONFIG"
+fi
 COMMON=(--config "$CONFIG" --libraries albumentationsx pillow --num-items 50)
 TASK=("${COMMON[@]}" --transforms Resize HorizontalFlip GaussianBlur JpegCompression Rotate)
 # RUNS=default leaves the number of runs to the config and policy.

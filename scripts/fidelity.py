@@ -38,7 +38,8 @@ CHILD_FLAG = "--fidelity-child"
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--augbench", default=str(REPO / "target" / "release" / "augbench"), help="augbench binary")
-    p.add_argument("--config", default=str(REPO / "configs" / "examples" / "quickstart.yaml"))
+    p.add_argument("--config", default=None,
+                   help="run config (default: augbench's defaults for image-rgb micro)")
     p.add_argument("--num-items", type=int, default=50)
     p.add_argument("--num-runs", type=int, default=10,
                    help="augbench runs per measurement (pyperf takes processes x values)")
@@ -113,6 +114,9 @@ def parent(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="augbench-fidelity-") as tmp:
         work = Path(a.workdir or tmp)
         work.mkdir(parents=True, exist_ok=True)
+        if a.config is None:
+            a.config = str(work / "task.yaml")
+            Path(a.config).write_text("version: 1\nselection:\n  scenario: image-rgb\n  mode: micro\n")
         data = work / "data"
         if not data.exists():
             sh([a.augbench, "data", "synth", "--out", str(data), "--n", str(a.num_items)], stdout=subprocess.DEVNULL)

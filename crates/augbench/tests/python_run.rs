@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use augbench_core::policy;
 use augbench_core::results::{ResultFile, Status};
 
 const TRANSFORMS: &[&str] = &[
@@ -100,7 +99,7 @@ fn albumentationsx_and_pillow_micro_run_writes_valid_results() {
             let r = &f.results[*name];
             let lib = &f.metadata.library;
             assert_eq!(r.status, Some(Status::Ok), "{lib} {name}: {:?}", r.reason);
-            let runs = 3 * policy::DEFAULT_PROCESSES;
+            let runs = 3 * f.metadata.benchmark_params.processes;
             assert_eq!(r.throughputs.len() as u64, runs, "{lib} {name}");
             assert!(r.median_throughput.is_some_and(|m| m > 0.0), "{lib} {name}");
         }
