@@ -76,7 +76,10 @@ for a, b in zip(runs, runs[1:]):
         print(f"{k[0]:<16} {k[1]:<16} {ma:>12.1f} {mb:>12.1f} {delta:>8.1%}  {len(ra['throughputs']):>4}"
               f"  {'yes' if r_ok else 'no':<5}  {'yes' if c_ok else 'no'}")
     n = len(keys)
-    md = statistics.median(deltas) if deltas else float("nan")
+    if n == 0:
+        print("no transform measured ok in both runs: nothing to compare")
+        continue
+    md = statistics.median(deltas)
     print(f"rows: {n}; median |delta| {md:.1%} (target <= 3%); worst {max(deltas):.1%}; "
           f"rerun intervals cover each other's median in {rerun / n:.0%} of rows (target >= 90%); "
           f"intervals of the median: {ci / n:.0%}")

@@ -20,11 +20,17 @@ pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) ->
         .cloned()
         .unwrap_or_default();
     let p = &m.benchmark_params;
+    // A batched regime is its own library label in the log, so it never shares a cell key (and a
+    // report row) with the per-item numbers.
+    let library = match p.micro_batch {
+        Some(b) => format!("{} (batch {b})", m.library),
+        None => m.library.clone(),
+    };
     file.results
         .iter()
         .map(|(name, r)| BenchCell {
             run_id: run_id.to_string(),
-            library: m.library.clone(),
+            library: library.clone(),
             library_version: version.clone(),
             transform: name.clone(),
             scenario: m.scenario.clone(),

@@ -111,8 +111,9 @@ fn bootstrap_medians(xs: &[f64], resamples: usize, rng: &mut ChaCha8Rng) -> Vec<
 /// `groups` are the run counts of consecutive worker processes (empty: one process). Values of
 /// one process share its memory layout and start-up state, so with several processes the
 /// resampling is two-level, as the measurement was: processes with replacement, then runs within
-/// each. The spread is scaled by √(G/(G−1)) for G resampled units (processes, or runs with one
-/// process), the usual correction of the bootstrap's small-sample underestimate.
+/// each (see `grouped_medians` for why not processes alone). The spread is scaled
+/// by √(G/(G−1)) for G resampled units (processes, or runs with one process), the usual
+/// correction of the bootstrap's small-sample underestimate.
 ///
 /// A confidence interval of the median covers the *true* median; a repeat's median falls outside
 /// a well-calibrated 95% one about one time in six, so run-to-run comparisons use this one.
@@ -170,7 +171,11 @@ fn split_groups(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {
     units
 }
 
-/// Medians of two-level resamples: units with replacement, then values within each unit.
+/// Medians of two-level resamples: units with replacement, then values within each unit. This
+/// counts the within-process noise a second time, so it errs wide when process effects are small
+/// (97% coverage in a simulation). Resampling whole processes only would be exact in the limit,
+/// but with 3 processes it has 10 distinct outcomes and covered a repeat's median 75% of the time
+/// in the seeded test below.
 fn grouped_medians(units: &[Vec<f64>], resamples: usize, rng: &mut ChaCha8Rng) -> Vec<f64> {
     let mut buf = Vec::new();
     (0..resamples)
@@ -354,7 +359,10 @@ mod tests {
             flat += both(&[]);
         }
         let (grouped, flat) = (grouped as f64 / 200.0, flat as f64 / 200.0);
-        assert!(grouped >= 0.85, "grouped coverage {grouped}");
+        assert!(
+            (0.85..=0.995).contains(&grouped),
+            "grouped coverage {grouped}"
+        );
         assert!(flat < grouped - 0.1, "flat {flat} vs grouped {grouped}");
     }
 

@@ -308,8 +308,9 @@ impl Measuring {
         Ok(())
     }
 
-    /// One timed run in an interleaved round: the worker last held another transform, so this
-    /// one is prepared again (same seed) and run once over the warmup subset, untimed, first.
+    /// One more timed run. When the worker `switched` to another transform since this one's last
+    /// run (interleaved rounds), this one is prepared again (same seed) and run once over the
+    /// warmup subset, untimed, first; otherwise the worker still holds it, prepared and warm.
     /// A failed request returns the transform's final `error` result.
     pub fn interleaved_run(
         &mut self,
@@ -317,10 +318,11 @@ impl Measuring {
         spec: &TransformSpec,
         items: u64,
         set: &MicroSettings,
+        switched: bool,
     ) -> Result<Result<(), TransformResult>, WorkerError> {
         let params = self.params.clone();
         let mut round = || -> Result<(), WorkerError> {
-            if self.runs() > 0 {
+            if switched && self.runs() > 0 {
                 s.prepare(prepare_request(spec, &params, set), set.request_timeout)?;
                 let subset = policy::WARMUP_SUBSET_ITEMS.clamp(1, items.max(1));
                 let rewarm = TimeRequest {
@@ -556,8 +558,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn interleaved_runs_prepare_again_and_rewarm_before_each_later_run() {
+    /// Runs every later run of one transform; returns (time requests per run, prepares).
+    fn later_runs(switched: bool) -> (Vec<Vec<TimeRequest>>, usize) {
         let spec = TransformSpec {
             name: "HorizontalFlip".into(),
             params: Default::default(),
@@ -569,36 +571,71 @@ mod tests {
             panic!("expected a transform under way");
         };
         assert_eq!(log.prepares, 1);
-        let mut rounds = 0;
+        let mut asked = Vec::new();
         while m.wants_more(&set) {
             let before = log.times.len();
-            m.interleaved_run(&mut log, &spec, items, &set)
+            m.interleaved_run(&mut log, &spec, items, &set, switched)
                 .unwrap()
                 .unwrap();
-            let asked = &log.times[before..];
-            let timed = asked.last().unwrap();
-            assert_eq!(
-                (timed.count, timed.loops),
-                (items, 1),
-                "a full pass, 40 ms ≥ min_time"
-            );
-            match rounds {
-                0 => assert_eq!(asked.len(), 1, "the first run follows warmup directly"),
-                _ => assert_eq!(
-                    (asked.len(), asked[0].count),
-                    (2, 10),
-                    "an untimed rewarm first"
-                ),
-            }
-            rounds += 1;
+            asked.push(log.times[before..].to_vec());
         }
-        assert_eq!((rounds, log.prepares), (3, 3));
         let r = m.finish();
         assert_eq!(r.throughputs.len(), 3);
         assert!(
             r.median_throughput
                 .is_some_and(|t| (t - 1000.0).abs() < 1e-6)
         );
+        (asked, log.prepares)
+    }
+
+    #[test]
+    fn interleaved_runs_prepare_again_and_rewarm_before_each_later_run() {
+        let (asked, prepares) = later_runs(true);
+        assert_eq!((asked.len(), prepares), (3, 3));
+        for (round, reqs) in asked.iter().enumerate() {
+            let timed = reqs.last().unwrap();
+            assert_eq!(
+                (timed.count, timed.loops),
+                (40, 1),
+                "a full pass, 40 ms ≥ min_time"
+            );
+            match round {
+                0 => assert_eq!(reqs.len(), 1, "the first run follows warmup directly"),
+                _ => assert_eq!(
+                    (reqs.len(), reqs[0].count),
+                    (2, 10),
+                    "an untimed rewarm first"
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn warmup_ends_with_one_untimed_pass_over_every_item() {
+        let spec = TransformSpec {
+            name: "HorizontalFlip".into(),
+            params: Default::default(),
+            output: augbench_core::registry::OutputRule::Same,
+            dtype: augbench_core::registry::DtypeRule::Same,
+        };
+        let (mut log, set) = (Log::default(), settings(3));
+        let Ok(Started::Measuring(_)) = start(&mut log, &spec, 40, &set, &mut |_| {}) else {
+            panic!("expected a transform under way");
+        };
+        let last = log.times.last().unwrap();
+        assert_eq!((last.start, last.count, last.loops), (0, 40, 1));
+        assert!(
+            log.times[..log.times.len() - 1]
+                .iter()
+                .all(|t| t.count < 40)
+        );
+    }
+
+    #[test]
+    fn runs_on_a_worker_that_still_holds_the_transform_are_not_prepared_again() {
+        let (asked, prepares) = later_runs(false);
+        assert_eq!(prepares, 1, "prepared once, before warmup");
+        assert!(asked.iter().all(|reqs| reqs.len() == 1), "{asked:?}");
     }
 
     #[test]

@@ -184,6 +184,8 @@ fn interleaved(
     }
     while !active.is_empty() {
         let mut next = Vec::new();
+        // With one transform left the worker still holds it between runs.
+        let switched = active.len() > 1;
         for (spec, mut m) in active {
             if stop.load(Ordering::SeqCst) {
                 return Ok(false);
@@ -195,7 +197,7 @@ fn interleaved(
             }
             rec.bar
                 .set_message(format!("{}: run {}", spec.name, m.runs() + 1));
-            match run_once(input, w, &spec, &mut m, mp, stop)? {
+            match run_once(input, w, &spec, &mut m, switched, mp, stop)? {
                 Step::Interrupted => return Ok(false),
                 Step::Done(r) => rec.record(&spec.name, *r)?,
                 Step::Active => next.push((spec, m)),
@@ -246,7 +248,7 @@ fn start_one(
         Err(e) => return lost(input, w, spec, e, mp, stop).map(Err),
     };
     on_phase(Phase::Run(1));
-    Ok(match run_once(input, w, spec, &mut m, mp, stop)? {
+    Ok(match run_once(input, w, spec, &mut m, false, mp, stop)? {
         Step::Active => Ok(m),
         other => Err(other),
     })
@@ -258,11 +260,12 @@ fn run_once(
     w: &mut Loaded,
     spec: &TransformSpec,
     m: &mut Measuring,
+    switched: bool,
     mp: &MultiProgress,
     stop: &AtomicBool,
 ) -> anyhow::Result<Step> {
     let set = MicroSettings::from_config(input.cfg, &w.device);
-    match m.interleaved_run(&mut w.worker, spec, w.load.count, &set) {
+    match m.interleaved_run(&mut w.worker, spec, w.load.count, &set, switched) {
         Ok(Ok(())) => Ok(Step::Active),
         Ok(Err(r)) => Ok(Step::Done(Box::new(r))),
         Err(e) => lost(input, w, spec, e, mp, stop),
@@ -315,6 +318,15 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
             m.output_shape = old.output_shape;
             m.output_dtype = old.output_dtype;
             m
+        }
+        // A later process that turned slow or failed does not erase the earlier processes' runs:
+        // they stay, flagged; `--resume` measures the transform again (too few processes).
+        Some(mut old) if old.status == Some(Status::Ok) => {
+            let status = new.status.map_or("unknown".to_string(), |s| s.to_string());
+            let why = new.reason.unwrap_or_default();
+            old.unstable = true;
+            old.unstable_reason = Some(format!("a later worker process ended {status}: {why}"));
+            old
         }
         _ => new,
     };

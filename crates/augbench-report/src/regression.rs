@@ -203,8 +203,8 @@ pub fn render(report: &RegressionReport, format: Format) -> anyhow::Result<Strin
 /// One summary line: counts per verdict and the rule used.
 pub fn summary(report: &RegressionReport) -> String {
     format!(
-        "{} regression(s), {} faster, {} same, {} not comparable (a change counts when the 95% intervals \
-         do not overlap and |Δ| ≥ {}%)",
+        "{} regression(s), {} faster, {} same, {} not comparable (a change counts when each run's 95% rerun \
+         interval excludes the other's median and |Δ| ≥ {}%)",
         report.count(Verdict::Regression),
         report.count(Verdict::Faster),
         report.count(Verdict::Same),
@@ -316,6 +316,15 @@ mod tests {
     fn twenty_percent_slower_with_tight_intervals_is_a_regression() {
         let v = verdict(1000.0, (990.0, 1010.0), 800.0, (790.0, 810.0), 0.05);
         assert_eq!(v, Verdict::Regression);
+    }
+
+    #[test]
+    fn overlapping_intervals_that_exclude_each_others_median_are_a_change() {
+        let v = verdict(1000.0, (900.0, 1100.0), 880.0, (800.0, 960.0), 0.05);
+        assert_eq!(v, Verdict::Regression);
+        // One interval covering the other median is enough to call it the same.
+        let v = verdict(1000.0, (870.0, 1100.0), 880.0, (800.0, 960.0), 0.05);
+        assert_eq!(v, Verdict::Same);
     }
 
     #[test]

@@ -109,3 +109,47 @@ fn a_corrupt_log_is_a_usage_error() {
             .contains("cells.parquet")
     );
 }
+
+#[test]
+fn a_batched_regime_stays_apart_from_per_item_numbers_in_files_and_cells() {
+    use augbench_cells::from_results::cells_from_results;
+    use augbench_core::Mode;
+    use augbench_report::sample::{result_file, runs};
+    let per_item = result_file(
+        "image-rgb",
+        Mode::Micro,
+        "kornia",
+        "0.9.0",
+        &[("Resize", runs(300.0))],
+    );
+    let mut batched = result_file(
+        "image-rgb",
+        Mode::Micro,
+        "kornia",
+        "0.9.0",
+        &[("Resize", runs(900.0))],
+    );
+    batched.metadata.benchmark_params.micro_batch = Some(32);
+    let card = augbench_cells::SystemCard::default();
+    let cells: Vec<BenchCell> = [&per_item, &batched]
+        .iter()
+        .flat_map(|f| cells_from_results(f, "run-1", &card))
+        .collect();
+    let labels: Vec<&str> = cells.iter().map(|c| c.library.as_str()).collect();
+    assert_eq!(labels, ["kornia", "kornia (batch 32)"]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("cells.parquet");
+    append_bench_cells(&log, &cells).unwrap();
+    let data = load_paths(&[log]).unwrap();
+    let medians: Vec<Option<f64>> = data.rows.iter().map(|r| r.median).collect();
+    assert_eq!(medians.len(), 2, "neither replaces the other: {medians:?}");
+    // Result files: two files, two groups.
+    let out = tempfile::tempdir().unwrap();
+    for f in [&per_item, &batched] {
+        augbench_report::sample::write(out.path(), f).unwrap();
+    }
+    let data = load_paths(&[out.path().to_path_buf()]).unwrap();
+    let mut variants: Vec<String> = data.rows.iter().map(|r| r.variant.clone()).collect();
+    variants.sort();
+    assert_eq!(variants, ["", "batch 32"]);
+}
