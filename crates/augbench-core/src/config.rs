@@ -47,6 +47,26 @@ pub enum ThreadPolicy {
     PipelineSingleWorker,
 }
 
+/// How the libraries of a micro run share the machine's time (DESIGN §5.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Schedule {
+    /// A transform across all its libraries at once: live workers for each, then rounds in which
+    /// every library times one run in a seeded random order; speedups are paired per round.
+    Interleaved,
+    /// One library after another, each in its own job (the order of the plan).
+    Sequential,
+}
+
+impl std::fmt::Display for Schedule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Schedule::Interleaved => "interleaved",
+            Schedule::Sequential => "sequential",
+        })
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Selection {
@@ -86,6 +106,7 @@ pub struct Warmup {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Execution {
+    pub schedule: Option<Schedule>,
     pub num_runs: Option<u64>,
     pub processes: Option<u64>,
     pub precision_target: Option<f64>,
@@ -152,6 +173,7 @@ pub struct Overrides {
     pub workers: Option<u64>,
     pub batch_size: Option<u64>,
     pub micro_batch: Option<u64>,
+    pub schedule: Option<Schedule>,
     pub no_refresh_requirements: bool,
     pub resume: bool,
 }
@@ -171,6 +193,7 @@ impl Overrides {
         set_if(&mut cfg.execution.workers, &self.workers);
         set_if(&mut cfg.execution.batch_size, &self.batch_size);
         set_if(&mut cfg.execution.micro_batch, &self.micro_batch);
+        set_if(&mut cfg.execution.schedule, &self.schedule);
         if self.no_refresh_requirements {
             cfg.execution.refresh_requirements = Some(false);
         }

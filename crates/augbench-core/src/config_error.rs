@@ -1,5 +1,6 @@
 //! Config errors a user can fix: they name the file, the line and column where known, and carry a
-//! hint (the nearest valid key or value, or the list of valid values). Exit code 2.
+//! hint (the nearest valid key or value, or the list of valid values). Exit code 2. `Source`
+//! remembers where a config came from, so resolution and validation can locate their errors.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -152,6 +153,39 @@ pub fn locate_key(text: &str, key_path: &[&str]) -> Option<(u64, u64)> {
         min_indent = indent + 1;
     }
     found
+}
+
+/// Where a config came from, so errors can point at the right line.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub file: PathBuf,
+    pub text: String,
+    /// (config key, flag) pairs set from the command line; errors on those keys name the flag.
+    pub cli_keys: Vec<(&'static str, &'static str)>,
+}
+
+impl Source {
+    pub fn new(file: &Path, text: &str) -> Self {
+        Source {
+            file: file.to_path_buf(),
+            text: text.to_string(),
+            cli_keys: Vec::new(),
+        }
+    }
+
+    /// A located error for `key_path`; keys that came from the command line are named as such.
+    pub fn error(
+        &self,
+        key_path: &[&str],
+        message: String,
+        hint: impl Into<String>,
+    ) -> ConfigError {
+        let last = key_path.last().copied().unwrap_or_default();
+        if let Some((_, flag)) = self.cli_keys.iter().find(|(k, _)| *k == last) {
+            return ConfigError::new(&self.file, format!("{message} (set by {flag})"), hint);
+        }
+        ConfigError::at_key(&self.file, &self.text, key_path, message, hint)
+    }
 }
 
 #[cfg(test)]

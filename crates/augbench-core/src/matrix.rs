@@ -77,6 +77,10 @@ pub struct LibraryInfo {
     /// Has a batched micro regime (`execution.micro_batch` > 1): a stacked batch, one call.
     #[serde(default)]
     pub batched: bool,
+    /// Bytes per decoded sample of the native layout the worker holds its media in (memory
+    /// estimate of the interleaved schedule); absent = `policy::DECODED_BYTES_PER_SAMPLE`.
+    #[serde(default)]
+    pub bytes_per_sample: Option<u64>,
 }
 
 impl LibraryInfo {

@@ -1,13 +1,15 @@
 //! The plan: the pure expansion of a resolved config into jobs
 //! (scenario × library × mode × device), each with its backend, environment group, transforms
-//! and output file. `augbench plan` prints it; `augbench run` executes it.
+//! and output file, plus the schedule the jobs run under and the memory it needs.
+//! `augbench plan` prints it; `augbench run` executes it.
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::config::RunConfig;
+use crate::config::{RunConfig, Schedule};
 use crate::matrix::{Backend, Device, Matrix, Media, Mode};
+use crate::memory::{self, MemoryEstimate};
 use crate::naming::{self, JobKey};
 use crate::policy;
 use crate::resolve::selected_transforms;
@@ -30,6 +32,30 @@ pub struct Plan {
     pub config: RunConfig,
     pub jobs: Vec<Job>,
     pub expected_files: Vec<PathBuf>,
+    /// The schedule the jobs run under (the config's, unless it cannot apply: see `schedule`).
+    pub schedule: Schedule,
+    /// Why the schedule differs from the config's, when it does.
+    pub schedule_note: Option<String>,
+    pub memory: MemoryEstimate,
+}
+
+/// The schedule a resolved config runs under. Interleaving needs micro mode and two or more
+/// libraries (pipeline runs are sequential until they have a scheduler of their own).
+pub fn schedule(cfg: &RunConfig) -> (Schedule, Option<String>) {
+    let asked = cfg.execution.schedule.unwrap_or(policy::DEFAULT_SCHEDULE);
+    if asked == Schedule::Sequential {
+        return (asked, None);
+    }
+    let libraries = cfg.selection.libraries.as_ref().map_or(0, Vec::len);
+    if cfg.selection.mode == Some(Mode::Pipeline) {
+        let why = "pipeline runs are measured one library after another (sequential)";
+        return (Schedule::Sequential, Some(why.into()));
+    }
+    if libraries < 2 || cfg.selection.spec.is_some() {
+        let why = "one library: nothing to interleave with, measured alone (sequential)";
+        return (Schedule::Sequential, Some(why.into()));
+    }
+    (asked, None)
 }
 
 /// Expands a resolved config. Libraries unknown to the matrix were rejected by validation.
@@ -61,10 +87,14 @@ pub fn build(cfg: &RunConfig) -> Plan {
     let mut expected_files: Vec<PathBuf> = jobs.iter().map(|j| j.output_file.clone()).collect();
     expected_files.push(naming::resolved_config(&out));
     expected_files.push(naming::cells_log(&out));
+    let (schedule, schedule_note) = schedule(cfg);
     Plan {
         config: cfg.clone(),
         jobs,
         expected_files,
+        schedule,
+        schedule_note,
+        memory: memory::estimate(cfg, schedule),
     }
 }
 
@@ -110,8 +140,19 @@ impl Plan {
             transforms: &'a [String],
         }
         #[derive(Serialize)]
+        struct ScheduleView<'a> {
+            name: Schedule,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            note: Option<&'a str>,
+            /// Decoded media held at once: every library's with `interleaved`.
+            memory_held_at_once: String,
+            memory_per_library: std::collections::BTreeMap<&'a str, String>,
+            memory_basis: &'a str,
+        }
+        #[derive(Serialize)]
         struct View<'a> {
             config: &'a RunConfig,
+            schedule: ScheduleView<'a>,
             jobs: Vec<JobView<'a>>,
             expected_files: &'a [PathBuf],
         }
@@ -131,8 +172,21 @@ impl Plan {
                 transforms: &j.transforms,
             })
             .collect();
+        let schedule = ScheduleView {
+            name: self.schedule,
+            note: self.schedule_note.as_deref(),
+            memory_held_at_once: memory::human_bytes(self.memory.held_at_once),
+            memory_per_library: self
+                .memory
+                .per_library
+                .iter()
+                .map(|(k, v)| (k.as_str(), memory::human_bytes(*v)))
+                .collect(),
+            memory_basis: &self.memory.basis,
+        };
         let view = View {
             config: &self.config,
+            schedule,
             jobs,
             expected_files: &self.expected_files,
         };

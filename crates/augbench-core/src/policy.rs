@@ -51,6 +51,23 @@ pub fn default_workers(mode: Mode) -> u64 {
     }
 }
 
+/// Micro runs measure a transform across all its libraries at once, in paired rounds: on a shared
+/// machine whose speed drifts on a seconds scale, libraries measured minutes apart are compared
+/// under different machines (a sequential speedup moved 40–105% between invocations here).
+pub const DEFAULT_SCHEDULE: crate::config::Schedule = crate::config::Schedule::Interleaved;
+/// Seed of the per-round library order of the interleaved schedule (mixed with the transform,
+/// the process and the round, so every round has its own order and a rerun repeats it).
+pub const SCHEDULE_SEED: u64 = 7;
+/// Drift sentinel: the reference kernel's relative spread over a transform's rounds
+/// ((p90 − p10) / median of its times) above which the machine drifted and results say so.
+pub const DRIFT_UNSTABLE: f64 = 0.10;
+/// Drift sentinel: the reference kernel's working set (bytes) and passes over it per timing
+/// (a few milliseconds of deterministic memory and arithmetic work).
+pub const SENTINEL_BYTES: usize = 2 << 20;
+pub const SENTINEL_PASSES: u32 = 2;
+/// Memory estimate (plan): decoded bytes per image pixel and channel of a library's native
+/// layout, when the matrix does not say otherwise (uint8).
+pub const DECODED_BYTES_PER_SAMPLE: u64 = 1;
 pub const DEFAULT_NUM_RUNS: u64 = 5;
 /// Worker processes per transform, each with its own preflight, warmup and `num_runs` runs. Runs
 /// of one process share its memory layout and agree closely; processes differ by a few percent
@@ -78,10 +95,6 @@ pub const WARMUP_MIN_WINDOWS: u64 = 2;
 pub const WARMUP_MAX_SEC: f64 = 5.0;
 /// Warmup passes run over at most this many items.
 pub const WARMUP_SUBSET_ITEMS: u64 = 10;
-/// Micro runs of this many transforms are interleaved (one run of each per round); Ctrl-C loses
-/// at most their unfinished runs. 1 keeps DESIGN §1.8 (lose at most the transform in flight);
-/// interleaving did not measurably improve run-to-run agreement on a loaded 2-core machine.
-pub const INTERLEAVED_TRANSFORMS: usize = 1;
 /// Precision target: the run budget when adding runs until the interval is narrow enough.
 pub const PRECISION_MAX_RUNS: u64 = 30;
 /// `refresh_requirements`: a lock re-resolved from `envs/<group>.in` is reused for this long

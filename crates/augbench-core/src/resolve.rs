@@ -1,47 +1,14 @@
 //! Resolution: validates a loaded config (plus overrides) and fills every omitted field from the
 //! matrix and policy, so the result is fully explicit. `resolve(resolve(x)) == resolve(x)`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::config::{RunConfig, TransformSet};
-use crate::config_error::{ConfigError, suggest};
+use crate::config_error::{ConfigError, Source, suggest};
 use crate::matrix::{Device, Matrix, Media, Mode, ScenarioInfo};
 use crate::policy;
 use crate::registry::Registry;
 use crate::validate;
-
-/// Where a config came from, so errors can point at the right line.
-#[derive(Debug, Clone)]
-pub struct Source {
-    pub file: PathBuf,
-    pub text: String,
-    /// (config key, flag) pairs set from the command line; errors on those keys name the flag.
-    pub cli_keys: Vec<(&'static str, &'static str)>,
-}
-
-impl Source {
-    pub fn new(file: &Path, text: &str) -> Self {
-        Source {
-            file: file.to_path_buf(),
-            text: text.to_string(),
-            cli_keys: Vec::new(),
-        }
-    }
-
-    /// A located error for `key_path`; keys that came from the command line are named as such.
-    pub fn error(
-        &self,
-        key_path: &[&str],
-        message: String,
-        hint: impl Into<String>,
-    ) -> ConfigError {
-        let last = key_path.last().copied().unwrap_or_default();
-        if let Some((_, flag)) = self.cli_keys.iter().find(|(k, _)| *k == last) {
-            return ConfigError::new(&self.file, format!("{message} (set by {flag})"), hint);
-        }
-        ConfigError::at_key(&self.file, &self.text, key_path, message, hint)
-    }
-}
 
 /// Validates and fills defaults. The returned config has every field of the run explicit.
 pub fn resolve(mut cfg: RunConfig, src: &Source) -> Result<RunConfig, ConfigError> {
@@ -125,6 +92,7 @@ fn fill_execution(cfg: &mut RunConfig) {
     let mode = cfg.selection.mode.unwrap_or(Mode::Micro);
     let media = cfg.selection.media.unwrap_or(Media::Image);
     let e = &mut cfg.execution;
+    e.schedule.get_or_insert(policy::DEFAULT_SCHEDULE);
     e.num_runs.get_or_insert(policy::DEFAULT_NUM_RUNS);
     e.processes.get_or_insert(policy::DEFAULT_PROCESSES);
     e.batch_size.get_or_insert(policy::DEFAULT_BATCH_SIZE);

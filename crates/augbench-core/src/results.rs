@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::Summary;
+use crate::stats::{PairedSummary, Summary};
 
 /// Version of our result layout. Readers reject files that claim a newer one.
 pub const RESULT_FORMAT_VERSION: u32 = 1;
@@ -105,6 +105,10 @@ pub struct BenchmarkParams {
     pub warmup_window: u64,
     pub warmup_threshold: f64,
     pub max_warmup_iterations: u64,
+    /// Micro: `interleaved` (paired rounds across libraries) or `sequential`; absent in files
+    /// written before schedules existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -173,6 +177,33 @@ pub struct TransformResult {
     /// Output contract seen by the check (shape/dtype), for the record.
     pub output_shape: Option<Vec<u64>>,
     pub output_dtype: Option<String>,
+    /// Interleaved schedule: the rounds this transform's runs were taken in. Libraries with the
+    /// same id ran in the same rounds, run i of each in round i, so their runs pair up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds_id: Option<String>,
+    /// Interleaved schedule: true when no other library timed this transform in its rounds (the
+    /// others were unsupported, slow or failed), so it ran alone and has no paired speedups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alone: Option<bool>,
+    /// Interleaved schedule: this library against every other that measured the transform in the
+    /// same rounds (ratio > 1: this one is faster).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paired: Vec<PairedSummary>,
+    /// Interleaved schedule: the drift sentinel over this transform's rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<Drift>,
+}
+
+/// The drift sentinel: a fixed reference kernel timed once every round by the coordinator's own
+/// native worker. Its spread is the machine's drift while the transform was measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Drift {
+    /// (p90 − p10) / median of the kernel's times (`stats::drift_spread`).
+    pub spread: f64,
+    pub median_ms: f64,
+    /// The kernel's time in each round (ms), in round order.
+    pub times_ms: Vec<f64>,
 }
 
 impl TransformResult {

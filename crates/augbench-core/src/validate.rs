@@ -3,11 +3,10 @@
 //! and one located error with a hint.
 
 use crate::config::RunConfig;
-use crate::config_error::{ConfigError, suggest};
+use crate::config_error::{ConfigError, Source, suggest};
 use crate::matrix::{Matrix, Media, Mode, ScenarioInfo};
 use crate::policy;
 use crate::registry::Registry;
-use crate::resolve::Source;
 
 type Check = Result<(), ConfigError>;
 

@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use augbench_core::config::{CONFIG_VERSION, TransformSet};
-use augbench_core::{ConfigError, Device, Matrix, Mode, Overrides, Registry, RunConfig, Source};
+use augbench_core::{
+    ConfigError, Device, Matrix, Mode, Overrides, Registry, RunConfig, Schedule, Source,
+};
 use augbench_core::{policy, resolve};
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
@@ -506,6 +508,7 @@ fn every_override() -> Overrides {
         workers: Some(6),
         batch_size: Some(8),
         micro_batch: None,
+        schedule: Some(Schedule::Sequential),
         no_refresh_requirements: true,
         resume: true,
     }
@@ -537,6 +540,7 @@ fn typed_flags_win_over_the_file() {
     assert_eq!(cfg.execution.device, Some(Device::Auto));
     assert_eq!(cfg.execution.workers, Some(6));
     assert_eq!(cfg.execution.batch_size, Some(8));
+    assert_eq!(cfg.execution.schedule, Some(Schedule::Sequential));
     assert_eq!(cfg.execution.refresh_requirements, Some(false));
     assert_eq!(cfg.execution.resume, Some(true));
 }

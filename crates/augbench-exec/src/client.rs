@@ -232,6 +232,11 @@ impl Worker {
 
     /// Polite shutdown; kills the worker if it does not answer quickly.
     pub fn shutdown(mut self) {
+        self.close();
+    }
+
+    /// [`Worker::shutdown`] in place, for a worker that is about to be replaced.
+    pub fn close(&mut self) {
         let _ = self.request(&Request::Shutdown, Duration::from_secs(5));
         self.stdin = None;
         let _ = self.child.wait();

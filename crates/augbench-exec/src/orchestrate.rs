@@ -1,6 +1,7 @@
 //! Executes a whole plan: writes the resolved config, prepares the media once, starts each job's
-//! worker (native binary or Python environment), runs the jobs in order, and collects outcomes.
-//! A job that cannot start is reported and the others still run.
+//! worker (native binary or Python environment), runs the jobs under the plan's schedule
+//! (interleaved across libraries, or one after another), and collects outcomes. A job that
+//! cannot start is reported and the others still run.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -8,13 +9,15 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Context;
 use augbench_core::plan::{Job, Plan};
 use augbench_core::results::ResultFile;
-use augbench_core::{Backend, Matrix, RunConfig, UsageError, naming, policy};
+use augbench_core::{Backend, Matrix, RunConfig, Schedule, UsageError, memory, naming, policy};
 use indicatif::MultiProgress;
 
 use crate::client::WorkerCommand;
 use crate::fsutil::write_atomic;
+use crate::job::{JobInput, JobOutcome};
 use crate::media;
-use crate::runner::{JobInput, run_job};
+use crate::runner::run_job;
+use crate::scheduler::run_interleaved;
 use crate::threads::worker_env;
 
 /// The outcome of one job.
@@ -102,6 +105,24 @@ pub fn execute(plan: &Plan, media: &Media, mp: &MultiProgress, stop: &AtomicBool
         }
     };
     let cfg = &plan.config;
+    let jobs = match plan.schedule {
+        Schedule::Interleaved => interleaved(&plan, media, mp, stop),
+        Schedule::Sequential => sequential(&plan, media, mp, stop),
+    };
+    RunReport {
+        jobs,
+        out_dir: output_dir(cfg),
+    }
+}
+
+/// One job after another, each on its own.
+fn sequential(
+    plan: &Plan,
+    media: &Media,
+    mp: &MultiProgress,
+    stop: &AtomicBool,
+) -> Vec<(Job, JobStatus)> {
+    let cfg = &plan.config;
     let mut jobs = Vec::new();
     for job in &plan.jobs {
         if stop.load(std::sync::atomic::Ordering::SeqCst) {
@@ -110,25 +131,98 @@ pub fn execute(plan: &Plan, media: &Media, mp: &MultiProgress, stop: &AtomicBool
         let status = match worker_command(cfg, job, mp) {
             Err(e) => JobStatus::Failed(format!("{e:#}")),
             Ok(command) => {
-                let input = JobInput {
-                    cfg,
-                    job,
-                    command,
-                    paths: &media.paths,
-                    dataset: media.info.clone(),
-                };
-                match run_job(&input, mp, stop) {
-                    Ok(o) if o.interrupted => JobStatus::Interrupted(o.results),
-                    Ok(o) => JobStatus::Finished(o.results),
-                    Err(e) => JobStatus::Failed(format!("{e:#}")),
-                }
+                let input = job_input(cfg, job, command, media);
+                status_of(run_job(&input, mp, stop))
             }
         };
         jobs.push((job.clone(), status));
     }
-    RunReport {
-        jobs,
-        out_dir: output_dir(cfg),
+    jobs
+}
+
+/// Every job at once, transform by transform in paired rounds (`scheduler`). A job whose worker
+/// cannot be had fails alone.
+fn interleaved(
+    plan: &Plan,
+    media: &Media,
+    mp: &MultiProgress,
+    stop: &AtomicBool,
+) -> Vec<(Job, JobStatus)> {
+    let cfg = &plan.config;
+    warn_memory(plan, mp);
+    let mut failed = Vec::new();
+    let mut inputs = Vec::new();
+    for job in &plan.jobs {
+        match worker_command(cfg, job, mp) {
+            Ok(command) => inputs.push(job_input(cfg, job, command, media)),
+            Err(e) => failed.push((job.clone(), JobStatus::Failed(format!("{e:#}")))),
+        }
+    }
+    let sentinel = match native_command(SENTINEL_LIBRARY) {
+        Ok(mut c) => {
+            c.label = "drift sentinel".into();
+            c
+        }
+        Err(e) => {
+            let why = format!("{e:#}");
+            return plan
+                .jobs
+                .iter()
+                .map(|j| (j.clone(), JobStatus::Failed(why.clone())))
+                .collect();
+        }
+    };
+    let outcomes = run_interleaved(&inputs, &sentinel, mp, stop);
+    let mut jobs: Vec<(Job, JobStatus)> = inputs
+        .iter()
+        .zip(outcomes)
+        .map(|(input, o)| (input.job.clone(), status_of(o)))
+        .collect();
+    jobs.extend(failed);
+    jobs
+}
+
+/// Any native library's worker serves the sentinel kernel; this one is the one it starts.
+const SENTINEL_LIBRARY: &str = "image";
+
+fn job_input<'a>(
+    cfg: &'a RunConfig,
+    job: &'a Job,
+    command: WorkerCommand,
+    media: &'a Media,
+) -> JobInput<'a> {
+    JobInput {
+        cfg,
+        job,
+        command,
+        paths: &media.paths,
+        dataset: media.info.clone(),
+    }
+}
+
+fn status_of(outcome: anyhow::Result<JobOutcome>) -> JobStatus {
+    match outcome {
+        Ok(o) if o.interrupted => JobStatus::Interrupted(o.results),
+        Ok(o) => JobStatus::Finished(o.results),
+        Err(e) => JobStatus::Failed(format!("{e:#}")),
+    }
+}
+
+/// The interleaved schedule holds every library's media at once: say so when the plan's
+/// estimate exceeds the memory available now.
+fn warn_memory(plan: &Plan, mp: &MultiProgress) {
+    let Some(available) = crate::system::available_memory() else {
+        return;
+    };
+    let need = plan.memory.held_at_once;
+    if need > available {
+        mp.suspend(|| {
+            eprintln!(
+                "warning: the interleaved schedule holds every library's decoded media at once (about {}), more than the {} available; use fewer items (--num-items) or `schedule: sequential`",
+                memory::human_bytes(need),
+                memory::human_bytes(available)
+            )
+        });
     }
 }
 

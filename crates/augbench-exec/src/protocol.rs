@@ -16,7 +16,15 @@ pub enum Request {
     Prepare(PrepareRequest),
     Check,
     Time(TimeRequest),
+    /// Native worker only: time the drift sentinel's reference kernel `loops` times (no media
+    /// needed); answered like `time`, nanoseconds per loop.
+    Sentinel(SentinelRequest),
     Shutdown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentinelRequest {
+    pub loops: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

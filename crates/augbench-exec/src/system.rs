@@ -58,3 +58,10 @@ fn git(args: &[&str]) -> Option<String> {
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
+
+/// Memory available to a new process now (bytes), when the system says.
+pub fn available_memory() -> Option<u64> {
+    let mut sys = sysinfo::System::new().ok()?;
+    sys.refresh_memory();
+    Some(sys.available_memory()).filter(|m| *m > 0)
+}

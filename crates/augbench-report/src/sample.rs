@@ -152,6 +152,7 @@ fn params(media: Media, mode: Mode) -> BenchmarkParams {
         warmup_window: policy::warmup_window(media),
         warmup_threshold: policy::WARMUP_THRESHOLD,
         max_warmup_iterations: policy::WARMUP_MAX_PASSES,
+        schedule: None,
     }
 }
 

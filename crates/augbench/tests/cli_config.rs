@@ -133,7 +133,7 @@ fn resolved_config_fed_back_gives_the_identical_plan() {
 fn config_section(plan: &str) -> String {
     let body = plan
         .split_once("config:\n")
-        .and_then(|(_, rest)| rest.split_once("\njobs:\n"))
+        .and_then(|(_, rest)| rest.split_once("\nschedule:\n"))
         .map(|(cfg, _)| cfg)
         .unwrap();
     body.lines()

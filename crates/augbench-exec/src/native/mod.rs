@@ -10,6 +10,7 @@ mod imageproc;
 mod kornia;
 mod load;
 mod params;
+pub mod sentinel;
 mod session;
 pub mod versions;
 
@@ -162,6 +163,9 @@ impl Worker {
             Request::Check => Ok(ok_line(&self.loaded()?.check()?)),
             Request::Time(req) => Ok(ok_line(&TimeResponse {
                 ns: self.loaded()?.time(req)?,
+            })),
+            Request::Sentinel(req) => Ok(ok_line(&TimeResponse {
+                ns: sentinel::time(req.loops),
             })),
             Request::Shutdown => Ok(ok_line(&serde_json::json!({}))),
         }

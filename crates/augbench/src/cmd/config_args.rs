@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use augbench_core::config::TransformSet;
-use augbench_core::{ConfigError, Device, Media, Overrides, RunConfig, Source, policy, resolve};
+use augbench_core::{
+    ConfigError, Device, Media, Overrides, RunConfig, Schedule, Source, policy, resolve,
+};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct ConfigArgs {
@@ -42,6 +44,8 @@ pub struct ConfigArgs {
     pub batch_size: Option<u64>,
     #[arg(long, value_name = "N", help = help_micro_batch())]
     pub micro_batch: Option<u64>,
+    #[arg(long, value_enum, help = help_schedule())]
+    pub schedule: Option<ScheduleArg>,
     /// Use the existing requirement locks as they are.
     #[arg(long)]
     pub no_refresh_requirements: bool,
@@ -72,6 +76,20 @@ fn help_micro_batch() -> String {
         batched.join(", "),
         policy::DEFAULT_MICRO_BATCH
     )
+}
+
+/// Help for `--schedule`, with policy's default.
+fn help_schedule() -> String {
+    format!(
+        "Micro: measure each transform across all libraries in paired rounds (interleaved), or one library after another (sequential) [default: {}]",
+        policy::DEFAULT_SCHEDULE
+    )
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ScheduleArg {
+    Interleaved,
+    Sequential,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -109,6 +127,10 @@ impl ConfigArgs {
             workers: self.workers,
             batch_size: self.batch_size,
             micro_batch: self.micro_batch,
+            schedule: self.schedule.map(|s| match s {
+                ScheduleArg::Interleaved => Schedule::Interleaved,
+                ScheduleArg::Sequential => Schedule::Sequential,
+            }),
             no_refresh_requirements: self.no_refresh_requirements,
             resume: self.resume,
         }
@@ -116,7 +138,7 @@ impl ConfigArgs {
 
     /// (config key, flag) pairs the user set on the command line, for error messages.
     fn cli_keys(&self) -> Vec<(&'static str, &'static str)> {
-        let pairs: [(&'static str, &'static str, bool); 12] = [
+        let pairs: [(&'static str, &'static str, bool); 13] = [
             ("data_dir", "--data-dir", self.data_dir.is_some()),
             ("output_dir", "--output", self.output.is_some()),
             ("libraries", "--libraries", self.libraries.is_some()),
@@ -133,6 +155,7 @@ impl ConfigArgs {
             ("workers", "--workers", self.workers.is_some()),
             ("batch_size", "--batch-size", self.batch_size.is_some()),
             ("micro_batch", "--micro-batch", self.micro_batch.is_some()),
+            ("schedule", "--schedule", self.schedule.is_some()),
         ];
         pairs
             .into_iter()

@@ -1,12 +1,16 @@
 //! Pure statistics of a sample of throughputs: median, mean, sample std, CV, percentiles (linear
 //! interpolation), a seeded percentile-bootstrap interval of the median, and a seeded bootstrap
-//! rerun interval (where the median of a repeat of the measurement lands). No I/O, no clocks.
+//! rerun interval (where the median of a repeat of the measurement lands). Paired statistics of
+//! two libraries measured in the same rounds live in `paired`. No I/O, no clocks.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::policy;
+
+pub mod paired;
+pub use paired::{PairedSummary, drift_spread, paired};
 
 /// Summary of one sample. All fields are `NaN`-free for a non-empty finite sample.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -148,7 +152,7 @@ pub fn bootstrap_rerun_interval(
 
 /// The resampling units: one sorted slice per process when `groups` splits `xs` into two or
 /// more, else one unit per value.
-fn split_groups(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {
+pub(crate) fn split_groups(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {
     let fits = groups.len() > 1 && groups.iter().sum::<usize>() == xs.len() && !groups.contains(&0);
     if !fits {
         return sorted(xs).into_iter().map(|x| vec![x]).collect();
@@ -176,7 +180,11 @@ fn split_groups(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {
 /// (97% coverage in a simulation). Resampling whole processes only would be exact in the limit,
 /// but with 3 processes it has 10 distinct outcomes and covered a repeat's median 75% of the time
 /// in the seeded test below.
-fn grouped_medians(units: &[Vec<f64>], resamples: usize, rng: &mut ChaCha8Rng) -> Vec<f64> {
+pub(crate) fn grouped_medians(
+    units: &[Vec<f64>],
+    resamples: usize,
+    rng: &mut ChaCha8Rng,
+) -> Vec<f64> {
     let mut buf = Vec::new();
     (0..resamples)
         .map(|_| {

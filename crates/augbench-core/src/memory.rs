@@ -1,0 +1,119 @@
+//! Memory estimate of a plan: the decoded media each library's worker holds (items × pixels ×
+//! channels × bytes per sample of its native layout). The interleaved schedule keeps every
+//! library's worker alive at once, so it needs the sum; a sequential run needs the largest one.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::config::{RunConfig, Schedule};
+use crate::matrix::{Matrix, Media};
+use crate::policy;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryEstimate {
+    /// Decoded media per library (bytes), for the configured item count.
+    pub per_library: BTreeMap<String, u64>,
+    /// Bytes held at the same time under the run's schedule.
+    pub held_at_once: u64,
+    /// How the estimate was made (the item size it assumed).
+    pub basis: String,
+}
+
+/// Samples (pixels × channels, × frames for video) of one nominal item: the synthetic dataset's
+/// ImageNet-like sizes (their weighted mean) or its video frame size.
+fn samples_per_item(cfg: &RunConfig) -> (u64, String) {
+    let channels = cfg.data.num_channels.unwrap_or(policy::DEFAULT_CHANNELS);
+    match cfg.selection.media.unwrap_or(Media::Image) {
+        Media::Image => {
+            let sizes = policy::SYNTH_IMAGE_SIZES;
+            let weight: u64 = sizes.iter().map(|s| u64::from(s.2)).sum();
+            let pixels: u64 = sizes
+                .iter()
+                .map(|(w, h, k)| u64::from(*w) * u64::from(*h) * u64::from(*k))
+                .sum::<u64>()
+                / weight.max(1);
+            let basis = format!("{pixels} pixels × {channels} channels an image (ImageNet-like)");
+            (pixels * channels, basis)
+        }
+        Media::Video => {
+            let (w, h) = policy::SYNTH_VIDEO_SIZE;
+            let frames = cfg.data.clip_length.unwrap_or(policy::DEFAULT_CLIP_LENGTH);
+            let basis = format!("{frames} frames of {w}×{h} × {channels} channels a clip");
+            (u64::from(w) * u64::from(h) * frames * channels, basis)
+        }
+    }
+}
+
+/// The estimate for the libraries of a resolved config under its schedule.
+pub fn estimate(cfg: &RunConfig, schedule: Schedule) -> MemoryEstimate {
+    let (samples, basis) = samples_per_item(cfg);
+    let items = cfg.data.num_items.unwrap_or(0);
+    let m = Matrix::get();
+    let per_library: BTreeMap<String, u64> = cfg
+        .selection
+        .libraries
+        .iter()
+        .flatten()
+        .filter_map(|name| m.library(name))
+        .map(|l| {
+            let bytes = l
+                .bytes_per_sample
+                .unwrap_or(policy::DECODED_BYTES_PER_SAMPLE);
+            (l.name.clone(), items * samples * bytes)
+        })
+        .collect();
+    let held_at_once = match schedule {
+        Schedule::Interleaved => per_library.values().sum(),
+        Schedule::Sequential => per_library.values().copied().max().unwrap_or(0),
+    };
+    MemoryEstimate {
+        per_library,
+        held_at_once,
+        basis,
+    }
+}
+
+/// `1.2 GiB`, `340 MiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    let mib = bytes as f64 / MIB;
+    if mib >= 1024.0 {
+        format!("{:.1} GiB", mib / 1024.0)
+    } else {
+        format!("{mib:.0} MiB")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(libraries: &[&str], items: u64) -> RunConfig {
+        let mut c = RunConfig::default();
+        c.selection.libraries = Some(libraries.iter().map(|s| s.to_string()).collect());
+        c.data.num_items = Some(items);
+        c
+    }
+
+    #[test]
+    fn interleaved_holds_every_library_and_sequential_the_largest() {
+        let c = cfg(&["pillow", "kornia"], 100);
+        let i = estimate(&c, Schedule::Interleaved);
+        let s = estimate(&c, Schedule::Sequential);
+        let (pillow, kornia) = (i.per_library["pillow"], i.per_library["kornia"]);
+        assert_eq!(kornia, 4 * pillow, "kornia holds float32");
+        assert_eq!(i.held_at_once, pillow + kornia);
+        assert_eq!(s.held_at_once, kornia);
+        assert!(
+            pillow > 100 * 300 * 300 * 3,
+            "ImageNet-like items: {pillow}"
+        );
+    }
+
+    #[test]
+    fn bytes_read_as_people_write_them() {
+        assert_eq!(human_bytes(3 * 1024 * 1024), "3 MiB");
+        assert_eq!(human_bytes(3 * 1024 * 1024 * 1024 / 2), "1.5 GiB");
+    }
+}

@@ -1,0 +1,164 @@
+//! Paired statistics: two libraries timed in the same rounds (the interleaved schedule), compared
+//! round by round. The speedup is the median of the per-round ratios, so the machine's drift,
+//! which both libraries of a round share, cancels; its intervals resample rounds within worker
+//! processes. Also the drift sentinel's spread. Pure; seeded.
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use super::{grouped_medians, median, percentile_sorted, rerun_interval, split_groups};
+use crate::policy;
+
+/// One library against a partner measured in the same rounds: `ratio` > 1 means this library
+/// was faster (its throughput ÷ the partner's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairedSummary {
+    pub partner: String,
+    /// Median over rounds of (this throughput ÷ partner throughput).
+    pub ratio: f64,
+    /// Seeded bootstrap 95% interval of that median, resampling rounds within processes.
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// Where the ratio of a repeat of the run lands (the rerun interval of the ratios).
+    pub rerun_low: f64,
+    pub rerun_high: f64,
+    pub rounds: u64,
+    /// The per-round ratios, in round order.
+    pub ratios: Vec<f64>,
+}
+
+/// Pairs `a` and `b` round by round. `groups` are the rounds of consecutive worker processes
+/// (empty: one process). `None` unless both have the same, non-zero number of rounds.
+pub fn paired(partner: &str, a: &[f64], b: &[f64], groups: &[usize]) -> Option<PairedSummary> {
+    if a.is_empty() || a.len() != b.len() {
+        return None;
+    }
+    let ratios: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| x / y.max(f64::MIN_POSITIVE))
+        .collect();
+    let ratio = median(&ratios);
+    let (ci_low, ci_high) = grouped_median_ci(&ratios, groups);
+    let (rerun_low, rerun_high) = rerun_interval(&ratios, groups);
+    Some(PairedSummary {
+        partner: partner.to_string(),
+        ratio,
+        ci_low,
+        ci_high,
+        rerun_low,
+        rerun_high,
+        rounds: ratios.len() as u64,
+        ratios,
+    })
+}
+
+/// Percentile-bootstrap interval of the median, resampling processes and then rounds within
+/// each (rounds alone when there is one process), with policy's settings.
+fn grouped_median_ci(xs: &[f64], groups: &[usize]) -> (f64, f64) {
+    let m = median(xs);
+    if xs.len() < 2 {
+        return (m, m);
+    }
+    let units = split_groups(xs, groups);
+    let mut rng = ChaCha8Rng::seed_from_u64(policy::BOOTSTRAP_SEED);
+    let mut medians = grouped_medians(&units, policy::BOOTSTRAP_RESAMPLES, &mut rng);
+    medians.sort_by(f64::total_cmp);
+    let alpha = (1.0 - policy::CONFIDENCE) / 2.0 * 100.0;
+    let lo = percentile_sorted(&medians, alpha);
+    let hi = percentile_sorted(&medians, 100.0 - alpha);
+    (lo.min(m), hi.max(m))
+}
+
+/// The drift sentinel's spread over a run: (p90 − p10) / median of the kernel's times. A quiet
+/// machine stays within a few percent; above `policy::DRIFT_UNSTABLE` results say it drifted.
+pub fn drift_spread(times: &[f64]) -> f64 {
+    let mut s = times.to_vec();
+    s.sort_by(f64::total_cmp);
+    let m = percentile_sorted(&s, 50.0);
+    if s.len() < 2 || m <= 0.0 {
+        return 0.0;
+    }
+    (percentile_sorted(&s, 90.0) - percentile_sorted(&s, 10.0)) / m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rand::Rng;
+
+    #[test]
+    fn ratio_is_the_median_of_per_round_ratios() {
+        let a = [200.0, 100.0, 150.0];
+        let b = [100.0, 50.0, 100.0];
+        let p = paired("b", &a, &b, &[]).unwrap();
+        assert_eq!(p.ratios, vec![2.0, 2.0, 1.5]);
+        assert_eq!(p.ratio, 2.0);
+        assert_eq!((p.rounds, p.partner.as_str()), (3, "b"));
+        assert!(p.ci_low <= p.ratio && p.ratio <= p.ci_high);
+        assert!(p.rerun_low <= p.ratio * 0.98 + 1e-12 && p.rerun_high >= p.ratio * 1.02 - 1e-12);
+    }
+
+    #[test]
+    fn unequal_or_empty_rounds_do_not_pair() {
+        assert!(paired("b", &[1.0, 2.0], &[1.0], &[]).is_none());
+        assert!(paired("b", &[], &[], &[]).is_none());
+    }
+
+    /// The reason for pairing: a machine whose speed drifts by ±40% between rounds moves both
+    /// libraries of a round alike. The paired ratio stays near the truth (2.0) and its interval
+    /// stays narrow, while the ratio of the two unpaired medians wanders with the drift.
+    #[test]
+    fn pairing_cancels_drift_that_unpaired_medians_see() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let mut worst_paired: f64 = 0.0;
+        let mut worst_unpaired: f64 = 0.0;
+        for _ in 0..50 {
+            let speed: Vec<f64> = (0..10).map(|_| rng.random_range(0.6..1.4)).collect();
+            let noise = |rng: &mut ChaCha8Rng| rng.random_range(0.99..1.01);
+            let a: Vec<f64> = speed.iter().map(|s| 2000.0 * s * noise(&mut rng)).collect();
+            let b: Vec<f64> = speed.iter().map(|s| 1000.0 * s * noise(&mut rng)).collect();
+            let p = paired("b", &a, &b, &[]).unwrap();
+            worst_paired = worst_paired.max((p.ratio / 2.0 - 1.0).abs());
+            // Unpaired: each library's median taken from a different half of the run.
+            let unpaired = median(&a[..5]) / median(&b[5..]);
+            worst_unpaired = worst_unpaired.max((unpaired / 2.0 - 1.0).abs());
+        }
+        assert!(worst_paired < 0.02, "paired off by {worst_paired}");
+        assert!(
+            worst_unpaired > 0.10,
+            "unpaired off by only {worst_unpaired}"
+        );
+    }
+
+    #[test]
+    fn drift_spread_of_a_steady_and_a_drifting_kernel() {
+        assert_eq!(drift_spread(&[5.0; 8]), 0.0);
+        assert_eq!(drift_spread(&[5.0]), 0.0);
+        let drifting = [4.0, 4.2, 5.0, 5.5, 6.0, 6.5, 4.1, 6.4];
+        assert!(drift_spread(&drifting) > policy::DRIFT_UNSTABLE);
+    }
+
+    proptest! {
+        #[test]
+        fn swapping_partners_inverts_the_ratio(
+            a in proptest::collection::vec(1.0f64..1e4, 1..30),
+            seed in 0u64..1000,
+        ) {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let b: Vec<f64> = a.iter().map(|_| rng.random_range(1.0..1e4)).collect();
+            let ab = paired("b", &a, &b, &[]).unwrap();
+            let ba = paired("a", &b, &a, &[]).unwrap();
+            // Median of reciprocals is the reciprocal of the median for odd counts; for even
+            // counts it lies between the two middle reciprocals, so compare with a tolerance.
+            if a.len() % 2 == 1 {
+                prop_assert!((ab.ratio * ba.ratio - 1.0).abs() < 1e-9);
+            }
+            prop_assert!(ab.ci_low <= ab.ratio && ab.ratio <= ab.ci_high);
+            prop_assert!(ab.rerun_low <= ab.ratio && ab.ratio <= ab.rerun_high);
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! One library's job as both schedules run it: its inputs, its live worker with the media loaded
+//! (replaced when lost), the device it resolved to, and the spec it measures each transform
+//! against. `Lane` ties a worker to the job's `Recorder`.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use anyhow::Context;
+use augbench_core::plan::Job;
+use augbench_core::registry::{DtypeRule, OutputRule, Registry, TransformSpec};
+use augbench_core::results::{DatasetInfo, ResultFile, Status, TransformResult};
+use augbench_core::{Device, RunConfig, Schedule, UsageError, policy};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+
+use crate::client::{Worker, WorkerCommand, WorkerError};
+use crate::micro::MicroSettings;
+use crate::protocol::{HelloResponse, LoadRequest, LoadResponse, Request};
+use crate::record::Recorder;
+
+/// Everything one job needs besides the plan entry.
+pub struct JobInput<'a> {
+    pub cfg: &'a RunConfig,
+    pub job: &'a Job,
+    pub command: WorkerCommand,
+    pub paths: &'a [String],
+    pub dataset: DatasetInfo,
+}
+
+pub struct JobOutcome {
+    pub results: ResultFile,
+    pub interrupted: bool,
+}
+
+/// A started worker with its media loaded.
+pub(crate) struct Loaded {
+    pub worker: Worker,
+    pub hello: HelloResponse,
+    pub load: LoadResponse,
+    /// The device the media live on: the job's device, with `auto` resolved from `hello.devices`.
+    pub device: String,
+    /// With `--spec`: the spec file's transform names (`hello.spec.transforms`), measured instead
+    /// of the registry's.
+    pub custom: Option<Vec<String>>,
+}
+
+/// A library's job under way: its worker and its results.
+pub(crate) struct Lane<'a> {
+    pub input: &'a JobInput<'a>,
+    pub w: Loaded,
+    pub rec: Recorder<'a>,
+}
+
+impl<'a> Lane<'a> {
+    /// Starts the job's worker and writes its result file (with what `--resume` keeps).
+    pub fn open(
+        input: &'a JobInput<'a>,
+        schedule: Schedule,
+        mp: &MultiProgress,
+    ) -> anyhow::Result<Lane<'a>> {
+        let w = start_worker(input, mp)?;
+        let rec = Recorder::open(input, &w, schedule, mp)?;
+        Ok(Lane { input, w, rec })
+    }
+
+    /// The transforms this job measures: the plan's, or a spec file's.
+    pub fn names(&self) -> Vec<String> {
+        self.w
+            .custom
+            .clone()
+            .unwrap_or_else(|| self.input.job.transforms.clone())
+    }
+
+    pub fn settings(&self) -> MicroSettings {
+        MicroSettings::from_config(self.input.cfg, &self.w.device)
+    }
+
+    /// A fresh worker process (the next process round, or after a loss).
+    pub fn restart(&mut self, mp: &MultiProgress) -> anyhow::Result<()> {
+        self.w.worker.close();
+        self.w = start_worker(self.input, mp)?;
+        Ok(())
+    }
+
+    /// A lost worker costs the transform in flight (`error` with the worker's story) and is
+    /// replaced.
+    pub fn lost(
+        &mut self,
+        spec: &TransformSpec,
+        e: WorkerError,
+        mp: &MultiProgress,
+    ) -> anyhow::Result<TransformResult> {
+        let params = serde_json::to_value(&spec.params).unwrap_or_default();
+        let result = TransformResult::not_measured(Status::Error, params, e.to_string());
+        self.w = start_worker(self.input, mp)?;
+        Ok(result)
+    }
+
+    /// A worker that a preflight past its wall cap killed is replaced for the next transform.
+    pub fn revive(&mut self, mp: &MultiProgress) -> anyhow::Result<()> {
+        if !self.w.worker.is_alive() {
+            self.w = start_worker(self.input, mp)?;
+        }
+        Ok(())
+    }
+
+    /// Whether this job's transform ended `ok` in the processes so far.
+    pub fn measured(&self, name: &str) -> bool {
+        self.rec
+            .acc
+            .get(name)
+            .is_some_and(|r| r.status == Some(Status::Ok))
+    }
+
+    pub fn shutdown(&mut self) {
+        self.w.worker.close();
+    }
+}
+
+/// The spec a transform is measured against: the registry's, or a spec file's.
+pub(crate) fn spec_for(w: &Loaded, name: &str) -> Option<TransformSpec> {
+    match &w.custom {
+        Some(_) => Some(custom_transform(name)),
+        None => Registry::get().spec(name).cloned(),
+    }
+}
+
+/// The result of a name that is neither in the registry nor in a spec file.
+pub(crate) fn not_in_registry(name: &str) -> TransformResult {
+    let reason = format!("`{name}` is not in the transform registry");
+    TransformResult::not_measured(Status::Error, serde_json::Value::Null, reason)
+}
+
+pub(crate) fn start_worker(input: &JobInput<'_>, mp: &MultiProgress) -> anyhow::Result<Loaded> {
+    let timeout = MicroSettings::from_config(input.cfg, "cpu").request_timeout;
+    let mut worker = Worker::spawn(&input.command, policy::STDERR_TAIL_LINES)?;
+    let raw = worker
+        .request(&Request::Hello, timeout)
+        .with_context(|| format!("starting {}", input.command.label))?;
+    let hello: HelloResponse = serde_json::from_value(raw.clone())
+        .with_context(|| format!("{} sent a malformed hello: {raw}", input.command.label))?;
+    let device = resolve_device(
+        input.job.device,
+        &worker_devices(&raw),
+        &input.command.label,
+    )?;
+    let channels = input
+        .cfg
+        .data
+        .num_channels
+        .unwrap_or(policy::DEFAULT_CHANNELS);
+    let media = input.job.media;
+    let noun = if media == augbench_core::Media::Video {
+        "videos"
+    } else {
+        "images"
+    };
+    let spinner = labelled_spinner(
+        mp,
+        format!("Load {noun} ({}, {channels}ch)", input.job.library),
+    );
+    let req = LoadRequest {
+        media: media.to_string(),
+        paths: input.paths.to_vec(),
+        channels,
+        clip_length: input
+            .cfg
+            .data
+            .clip_length
+            .unwrap_or(policy::DEFAULT_CLIP_LENGTH),
+        device: device.clone(),
+    };
+    let load: Result<LoadResponse, WorkerError> = worker.call(&Request::Load(req), timeout);
+    spinner.finish_and_clear();
+    let load = load.with_context(|| format!("{} could not load the media", input.command.label))?;
+    if load.count == 0 {
+        anyhow::bail!(
+            "{} loaded no items: all {} files were skipped (first reason: {})",
+            input.command.label,
+            input.paths.len(),
+            load.skipped
+                .first()
+                .map_or("none given", |s| s.reason.as_str())
+        );
+    }
+    Ok(Loaded {
+        worker,
+        hello,
+        load,
+        device,
+        custom: spec_transforms(&raw),
+    })
+}
+
+/// `hello.spec.transforms`: present when the worker serves a `--spec` file.
+fn spec_transforms(hello: &serde_json::Value) -> Option<Vec<String>> {
+    let list = hello.get("spec")?.get("transforms")?.as_array()?;
+    Some(
+        list.iter()
+            .filter_map(|t| t.as_str().map(str::to_string))
+            .collect(),
+    )
+}
+
+/// A spec-file transform: its parameters live in the spec file, so only rank, channels and dtype
+/// of the output are checked.
+fn custom_transform(name: &str) -> TransformSpec {
+    TransformSpec {
+        name: name.to_string(),
+        params: BTreeMap::new(),
+        output: OutputRule::Depends,
+        dtype: DtypeRule::Same,
+    }
+}
+
+/// `hello.devices` (docs/protocol.md); a worker that does not list devices runs on the CPU only.
+fn worker_devices(hello: &serde_json::Value) -> Vec<String> {
+    match hello.get("devices").and_then(serde_json::Value::as_array) {
+        Some(list) => list
+            .iter()
+            .filter_map(|d| d.as_str().map(str::to_string))
+            .collect(),
+        None => vec![Device::Cpu.to_string()],
+    }
+}
+
+/// The device a job runs on: `auto` becomes CUDA where the worker has it and CPU otherwise; an
+/// explicit device the worker lacks is a usage error for this job.
+pub fn resolve_device(
+    requested: Device,
+    available: &[String],
+    label: &str,
+) -> Result<String, UsageError> {
+    let has = |d: Device| available.iter().any(|a| *a == d.to_string());
+    match requested {
+        Device::Auto if has(Device::Cuda) => Ok(Device::Cuda.to_string()),
+        Device::Auto => Ok(Device::Cpu.to_string()),
+        d if has(d) => Ok(d.to_string()),
+        d => Err(UsageError::new(
+            format!(
+                "{label} cannot run on `{d}`: the worker reports devices [{}] (for CUDA: torch.cuda.is_available() is False)",
+                available.join(", ")
+            ),
+            format!(
+                "use `device: auto` to fall back to the CPU, or run on a machine with a {d} device"
+            ),
+        )),
+    }
+}
+
+pub(crate) fn labelled_spinner(mp: &MultiProgress, label: String) -> ProgressBar {
+    let pb = mp.add(ProgressBar::new_spinner());
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {prefix} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    pb.set_prefix(label);
+    pb.enable_steady_tick(Duration::from_millis(120));
+    pb
+}
+
+/// A labelled bar of `len` steps.
+pub(crate) fn steps_bar(mp: &MultiProgress, label: String, len: u64) -> ProgressBar {
+    let pb = mp.add(ProgressBar::new(len));
+    let style = ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {elapsed} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    pb.set_style(style);
+    pb.set_prefix(label);
+    pb
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn devs(list: &[&str]) -> Vec<String> {
+        list.iter().map(|d| d.to_string()).collect()
+    }
+
+    #[test]
+    fn auto_takes_cuda_where_the_worker_has_it_and_cpu_otherwise() {
+        let gpu = devs(&["cpu", "cuda"]);
+        let cpu = devs(&["cpu"]);
+        assert_eq!(resolve_device(Device::Auto, &gpu, "w").unwrap(), "cuda");
+        assert_eq!(resolve_device(Device::Auto, &cpu, "w").unwrap(), "cpu");
+        assert_eq!(resolve_device(Device::Cpu, &gpu, "w").unwrap(), "cpu");
+    }
+
+    #[test]
+    fn cuda_without_cuda_is_a_usage_error_naming_the_worker() {
+        let e = resolve_device(Device::Cuda, &devs(&["cpu"]), "kornia worker").unwrap_err();
+        assert!(
+            e.message.contains("kornia worker cannot run on `cuda`"),
+            "{e}"
+        );
+        assert!(e.hint.contains("device: auto"), "{e}");
+    }
+
+    #[test]
+    fn a_hello_without_devices_means_cpu_only() {
+        assert_eq!(worker_devices(&serde_json::json!({})), devs(&["cpu"]));
+        let hello = serde_json::json!({"devices": ["cpu", "cuda"]});
+        assert_eq!(worker_devices(&hello), devs(&["cpu", "cuda"]));
+    }
+}

@@ -1,0 +1,167 @@
+//! A transform under way: timed runs, one per call, so a scheduler can alternate the runs of
+//! several libraries (DESIGN §5 steps 3 and 5), and the transform's result from its runs.
+
+use augbench_core::policy;
+use augbench_core::registry::TransformSpec;
+use augbench_core::results::TransformResult;
+use augbench_core::stats;
+
+use super::{MicroSettings, Session, settle};
+use crate::client::WorkerError;
+use crate::protocol::{CheckResponse, TimeRequest};
+
+/// A transform after its setup (contract check, preflight, warmup): collects timed runs, one per
+/// call, so that a scheduler can alternate the runs of several libraries.
+#[derive(Debug, Clone)]
+pub struct Measuring {
+    name: String,
+    params: serde_json::Value,
+    loops: u64,
+    per_item: f64,
+    slow_threshold: f64,
+    preflight_items: u64,
+    warmup_passes: u64,
+    output_shape: Vec<u64>,
+    output_dtype: String,
+    throughputs: Vec<f64>,
+    times: Vec<f64>,
+}
+
+impl Measuring {
+    /// A transform whose setup found it ready for runs of `loops` passes each.
+    pub(super) fn new(
+        spec: &TransformSpec,
+        params: &serde_json::Value,
+        loops: u64,
+        per_item: f64,
+        set: &MicroSettings,
+        warmup_passes: u64,
+        checked: CheckResponse,
+    ) -> Measuring {
+        Measuring {
+            name: spec.name.clone(),
+            params: params.clone(),
+            loops,
+            per_item,
+            slow_threshold: set.slow_threshold,
+            preflight_items: set.preflight_items,
+            warmup_passes,
+            output_shape: checked.output_shape,
+            output_dtype: checked.output_dtype,
+            throughputs: Vec::new(),
+            times: Vec::new(),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn runs(&self) -> u64 {
+        self.throughputs.len() as u64
+    }
+
+    /// Whether another run is due: fewer than `num_runs`, or (with a precision target) the
+    /// interval is still too wide and the run budget is not spent.
+    pub fn wants_more(&self, set: &MicroSettings) -> bool {
+        let budget = match set.precision_target {
+            Some(_) => policy::PRECISION_MAX_RUNS.max(set.num_runs),
+            None => set.num_runs,
+        };
+        let n = self.runs();
+        n < budget
+            && !(n >= set.num_runs && precise_enough(&self.throughputs, set.precision_target))
+    }
+
+    /// One timed run over all items, on a worker where this transform is prepared and warm (a
+    /// worker holds one transform at a time, so it still does). A failed request returns the
+    /// transform's final `unsupported`/`error` result; a lost worker is an `Err`.
+    pub fn run(
+        &mut self,
+        s: &mut dyn Session,
+        items: u64,
+        set: &MicroSettings,
+    ) -> Result<Result<(), TransformResult>, WorkerError> {
+        let req = TimeRequest {
+            start: 0,
+            count: items,
+            loops: self.loops,
+        };
+        let ns = match settle(s.time(req, set.request_timeout), &self.params)? {
+            Ok(ns) => ns,
+            Err(result) => return Ok(Err(result)),
+        };
+        let pass_sec = stats::mean(&ns.iter().map(|n| *n as f64 / 1e9).collect::<Vec<_>>());
+        self.times.push(pass_sec);
+        self.throughputs.push(items as f64 / pass_sec.max(1e-12));
+        Ok(Ok(()))
+    }
+
+    /// The transform's result from the runs so far.
+    pub fn finish(self) -> TransformResult {
+        let summary = stats::summarize(&self.throughputs);
+        let mut r = TransformResult::measured(self.params, &summary, self.throughputs, self.times);
+        r.warmup_iterations = self.warmup_passes;
+        r.slow_threshold_sec_per_item = Some(self.slow_threshold);
+        r.slow_preflight_items = Some(self.preflight_items);
+        r.preflight_sec_per_item = Some(self.per_item);
+        r.output_shape = Some(self.output_shape);
+        r.output_dtype = Some(self.output_dtype);
+        r
+    }
+}
+
+fn precise_enough(xs: &[f64], target: Option<f64>) -> bool {
+    let Some(target) = target else { return true };
+    let m = stats::median(xs);
+    let (lo, hi) = stats::bootstrap_median_ci(
+        xs,
+        policy::BOOTSTRAP_RESAMPLES,
+        policy::CONFIDENCE,
+        policy::BOOTSTRAP_SEED,
+    );
+    stats::ci_half_width(m, lo, hi) <= target
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::micro::testing::{Log, flip, settings};
+    use crate::micro::{Started, start};
+
+    #[test]
+    fn runs_on_a_worker_that_holds_the_transform_are_not_prepared_again() {
+        let (mut log, set, items) = (Log::default(), settings(3), 40);
+        let Ok(Started::Measuring(mut m)) = start(&mut log, &flip(), items, &set, &mut |_| {})
+        else {
+            panic!("expected a transform under way");
+        };
+        let before = log.times.len();
+        while m.wants_more(&set) {
+            m.run(&mut log, items, &set).unwrap().unwrap();
+        }
+        assert_eq!(log.prepares, 1, "prepared once, before warmup");
+        let timed = &log.times[before..];
+        assert_eq!(timed.len(), 3, "one request a run");
+        assert!(
+            timed.iter().all(|t| (t.count, t.loops) == (40, 1)),
+            "{timed:?}"
+        );
+        let r = m.finish();
+        assert_eq!(r.throughputs.len(), 3);
+        assert!(
+            r.median_throughput
+                .is_some_and(|t| (t - 1000.0).abs() < 1e-6)
+        );
+    }
+
+    #[test]
+    fn precision_target_none_is_always_enough() {
+        assert!(precise_enough(&[1.0, 100.0], None));
+        assert!(!precise_enough(&[1.0, 100.0, 3.0, 50.0], Some(0.01)));
+        assert!(precise_enough(
+            &[100.0, 100.1, 99.9, 100.0, 100.05],
+            Some(0.01)
+        ));
+    }
+}

@@ -1,0 +1,239 @@
+//! Setting a transform up for timed runs: prepare, the output contract check, the slow preflight
+//! and the adaptive warmup (DESIGN §5 steps 1–2). What comes out is a `Measuring` ready for runs,
+//! or a final result (unsupported, slow, error).
+
+use std::time::{Duration, Instant};
+
+use augbench_core::policy;
+use augbench_core::registry::TransformSpec;
+use augbench_core::results::{Status, TransformResult};
+use augbench_core::stats;
+
+use super::measuring::Measuring;
+use super::{MicroSettings, Phase, Session, WarmupSettings, prepare_request, settle};
+use crate::client::WorkerError;
+use crate::contract;
+use crate::protocol::TimeRequest;
+
+/// What `start` leaves: a transform that needs no timed runs (unsupported, slow, error), or one
+/// ready for them.
+pub enum Started {
+    Finished(Box<TransformResult>),
+    Measuring(Measuring),
+}
+
+/// Prepares, checks, preflights and warms up one transform; no timed run yet.
+pub fn start(
+    s: &mut dyn Session,
+    spec: &TransformSpec,
+    items: u64,
+    set: &MicroSettings,
+    on_phase: &mut dyn FnMut(Phase),
+) -> Result<Started, WorkerError> {
+    let params = serde_json::to_value(&spec.params).unwrap_or_default();
+    Ok(
+        match settle(start_inner(s, spec, items, set, on_phase, &params), &params)? {
+            Ok(started) => started,
+            Err(r) => Started::Finished(Box::new(r)),
+        },
+    )
+}
+
+fn start_inner(
+    s: &mut dyn Session,
+    spec: &TransformSpec,
+    items: u64,
+    set: &MicroSettings,
+    on_phase: &mut dyn FnMut(Phase),
+    params: &serde_json::Value,
+) -> Result<Started, WorkerError> {
+    let timeout = set.request_timeout;
+    let prepared = s.prepare(prepare_request(spec, params, set), timeout)?;
+    if let Some(batch) = set.batch
+        && prepared.regime.as_deref() != Some("batch")
+    {
+        let reason = format!("the worker did not enter the batched regime (micro_batch {batch})");
+        let r = TransformResult::not_measured(Status::Error, params.clone(), reason);
+        return Ok(Started::Finished(Box::new(r)));
+    }
+    on_phase(Phase::Check);
+    let checked = s.check(timeout)?;
+    if let Err(why) = contract::check(spec, &checked) {
+        let reason = format!("output contract violated: {why}");
+        let r = TransformResult::not_measured(Status::Error, params.clone(), reason);
+        return Ok(Started::Finished(Box::new(r)));
+    }
+    on_phase(Phase::Preflight);
+    let per_item = match preflight(s, items, set)? {
+        Preflight::Slow(result) => {
+            return Ok(Started::Finished(Box::new(slow_result(
+                params, set, result,
+            ))));
+        }
+        Preflight::PerItem(sec) => sec,
+    };
+    on_phase(Phase::Warmup);
+    let warmup_passes = warmup(s, items, set)?;
+    Ok(Started::Measuring(Measuring::new(
+        spec,
+        params,
+        loops_for(per_item * items as f64, set.min_time),
+        per_item,
+        set,
+        warmup_passes,
+        checked,
+    )))
+}
+
+enum Preflight {
+    PerItem(f64),
+    /// Seconds per item measured (or the lower bound when the preflight hit its wall cap).
+    Slow(f64),
+}
+
+fn preflight(
+    s: &mut dyn Session,
+    items: u64,
+    set: &MicroSettings,
+) -> Result<Preflight, WorkerError> {
+    let count = set.preflight_items.clamp(1, items.max(1));
+    let cap = Duration::from_secs_f64(policy::PREFLIGHT_MAX_SEC).min(set.request_timeout);
+    let timeout = if set.disable_slow_skip {
+        set.request_timeout
+    } else {
+        cap
+    };
+    let ns = match s.time(
+        TimeRequest {
+            start: 0,
+            count,
+            loops: 1,
+        },
+        timeout,
+    ) {
+        Ok(ns) => ns,
+        // Past the preflight's own wall cap the transform is slow; at the request timeout it hangs.
+        Err(WorkerError::Timeout { .. }) if !set.disable_slow_skip && cap < set.request_timeout => {
+            return Ok(Preflight::Slow(cap.as_secs_f64() / count as f64));
+        }
+        Err(e) => return Err(e),
+    };
+    let per_item = ns.first().copied().unwrap_or(0) as f64 / 1e9 / count as f64;
+    if !set.disable_slow_skip && per_item >= set.slow_threshold {
+        return Ok(Preflight::Slow(per_item));
+    }
+    Ok(Preflight::PerItem(per_item.max(1e-9)))
+}
+
+fn slow_result(params: &serde_json::Value, set: &MicroSettings, per_item: f64) -> TransformResult {
+    let reason = format!(
+        "preflight: {per_item:.4} s/item ≥ slow threshold {} s/item",
+        set.slow_threshold
+    );
+    TransformResult {
+        status: Some(Status::Slow),
+        supported: true,
+        params: params.clone(),
+        early_stopped: true,
+        early_stop_reason: Some(reason),
+        slow_threshold_sec_per_item: Some(set.slow_threshold),
+        slow_preflight_items: Some(set.preflight_items),
+        preflight_sec_per_item: Some(per_item),
+        preflight_throughput: Some(1.0 / per_item),
+        ..Default::default()
+    }
+}
+
+/// Loops of a pass needed so one timed value lasts at least `min_time`.
+pub fn loops_for(pass_seconds: f64, min_time: f64) -> u64 {
+    if pass_seconds <= 0.0 {
+        return 1;
+    }
+    ((min_time / pass_seconds).ceil() as u64).clamp(1, 100_000)
+}
+
+/// Runs warmup passes over a small subset until the window rule says stable; returns passes run.
+fn warmup(s: &mut dyn Session, items: u64, set: &MicroSettings) -> Result<u64, WorkerError> {
+    let w = &set.warmup;
+    let subset = policy::WARMUP_SUBSET_ITEMS.clamp(1, items.max(1));
+    let started = Instant::now();
+    let mut rates: Vec<f64> = Vec::new();
+    // Ask for one window of passes per request, so protocol cost stays out of short passes.
+    let per_request = w.window.min(w.max_passes.max(1));
+    while (rates.len() as u64) < w.max_passes && started.elapsed().as_secs_f64() < w.max_seconds {
+        let ns = s.time(
+            TimeRequest {
+                start: 0,
+                count: subset,
+                loops: per_request,
+            },
+            set.request_timeout,
+        )?;
+        rates.extend(
+            ns.iter()
+                .map(|n| subset as f64 / (*n as f64 / 1e9).max(1e-12)),
+        );
+        if warmed_up(&rates, w) {
+            break;
+        }
+    }
+    // One untimed pass over every item: the subset is warm, the rest would otherwise make the
+    // first timed run of each process a cold one (a few percent to 30% slower, as measured).
+    let full_pass = items > subset;
+    if full_pass {
+        let all = TimeRequest {
+            start: 0,
+            count: items,
+            loops: 1,
+        };
+        s.time(all, set.request_timeout)?;
+    }
+    Ok(rates.len() as u64 + u64::from(full_pass))
+}
+
+/// The window rule: after `min_windows` windows, the mean of the last window is within
+/// `threshold` (relative) of the running mean of all passes.
+pub fn warmed_up(rates: &[f64], w: &WarmupSettings) -> bool {
+    let window = w.window.max(1) as usize;
+    if rates.len() < window * w.min_windows.max(1) as usize {
+        return false;
+    }
+    let last = stats::mean(&rates[rates.len() - window..]);
+    let all = stats::mean(rates);
+    all > 0.0 && ((last - all) / all).abs() < w.threshold
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::micro::testing::{Log, flip, settings, ws};
+
+    #[test]
+    fn warmup_needs_min_windows_then_stability() {
+        assert!(!warmed_up(&[100.0; 5], &ws()));
+        assert!(warmed_up(&[100.0; 6], &ws()));
+        assert!(!warmed_up(&[10.0, 10.0, 10.0, 100.0, 100.0, 100.0], &ws()));
+    }
+
+    #[test]
+    fn loops_reach_min_time() {
+        assert_eq!(loops_for(0.001, 0.05), 50);
+        assert_eq!(loops_for(1.0, 0.05), 1);
+        assert_eq!(loops_for(0.0, 0.05), 1);
+    }
+
+    #[test]
+    fn warmup_ends_with_one_untimed_pass_over_every_item() {
+        let (mut log, set) = (Log::default(), settings(3));
+        let Ok(Started::Measuring(_)) = start(&mut log, &flip(), 40, &set, &mut |_| {}) else {
+            panic!("expected a transform under way");
+        };
+        let last = log.times.last().unwrap();
+        assert_eq!((last.start, last.count, last.loops), (0, 40, 1));
+        assert!(
+            log.times[..log.times.len() - 1]
+                .iter()
+                .all(|t| t.count < 40)
+        );
+    }
+}

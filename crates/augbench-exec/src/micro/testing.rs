@@ -1,0 +1,73 @@
+//! A scripted session for the methodology's unit tests: every item takes 1 ms, and it logs what
+//! it was asked.
+
+use std::time::Duration;
+
+use augbench_core::registry::{DtypeRule, OutputRule, TransformSpec};
+
+use super::{MicroSettings, Session, WarmupSettings};
+use crate::client::WorkerError;
+use crate::protocol::{CheckResponse, PrepareRequest, PrepareResponse, TimeRequest};
+
+#[derive(Default)]
+pub struct Log {
+    pub prepares: usize,
+    pub times: Vec<TimeRequest>,
+}
+
+impl Session for Log {
+    fn prepare(&mut self, r: PrepareRequest, _: Duration) -> Result<PrepareResponse, WorkerError> {
+        self.prepares += 1;
+        Ok(PrepareResponse {
+            transform: r.transform,
+            regime: None,
+        })
+    }
+    fn check(&mut self, _: Duration) -> Result<CheckResponse, WorkerError> {
+        Ok(CheckResponse {
+            input_shape: vec![4, 4, 3],
+            output_shape: vec![4, 4, 3],
+            input_dtype: "uint8".into(),
+            output_dtype: "uint8".into(),
+            layout: "HWC".into(),
+        })
+    }
+    fn time(&mut self, r: TimeRequest, _: Duration) -> Result<Vec<u64>, WorkerError> {
+        self.times.push(r);
+        Ok(vec![r.count * 1_000_000; r.loops as usize])
+    }
+}
+
+pub fn ws() -> WarmupSettings {
+    WarmupSettings {
+        window: 3,
+        threshold: 0.05,
+        max_passes: 100,
+        min_windows: 2,
+        max_seconds: 10.0,
+    }
+}
+
+pub fn settings(num_runs: u64) -> MicroSettings {
+    MicroSettings {
+        num_runs,
+        min_time: 0.01,
+        slow_threshold: 1.0,
+        preflight_items: 2,
+        disable_slow_skip: false,
+        precision_target: None,
+        request_timeout: Duration::from_secs(1),
+        device: "cpu".into(),
+        batch: None,
+        warmup: ws(),
+    }
+}
+
+pub fn flip() -> TransformSpec {
+    TransformSpec {
+        name: "HorizontalFlip".into(),
+        params: Default::default(),
+        output: OutputRule::Same,
+        dtype: DtypeRule::Same,
+    }
+}

@@ -1,0 +1,257 @@
+//! A job's results as they come in: merged across worker processes and rewritten atomically
+//! after every change, so an interrupt keeps what was measured; what `--resume` keeps from an
+//! earlier run; and the metadata every result file carries.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::Context;
+use augbench_core::registry::Registry;
+use augbench_core::results::{
+    BenchmarkParams, Metadata, RESULT_FORMAT_VERSION, ResultFile, Status, TimingInfo,
+    TransformResult,
+};
+use augbench_core::{Schedule, policy, stats};
+use indicatif::MultiProgress;
+
+use crate::fsutil::write_atomic;
+use crate::job::{JobInput, Loaded};
+use crate::protocol::{HelloResponse, LoadResponse};
+
+pub(crate) struct Recorder<'a> {
+    path: &'a Path,
+    pub file: ResultFile,
+    /// Each transform merged across the processes so far.
+    pub acc: BTreeMap<String, TransformResult>,
+    /// The earlier run's results that `--resume` may keep (same run shape).
+    previous: Option<ResultFile>,
+}
+
+impl<'a> Recorder<'a> {
+    /// The job's file, written at once (empty, or with nothing but its metadata).
+    pub fn open(
+        input: &'a JobInput<'a>,
+        w: &Loaded,
+        schedule: Schedule,
+        mp: &MultiProgress,
+    ) -> anyhow::Result<Recorder<'a>> {
+        let path = input.job.output_file.as_path();
+        let previous = if input.cfg.execution.resume == Some(true) {
+            read_previous(path)?
+        } else {
+            None
+        };
+        let file = ResultFile {
+            metadata: metadata(input, &w.hello, &w.load, &w.device, schedule),
+            results: BTreeMap::new(),
+        };
+        let previous = previous.filter(|p| same_run_shape(p, &file, mp));
+        let rec = Recorder {
+            path,
+            file,
+            acc: BTreeMap::new(),
+            previous,
+        };
+        rec.save()?;
+        Ok(rec)
+    }
+
+    /// A finished result of the earlier run `--resume` may keep for `name` (see `reusable`).
+    pub fn reusable(&self, name: &str, processes: u64) -> Option<TransformResult> {
+        reusable(self.previous.as_ref()?, name, processes)
+    }
+
+    /// Keeps an earlier run's result as it is (`--resume`); written by the next `save`.
+    pub fn keep(&mut self, name: &str, r: TransformResult) {
+        self.file.results.insert(name.to_string(), r);
+    }
+
+    /// Records a transform's result of one process, merged with the earlier processes', and
+    /// rewrites the file at once: a run interrupted in a later process keeps what the earlier
+    /// ones measured (`process_runs` shows how many contributed; `--resume` measures a transform
+    /// again until every process has).
+    pub fn record(&mut self, name: &str, r: TransformResult) -> anyhow::Result<()> {
+        merge(&mut self.acc, name, r);
+        self.file
+            .results
+            .insert(name.to_string(), self.acc[name].clone());
+        self.save()
+    }
+
+    /// Replaces the recorded result of `name` (annotations that need every library's runs).
+    pub fn amend(&mut self, name: &str, r: TransformResult) -> anyhow::Result<()> {
+        self.acc.insert(name.to_string(), r.clone());
+        self.file.results.insert(name.to_string(), r);
+        self.save()
+    }
+
+    pub fn save(&self) -> anyhow::Result<()> {
+        write_results(self.path, &self.file)
+    }
+}
+
+/// Combines measurements of the same transform from several worker processes.
+fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: TransformResult) {
+    let merged = match acc.remove(name) {
+        Some(old) if old.status == Some(Status::Ok) && new.status == Some(Status::Ok) => {
+            let throughputs: Vec<f64> = old
+                .throughputs
+                .iter()
+                .chain(&new.throughputs)
+                .copied()
+                .collect();
+            let times: Vec<f64> = old.times.iter().chain(&new.times).copied().collect();
+            let mut process_runs = old.process_runs.clone();
+            if process_runs.is_empty() {
+                process_runs.push(old.throughputs.len() as u64);
+            }
+            process_runs.push(new.throughputs.len() as u64);
+            let groups: Vec<usize> = process_runs.iter().map(|n| *n as usize).collect();
+            let summary = stats::summarize_grouped(&throughputs, &groups);
+            let mut m = TransformResult::measured(old.params.clone(), &summary, throughputs, times);
+            m.process_runs = process_runs;
+            m.warmup_iterations = old.warmup_iterations + new.warmup_iterations;
+            m.slow_threshold_sec_per_item = old.slow_threshold_sec_per_item;
+            m.slow_preflight_items = old.slow_preflight_items;
+            m.preflight_sec_per_item = old.preflight_sec_per_item;
+            m.output_shape = old.output_shape;
+            m.output_dtype = old.output_dtype;
+            m.rounds_id = old.rounds_id;
+            m
+        }
+        // A later process that turned slow or failed does not erase the earlier processes' runs:
+        // they stay, flagged; `--resume` measures the transform again (too few processes).
+        Some(mut old) if old.status == Some(Status::Ok) => {
+            let status = new.status.map_or("unknown".to_string(), |s| s.to_string());
+            let why = new.reason.unwrap_or_default();
+            old.unstable = true;
+            old.unstable_reason = Some(format!("a later worker process ended {status}: {why}"));
+            old
+        }
+        _ => new,
+    };
+    acc.insert(name.to_string(), merged);
+}
+
+/// `--resume` keeps earlier results only when they were measured with the same run shape
+/// (items, runs, channels, timing settings, thread policy, device); otherwise it says so.
+fn same_run_shape(prev: &ResultFile, now: &ResultFile, mp: &MultiProgress) -> bool {
+    let same = prev.metadata.benchmark_params == now.metadata.benchmark_params
+        && prev.metadata.device == now.metadata.device;
+    if !same {
+        // Through `suspend`, so the line shows with or without a terminal and never tears a bar.
+        mp.suspend(|| {
+            eprintln!(
+                "resume: earlier {} results were measured with other settings; measuring every transform again",
+                now.metadata.library
+            )
+        });
+    }
+    same
+}
+
+/// A previous result `--resume` keeps: finished, with the same parameters, and (when measured)
+/// from every configured process.
+fn reusable(prev: &ResultFile, name: &str, processes: u64) -> Option<TransformResult> {
+    let r = prev.results.get(name)?;
+    let spec = Registry::get().spec(name)?;
+    let params = serde_json::to_value(&spec.params).ok()?;
+    let measured_in = (r.process_runs.len() as u64).max(1);
+    let complete = r.status != Some(Status::Ok) || measured_in >= processes;
+    (r.is_finished() && complete && r.params == params).then(|| r.clone())
+}
+
+fn read_previous(path: &Path) -> anyhow::Result<Option<ResultFile>> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let file = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is not a result file this augbench can resume; move it away or drop --resume",
+            path.display()
+        )
+    })?;
+    Ok(Some(file))
+}
+
+pub fn write_results(path: &Path, file: &ResultFile) -> anyhow::Result<()> {
+    let json = serde_json::to_vec_pretty(file).context("serializing results")?;
+    write_atomic(path, &json)
+}
+
+fn metadata(
+    input: &JobInput<'_>,
+    hello: &HelloResponse,
+    load: &LoadResponse,
+    device: &str,
+    schedule: Schedule,
+) -> Metadata {
+    let cfg = input.cfg;
+    let e = &cfg.execution;
+    let threads = hello
+        .threads
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v.as_str().map_or_else(|| v.to_string(), str::to_string),
+            )
+        })
+        .collect();
+    let mut dataset = input.dataset.clone();
+    dataset.skipped += load.skipped.len() as u64;
+    dataset.converted += load.converted;
+    Metadata {
+        format_version: RESULT_FORMAT_VERSION,
+        system_info: crate::system::system_info(&hello.runtime),
+        library_versions: hello.versions.clone(),
+        thread_settings: threads,
+        environment: crate::system::environment_info(),
+        gpu: None,
+        dataset,
+        timing: TimingInfo {
+            backend: input.job.backend.to_string(),
+            measurement_scope: "transform".to_string(),
+            includes: vec![
+                "transform".into(),
+                "output materialization (contiguous, device sync)".into(),
+            ],
+        },
+        scenario: input.job.scenario.clone(),
+        mode: input.job.mode.to_string(),
+        library: input.job.library.clone(),
+        device: device.to_string(),
+        benchmark_params: BenchmarkParams {
+            num_items: load.count,
+            num_runs: e.num_runs.unwrap_or_default(),
+            processes: e.processes.unwrap_or(1),
+            channels: cfg.data.num_channels.unwrap_or(policy::DEFAULT_CHANNELS),
+            clip_length: (input.job.media == augbench_core::Media::Video)
+                .then_some(cfg.data.clip_length.unwrap_or_default()),
+            workers: e.workers.unwrap_or_default(),
+            batch_size: e.batch_size.unwrap_or_default(),
+            micro_batch: e.micro_batch.filter(|b| *b > policy::DEFAULT_MICRO_BATCH),
+            min_time: e.min_time.unwrap_or_default(),
+            thread_policy: e
+                .thread_policy
+                .map(|t| {
+                    serde_json::to_value(t)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default()
+                })
+                .unwrap_or_default(),
+            precision_target: e.precision_target,
+            slow_threshold_sec_per_item: e.slow_threshold_sec_per_item.unwrap_or_default(),
+            slow_preflight_items: e.slow_preflight_items.unwrap_or_default(),
+            disable_slow_skip: e.disable_slow_skip.unwrap_or_default(),
+            warmup_window: e.warmup.window.unwrap_or_default(),
+            warmup_threshold: e.warmup.threshold.unwrap_or_default(),
+            max_warmup_iterations: e.warmup.max_passes.unwrap_or_default(),
+            schedule: Some(schedule.to_string()),
+        },
+        run_config: serde_json::to_value(cfg).unwrap_or_default(),
+    }
+}

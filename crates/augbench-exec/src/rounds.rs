@@ -1,0 +1,204 @@
+//! Rounds of the interleaved schedule: the seeded order in which libraries take their run in each
+//! round, the drift sentinel (a native worker timing the reference kernel once a round), and the
+//! annotations a transform gets once every library has its runs: paired speedups, `alone`, and
+//! the machine's drift.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use augbench_core::results::{Drift, Status, TransformResult};
+use augbench_core::{policy, stats};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+use crate::client::{Worker, WorkerCommand};
+use crate::protocol::{Request, SentinelRequest, TimeResponse};
+
+/// The order of `n` libraries in one round: a seeded shuffle of its own for every transform,
+/// process and round, so no library always goes first and a rerun repeats the order.
+pub fn round_order(n: usize, transform: &str, process: u64, round: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let seed = fnv1a(transform.as_bytes())
+        ^ policy::SCHEDULE_SEED
+        ^ process.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ round.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+    order
+}
+
+/// FNV-1a: a stable hash of a name (the standard hasher's output may change between releases).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The drift sentinel: the coordinator's own native worker, timing the reference kernel.
+pub struct Sentinel {
+    worker: Worker,
+}
+
+impl Sentinel {
+    pub fn start(command: &WorkerCommand) -> anyhow::Result<Sentinel> {
+        let worker = Worker::spawn(command, policy::STDERR_TAIL_LINES)?;
+        Ok(Sentinel { worker })
+    }
+
+    /// The kernel's time (ms), or `None` when the sentinel failed (the run goes on without it).
+    pub fn time(&mut self) -> Option<f64> {
+        let req = Request::Sentinel(SentinelRequest { loops: 1 });
+        let r: TimeResponse = self.worker.call(&req, Duration::from_secs(30)).ok()?;
+        r.ns.first().map(|ns| *ns as f64 / 1e6)
+    }
+
+    pub fn shutdown(self) {
+        self.worker.shutdown();
+    }
+}
+
+/// Annotates one transform's results across libraries (keyed by library): each measured result
+/// gets its paired speedups against every library timed in the same rounds, `alone` when there
+/// was none, and the drift sentinel's record (`unstable` when it drifted).
+pub fn annotate(
+    results: &BTreeMap<String, TransformResult>,
+    drift_ms: &[f64],
+) -> BTreeMap<String, TransformResult> {
+    results
+        .iter()
+        .map(|(lib, r)| {
+            let mut r = r.clone();
+            if r.status == Some(Status::Ok) && r.rounds_id.is_some() {
+                pair_with_others(lib, &mut r, results);
+                record_drift(&mut r, drift_ms);
+            }
+            (lib.clone(), r)
+        })
+        .collect()
+}
+
+/// Runs per worker process, one group when the result has no split.
+fn groups(r: &TransformResult) -> Vec<usize> {
+    match r.process_runs.as_slice() {
+        [] => vec![r.throughputs.len()],
+        runs => runs.iter().map(|n| *n as usize).collect(),
+    }
+}
+
+fn pair_with_others(lib: &str, r: &mut TransformResult, all: &BTreeMap<String, TransformResult>) {
+    let same_rounds: Vec<(&String, &TransformResult)> = all
+        .iter()
+        .filter(|(other, o)| {
+            other.as_str() != lib && o.status == Some(Status::Ok) && o.rounds_id == r.rounds_id
+        })
+        .collect();
+    let mine = groups(r);
+    r.paired = same_rounds
+        .iter()
+        .filter(|(_, o)| groups(o) == mine)
+        .filter_map(|(other, o)| stats::paired(other, &r.throughputs, &o.throughputs, &mine))
+        .collect();
+    r.alone = same_rounds.is_empty().then_some(true);
+}
+
+fn record_drift(r: &mut TransformResult, drift_ms: &[f64]) {
+    if drift_ms.is_empty() {
+        return;
+    }
+    let spread = stats::drift_spread(drift_ms);
+    r.drift = Some(Drift {
+        spread,
+        median_ms: stats::median(drift_ms),
+        times_ms: drift_ms.to_vec(),
+    });
+    let noted = r
+        .unstable_reason
+        .as_deref()
+        .is_some_and(|s| s.contains("drift"));
+    if spread > policy::DRIFT_UNSTABLE && !noted {
+        let why = format!(
+            "machine drift: the sentinel kernel's time spread {:.0}% over the rounds (> {:.0}%)",
+            spread * 100.0,
+            policy::DRIFT_UNSTABLE * 100.0
+        );
+        r.unstable = true;
+        r.unstable_reason = Some(match r.unstable_reason.take() {
+            Some(prev) => format!("{prev}; {why}"),
+            None => why,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use augbench_core::stats::summarize;
+
+    fn measured(throughputs: &[f64], rounds: &str) -> TransformResult {
+        let s = summarize(throughputs);
+        let mut r = TransformResult::measured(
+            serde_json::Value::Null,
+            &s,
+            throughputs.to_vec(),
+            vec![0.1; throughputs.len()],
+        );
+        r.rounds_id = Some(rounds.into());
+        r
+    }
+
+    #[test]
+    fn every_round_has_its_own_seeded_order() {
+        assert_eq!(
+            round_order(4, "Resize", 0, 0),
+            round_order(4, "Resize", 0, 0)
+        );
+        let orders: std::collections::BTreeSet<Vec<usize>> =
+            (0..20).map(|r| round_order(4, "Resize", 0, r)).collect();
+        assert!(orders.len() > 5, "{orders:?}");
+        let mut one = round_order(4, "Rotate", 1, 3);
+        one.sort();
+        assert_eq!(one, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn libraries_of_the_same_rounds_pair_both_ways() {
+        let all: BTreeMap<String, TransformResult> = [
+            ("a".to_string(), measured(&[200.0, 202.0, 198.0], "x")),
+            ("b".to_string(), measured(&[100.0, 101.0, 99.0], "x")),
+            ("c".to_string(), measured(&[10.0, 10.0, 10.0], "other-run")),
+        ]
+        .into();
+        let out = annotate(&all, &[5.0, 5.1, 5.0]);
+        let a = &out["a"].paired;
+        assert_eq!(a.len(), 1, "c ran in other rounds: {a:?}");
+        assert_eq!((a[0].partner.as_str(), a[0].ratio), ("b", 2.0));
+        assert_eq!(out["b"].paired[0].ratio, 0.5);
+        assert_eq!(out["c"].alone, Some(true));
+        assert_eq!(out["a"].alone, None);
+        assert!(!out["a"].unstable, "a steady sentinel is no drift");
+        assert_eq!(out["a"].drift.as_ref().map(|d| d.times_ms.len()), Some(3));
+    }
+
+    #[test]
+    fn a_drifting_sentinel_makes_results_unstable_once() {
+        let all: BTreeMap<String, TransformResult> =
+            [("a".to_string(), measured(&[100.0, 101.0, 99.0], "x"))].into();
+        let drifting = [5.0, 6.5, 5.0, 7.0, 5.2];
+        let once = annotate(&all, &drifting);
+        let twice = annotate(&once, &drifting);
+        let reason = twice["a"].unstable_reason.clone().unwrap_or_default();
+        assert!(twice["a"].unstable);
+        assert_eq!(reason.matches("machine drift").count(), 1, "{reason}");
+    }
+
+    #[test]
+    fn unmeasured_results_are_left_alone() {
+        let r = TransformResult::not_measured(
+            Status::Unsupported,
+            serde_json::Value::Null,
+            "no".into(),
+        );
+        let all: BTreeMap<String, TransformResult> = [("a".to_string(), r.clone())].into();
+        assert_eq!(annotate(&all, &[1.0, 2.0])["a"], r);
+    }
+}

@@ -1,0 +1,361 @@
+//! The interleaved schedule (DESIGN §5.7): a transform is measured across all its libraries at
+//! once. Every library keeps a live worker with its media loaded; each transform is set up in
+//! every worker, then timed in rounds, every library one run a round in a seeded random order,
+//! with the drift sentinel timed once a round. Paired speedups come from the same rounds. Fresh
+//! worker processes per process round; results are rewritten after every transform.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use augbench_core::Schedule;
+use augbench_core::registry::TransformSpec;
+use indicatif::{MultiProgress, ProgressBar};
+
+use crate::client::WorkerCommand;
+use crate::job::{JobInput, JobOutcome, Lane, not_in_registry, spec_for, steps_bar};
+use crate::micro::{self, Measuring, Phase, Started};
+use crate::rounds::{Sentinel, annotate, round_order};
+use crate::runner::phase_label;
+
+/// A library's lane, or why it stopped (its job failed; its file keeps what it measured).
+struct Slot<'a> {
+    lane: Lane<'a>,
+    failed: Option<anyhow::Error>,
+}
+
+struct Interleaved<'a, 'm> {
+    slots: Vec<Slot<'a>>,
+    sentinel: Option<Sentinel>,
+    /// This invocation's rounds: `<token>/<transform>` is a transform's `rounds_id`.
+    token: String,
+    /// The sentinel's times (ms) per transform, across processes.
+    drift: BTreeMap<String, Vec<f64>>,
+    bar: ProgressBar,
+    mp: &'m MultiProgress,
+    stop: &'m AtomicBool,
+}
+
+/// Runs the jobs of `inputs` (one per library) interleaved; one outcome per input, in order.
+/// A job that cannot start fails alone; the others still run.
+pub fn run_interleaved(
+    inputs: &[JobInput<'_>],
+    sentinel: &WorkerCommand,
+    mp: &MultiProgress,
+    stop: &AtomicBool,
+) -> Vec<anyhow::Result<JobOutcome>> {
+    let mut outcomes: Vec<anyhow::Result<JobOutcome>> = Vec::new();
+    let mut order = Vec::new();
+    let mut slots = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        match Lane::open(input, Schedule::Interleaved, mp) {
+            Ok(lane) => {
+                order.push(i);
+                slots.push(Slot { lane, failed: None });
+                outcomes.push(Err(anyhow::anyhow!("not run")));
+            }
+            Err(e) => outcomes.push(Err(e)),
+        }
+    }
+    let names = inputs
+        .first()
+        .map(|i| i.job.transforms.clone())
+        .unwrap_or_default();
+    let label = lanes_label(&slots, inputs);
+    let mut run = Interleaved {
+        slots,
+        sentinel: start_sentinel(sentinel, mp),
+        token: crate::system::now_utc(),
+        drift: BTreeMap::new(),
+        bar: steps_bar(mp, label, 0),
+        mp,
+        stop,
+    };
+    let interrupted = match run.run(&names) {
+        Ok(finished) => !finished,
+        Err(e) => {
+            for s in &mut run.slots {
+                s.failed.get_or_insert(anyhow::anyhow!("{e:#}"));
+            }
+            false
+        }
+    };
+    run.finish(interrupted);
+    for (slot, i) in run.slots.into_iter().zip(order) {
+        outcomes[i] = match slot.failed {
+            Some(e) => Err(e),
+            None => Ok(JobOutcome {
+                results: slot.lane.rec.file,
+                interrupted,
+            }),
+        };
+    }
+    outcomes
+}
+
+fn lanes_label(slots: &[Slot<'_>], inputs: &[JobInput<'_>]) -> String {
+    let libs: Vec<&str> = slots
+        .iter()
+        .map(|s| s.lane.input.job.library.as_str())
+        .collect();
+    let scenario = inputs.first().map_or("", |i| i.job.scenario.as_str());
+    format!("Interleaved transforms ({scenario}: {})", libs.join(", "))
+}
+
+fn start_sentinel(command: &WorkerCommand, mp: &MultiProgress) -> Option<Sentinel> {
+    match Sentinel::start(command) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            mp.suspend(|| eprintln!("drift sentinel unavailable ({e:#}); results record no drift"));
+            None
+        }
+    }
+}
+
+impl<'a> Interleaved<'a, '_> {
+    /// All processes over the pending transforms; false when interrupted.
+    fn run(&mut self, names: &[String]) -> anyhow::Result<bool> {
+        let processes = self.processes();
+        let pending = self.pending(names)?;
+        self.bar.set_length(pending.len() as u64 * processes);
+        for p in 0..processes {
+            if p > 0 {
+                self.restart_all();
+            }
+            for name in &pending {
+                if self.stop.load(Ordering::SeqCst) || !self.transform(name, p)? {
+                    return Ok(false);
+                }
+                self.bar.inc(1);
+            }
+        }
+        Ok(true)
+    }
+
+    fn processes(&self) -> u64 {
+        self.slots
+            .first()
+            .and_then(|s| s.lane.input.cfg.execution.processes)
+            .unwrap_or(1)
+            .max(1)
+    }
+
+    /// Transforms to measure. `--resume` keeps a transform only when every library's earlier
+    /// result is finished and the measured ones came from the same rounds (so they still pair);
+    /// otherwise all libraries measure it again.
+    fn pending(&mut self, names: &[String]) -> anyhow::Result<Vec<String>> {
+        let processes = self.processes();
+        let mut pending = Vec::new();
+        for name in names {
+            let kept: Vec<_> = self
+                .live()
+                .map(|s| s.lane.rec.reusable(name, processes))
+                .collect();
+            let rounds: std::collections::BTreeSet<_> = kept
+                .iter()
+                .flatten()
+                .filter_map(|r| r.rounds_id.clone())
+                .collect();
+            if kept.iter().all(Option::is_some) && rounds.len() <= 1 {
+                for (s, r) in self.live_mut().zip(kept.into_iter().flatten()) {
+                    s.lane.rec.keep(name, r);
+                }
+            } else {
+                pending.push(name.clone());
+            }
+        }
+        for s in self.live() {
+            s.lane.rec.save()?;
+        }
+        Ok(pending)
+    }
+
+    fn live(&self) -> impl Iterator<Item = &Slot<'a>> {
+        self.slots.iter().filter(|s| s.failed.is_none())
+    }
+
+    fn live_mut(&mut self) -> impl Iterator<Item = &mut Slot<'a>> {
+        self.slots.iter_mut().filter(|s| s.failed.is_none())
+    }
+
+    /// Fresh worker processes for the next process round; a library whose worker cannot start
+    /// again stops there (its job fails, its file keeps the earlier processes' results).
+    fn restart_all(&mut self) {
+        let mp = self.mp;
+        for s in self.live_mut() {
+            if let Err(e) = s.lane.restart(mp) {
+                s.failed = Some(e);
+            }
+        }
+    }
+
+    /// One transform in process `p`: set up in every library, then the rounds, then the
+    /// annotations. False when interrupted.
+    fn transform(&mut self, name: &str, p: u64) -> anyhow::Result<bool> {
+        let participants: Vec<usize> = (0..self.slots.len())
+            .filter(|i| {
+                let s = &self.slots[*i];
+                s.failed.is_none() && (p == 0 || s.lane.measured(name))
+            })
+            .collect();
+        let Some(spec) = participants
+            .first()
+            .and_then(|i| spec_for(&self.slots[*i].lane.w, name))
+        else {
+            for i in participants {
+                self.slots[i].lane.rec.record(name, not_in_registry(name))?;
+            }
+            return Ok(true);
+        };
+        let Some(active) = self.set_up(&spec, &participants)? else {
+            return Ok(false);
+        };
+        if !self.rounds(&spec, p, active)? {
+            return Ok(false);
+        }
+        self.annotate(name)?;
+        Ok(true)
+    }
+
+    /// Contract check, preflight and warmup in every participant; those that need no runs
+    /// (unsupported, slow, error) are recorded and drop out. `None` when interrupted.
+    fn set_up(
+        &mut self,
+        spec: &TransformSpec,
+        participants: &[usize],
+    ) -> anyhow::Result<Option<Vec<(usize, Measuring)>>> {
+        let mut active = Vec::new();
+        for &i in participants {
+            let (mp, bar) = (self.mp, &self.bar);
+            let lane = &mut self.slots[i].lane;
+            let lib = lane.input.job.library.clone();
+            let (set, items) = (lane.settings(), lane.w.load.count);
+            let mut on_phase = |ph: Phase| {
+                bar.set_message(format!("{}: {} · {lib}", spec.name, phase_label(ph)));
+            };
+            let result = match micro::start(&mut lane.w.worker, spec, items, &set, &mut on_phase) {
+                Ok(Started::Measuring(m)) => {
+                    active.push((i, m));
+                    continue;
+                }
+                Ok(Started::Finished(r)) => {
+                    lane.revive(mp)?;
+                    *r
+                }
+                Err(_) if self.stop.load(Ordering::SeqCst) => return Ok(None),
+                Err(e) => lane.lost(spec, e, mp)?,
+            };
+            lane.rec.record(&spec.name, result)?;
+        }
+        Ok(Some(active))
+    }
+
+    /// Rounds until no library wants another run: each round every active library times one
+    /// run, in the round's seeded order, then the sentinel. A library whose run fails is recorded
+    /// (`error`, or what its worker said) and leaves the rounds; the others go on.
+    fn rounds(
+        &mut self,
+        spec: &TransformSpec,
+        p: u64,
+        mut active: Vec<(usize, Measuring)>,
+    ) -> anyhow::Result<bool> {
+        let mut round = 0;
+        while active
+            .iter()
+            .any(|(i, m)| m.wants_more(&self.slots[*i].lane.settings()))
+        {
+            if self.stop.load(Ordering::SeqCst) {
+                return Ok(false);
+            }
+            let mut dropped = Vec::new();
+            for k in round_order(active.len(), &spec.name, p, round) {
+                let (i, m) = &mut active[k];
+                match self.one_run(spec, *i, m, round)? {
+                    RunStep::Ran => {}
+                    RunStep::Dropped => dropped.push(k),
+                    RunStep::Interrupted => return Ok(false),
+                }
+            }
+            dropped.sort_unstable_by(|a, b| b.cmp(a));
+            for k in dropped {
+                active.remove(k);
+            }
+            if let Some(ms) = self.sentinel.as_mut().and_then(Sentinel::time) {
+                self.drift.entry(spec.name.clone()).or_default().push(ms);
+            }
+            round += 1;
+        }
+        let rounds_id = format!("{}/{}", self.token, spec.name);
+        for (i, m) in active {
+            let mut r = m.finish();
+            r.rounds_id = Some(rounds_id.clone());
+            self.slots[i].lane.rec.record(&spec.name, r)?;
+        }
+        Ok(true)
+    }
+
+    fn one_run(
+        &mut self,
+        spec: &TransformSpec,
+        i: usize,
+        m: &mut Measuring,
+        round: u64,
+    ) -> anyhow::Result<RunStep> {
+        let mp = self.mp;
+        let lane = &mut self.slots[i].lane;
+        let (set, items) = (lane.settings(), lane.w.load.count);
+        self.bar.set_message(format!(
+            "{}: round {} · {}",
+            spec.name,
+            round + 1,
+            lane.input.job.library
+        ));
+        let failed = match m.run(&mut lane.w.worker, items, &set) {
+            Ok(Ok(())) => return Ok(RunStep::Ran),
+            Ok(Err(r)) => r,
+            Err(_) if self.stop.load(Ordering::SeqCst) => return Ok(RunStep::Interrupted),
+            Err(e) => lane.lost(spec, e, mp)?,
+        };
+        lane.rec.record(&spec.name, failed)?;
+        Ok(RunStep::Dropped)
+    }
+
+    /// Paired speedups, `alone` and drift for every library's result of `name`.
+    fn annotate(&mut self, name: &str) -> anyhow::Result<()> {
+        let results: BTreeMap<String, _> = self
+            .slots
+            .iter()
+            .filter_map(|s| {
+                let r = s.lane.rec.file.results.get(name)?;
+                Some((s.lane.input.job.library.clone(), r.clone()))
+            })
+            .collect();
+        let drift = self.drift.get(name).map_or(&[][..], Vec::as_slice);
+        let annotated = annotate(&results, drift);
+        for s in &mut self.slots {
+            let lib = &s.lane.input.job.library;
+            if let Some(r) = annotated.get(lib)
+                && results.get(lib) != Some(r)
+            {
+                s.lane.rec.amend(name, r.clone())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, interrupted: bool) {
+        self.bar
+            .finish_with_message(if interrupted { "interrupted" } else { "done" });
+        for s in &mut self.slots {
+            s.lane.shutdown();
+        }
+        if let Some(s) = self.sentinel.take() {
+            s.shutdown();
+        }
+    }
+}
+
+enum RunStep {
+    Ran,
+    Dropped,
+    Interrupted,
+}
