@@ -61,6 +61,8 @@ pub(crate) struct Loaded<A: Adapter> {
     items: Vec<A::Item>,
     prepared: Option<Prepared<A>>,
     test_faults: bool,
+    /// A mapped fault that fires after this many `time` requests served normally.
+    delayed: Option<(Fault, u32)>,
 }
 
 impl<A: Adapter> Loaded<A> {
@@ -69,6 +71,7 @@ impl<A: Adapter> Loaded<A> {
             items,
             prepared: None,
             test_faults,
+            delayed: None,
         }
     }
 
@@ -80,14 +83,24 @@ impl<A: Adapter> Loaded<A> {
     }
 }
 
-/// A real transform mapped to a fault by `AUGBENCH_TEST_FAULTS=kind:Transform[,kind:Transform]`,
-/// so end-to-end tests can crash or hang the worker on a transform of the registry.
-fn mapped_fault(transform: &str) -> Option<Fault> {
+/// A real transform mapped to a fault by `AUGBENCH_TEST_FAULTS=kind:Transform[@library][+N]`
+/// (comma-separated), so end-to-end tests can crash or hang the worker on a transform of the
+/// registry: in every library or only `library`, at once or after `N` timed requests.
+fn mapped_fault(library: &str, transform: &str) -> Option<(Fault, u32)> {
     let spec = std::env::var(super::TEST_FAULTS_ENV).ok()?;
-    spec.split(',')
-        .filter_map(|pair| pair.split_once(':'))
-        .find(|(_, t)| *t == transform)
-        .and_then(|(kind, _)| fault(&format!("__{kind}")))
+    spec.split(',').find_map(|entry| {
+        let (kind, target) = entry.split_once(':')?;
+        let (target, after) = match target.split_once('+') {
+            Some((t, n)) => (t, n.parse().ok()?),
+            None => (target, 0),
+        };
+        let (name, lib) = match target.split_once('@') {
+            Some((t, l)) => (t, Some(l)),
+            None => (target, None),
+        };
+        let applies = name == transform && lib.is_none_or(|l| l == library);
+        applies.then(|| fault(&format!("__{kind}")).map(|f| (f, after)))?
+    })
 }
 
 fn fault(name: &str) -> Option<Fault> {
@@ -102,14 +115,16 @@ fn fault(name: &str) -> Option<Fault> {
 impl<A: Adapter> Session for Loaded<A> {
     fn prepare(&mut self, transform: &str, params: &Value) -> Result<String, Failure> {
         self.prepared = None;
+        self.delayed = None;
+        let mapped = mapped_fault(A::LIBRARY, transform).filter(|_| self.test_faults);
         let prepared = if transform == "Identity" {
             Prepared::Identity
-        } else if let Some(f) = fault(transform)
-            .or_else(|| mapped_fault(transform))
-            .filter(|_| self.test_faults)
-        {
+        } else if let Some(f) = fault(transform).filter(|_| self.test_faults) {
+            Prepared::Fault(f)
+        } else if let Some((f, 0)) = mapped {
             Prepared::Fault(f)
         } else {
+            self.delayed = mapped;
             Prepared::Op(A::build(transform, &Params::new(transform, params))?)
         };
         self.prepared = Some(prepared);
@@ -136,6 +151,13 @@ impl<A: Adapter> Session for Loaded<A> {
         if self.items.is_empty() {
             return Err(no_items());
         }
+        match &mut self.delayed {
+            Some((f, 0)) => {
+                trigger(*f);
+            }
+            Some((_, n)) => *n -= 1,
+            None => {}
+        };
         let prepared = self.prepared.as_mut().ok_or_else(not_prepared)?;
         let items = &self.items;
         let start = (req.start % items.len() as u64) as usize;

@@ -1,0 +1,194 @@
+//! The interleaved schedule end to end, on the real binary and the native Rust workers: the
+//! default for micro runs, paired speedups from the same rounds, a transform that only one
+//! library supports runs alone, a worker that dies mid-round costs only its own row, `--resume`
+//! re-measures a transform across all libraries, and `--schedule sequential` pairs nothing.
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use augbench_core::results::{ResultFile, Status, TransformResult};
+use predicates::str::contains;
+
+const LIBS: [&str; 3] = ["image", "fast_image_resize", "kornia-rs"];
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Env {
+    /// A config of the three crates × HorizontalFlip (image, kornia-rs), Resize (all three) and
+    /// Pad (kornia-rs alone), with a short warmup: 3 timed requests of setup, then 1 a round.
+    fn new(processes: u64, runs: u64) -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        let text = format!(
+            "version: 1\nselection:\n  scenario: image-rgb\n  libraries: [{}]\n  transforms: [HorizontalFlip, Resize, Pad]\n\
+             data:\n  num_items: 12\nexecution:\n  num_runs: {runs}\n  processes: {processes}\n  min_time: 0.002\n  request_timeout_sec: 20\n  slow_threshold_sec_per_item: 5\n\
+             \x20 warmup:\n    window: 5\n    max_passes: 5\n    min_windows: 1\n\
+             output:\n  output_dir: {}\n",
+            LIBS.join(", "),
+            root.join("out").display()
+        );
+        std::fs::write(root.join("cfg.yaml"), text).unwrap();
+        Env { _tmp: tmp, root }
+    }
+
+    fn cmd(&self, faults: &str) -> Command {
+        let mut c = Command::cargo_bin("augbench").unwrap();
+        c.env("AUGBENCH_CACHE", self.root.join("cache"))
+            .env("AUGBENCH_TEST_FAULTS", faults)
+            .arg("run")
+            .arg("--config")
+            .arg(self.root.join("cfg.yaml"));
+        c
+    }
+
+    fn path(&self, lib: &str) -> PathBuf {
+        self.root
+            .join(format!("out/image-rgb/micro/{lib}_micro_results.json"))
+    }
+
+    fn results(&self, lib: &str) -> ResultFile {
+        let text = std::fs::read_to_string(self.path(lib)).unwrap();
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("schema drift for {lib}: {e}"))
+    }
+
+    fn result(&self, lib: &str, t: &str) -> TransformResult {
+        self.results(lib).results[t].clone()
+    }
+}
+
+fn partners(r: &TransformResult) -> Vec<&str> {
+    r.paired.iter().map(|p| p.partner.as_str()).collect()
+}
+
+#[test]
+fn interleaved_is_the_default_and_pairs_libraries_round_by_round() {
+    let env = Env::new(2, 3);
+    env.cmd("").assert().success();
+    for lib in LIBS {
+        let params = &env.results(lib).metadata.benchmark_params;
+        assert_eq!(params.schedule.as_deref(), Some("interleaved"), "{lib}");
+    }
+    let resize: Vec<TransformResult> = LIBS.iter().map(|l| env.result(l, "Resize")).collect();
+    let id = resize[0].rounds_id.clone();
+    assert!(id.is_some());
+    for (lib, r) in LIBS.iter().zip(&resize) {
+        assert_eq!(r.status, Some(Status::Ok), "{lib}: {:?}", r.reason);
+        assert_eq!(r.rounds_id, id, "{lib} ran in the same rounds");
+        assert_eq!(r.process_runs, vec![3, 3]);
+        assert_eq!(r.paired.len(), 2, "{lib}: {:?}", partners(r));
+        let drift = r.drift.as_ref().expect("the sentinel timed every round");
+        assert_eq!(drift.times_ms.len(), 6);
+    }
+    // image ÷ fast_image_resize, round by round.
+    let p = &resize[0]
+        .paired
+        .iter()
+        .find(|p| p.partner == "fast_image_resize")
+        .unwrap();
+    assert_eq!(p.rounds, 6);
+    for (i, ratio) in p.ratios.iter().enumerate() {
+        let want = resize[0].throughputs[i] / resize[1].throughputs[i];
+        assert!((ratio - want).abs() < 1e-9 * want, "round {i}");
+    }
+    assert!(p.ci_low <= p.ratio && p.ratio <= p.ci_high);
+    // HorizontalFlip: fast_image_resize answers unsupported and drops out; the others pair.
+    let flip_fir = env.result("fast_image_resize", "HorizontalFlip");
+    assert_eq!(flip_fir.status, Some(Status::Unsupported));
+    assert_eq!(
+        partners(&env.result("image", "HorizontalFlip")),
+        ["kornia-rs"]
+    );
+    // Pad: kornia-rs alone, and it says so.
+    let pad = env.result("kornia-rs", "Pad");
+    assert_eq!((pad.status, pad.alone), (Some(Status::Ok), Some(true)));
+    assert!(pad.paired.is_empty());
+}
+
+#[test]
+fn a_worker_that_dies_mid_round_costs_only_its_row() {
+    let env = Env::new(1, 4);
+    // kornia-rs exits on its 5th timed Resize request: the second round.
+    env.cmd("exit:Resize@kornia-rs+4").assert().success();
+    let dead = env.result("kornia-rs", "Resize");
+    assert_eq!(dead.status, Some(Status::Error));
+    let reason = dead.reason.unwrap_or_default();
+    assert!(reason.contains("exit code 3"), "{reason}");
+    for lib in ["image", "fast_image_resize"] {
+        let r = env.result(lib, "Resize");
+        assert_eq!(r.status, Some(Status::Ok), "{lib}");
+        assert_eq!(r.throughputs.len(), 4, "{lib} kept all its rounds");
+        assert_eq!(r.paired.len(), 1, "{lib}: {:?}", partners(&r));
+    }
+    // A fresh worker measures the next transform.
+    let pad = env.result("kornia-rs", "Pad");
+    assert_eq!(pad.status, Some(Status::Ok));
+}
+
+#[test]
+fn resume_measures_an_unfinished_transform_again_in_every_library() {
+    let env = Env::new(1, 3);
+    env.cmd("").assert().success();
+    let flip_id = env.result("image", "HorizontalFlip").rounds_id;
+    let resize_id = env.result("image", "Resize").rounds_id;
+    // As if the run had stopped before kornia-rs finished Resize.
+    let path = env.path("kornia-rs");
+    let mut file = env.results("kornia-rs");
+    file.results.remove("Resize");
+    std::fs::write(&path, serde_json::to_vec_pretty(&file).unwrap()).unwrap();
+    env.cmd("").arg("--resume").assert().success();
+    assert_eq!(
+        env.result("image", "HorizontalFlip").rounds_id,
+        flip_id,
+        "kept"
+    );
+    let again: Vec<_> = LIBS
+        .iter()
+        .map(|l| env.result(l, "Resize").rounds_id)
+        .collect();
+    assert_ne!(again[0], resize_id, "measured again");
+    assert!(again.iter().all(|id| *id == again[0]), "{again:?}");
+    assert_eq!(env.result("kornia-rs", "Resize").paired.len(), 2);
+}
+
+#[test]
+fn sequential_schedule_measures_one_library_after_another_and_pairs_nothing() {
+    let env = Env::new(1, 2);
+    env.cmd("")
+        .args(["--schedule", "sequential"])
+        .assert()
+        .success();
+    for lib in LIBS {
+        let f = env.results(lib);
+        assert_eq!(
+            f.metadata.benchmark_params.schedule.as_deref(),
+            Some("sequential")
+        );
+        assert!(
+            f.results
+                .values()
+                .all(|r| r.paired.is_empty() && r.rounds_id.is_none())
+        );
+    }
+}
+
+#[test]
+fn plan_names_the_schedule_and_the_memory_it_holds() {
+    let env = Env::new(1, 2);
+    let mut c = Command::cargo_bin("augbench").unwrap();
+    c.args(["plan", "--config"])
+        .arg(env.root.join("cfg.yaml"))
+        .assert()
+        .success()
+        .stdout(contains("name: interleaved"))
+        .stdout(contains("memory_held_at_once:"));
+    let mut c = Command::cargo_bin("augbench").unwrap();
+    c.args(["plan", "--libraries", "image", "--config"])
+        .arg(env.root.join("cfg.yaml"))
+        .assert()
+        .success()
+        .stdout(contains("name: sequential"))
+        .stdout(contains("one library"));
+}
