@@ -1,8 +1,10 @@
 //! Benchmark cells from a job's result file: one `BenchCell` per transform, stamped with the run
-//! id, the system card and the checkout's git sha. The run id is the caller's (it hashes the
-//! resolved config, so a `--resume` of the same run replaces its rows instead of adding new ones).
+//! id, the system card and the checkout's git sha, plus one row per paired speedup (scope
+//! `PAIRED_SCOPE`, library `<lib> ÷ <partner>`, the per-round ratios as its values). The run id is
+//! the caller's (it hashes the resolved config, so a `--resume` of the same run replaces its rows).
 
 use augbench_core::results::{ResultFile, TransformResult};
+use augbench_core::stats::PairedSummary;
 
 use crate::bench::{BenchCell, BenchMetrics};
 use crate::system_card::SystemCard;
@@ -26,7 +28,8 @@ pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) ->
         Some(b) => format!("{} (batch {b})", m.library),
         None => m.library.clone(),
     };
-    file.results
+    let cells: Vec<BenchCell> = file
+        .results
         .iter()
         .map(|(name, r)| BenchCell {
             run_id: run_id.to_string(),
@@ -58,7 +61,45 @@ pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) ->
             throughputs: r.throughputs.clone(),
             metrics: metrics(r),
         })
-        .collect()
+        .collect();
+    let paired: Vec<BenchCell> = cells
+        .iter()
+        .flat_map(|cell| {
+            let r = &file.results[&cell.transform];
+            r.paired.iter().map(move |p| paired_cell(cell, p))
+        })
+        .collect();
+    cells.into_iter().chain(paired).collect()
+}
+
+/// Scope of the rows that hold paired speedups rather than throughputs.
+pub const PAIRED_SCOPE: &str = "paired ratio";
+
+/// `pillow ÷ albumentationsx`: the library label of a paired row.
+pub fn paired_label(library: &str, partner: &str) -> String {
+    format!("{library} ÷ {partner}")
+}
+
+/// The (library, partner) of a paired row's label.
+pub fn parse_paired_label(label: &str) -> Option<(&str, &str)> {
+    label.split_once(" ÷ ")
+}
+
+/// A paired speedup as a row of its own: the per-round ratios are its values, the median ratio
+/// and its interval its metrics.
+fn paired_cell(cell: &BenchCell, p: &PairedSummary) -> BenchCell {
+    BenchCell {
+        library: paired_label(&cell.library, &p.partner),
+        scope: PAIRED_SCOPE.to_string(),
+        throughputs: p.ratios.clone(),
+        metrics: BenchMetrics {
+            median: Some(p.ratio),
+            ci_low: Some(p.ci_low),
+            ci_high: Some(p.ci_high),
+            ..BenchMetrics::default()
+        },
+        ..cell.clone()
+    }
 }
 
 fn metrics(r: &TransformResult) -> BenchMetrics {

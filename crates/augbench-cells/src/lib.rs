@@ -19,7 +19,7 @@ pub mod table;
 pub use bench::{AppendReport, BenchCell, BenchMetrics, append_bench_cells, read_bench_cells};
 pub use error::{CellsError, Location, Result};
 pub use eval::{EvalCell, EvalLog, PreAggregated};
-pub use from_results::cells_from_results;
+pub use from_results::{PAIRED_SCOPE, cells_from_results, paired_label, parse_paired_label};
 pub use group::{GroupOptions, GroupOutcome, Grouper};
 pub use io::{Format, WriteResult, read_table, write_table};
 pub use merge::{MergeOutcome, merge_files};

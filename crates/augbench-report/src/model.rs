@@ -73,6 +73,8 @@ pub struct Row {
     /// Rerun interval (where a repeat's median lands), when the source recorded one.
     pub rerun: Option<(f64, f64)>,
     pub throughputs: Vec<f64>,
+    /// Speedups over libraries measured in the same interleaved rounds (this ÷ partner).
+    pub paired: Vec<PairedRatio>,
     /// Seconds per item at or above which the run called a transform slow.
     pub slow_threshold: f64,
     pub reason: Option<String>,
@@ -97,6 +99,17 @@ impl Row {
             _ => None,
         }
     }
+}
+
+/// A paired speedup: the median over interleaved rounds of this library's throughput ÷ the
+/// partner's, with its 95% interval over rounds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairedRatio {
+    pub partner: String,
+    pub ratio: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub rounds: u64,
 }
 
 /// Context of one input file, for the HTML report.
@@ -142,6 +155,15 @@ impl<'a> Group<'a> {
     pub fn transforms(&self) -> Vec<&'a str> {
         let set: BTreeSet<&str> = self.rows.iter().map(|r| r.transform.as_str()).collect();
         set.into_iter().collect()
+    }
+
+    /// The paired speedup of `library` over `partner` at `transform`, when they were measured in
+    /// the same rounds.
+    pub fn paired(&self, library: &str, partner: &str, transform: &str) -> Option<&'a PairedRatio> {
+        self.row(library, transform)?
+            .paired
+            .iter()
+            .find(|p| p.partner == partner)
     }
 
     pub fn row(&self, library: &str, transform: &str) -> Option<&'a Row> {

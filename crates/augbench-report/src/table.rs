@@ -85,6 +85,17 @@ impl Cell {
     }
 }
 
+/// The reference library's speedup over another library at one transform: paired (the median
+/// over interleaved rounds of the per-round ratio, with its 95% interval) when both were measured
+/// in the same rounds, else the ratio of the two medians.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Ratio {
+    pub value: f64,
+    pub paired: bool,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TableRow {
     pub transform: String,
@@ -92,8 +103,13 @@ pub struct TableRow {
     pub cells: Vec<Cell>,
     /// Fastest library of the row, when at least two measured it.
     pub fastest: Option<String>,
-    /// Reference median / fastest other measured median.
+    /// The reference's speedup over the fastest other library that measured the row.
     pub speedup: Option<f64>,
+    /// Whether `speedup` is paired, and its interval when it is.
+    pub speedup_paired: bool,
+    pub speedup_ci: Option<[f64; 2]>,
+    /// The reference's speedup over each column's library (none for the reference's own).
+    pub ratios: Vec<Option<Ratio>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -104,6 +120,8 @@ pub struct FooterEntry {
     pub total: usize,
     /// Rows both this library and the reference measured (0 for the reference itself).
     pub common: usize,
+    /// Of those, rows with a paired speedup (measured in the same interleaved rounds).
+    pub paired: usize,
     /// Median over those rows of reference median / this library's median.
     pub median_speedup: Option<f64>,
 }
@@ -122,6 +140,8 @@ pub struct Table {
     pub columns: Vec<Column>,
     pub rows: Vec<TableRow>,
     pub footer: Vec<FooterEntry>,
+    /// Rows whose speedup is paired.
+    pub paired_rows: usize,
 }
 
 impl Table {
@@ -192,6 +212,7 @@ fn build(group: &Group<'_>, reference: &str, sort: Sort) -> Table {
         });
     }
     let footer = footer(&libs, &rows, reference_present);
+    let paired_rows = rows.iter().filter(|r| r.speedup_paired).count();
     Table {
         title: group.key.title(),
         key: group.key.clone(),
@@ -203,6 +224,7 @@ fn build(group: &Group<'_>, reference: &str, sort: Sort) -> Table {
         columns,
         rows,
         footer,
+        paired_rows,
     }
 }
 
@@ -225,22 +247,56 @@ fn table_row(
         .then(|| measured.iter().max_by(|a, b| a.1.total_cmp(&b.1)))
         .flatten()
         .map(|(i, _)| libs[*i].to_string());
-    let speedup = if reference_present {
-        let best_other = measured
-            .iter()
-            .filter(|(i, _)| *i != 0)
-            .map(|(_, m)| *m)
-            .reduce(f64::max);
-        cells[0].median().zip(best_other).map(|(r, o)| r / o)
-    } else {
-        None
-    };
+    let ratios: Vec<Option<Ratio>> = libs
+        .iter()
+        .enumerate()
+        .map(|(i, lib)| {
+            let both = reference_present && i > 0;
+            both.then(|| ratio(group, libs[0], lib, transform, &cells[0], &cells[i]))
+                .flatten()
+        })
+        .collect();
+    let fastest_other = measured
+        .iter()
+        .filter(|(i, _)| *i != 0)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .and_then(|(i, _)| ratios[*i]);
     TableRow {
         transform: transform.to_string(),
         cells,
         fastest,
-        speedup,
+        speedup: fastest_other.map(|r| r.value),
+        speedup_paired: fastest_other.is_some_and(|r| r.paired),
+        speedup_ci: fastest_other.and_then(|r| r.ci_low.zip(r.ci_high).map(|(l, h)| [l, h])),
+        ratios,
     }
+}
+
+/// The reference's speedup over `other` where both measured the transform: paired when they
+/// were timed in the same rounds, else the ratio of the medians.
+fn ratio(
+    group: &Group<'_>,
+    reference: &str,
+    other: &str,
+    transform: &str,
+    a: &Cell,
+    b: &Cell,
+) -> Option<Ratio> {
+    let (ma, mb) = (a.median()?, b.median()?);
+    Some(match group.paired(reference, other, transform) {
+        Some(p) => Ratio {
+            value: p.ratio,
+            paired: true,
+            ci_low: Some(p.ci_low),
+            ci_high: Some(p.ci_high),
+        },
+        None => Ratio {
+            value: ma / mb,
+            paired: false,
+            ci_low: None,
+            ci_high: None,
+        },
+    })
 }
 
 fn footer(libs: &[&str], rows: &[TableRow], reference_present: bool) -> Vec<FooterEntry> {
@@ -251,24 +307,19 @@ fn footer(libs: &[&str], rows: &[TableRow], reference_present: bool) -> Vec<Foot
                 .iter()
                 .filter(|r| r.cells[i].median().is_some())
                 .count();
-            let ratios: Vec<f64> = if reference_present && i > 0 {
-                rows.iter()
-                    .filter_map(|r| {
-                        r.cells[0]
-                            .median()
-                            .zip(r.cells[i].median())
-                            .map(|(a, b)| a / b)
-                    })
-                    .collect()
+            let ratios: Vec<Ratio> = if reference_present && i > 0 {
+                rows.iter().filter_map(|r| r.ratios[i]).collect()
             } else {
                 Vec::new()
             };
+            let values: Vec<f64> = ratios.iter().map(|r| r.value).collect();
             FooterEntry {
                 library: lib.to_string(),
                 measured,
                 total: rows.len(),
                 common: ratios.len(),
-                median_speedup: (!ratios.is_empty()).then(|| stats::median(&ratios)),
+                paired: ratios.iter().filter(|r| r.paired).count(),
+                median_speedup: (!values.is_empty()).then(|| stats::median(&values)),
             }
         })
         .collect()

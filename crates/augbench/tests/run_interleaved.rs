@@ -1,7 +1,8 @@
 //! The interleaved schedule end to end, on the real binary and the native Rust workers: the
 //! default for micro runs, paired speedups from the same rounds, a transform that only one
 //! library supports runs alone, a worker that dies mid-round costs only its own row, `--resume`
-//! re-measures a transform across all libraries, and `--schedule sequential` pairs nothing.
+//! re-measures a transform across all libraries, `--schedule sequential` pairs nothing, and
+//! `compare` shows the paired speedups from the result files and from the cell log.
 
 use std::path::PathBuf;
 
@@ -105,6 +106,18 @@ fn interleaved_is_the_default_and_pairs_libraries_round_by_round() {
     let pad = env.result("kornia-rs", "Pad");
     assert_eq!((pad.status, pad.alone), (Some(Status::Ok), Some(true)));
     assert!(pad.paired.is_empty());
+    // `compare` draws speedups from the paired rounds, from the results and from the cell log.
+    let out = env.root.join("out");
+    for input in [out.clone(), out.join("cells.parquet")] {
+        let mut c = Command::cargo_bin("augbench").unwrap();
+        c.args(["compare", "--reference-library", "image"])
+            .arg(&input)
+            .assert()
+            .success()
+            .stdout(contains("are paired (2 of 2 rows)"))
+            .stdout(contains("× ["))
+            .stdout(contains("(2 paired)"));
+    }
 }
 
 #[test]

@@ -1,11 +1,12 @@
 //! CSV export in long form: one line per (group, transform, library) with status, median, std,
-//! interval and the row's speedup, so spreadsheets and data frames can pivot it freely.
+//! interval and the row's speedup (paired or not, with its interval), so spreadsheets and data
+//! frames can pivot it freely.
 
 use anyhow::Context;
 
 use crate::table::{Cell, Table};
 
-const HEADER: [&str; 16] = [
+const HEADER: [&str; 19] = [
     "scenario",
     "mode",
     "device",
@@ -21,6 +22,9 @@ const HEADER: [&str; 16] = [
     "unit",
     "reference",
     "speedup_reference_over_fastest_other",
+    "speedup_paired",
+    "speedup_ci_low",
+    "speedup_ci_high",
     "reason",
 ];
 
@@ -44,6 +48,9 @@ pub fn render(tables: &[Table]) -> anyhow::Result<String> {
                 rec.push(t.unit.to_string());
                 rec.push(t.reference.clone());
                 rec.push(opt(r.speedup));
+                rec.push(r.speedup_paired.to_string());
+                rec.push(opt(r.speedup_ci.map(|c| c[0])));
+                rec.push(opt(r.speedup_ci.map(|c| c[1])));
                 rec.push(reason(c));
                 w.write_record(&rec).context("writing CSV")?;
             }

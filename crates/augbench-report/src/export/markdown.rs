@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::export::{fmt_median_std, fmt_speedup};
+use crate::export::{fmt_footer_speedup, fmt_median_std, fmt_row_speedup, paired_note};
 use crate::table::{Cell, Table, TableRow};
 
 /// Every table under a `### <group>` heading.
@@ -52,7 +52,7 @@ fn row_cells(t: &Table, r: &TableRow) -> Vec<String> {
         let bold = r.fastest.as_deref() == Some(col.library.as_str());
         v.push(if bold { format!("**{text}**") } else { text });
     }
-    v.push(fmt_speedup(r.speedup));
+    v.push(fmt_row_speedup(r));
     v
 }
 
@@ -74,6 +74,9 @@ fn legend(t: &Table) -> String {
     if !t.reference_present {
         let _ = write!(s, " · speedup n/a: {} has no results here", t.reference);
     }
+    if let Some(note) = paired_note(t) {
+        let _ = write!(s, "\n\n{note}");
+    }
     s
 }
 
@@ -88,7 +91,7 @@ fn footer(t: &Table) -> String {
         } else if f.common == 0 {
             "n/a".to_string()
         } else {
-            format!("{} over {} rows", fmt_speedup(f.median_speedup), f.common)
+            fmt_footer_speedup(f)
         };
         let _ = writeln!(
             out,

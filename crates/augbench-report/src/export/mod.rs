@@ -61,6 +61,40 @@ pub fn fmt_speedup(x: Option<f64>) -> String {
     x.map_or_else(|| "n/a".to_string(), |v| format!("{v:.2}×"))
 }
 
+/// A row's speedup: `2.31× [2.25–2.40]` when paired (the interval over rounds), `2.31×` when it
+/// is the ratio of two medians, `n/a` without one.
+pub fn fmt_row_speedup(r: &crate::table::TableRow) -> String {
+    match (r.speedup, r.speedup_ci) {
+        (Some(s), Some([lo, hi])) if r.speedup_paired => format!("{s:.2}× [{lo:.2}–{hi:.2}]"),
+        (s, _) => fmt_speedup(s),
+    }
+}
+
+/// The sentence every format puts under a table with paired speedups.
+pub fn paired_note(t: &crate::table::Table) -> Option<String> {
+    (t.paired_rows > 0).then(|| {
+        format!(
+            "Speedups with [an interval] are paired ({} of {} rows): both libraries were timed in the same interleaved rounds, and the speedup is the median of the per-round ratios with its 95% interval over rounds; the others are ratios of medians.",
+            t.paired_rows,
+            t.rows.iter().filter(|r| r.speedup.is_some()).count()
+        )
+    })
+}
+
+/// `1.85× over 12 rows (12 paired)`, the footer's speedup column.
+pub fn fmt_footer_speedup(f: &crate::table::FooterEntry) -> String {
+    let paired = if f.paired > 0 {
+        format!(" ({} paired)", f.paired)
+    } else {
+        String::new()
+    };
+    format!(
+        "{} over {} rows{paired}",
+        fmt_speedup(f.median_speedup),
+        f.common
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@ mod context;
 
 use std::fmt::Write;
 
-use crate::export::{fmt_median_std, fmt_speedup};
+use crate::export::{fmt_footer_speedup, fmt_median_std, fmt_row_speedup, paired_note};
 use crate::model::Dataset;
 use crate::plot;
 use crate::table::{Cell, Table, TableOptions, build_tables};
@@ -156,10 +156,13 @@ fn results_table(out: &mut String, t: &Table) {
         let _ = writeln!(
             out,
             "<td data-value=\"{value}\">{}</td></tr>",
-            fmt_speedup(r.speedup)
+            fmt_row_speedup(r)
         );
     }
     out.push_str("</tbody></table>\n");
+    if let Some(note) = paired_note(t) {
+        let _ = writeln!(out, "<p class=\"legend\">{}</p>", esc(&note));
+    }
 }
 
 fn cell_html(t: &Table, cell: &Cell, fastest: bool) -> String {
@@ -211,7 +214,7 @@ fn footer_table(out: &mut String, t: &Table) {
         let speedup = match (i, f.common) {
             (0, _) if t.reference_present => "reference".to_string(),
             (_, 0) => "n/a".to_string(),
-            _ => format!("{} over {} rows", fmt_speedup(f.median_speedup), f.common),
+            _ => fmt_footer_speedup(f),
         };
         let _ = write!(
             out,

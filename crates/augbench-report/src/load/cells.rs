@@ -1,15 +1,16 @@
 //! Benchmark cell logs (Parquet or JSON Lines) into rows, read through augbench-cells. A log
 //! that holds several runs keeps the newest row per (group, library, transform), with a warning.
+//! Paired-speedup rows attach to their library's row.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use augbench_cells::{BenchCell, CellsError, read_bench_cells};
+use augbench_cells::{BenchCell, CellsError, PAIRED_SCOPE, parse_paired_label, read_bench_cells};
 use augbench_core::results::Status;
 use augbench_core::{Media, policy};
 use serde_json::json;
 
-use crate::model::{Dataset, GroupKey, Row, Source};
+use crate::model::{Dataset, GroupKey, PairedRatio, Row, Source};
 use crate::output::usage;
 
 pub fn load(path: &Path) -> anyhow::Result<Dataset> {
@@ -36,7 +37,9 @@ pub fn load(path: &Path) -> anyhow::Result<Dataset> {
             path.display()
         ));
     }
-    for c in newest.values() {
+    let (paired, measured): (Vec<&BenchCell>, Vec<&BenchCell>) =
+        newest.values().partition(|c| c.scope == PAIRED_SCOPE);
+    for c in measured {
         data.rows.push(row(c, path, &mut data.warnings));
         let k = key(c);
         if !data
@@ -47,7 +50,30 @@ pub fn load(path: &Path) -> anyhow::Result<Dataset> {
             data.sources.push(source(c, path));
         }
     }
+    attach_paired(&mut data.rows, &paired);
     Ok(data)
+}
+
+/// Paired rows (`<lib> ÷ <partner>`) become the `paired` speedups of their library's row.
+fn attach_paired(rows: &mut [Row], paired: &[&BenchCell]) {
+    for c in paired {
+        let Some((lib, partner)) = parse_paired_label(&c.library) else {
+            continue;
+        };
+        let k = key(c);
+        let found = rows
+            .iter_mut()
+            .find(|r| r.key() == k && r.library == lib && r.transform == c.transform);
+        if let (Some(r), Some(ratio)) = (found, c.metrics.median) {
+            r.paired.push(PairedRatio {
+                partner: partner.to_string(),
+                ratio,
+                ci_low: c.metrics.ci_low.unwrap_or(ratio),
+                ci_high: c.metrics.ci_high.unwrap_or(ratio),
+                rounds: c.throughputs.len() as u64,
+            });
+        }
+    }
 }
 
 fn cells_error(e: CellsError, path: &Path) -> anyhow::Error {
@@ -104,6 +130,7 @@ fn row(c: &BenchCell, path: &Path, warnings: &mut Vec<String>) -> Row {
         ci_high: c.metrics.ci_high,
         rerun: None,
         throughputs: c.throughputs.clone(),
+        paired: Vec::new(),
         slow_threshold: policy::slow_threshold_sec_per_item(media),
         reason: parsed
             .err()

@@ -6,7 +6,7 @@ use std::path::Path;
 use augbench_core::Media;
 use augbench_core::results::{ResultFile, Status, TransformResult};
 
-use crate::model::{Dataset, GroupKey, Row, Source};
+use crate::model::{Dataset, GroupKey, PairedRatio, Row, Source};
 use crate::output::usage;
 
 pub fn load(path: &Path, text: &str) -> anyhow::Result<Dataset> {
@@ -52,6 +52,17 @@ pub fn load(path: &Path, text: &str) -> anyhow::Result<Dataset> {
             ci_high: tr.ci_high.or(tr.throughput_ci95.map(|c| c[1])),
             rerun: tr.rerun_low.zip(tr.rerun_high),
             throughputs: tr.throughputs.clone(),
+            paired: tr
+                .paired
+                .iter()
+                .map(|p| PairedRatio {
+                    partner: p.partner.clone(),
+                    ratio: p.ratio,
+                    ci_low: p.ci_low,
+                    ci_high: p.ci_high,
+                    rounds: p.rounds,
+                })
+                .collect(),
             slow_threshold: tr.slow_threshold_sec_per_item.unwrap_or(threshold),
             reason: tr.reason.clone().or(tr.early_stop_reason.clone()),
             source: path.to_path_buf(),

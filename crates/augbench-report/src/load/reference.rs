@@ -40,6 +40,7 @@ pub fn load(path: &Path, v: &Value) -> Dataset {
         ci_high: None,
         rerun: None,
         throughputs: Vec::new(),
+        paired: Vec::new(),
         slow_threshold: threshold,
         reason: None,
         source: path.to_path_buf(),

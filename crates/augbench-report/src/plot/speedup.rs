@@ -1,5 +1,6 @@
 //! Plot (a): the reference library's speedup over each other library, per transform, as
 //! horizontal bars from 1× on a log axis, transforms sorted by speedup over the fastest other.
+//! Speedups are paired (median of per-round ratios) where the table has them; the title says so.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -27,11 +28,7 @@ impl SpeedupChart {
             .rows
             .iter()
             .filter_map(|r| {
-                let reference = r.cells[0].median()?;
-                let ratios = r.cells[1..]
-                    .iter()
-                    .map(|c| c.median().map(|m| reference / m))
-                    .collect();
+                let ratios = r.ratios[1..].iter().map(|x| x.map(|x| x.value)).collect();
                 Some((r.speedup?, r.transform.clone(), ratios))
             })
             .collect();
@@ -40,7 +37,16 @@ impl SpeedupChart {
         }
         rows.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         Some(SpeedupChart {
-            title: format!("Speedup of {} per transform — {}", t.reference, t.title),
+            title: format!(
+                "Speedup of {} per transform{} — {}",
+                t.reference,
+                if t.paired_rows > 0 {
+                    " (paired rounds)"
+                } else {
+                    ""
+                },
+                t.title
+            ),
             reference: t.reference.clone(),
             libraries: t
                 .columns
