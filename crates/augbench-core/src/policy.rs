@@ -62,9 +62,12 @@ pub const SCHEDULE_SEED: u64 = 7;
 /// ((p90 − p10) / median of its times) above which the machine drifted and results say so.
 pub const DRIFT_UNSTABLE: f64 = 0.10;
 /// Drift sentinel: the reference kernel's working set (bytes) and passes over it per timing
-/// (a few milliseconds of deterministic memory and arithmetic work).
-pub const SENTINEL_BYTES: usize = 2 << 20;
+/// (about 3 ms of deterministic memory and arithmetic work on a 2-core EPYC VM), and the timings
+/// a round takes; the round keeps the fastest, since noise only ever adds time. One timing of
+/// half this size spread 12–70% over a transform's rounds on a quiet machine.
+pub const SENTINEL_BYTES: usize = 4 << 20;
 pub const SENTINEL_PASSES: u32 = 2;
+pub const SENTINEL_LOOPS: u64 = 3;
 /// Memory estimate (plan): decoded bytes per image pixel and channel of a library's native
 /// layout, when the matrix does not say otherwise (uint8).
 pub const DECODED_BYTES_PER_SAMPLE: u64 = 1;

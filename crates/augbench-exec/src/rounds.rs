@@ -40,16 +40,22 @@ pub struct Sentinel {
 }
 
 impl Sentinel {
+    /// Starts the sentinel and times the kernel once untimed, so the first round is no colder
+    /// than the others.
     pub fn start(command: &WorkerCommand) -> anyhow::Result<Sentinel> {
         let worker = Worker::spawn(command, policy::STDERR_TAIL_LINES)?;
-        Ok(Sentinel { worker })
+        let mut s = Sentinel { worker };
+        s.time();
+        Ok(s)
     }
 
-    /// The kernel's time (ms), or `None` when the sentinel failed (the run goes on without it).
+    /// The kernel's time this round (ms, the fastest of `policy::SENTINEL_LOOPS` timings), or
+    /// `None` when the sentinel failed (the run goes on without it).
     pub fn time(&mut self) -> Option<f64> {
-        let req = Request::Sentinel(SentinelRequest { loops: 1 });
+        let loops = policy::SENTINEL_LOOPS;
+        let req = Request::Sentinel(SentinelRequest { loops });
         let r: TimeResponse = self.worker.call(&req, Duration::from_secs(30)).ok()?;
-        r.ns.first().map(|ns| *ns as f64 / 1e6)
+        r.ns.iter().min().map(|ns| *ns as f64 / 1e6)
     }
 
     pub fn shutdown(self) {

@@ -1,5 +1,6 @@
 //! The end-of-run terminal summary: transforms × libraries, median throughput per cell, with
-//! `slow`, `–` (unsupported) and `error` markers. Reports proper live in augbench-report.
+//! `slow`, `–` (unsupported) and `error` markers, and a line on the schedule (paired transforms,
+//! those measured alone, machine drift). Reports proper live in augbench-report.
 
 use std::collections::BTreeMap;
 
@@ -33,6 +34,48 @@ fn cell(r: Option<&TransformResult>) -> String {
         Some(Status::Error) => "error".into(),
         None => String::new(),
     }
+}
+
+/// How the libraries shared the machine: the schedule, the transforms with paired speedups, those
+/// one library measured alone, and those where the drift sentinel saw the machine drift.
+pub fn schedule_line(files: &[&ResultFile]) -> Option<String> {
+    let schedule = files
+        .iter()
+        .find_map(|f| f.metadata.benchmark_params.schedule.clone())?;
+    let mut paired = std::collections::BTreeSet::new();
+    let mut alone = Vec::new();
+    let mut drift = std::collections::BTreeSet::new();
+    for f in files {
+        for (t, r) in &f.results {
+            if !r.paired.is_empty() {
+                paired.insert(t.as_str());
+            }
+            if r.alone == Some(true) {
+                alone.push(format!("{t} ({})", f.metadata.library));
+            }
+            if r.unstable_reason
+                .as_deref()
+                .is_some_and(|s| s.contains("machine drift"))
+            {
+                drift.insert(t.as_str());
+            }
+        }
+    }
+    let mut line = format!("schedule: {schedule}");
+    if schedule == "interleaved" {
+        line.push_str(&format!(
+            "; {} transforms with paired speedups",
+            paired.len()
+        ));
+    }
+    if !alone.is_empty() {
+        line.push_str(&format!("; measured alone: {}", alone.join(", ")));
+    }
+    if !drift.is_empty() {
+        let names: Vec<&str> = drift.into_iter().collect();
+        line.push_str(&format!("; machine drifted during: {}", names.join(", ")));
+    }
+    Some(line)
 }
 
 /// Counts of statuses across files, for the closing line.

@@ -386,3 +386,19 @@ fn config_error_messages_snapshot() {
     }
     insta::assert_snapshot!("config_errors", shown);
 }
+
+#[test]
+fn run_refuses_pipeline_mode_before_measuring_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let stderr = usage_error(&[
+        "run",
+        "--config",
+        "configs/examples/local_rgb_pipeline_cpu.yaml",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(stderr.contains("measures micro mode only"), "{stderr}");
+    assert!(stderr.contains("hint: use `mode: micro`"), "{stderr}");
+    assert!(!out.exists(), "nothing is written under a pipeline label");
+}

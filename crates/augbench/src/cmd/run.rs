@@ -27,6 +27,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
+    if cfg.selection.mode == Some(augbench_core::Mode::Pipeline) {
+        // Never write a result under a label it was not measured with: a pipeline row must come
+        // out of a real training loader, which this build does not drive yet.
+        return Err(augbench_core::UsageError::new(
+            format!(
+                "{} asks for pipeline mode, and this build measures micro mode only",
+                args.config.config.display()
+            ),
+            "use `mode: micro` (loader workers and batch size do not apply there); `augbench plan` still shows the pipeline jobs",
+        )
+        .into());
+    }
     let plan = augbench_core::plan::build(&cfg);
     let resolved = orchestrate::write_resolved_config(&cfg)?;
     eprintln!(
@@ -74,6 +86,9 @@ fn print_summary(report: &RunReport, jobs: &[augbench_core::plan::Job], media: M
     let counts = augbench_exec::summary::status_counts(&files);
     let counts: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     println!("transforms: {}", counts.join(", "));
+    if let Some(line) = augbench_exec::summary::schedule_line(&files) {
+        println!("{line}");
+    }
     for (job, status) in &report.jobs {
         match status {
             JobStatus::Finished(_) => println!("  {} → {}", job.library, job.output_file.display()),
