@@ -267,9 +267,10 @@ impl<'a> Interleaved<'a, '_> {
                 return Ok(false);
             }
             let mut dropped = Vec::new();
+            let shared = active.len() > 1;
             for k in round_order(active.len(), &spec.name, p, round) {
                 let (i, m) = &mut active[k];
-                match self.one_run(spec, *i, m, round)? {
+                match self.one_run(spec, *i, m, round, shared)? {
                     RunStep::Ran => {}
                     RunStep::Dropped => dropped.push(k),
                     RunStep::Interrupted => return Ok(false),
@@ -293,12 +294,15 @@ impl<'a> Interleaved<'a, '_> {
         Ok(true)
     }
 
+    /// One library's run of a round; when others ran since its last one (`shared`), an untimed
+    /// rewarm pass comes first.
     fn one_run(
         &mut self,
         spec: &TransformSpec,
         i: usize,
         m: &mut Measuring,
         round: u64,
+        shared: bool,
     ) -> anyhow::Result<RunStep> {
         let mp = self.mp;
         let lane = &mut self.slots[i].lane;
@@ -309,7 +313,15 @@ impl<'a> Interleaved<'a, '_> {
             round + 1,
             lane.input.job.library
         ));
-        let failed = match m.run(&mut lane.w.worker, items, &set) {
+        let worker = &mut lane.w.worker;
+        let ran = match shared {
+            true => m.rewarm(worker, items, &set).and_then(|r| match r {
+                Ok(()) => m.run(worker, items, &set),
+                Err(failed) => Ok(Err(failed)),
+            }),
+            false => m.run(worker, items, &set),
+        };
+        let failed = match ran {
             Ok(Ok(())) => return Ok(RunStep::Ran),
             Ok(Err(r)) => r,
             Err(_) if self.stop.load(Ordering::SeqCst) => return Ok(RunStep::Interrupted),

@@ -19,7 +19,8 @@ struct Env {
 
 impl Env {
     /// A config of the three crates × HorizontalFlip (image, kornia-rs), Resize (all three) and
-    /// Pad (kornia-rs alone), with a short warmup: 3 timed requests of setup, then 1 a round.
+    /// Pad (kornia-rs alone), with a short warmup: 3 timed requests of setup, then a rewarm and a
+    /// timed run a round.
     fn new(processes: u64, runs: u64) -> Env {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().to_path_buf();
@@ -123,7 +124,8 @@ fn interleaved_is_the_default_and_pairs_libraries_round_by_round() {
 #[test]
 fn a_worker_that_dies_mid_round_costs_only_its_row() {
     let env = Env::new(1, 4);
-    // kornia-rs exits on its 5th timed Resize request: the second round.
+    // kornia-rs exits on its 5th Resize request: after 3 of setup and round 1's rewarm, the
+    // timed run of round 1.
     env.cmd("exit:Resize@kornia-rs+4").assert().success();
     let dead = env.result("kornia-rs", "Resize");
     assert_eq!(dead.status, Some(Status::Error));

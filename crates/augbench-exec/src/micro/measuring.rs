@@ -97,6 +97,23 @@ impl Measuring {
         Ok(Ok(()))
     }
 
+    /// An untimed pass over the first `policy::WARMUP_SUBSET_ITEMS` items, for a worker that sat
+    /// idle while other libraries ran (interleaved rounds): the timed run that follows starts
+    /// from the state a run in a row would have. Failures are the transform's final result.
+    pub fn rewarm(
+        &mut self,
+        s: &mut dyn Session,
+        items: u64,
+        set: &MicroSettings,
+    ) -> Result<Result<(), TransformResult>, WorkerError> {
+        let req = TimeRequest {
+            start: 0,
+            count: policy::WARMUP_SUBSET_ITEMS.clamp(1, items.max(1)),
+            loops: 1,
+        };
+        Ok(settle(s.time(req, set.request_timeout), &self.params)?.map(|_| ()))
+    }
+
     /// The transform's result from the runs so far.
     pub fn finish(self) -> TransformResult {
         let summary = stats::summarize(&self.throughputs);
@@ -153,6 +170,19 @@ mod tests {
             r.median_throughput
                 .is_some_and(|t| (t - 1000.0).abs() < 1e-6)
         );
+    }
+
+    #[test]
+    fn a_rewarm_is_one_untimed_pass_over_the_warmup_subset() {
+        let (mut log, set, items) = (Log::default(), settings(3), 40);
+        let Ok(Started::Measuring(mut m)) = start(&mut log, &flip(), items, &set, &mut |_| {})
+        else {
+            panic!("expected a transform under way");
+        };
+        m.rewarm(&mut log, items, &set).unwrap().unwrap();
+        let last = log.times.last().unwrap();
+        assert_eq!((last.count, last.loops), (policy::WARMUP_SUBSET_ITEMS, 1));
+        assert_eq!(m.runs(), 0, "not a timed run");
     }
 
     #[test]
