@@ -24,10 +24,7 @@ pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) ->
     let p = &m.benchmark_params;
     // A batched regime is its own library label in the log, so it never shares a cell key (and a
     // report row) with the per-item numbers.
-    let library = match p.micro_batch {
-        Some(b) => format!("{} (batch {b})", m.library),
-        None => m.library.clone(),
-    };
+    let library = regime_label(&m.library, p.micro_batch);
     let cells: Vec<BenchCell> = file
         .results
         .iter()
@@ -66,10 +63,21 @@ pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) ->
         .iter()
         .flat_map(|cell| {
             let r = &file.results[&cell.transform];
-            r.paired.iter().map(move |p| paired_cell(cell, p))
+            r.paired.iter().map(move |pr| {
+                let partner = regime_label(&pr.partner, p.micro_batch);
+                paired_cell(cell, pr, &partner)
+            })
         })
         .collect();
     cells.into_iter().chain(paired).collect()
+}
+
+/// A library's label in the log: a batched regime is its own label (`kornia (batch 32)`).
+fn regime_label(library: &str, micro_batch: Option<u64>) -> String {
+    match micro_batch {
+        Some(b) => format!("{library} (batch {b})"),
+        None => library.to_string(),
+    }
 }
 
 /// Scope of the rows that hold paired speedups rather than throughputs.
@@ -87,9 +95,9 @@ pub fn parse_paired_label(label: &str) -> Option<(&str, &str)> {
 
 /// A paired speedup as a row of its own: the per-round ratios are its values, the median ratio
 /// and its interval its metrics.
-fn paired_cell(cell: &BenchCell, p: &PairedSummary) -> BenchCell {
+fn paired_cell(cell: &BenchCell, p: &PairedSummary, partner: &str) -> BenchCell {
     BenchCell {
-        library: paired_label(&cell.library, &p.partner),
+        library: paired_label(&cell.library, partner),
         scope: PAIRED_SCOPE.to_string(),
         throughputs: p.ratios.clone(),
         metrics: BenchMetrics {

@@ -60,11 +60,14 @@ pub fn estimate(cfg: &RunConfig, schedule: Schedule) -> MemoryEstimate {
             let bytes = l
                 .bytes_per_sample
                 .unwrap_or(policy::DECODED_BYTES_PER_SAMPLE);
-            (l.name.clone(), items * samples * bytes)
+            (
+                l.name.clone(),
+                items.saturating_mul(samples).saturating_mul(bytes),
+            )
         })
         .collect();
     let held_at_once = match schedule {
-        Schedule::Interleaved => per_library.values().sum(),
+        Schedule::Interleaved => per_library.values().fold(0u64, |a, b| a.saturating_add(*b)),
         Schedule::Sequential => per_library.values().copied().max().unwrap_or(0),
     };
     MemoryEstimate {

@@ -51,7 +51,11 @@ pub fn schedule(cfg: &RunConfig) -> (Schedule, Option<String>) {
         let why = "pipeline runs are measured one library after another (sequential)";
         return (Schedule::Sequential, Some(why.into()));
     }
-    if libraries < 2 || cfg.selection.spec.is_some() {
+    if cfg.selection.spec.is_some() {
+        let why = "a spec file runs its one library alone (sequential)";
+        return (Schedule::Sequential, Some(why.into()));
+    }
+    if libraries < 2 {
         let why = "one library: nothing to interleave with, measured alone (sequential)";
         return (Schedule::Sequential, Some(why.into()));
     }

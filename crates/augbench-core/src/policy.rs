@@ -68,6 +68,8 @@ pub const DRIFT_UNSTABLE: f64 = 0.10;
 pub const SENTINEL_BYTES: usize = 4 << 20;
 pub const SENTINEL_PASSES: u32 = 2;
 pub const SENTINEL_LOOPS: u64 = 3;
+/// A sentinel request that takes longer than this is a lost sentinel: the run goes on without.
+pub const SENTINEL_TIMEOUT_SEC: f64 = 30.0;
 /// Memory estimate (plan): decoded bytes per image pixel and channel of a library's native
 /// layout, when the matrix does not say otherwise (uint8).
 pub const DECODED_BYTES_PER_SAMPLE: u64 = 1;

@@ -81,18 +81,19 @@ impl<'a> Lane<'a> {
         Ok(())
     }
 
-    /// A lost worker costs the transform in flight (`error` with the worker's story) and is
-    /// replaced.
-    pub fn lost(
+    /// A lost worker costs the transform in flight: its `error` (with the worker's story) is
+    /// recorded, then a fresh worker is started. The outer `Err` is a failed write; the inner
+    /// one a worker that cannot start again, which stops this library alone.
+    pub fn record_loss(
         &mut self,
         spec: &TransformSpec,
         e: WorkerError,
         mp: &MultiProgress,
-    ) -> anyhow::Result<TransformResult> {
+    ) -> anyhow::Result<anyhow::Result<()>> {
         let params = serde_json::to_value(&spec.params).unwrap_or_default();
         let result = TransformResult::not_measured(Status::Error, params, e.to_string());
-        self.w = start_worker(self.input, mp)?;
-        Ok(result)
+        self.rec.record(&spec.name, result)?;
+        Ok(start_worker(self.input, mp).map(|w| self.w = w))
     }
 
     /// A worker that a preflight past its wall cap killed is replaced for the next transform.

@@ -158,21 +158,11 @@ fn interleaved(
             Err(e) => failed.push((job.clone(), JobStatus::Failed(format!("{e:#}")))),
         }
     }
-    let sentinel = match native_command(SENTINEL_LIBRARY) {
-        Ok(mut c) => {
-            c.label = "drift sentinel".into();
-            c
-        }
-        Err(e) => {
-            let why = format!("{e:#}");
-            return plan
-                .jobs
-                .iter()
-                .map(|j| (j.clone(), JobStatus::Failed(why.clone())))
-                .collect();
-        }
-    };
-    let outcomes = run_interleaved(&inputs, &sentinel, mp, stop);
+    let sentinel = native_command(SENTINEL_LIBRARY).map(|mut c| {
+        c.label = "drift sentinel".into();
+        c
+    });
+    let outcomes = run_interleaved(&inputs, sentinel, mp, stop);
     let mut jobs: Vec<(Job, JobStatus)> = inputs
         .iter()
         .zip(outcomes)

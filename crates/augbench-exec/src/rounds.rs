@@ -50,11 +50,12 @@ impl Sentinel {
     }
 
     /// The kernel's time this round (ms, the fastest of `policy::SENTINEL_LOOPS` timings), or
-    /// `None` when the sentinel failed (the run goes on without it).
+    /// `None` when the sentinel failed (the caller goes on without it).
     pub fn time(&mut self) -> Option<f64> {
         let loops = policy::SENTINEL_LOOPS;
         let req = Request::Sentinel(SentinelRequest { loops });
-        let r: TimeResponse = self.worker.call(&req, Duration::from_secs(30)).ok()?;
+        let timeout = Duration::from_secs_f64(policy::SENTINEL_TIMEOUT_SEC);
+        let r: TimeResponse = self.worker.call(&req, timeout).ok()?;
         r.ns.iter().min().map(|ns| *ns as f64 / 1e6)
     }
 
@@ -101,8 +102,18 @@ fn pair_with_others(lib: &str, r: &mut TransformResult, all: &BTreeMap<String, T
     let mine = groups(r);
     r.paired = same_rounds
         .iter()
-        .filter(|(_, o)| groups(o) == mine)
-        .filter_map(|(other, o)| stats::paired(other, &r.throughputs, &o.throughputs, &mine))
+        .filter_map(|(other, o)| {
+            // Processes both finished in full; a later process one of them lost is left out.
+            let common: Vec<usize> = mine
+                .iter()
+                .zip(groups(o))
+                .take_while(|(a, b)| **a == *b)
+                .map(|(a, _)| *a)
+                .collect();
+            let n: usize = common.iter().sum();
+            let (a, b) = (r.throughputs.get(..n)?, o.throughputs.get(..n)?);
+            stats::paired(other, a, b, &common)
+        })
         .collect();
     r.alone = same_rounds.is_empty().then_some(true);
 }
@@ -183,6 +194,19 @@ mod tests {
         assert_eq!(out["a"].alone, None);
         assert!(!out["a"].unstable, "a steady sentinel is no drift");
         assert_eq!(out["a"].drift.as_ref().map(|d| d.times_ms.len()), Some(3));
+    }
+
+    #[test]
+    fn a_process_one_library_lost_is_left_out_of_the_pairing() {
+        let mut a = measured(&[200.0, 202.0, 198.0, 150.0, 151.0, 149.0], "x");
+        a.process_runs = vec![3, 3];
+        let b = measured(&[100.0, 101.0, 99.0], "x");
+        let all: BTreeMap<String, TransformResult> =
+            [("a".to_string(), a), ("b".to_string(), b)].into();
+        let out = annotate(&all, &[]);
+        let p = &out["a"].paired[0];
+        assert_eq!((p.rounds, p.ratio), (3, 2.0), "the first process only");
+        assert_eq!(out["b"].paired[0].rounds, 3);
     }
 
     #[test]

@@ -76,15 +76,14 @@ fn measure_one(
     let set = lane.settings();
     let items = lane.w.load.count;
     let mut on_phase = |ph: Phase| bar.set_message(format!("{name}: {}", phase_label(ph)));
-    let result = match micro::measure(&mut lane.w.worker, &spec, items, &set, &mut on_phase) {
+    match micro::measure(&mut lane.w.worker, &spec, items, &set, &mut on_phase) {
         Ok(r) => {
+            lane.rec.record(name, r)?;
             lane.revive(mp)?;
-            r
         }
         Err(_) if stop.load(Ordering::SeqCst) => return Ok(false),
-        Err(e) => lane.lost(&spec, e, mp)?,
-    };
-    lane.rec.record(name, result)?;
+        Err(e) => lane.record_loss(&spec, e, mp)??,
+    }
     Ok(true)
 }
 

@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use augbench_core::Schedule;
 use augbench_core::registry::TransformSpec;
+use augbench_core::{Schedule, policy};
 use indicatif::{MultiProgress, ProgressBar};
 
 use crate::client::WorkerCommand;
@@ -19,6 +19,8 @@ use crate::runner::phase_label;
 
 /// A library's lane, or why it stopped (its job failed; its file keeps what it measured).
 struct Slot<'a> {
+    /// Position of the job among the inputs.
+    index: usize,
     lane: Lane<'a>,
     failed: Option<anyhow::Error>,
 }
@@ -39,23 +41,11 @@ struct Interleaved<'a, 'm> {
 /// A job that cannot start fails alone; the others still run.
 pub fn run_interleaved(
     inputs: &[JobInput<'_>],
-    sentinel: &WorkerCommand,
+    sentinel: anyhow::Result<WorkerCommand>,
     mp: &MultiProgress,
     stop: &AtomicBool,
 ) -> Vec<anyhow::Result<JobOutcome>> {
-    let mut outcomes: Vec<anyhow::Result<JobOutcome>> = Vec::new();
-    let mut order = Vec::new();
-    let mut slots = Vec::new();
-    for (i, input) in inputs.iter().enumerate() {
-        match Lane::open(input, Schedule::Interleaved, mp) {
-            Ok(lane) => {
-                order.push(i);
-                slots.push(Slot { lane, failed: None });
-                outcomes.push(Err(anyhow::anyhow!("not run")));
-            }
-            Err(e) => outcomes.push(Err(e)),
-        }
-    }
+    let (slots, mut outcomes) = open_slots(inputs, mp);
     let names = inputs
         .first()
         .map(|i| i.job.transforms.clone())
@@ -64,7 +54,7 @@ pub fn run_interleaved(
     let mut run = Interleaved {
         slots,
         sentinel: start_sentinel(sentinel, mp),
-        token: crate::system::now_utc(),
+        token: format!("{}-{}", crate::system::now_utc(), std::process::id()),
         drift: BTreeMap::new(),
         bar: steps_bar(mp, label, 0),
         mp,
@@ -72,6 +62,7 @@ pub fn run_interleaved(
     };
     let interrupted = match run.run(&names) {
         Ok(finished) => !finished,
+        // A result that cannot be written stops every library.
         Err(e) => {
             for s in &mut run.slots {
                 s.failed.get_or_insert(anyhow::anyhow!("{e:#}"));
@@ -80,8 +71,8 @@ pub fn run_interleaved(
         }
     };
     run.finish(interrupted);
-    for (slot, i) in run.slots.into_iter().zip(order) {
-        outcomes[i] = match slot.failed {
+    for slot in run.slots {
+        outcomes[slot.index] = match slot.failed {
             Some(e) => Err(e),
             None => Ok(JobOutcome {
                 results: slot.lane.rec.file,
@@ -90,6 +81,29 @@ pub fn run_interleaved(
         };
     }
     outcomes
+}
+
+/// A lane for every input whose worker starts; the outcomes of those that do not.
+fn open_slots<'a>(
+    inputs: &'a [JobInput<'a>],
+    mp: &MultiProgress,
+) -> (Vec<Slot<'a>>, Vec<anyhow::Result<JobOutcome>>) {
+    let mut slots = Vec::new();
+    let mut outcomes = Vec::new();
+    for (index, input) in inputs.iter().enumerate() {
+        match Lane::open(input, Schedule::Interleaved, mp) {
+            Ok(lane) => {
+                slots.push(Slot {
+                    index,
+                    lane,
+                    failed: None,
+                });
+                outcomes.push(Err(anyhow::anyhow!("{} did not run", input.job.library)));
+            }
+            Err(e) => outcomes.push(Err(e)),
+        }
+    }
+    (slots, outcomes)
 }
 
 fn lanes_label(slots: &[Slot<'_>], inputs: &[JobInput<'_>]) -> String {
@@ -101,8 +115,8 @@ fn lanes_label(slots: &[Slot<'_>], inputs: &[JobInput<'_>]) -> String {
     format!("Interleaved transforms ({scenario}: {})", libs.join(", "))
 }
 
-fn start_sentinel(command: &WorkerCommand, mp: &MultiProgress) -> Option<Sentinel> {
-    match Sentinel::start(command) {
+fn start_sentinel(command: anyhow::Result<WorkerCommand>, mp: &MultiProgress) -> Option<Sentinel> {
+    match command.and_then(|c| Sentinel::start(&c)) {
         Ok(s) => Some(s),
         Err(e) => {
             mp.suspend(|| eprintln!("drift sentinel unavailable ({e:#}); results record no drift"));
@@ -135,7 +149,7 @@ impl<'a> Interleaved<'a, '_> {
         self.slots
             .first()
             .and_then(|s| s.lane.input.cfg.execution.processes)
-            .unwrap_or(1)
+            .unwrap_or(policy::DEFAULT_PROCESSES)
             .max(1)
     }
 
@@ -232,21 +246,30 @@ impl<'a> Interleaved<'a, '_> {
             let mut on_phase = |ph: Phase| {
                 bar.set_message(format!("{}: {} · {lib}", spec.name, phase_label(ph)));
             };
-            let result = match micro::start(&mut lane.w.worker, spec, items, &set, &mut on_phase) {
+            let replaced = match micro::start(&mut lane.w.worker, spec, items, &set, &mut on_phase)
+            {
                 Ok(Started::Measuring(m)) => {
                     active.push((i, m));
                     continue;
                 }
                 Ok(Started::Finished(r)) => {
-                    lane.revive(mp)?;
-                    *r
+                    lane.rec.record(&spec.name, *r)?;
+                    lane.revive(mp)
                 }
                 Err(_) if self.stop.load(Ordering::SeqCst) => return Ok(None),
-                Err(e) => lane.lost(spec, e, mp)?,
+                Err(e) => lane.record_loss(spec, e, mp)?,
             };
-            lane.rec.record(&spec.name, result)?;
+            self.stop_if_gone(i, replaced);
         }
         Ok(Some(active))
+    }
+
+    /// A library whose worker could not be started again stops here (its job fails with why);
+    /// the others go on.
+    fn stop_if_gone(&mut self, i: usize, replaced: anyhow::Result<()>) {
+        if let Err(e) = replaced {
+            self.slots[i].failed = Some(e);
+        }
     }
 
     /// Rounds until no library wants another run: each round every active library times one
@@ -280,9 +303,7 @@ impl<'a> Interleaved<'a, '_> {
             for k in dropped {
                 active.remove(k);
             }
-            if let Some(ms) = self.sentinel.as_mut().and_then(Sentinel::time) {
-                self.drift.entry(spec.name.clone()).or_default().push(ms);
-            }
+            self.time_sentinel(&spec.name);
             round += 1;
         }
         let rounds_id = format!("{}/{}", self.token, spec.name);
@@ -321,14 +342,35 @@ impl<'a> Interleaved<'a, '_> {
             }),
             false => m.run(worker, items, &set),
         };
-        let failed = match ran {
+        let replaced = match ran {
             Ok(Ok(())) => return Ok(RunStep::Ran),
-            Ok(Err(r)) => r,
+            Ok(Err(r)) => {
+                lane.rec.record(&spec.name, r)?;
+                Ok(())
+            }
             Err(_) if self.stop.load(Ordering::SeqCst) => return Ok(RunStep::Interrupted),
-            Err(e) => lane.lost(spec, e, mp)?,
+            Err(e) => lane.record_loss(spec, e, mp)?,
         };
-        lane.rec.record(&spec.name, failed)?;
+        self.stop_if_gone(i, replaced);
         Ok(RunStep::Dropped)
+    }
+
+    /// The drift sentinel's time for this round; a sentinel that fails once is dropped (with one
+    /// line), so every recorded time belongs to a round.
+    fn time_sentinel(&mut self, name: &str) {
+        let Some(s) = self.sentinel.as_mut() else {
+            return;
+        };
+        match s.time() {
+            Some(ms) => self.drift.entry(name.to_string()).or_default().push(ms),
+            None => {
+                self.sentinel = None;
+                self.drift.remove(name);
+                self.mp.suspend(|| {
+                    eprintln!("drift sentinel lost at {name}; later results record no drift")
+                });
+            }
+        }
     }
 
     /// Paired speedups, `alone` and drift for every library's result of `name`.

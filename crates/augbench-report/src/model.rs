@@ -75,6 +75,9 @@ pub struct Row {
     pub throughputs: Vec<f64>,
     /// Speedups over libraries measured in the same interleaved rounds (this ÷ partner).
     pub paired: Vec<PairedRatio>,
+    /// Which rounds the row was measured in (results: `rounds_id`; cell logs: the run id). A
+    /// paired speedup is only shown next to a partner row with the same value.
+    pub pairing: Option<String>,
     /// Seconds per item at or above which the run called a transform slow.
     pub slow_threshold: f64,
     pub reason: Option<String>,
@@ -160,10 +163,11 @@ impl<'a> Group<'a> {
     /// The paired speedup of `library` over `partner` at `transform`, when they were measured in
     /// the same rounds.
     pub fn paired(&self, library: &str, partner: &str, transform: &str) -> Option<&'a PairedRatio> {
-        self.row(library, transform)?
-            .paired
-            .iter()
-            .find(|p| p.partner == partner)
+        let (a, b) = (self.row(library, transform)?, self.row(partner, transform)?);
+        if a.pairing.is_none() || a.pairing != b.pairing {
+            return None;
+        }
+        a.paired.iter().find(|p| p.partner == partner)
     }
 
     pub fn row(&self, library: &str, transform: &str) -> Option<&'a Row> {

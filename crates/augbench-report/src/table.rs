@@ -122,7 +122,8 @@ pub struct FooterEntry {
     pub common: usize,
     /// Of those, rows with a paired speedup (measured in the same interleaved rounds).
     pub paired: usize,
-    /// Median over those rows of reference median / this library's median.
+    /// Median over those rows of the reference's speedup over this library (paired where the
+    /// row has it, else the ratio of the medians).
     pub median_speedup: Option<f64>,
 }
 

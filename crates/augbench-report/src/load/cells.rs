@@ -54,16 +54,20 @@ pub fn load(path: &Path) -> anyhow::Result<Dataset> {
     Ok(data)
 }
 
-/// Paired rows (`<lib> ÷ <partner>`) become the `paired` speedups of their library's row.
+/// Paired rows (`<lib> ÷ <partner>`) become the `paired` speedups of their library's row, when
+/// that row comes from the same run.
 fn attach_paired(rows: &mut [Row], paired: &[&BenchCell]) {
     for c in paired {
         let Some((lib, partner)) = parse_paired_label(&c.library) else {
             continue;
         };
         let k = key(c);
-        let found = rows
-            .iter_mut()
-            .find(|r| r.key() == k && r.library == lib && r.transform == c.transform);
+        let found = rows.iter_mut().find(|r| {
+            r.key() == k
+                && r.library == lib
+                && r.transform == c.transform
+                && r.pairing.as_deref() == Some(c.run_id.as_str())
+        });
         if let (Some(r), Some(ratio)) = (found, c.metrics.median) {
             r.paired.push(PairedRatio {
                 partner: partner.to_string(),
@@ -131,6 +135,7 @@ fn row(c: &BenchCell, path: &Path, warnings: &mut Vec<String>) -> Row {
         rerun: None,
         throughputs: c.throughputs.clone(),
         paired: Vec::new(),
+        pairing: Some(c.run_id.clone()),
         slow_threshold: policy::slow_threshold_sec_per_item(media),
         reason: parsed
             .err()

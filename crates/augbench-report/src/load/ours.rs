@@ -63,6 +63,7 @@ pub fn load(path: &Path, text: &str) -> anyhow::Result<Dataset> {
                     rounds: p.rounds,
                 })
                 .collect(),
+            pairing: tr.rounds_id.clone(),
             slow_threshold: tr.slow_threshold_sec_per_item.unwrap_or(threshold),
             reason: tr.reason.clone().or(tr.early_stop_reason.clone()),
             source: path.to_path_buf(),

@@ -41,6 +41,7 @@ pub fn load(path: &Path, v: &Value) -> Dataset {
         rerun: None,
         throughputs: Vec::new(),
         paired: Vec::new(),
+        pairing: None,
         slow_threshold: threshold,
         reason: None,
         source: path.to_path_buf(),
