@@ -105,6 +105,9 @@ pub const PRECISION_MAX_RUNS: u64 = 30;
 /// `refresh_requirements`: a lock re-resolved from `envs/<group>.in` is reused for this long
 /// (seconds) before uv resolves it again, so runs with cached environments start at once.
 pub const LOCK_REFRESH_MAX_AGE_SEC: f64 = 24.0 * 3600.0;
+/// A lost worker waits this many 10 ms polls for the Ctrl-C flag before its loss is recorded
+/// (the signal reaches the workers and the coordinator's handler at nearly the same time).
+pub const STOP_GRACE_POLLS: u32 = 30;
 /// A worker request that takes longer than this is treated as a hang; the worker is killed.
 pub const REQUEST_TIMEOUT_SEC: f64 = 600.0;
 /// Bootstrap resamples for the median interval, its seed and its confidence level.

@@ -117,6 +117,20 @@ impl<'a> Lane<'a> {
     }
 }
 
+/// Whether a lost worker was lost to the user's Ctrl-C. The terminal sends SIGINT to the whole
+/// process group, so a worker can die of it a moment before the coordinator's handler raises
+/// `stop`; a lost worker waits briefly for the flag before its loss is recorded as an error.
+pub(crate) fn stopped_by_user(stop: &std::sync::atomic::AtomicBool) -> bool {
+    use std::sync::atomic::Ordering;
+    for _ in 0..policy::STOP_GRACE_POLLS {
+        if stop.load(Ordering::SeqCst) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    stop.load(Ordering::SeqCst)
+}
+
 /// The spec a transform is measured against: the registry's, or a spec file's.
 pub(crate) fn spec_for(w: &Loaded, name: &str) -> Option<TransformSpec> {
     match &w.custom {

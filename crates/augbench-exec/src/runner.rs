@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use augbench_core::Schedule;
 use indicatif::MultiProgress;
 
-use crate::job::{JobInput, JobOutcome, Lane, not_in_registry, spec_for, steps_bar};
+use crate::job::{
+    JobInput, JobOutcome, Lane, not_in_registry, spec_for, steps_bar, stopped_by_user,
+};
 use crate::micro::{self, Phase};
 
 pub fn run_job(
@@ -81,7 +83,7 @@ fn measure_one(
             lane.rec.record(name, r)?;
             lane.revive(mp)?;
         }
-        Err(_) if stop.load(Ordering::SeqCst) => return Ok(false),
+        Err(_) if stopped_by_user(stop) => return Ok(false),
         Err(e) => lane.record_loss(&spec, e, mp)??,
     }
     Ok(true)

@@ -12,7 +12,9 @@ use augbench_core::{Schedule, policy};
 use indicatif::{MultiProgress, ProgressBar};
 
 use crate::client::WorkerCommand;
-use crate::job::{JobInput, JobOutcome, Lane, not_in_registry, spec_for, steps_bar};
+use crate::job::{
+    JobInput, JobOutcome, Lane, not_in_registry, spec_for, steps_bar, stopped_by_user,
+};
 use crate::micro::{self, Measuring, Phase, Started};
 use crate::rounds::{Sentinel, annotate, round_order};
 use crate::runner::phase_label;
@@ -256,7 +258,7 @@ impl<'a> Interleaved<'a, '_> {
                     lane.rec.record(&spec.name, *r)?;
                     lane.revive(mp)
                 }
-                Err(_) if self.stop.load(Ordering::SeqCst) => return Ok(None),
+                Err(_) if stopped_by_user(self.stop) => return Ok(None),
                 Err(e) => lane.record_loss(spec, e, mp)?,
             };
             self.stop_if_gone(i, replaced);
@@ -348,7 +350,7 @@ impl<'a> Interleaved<'a, '_> {
                 lane.rec.record(&spec.name, r)?;
                 Ok(())
             }
-            Err(_) if self.stop.load(Ordering::SeqCst) => return Ok(RunStep::Interrupted),
+            Err(_) if stopped_by_user(self.stop) => return Ok(RunStep::Interrupted),
             Err(e) => lane.record_loss(spec, e, mp)?,
         };
         self.stop_if_gone(i, replaced);

@@ -168,6 +168,71 @@ fn resume_measures_an_unfinished_transform_again_in_every_library() {
     assert_eq!(env.result("kornia-rs", "Resize").paired.len(), 2);
 }
 
+#[cfg(unix)]
+#[test]
+fn ctrl_c_loses_only_the_transform_in_flight_and_resume_pairs_it() {
+    let env = Env::new(1, 2);
+    let cfg = env.root.join("cfg.yaml");
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("request_timeout_sec: 20", "request_timeout_sec: 4")
+        .replace(
+            "[HorizontalFlip, Resize, Pad]",
+            "[Resize, HorizontalFlip, Pad]",
+        );
+    std::fs::write(&cfg, text).unwrap();
+    // kornia-rs hangs on HorizontalFlip (shape-preserving, so it passes the contract check), and
+    // the run is still in it when Ctrl-C comes.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("augbench"))
+        .env("AUGBENCH_CACHE", env.root.join("cache"))
+        .env("AUGBENCH_TEST_FAULTS", "hang:HorizontalFlip@kornia-rs")
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !std::fs::read_to_string(env.path("kornia-rs")).is_ok_and(|t| t.contains("\"paired\"")) {
+        assert!(start.elapsed().as_secs() < 120, "Resize never finished");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    assert_eq!(
+        child.wait().unwrap().code(),
+        Some(1),
+        "an interrupted run exits 1"
+    );
+    let resize_id = env.result("image", "Resize").rounds_id;
+    for lib in LIBS {
+        assert!(
+            env.results(lib).results.contains_key("Resize"),
+            "{lib} kept Resize"
+        );
+    }
+    for lib in ["image", "kornia-rs"] {
+        let f = env.results(lib);
+        assert!(
+            !f.results.contains_key("HorizontalFlip"),
+            "{lib}: in flight, not recorded"
+        );
+    }
+    env.cmd("").arg("--resume").assert().success();
+    assert_eq!(
+        env.result("image", "Resize").rounds_id,
+        resize_id,
+        "not measured again"
+    );
+    for lib in ["image", "kornia-rs"] {
+        let r = env.result(lib, "HorizontalFlip");
+        assert_eq!((r.status, r.paired.len()), (Some(Status::Ok), 1), "{lib}");
+    }
+}
+
 #[test]
 fn sequential_schedule_measures_one_library_after_another_and_pairs_nothing() {
     let env = Env::new(1, 2);
