@@ -9,9 +9,11 @@
 # the ratio), the range of each speedup over all invocations of a schedule (minutes apart), and
 # the wall time of interleaved against sequential (target: at most +25%).
 # Sequential speedups are ratios of the two medians (there is nothing to pair). Load is printed
-# with every invocation. Extra arguments go to every `augbench run` call.
+# with every invocation. Extra arguments go to every `augbench run` call. NOISE=1 adds a noisy
+# neighbour for the timed invocations: one process that spins for 2–6 s, then sleeps for 2–6 s
+# (seeded), the kind of drift a shared machine has on a busy day.
 #
-#   [PAIRS=3] [CONFIG=FILE] bash scripts/bench_interleave.sh [--no-refresh-requirements]
+#   [PAIRS=3] [NOISE=1] [CONFIG=FILE] bash scripts/bench_interleave.sh [--no-refresh-requirements]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${AUGBENCH_BIN:-target/release/augbench}"
@@ -31,6 +33,22 @@ TASK=("${COMMON[@]}" --transforms Resize HorizontalFlip GaussianBlur JpegCompres
 # Not timed: environments and the synthetic dataset into the cache.
 "$BIN" run "${COMMON[@]}" --transforms HorizontalFlip --num-runs 1 --output "$OUT/warm" "$@" >"$OUT/warm.log" 2>&1 \
   || { cat "$OUT/warm.log"; exit 1; }
+
+NOISE_PID=""
+if [ -n "${NOISE:-}" ]; then
+  python3 -c '
+import random, time
+rng = random.Random(7)
+while True:
+    end = time.time() + rng.uniform(2, 6)
+    while time.time() < end:
+        pass
+    time.sleep(rng.uniform(2, 6))
+' &
+  NOISE_PID=$!
+  trap '[ -n "$NOISE_PID" ] && kill "$NOISE_PID" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$OUT"' EXIT
+  echo "noisy neighbour: pid $NOISE_PID"
+fi
 
 invoke() { # schedule pair a|b [extra run arguments]
   local sched="$1" pair="$2" which="$3" dir load start end
