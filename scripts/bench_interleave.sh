@@ -16,23 +16,11 @@
 #   [PAIRS=3] [NOISE=1] [CONFIG=FILE] bash scripts/bench_interleave.sh [--no-refresh-requirements]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN="${AUGBENCH_BIN:-target/release/augbench}"
 PAIRS="${PAIRS:-3}"
-CONFIG="${CONFIG:-}"
-[ -x "$BIN" ] || cargo build --release -p augbench
-OUT="$(mktemp -d -t augbench-interleave-XXXXXX)"
-trap '[ -n "${KEEP:-}" ] || rm -rf "$OUT"' EXIT
-# Without CONFIG: augbench's defaults (policy), nothing but the selection spelled out.
-if [ -z "$CONFIG" ]; then
-  CONFIG="$OUT/task.yaml"
-  printf 'version: 1\nselection:\n  scenario: image-rgb\n  mode: micro\n' >"$CONFIG"
-fi
-COMMON=(--config "$CONFIG" --libraries albumentationsx pillow --num-items 50)
-TASK=("${COMMON[@]}" --transforms Resize HorizontalFlip GaussianBlur JpegCompression Rotate)
-
-# Not timed: environments and the synthetic dataset into the cache.
-"$BIN" run "${COMMON[@]}" --transforms HorizontalFlip --num-runs 1 --output "$OUT/warm" "$@" >"$OUT/warm.log" 2>&1 \
-  || { cat "$OUT/warm.log"; exit 1; }
+TAG=interleave
+# shellcheck source=scripts/bench_task.sh
+. scripts/bench_task.sh
+warm_cache "$@"
 
 NOISE_PID=""
 if [ -n "${NOISE:-}" ]; then

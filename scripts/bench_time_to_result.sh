@@ -12,26 +12,14 @@
 #   [REPEATS=2] [RUNS=3|default] [CONFIG=FILE] bash scripts/bench_time_to_result.sh [--no-refresh-requirements]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN="${AUGBENCH_BIN:-target/release/augbench}"
-CONFIG="${CONFIG:-}"
 REPEATS="${REPEATS:-2}"
-[ -x "$BIN" ] || cargo build --release -p augbench
-OUT="$(mktemp -d -t augbench-ttr-XXXXXX)"
-trap '[ -n "${KEEP:-}" ] || rm -rf "$OUT"' EXIT
-# Without CONFIG: the task on augbench's defaults (policy), nothing but the selection spelled out.
-if [ -z "$CONFIG" ]; then
-  CONFIG="$OUT/task.yaml"
-  printf 'version: 1\nselection:\n  scenario: image-rgb\n  mode: micro\n' >"$CONFIG"
-fi
-COMMON=(--config "$CONFIG" --libraries albumentationsx pillow --num-items 50)
-TASK=("${COMMON[@]}" --transforms Resize HorizontalFlip GaussianBlur JpegCompression Rotate)
+TAG=ttr
+# shellcheck source=scripts/bench_task.sh
+. scripts/bench_task.sh
 # RUNS=default leaves the number of runs to the config and policy.
 RUNS="${RUNS:-3}"
 [ "$RUNS" = default ] || TASK+=(--num-runs "$RUNS")
-
-# Not timed: make sure the environments and the synthetic dataset are in the cache.
-"$BIN" run "${COMMON[@]}" --transforms HorizontalFlip --num-runs 1 --output "$OUT/warm" "$@" >"$OUT/warm.log" 2>&1 \
-  || { cat "$OUT/warm.log"; exit 1; }
+warm_cache "$@"
 
 for i in $(seq 1 "$REPEATS"); do
   load="$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -82,12 +82,7 @@ impl Measuring {
         items: u64,
         set: &MicroSettings,
     ) -> Result<Result<(), TransformResult>, WorkerError> {
-        let req = TimeRequest {
-            start: 0,
-            count: items,
-            loops: self.loops,
-        };
-        let ns = match settle(s.time(req, set.request_timeout), &self.params)? {
+        let ns = match self.pass(s, items, self.loops, set)? {
             Ok(ns) => ns,
             Err(result) => return Ok(Err(result)),
         };
@@ -106,12 +101,25 @@ impl Measuring {
         items: u64,
         set: &MicroSettings,
     ) -> Result<Result<(), TransformResult>, WorkerError> {
+        let subset = policy::WARMUP_SUBSET_ITEMS.clamp(1, items.max(1));
+        Ok(self.pass(s, subset, 1, set)?.map(|_| ()))
+    }
+
+    /// `loops` passes over the first `count` items: nanoseconds per loop, or the transform's
+    /// final result when the request failed.
+    fn pass(
+        &self,
+        s: &mut dyn Session,
+        count: u64,
+        loops: u64,
+        set: &MicroSettings,
+    ) -> Result<Result<Vec<u64>, TransformResult>, WorkerError> {
         let req = TimeRequest {
             start: 0,
-            count: policy::WARMUP_SUBSET_ITEMS.clamp(1, items.max(1)),
-            loops: 1,
+            count,
+            loops,
         };
-        Ok(settle(s.time(req, set.request_timeout), &self.params)?.map(|_| ()))
+        settle(s.time(req, set.request_timeout), &self.params)
     }
 
     /// The transform's result from the runs so far.
