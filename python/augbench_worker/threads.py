@@ -12,7 +12,8 @@ import os
 POLICY_VAR = "AUGBENCH_THREAD_POLICY"
 SINGLE = "single"
 PIPELINE_DEFAULT = "pipeline-default"
-POLICIES = (SINGLE, PIPELINE_DEFAULT)
+PIPELINE_SINGLE_WORKER = "pipeline-single-worker"
+POLICIES = (SINGLE, PIPELINE_DEFAULT, PIPELINE_SINGLE_WORKER)
 
 # Variables read by OpenMP, OpenBLAS, MKL, NumExpr and Accelerate when their runtime loads.
 THREAD_ENV_VARS = (

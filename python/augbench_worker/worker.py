@@ -14,6 +14,10 @@ from . import PROTOCOL_VERSION, adapters, spec_file, threads
 from .protocol import EXCEPTION, BadRequest, ShutdownRequested, WorkerError
 
 
+MICRO_OPS = ("hello", "load", "prepare", "check", "time")
+PIPELINE_OPS = ("pipeline_prepare", "pipeline_start", "pipeline_run", "pipeline_stop")
+
+
 class Worker:
     def __init__(
         self,
@@ -29,6 +33,7 @@ class Worker:
         self.spec: spec_file.SpecFile | None = None
         self.thread_report: dict[str, str] = dict(thread_env)
         self.startup_error: WorkerError | None = None
+        self.pipeline_ops: Any = None
         try:
             if policy_error is not None:
                 raise WorkerError(EXCEPTION, policy_error)
@@ -54,14 +59,24 @@ class Worker:
         op = request["op"]
         if op == "shutdown":
             raise ShutdownRequested
-        if op not in ("hello", "load", "prepare", "check", "time"):
-            raise BadRequest(f"unknown op {op!r}; expected hello, load, prepare, check, time or shutdown")
+        if op not in MICRO_OPS + PIPELINE_OPS:
+            raise BadRequest(f"unknown op {op!r}; expected one of {', '.join(MICRO_OPS + PIPELINE_OPS)} or shutdown")
         if self.startup_error is not None:
             raise self.startup_error
         assert self.adapter is not None
         if op == "hello":
             return self.hello()
+        if op in PIPELINE_OPS:
+            return self.pipeline().handle(op, request)
         return getattr(self.adapter, op)(request)
+
+    def pipeline(self) -> Any:
+        """The loader side (imports torch), created on the first pipeline op."""
+        if self.pipeline_ops is None:
+            from .pipeline import PipelineOps
+
+            self.pipeline_ops = PipelineOps(self.adapter)
+        return self.pipeline_ops
 
     def hello(self) -> dict[str, Any]:
         assert self.adapter is not None
@@ -73,6 +88,8 @@ class Worker:
             "threads": self.thread_report,
             "devices": self.adapter.available_devices(),
         }
+        if self.adapter.decoder:
+            response["decoder"] = self.adapter.decoder
         if self.spec is not None:
             response["spec"] = {"path": self.spec.path, "transforms": list(self.spec.transforms)}
         return response

@@ -47,6 +47,47 @@ pub enum ThreadPolicy {
     PipelineSingleWorker,
 }
 
+/// What a pipeline row's clock covers (names kept from the reference benchmark, DESIGN §11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PipelineScope {
+    /// Decoded items preloaded in memory: the loader crops, augments, normalizes and batches.
+    MemoryDataloaderAugment,
+    /// The loader also decodes every file (the training view).
+    DecodeDataloaderAugment,
+    /// As `decode_dataloader_augment`, plus the pinned host-to-device copy of each batch (CUDA).
+    DecodeDataloaderAugmentBatchCopy,
+}
+
+impl PipelineScope {
+    pub const ALL: [PipelineScope; 3] = [
+        PipelineScope::MemoryDataloaderAugment,
+        PipelineScope::DecodeDataloaderAugment,
+        PipelineScope::DecodeDataloaderAugmentBatchCopy,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PipelineScope::MemoryDataloaderAugment => "memory_dataloader_augment",
+            PipelineScope::DecodeDataloaderAugment => "decode_dataloader_augment",
+            PipelineScope::DecodeDataloaderAugmentBatchCopy => {
+                "decode_dataloader_augment_batch_copy"
+            }
+        }
+    }
+
+    /// Whether the loader decodes files (otherwise the items are decoded once, before).
+    pub fn decodes(self) -> bool {
+        self != PipelineScope::MemoryDataloaderAugment
+    }
+}
+
+impl std::fmt::Display for PipelineScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// How the libraries of a micro run share the machine's time (DESIGN §5.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -116,7 +157,7 @@ pub struct Execution {
     pub workers: Option<u64>,
     pub min_time: Option<f64>,
     pub min_batches: Option<u64>,
-    pub pipeline_scope: Option<String>,
+    pub pipeline_scope: Option<PipelineScope>,
     pub device: Option<Device>,
     pub thread_policy: Option<ThreadPolicy>,
     pub refresh_requirements: Option<bool>,

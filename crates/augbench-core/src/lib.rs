@@ -10,6 +10,7 @@ pub mod memory;
 pub mod naming;
 pub mod plan;
 pub mod policy;
+pub mod recipe;
 pub mod registry;
 pub mod resolve;
 pub mod results;
@@ -17,7 +18,7 @@ pub mod stats;
 pub mod text;
 pub mod validate;
 
-pub use config::{Overrides, RunConfig, Schedule};
+pub use config::{Overrides, PipelineScope, RunConfig, Schedule};
 pub use config_error::{ConfigError, Source};
 pub use error::UsageError;
 pub use matrix::{Backend, Device, Matrix, Media, Mode};

@@ -81,9 +81,21 @@ pub struct LibraryInfo {
     /// estimate of the interleaved schedule); absent = `policy::DECODED_BYTES_PER_SAMPLE`.
     #[serde(default)]
     pub bytes_per_sample: Option<u64>,
+    /// The environment group of pipeline runs when it differs from `env_group` (the loader is
+    /// PyTorch's `DataLoader`, so a library without torch in its own group runs in one with it).
+    #[serde(default)]
+    pub pipeline_env_group: Option<String>,
 }
 
 impl LibraryInfo {
+    /// The environment group the library runs in, in `mode`.
+    pub fn env_group_for(&self, mode: Mode) -> &str {
+        match (mode, &self.pipeline_env_group) {
+            (Mode::Pipeline, Some(group)) => group,
+            _ => &self.env_group,
+        }
+    }
+
     /// `auto` is accepted by every library (it falls back to CPU).
     pub fn supports_device(&self, device: Device) -> bool {
         device == Device::Auto || self.devices.contains(&device)

@@ -81,7 +81,7 @@ pub fn build(cfg: &RunConfig) -> Plan {
                 media: cfg.selection.media.unwrap_or(Media::Image),
                 library: lib.name.clone(),
                 backend: lib.backend,
-                env_group: lib.env_group.clone(),
+                env_group: lib.env_group_for(key.mode).to_string(),
                 device: key.device,
                 output_file: naming::result_file(&out, &key),
                 transforms: transforms.clone(),
@@ -118,7 +118,10 @@ pub fn job_key<'a>(cfg: &'a RunConfig, library: &'a str) -> JobKey<'a> {
         mode: cfg.selection.mode.unwrap_or(Mode::Micro),
         library,
         device,
-        scope: e.pipeline_scope.as_deref().unwrap_or_default(),
+        scope: e
+            .pipeline_scope
+            .unwrap_or(policy::DEFAULT_PIPELINE_SCOPE)
+            .name(),
         num_items: cfg.data.num_items,
         num_runs: e.num_runs.unwrap_or_default(),
         workers: e.workers.unwrap_or_default(),

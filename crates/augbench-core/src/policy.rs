@@ -79,15 +79,38 @@ pub const DEFAULT_NUM_RUNS: u64 = 5;
 /// (AlbumentationsX Resize: ±0.5% within, ±2% between, on a 2-core VM), so a rerun interval
 /// only covers a repeat's median when its values come from several processes.
 pub const DEFAULT_PROCESSES: u64 = 3;
+/// Pipeline runs build one loader per transform and process, and a window already spans many
+/// batches from several loader workers: one process unless the config asks for more.
+pub const DEFAULT_PIPELINE_PROCESSES: u64 = 1;
+
+/// Worker processes per transform in `mode`.
+pub fn default_processes(mode: Mode) -> u64 {
+    match mode {
+        Mode::Micro => DEFAULT_PROCESSES,
+        Mode::Pipeline => DEFAULT_PIPELINE_PROCESSES,
+    }
+}
 pub const DEFAULT_BATCH_SIZE: u64 = 32;
 /// Micro: items per call. 1 is the per-item regime every library has; more is a batched regime.
 pub const DEFAULT_MICRO_BATCH: u64 = 1;
 /// One timed value lasts at least this long (the worker loops a pass until it does).
 pub const DEFAULT_MIN_TIME_SEC: f64 = 0.05;
-pub const DEFAULT_MIN_BATCHES: u64 = 50;
+/// Pipeline: batches each loader worker keeps in flight (PyTorch's default `prefetch_factor`).
+pub const PIPELINE_PREFETCH_FACTOR: u64 = 2;
+/// Pipeline: the shortest steady-state window, in batches, for `workers` loader workers: four
+/// full prefetch queues, so the batches in flight when the clock starts are a small share.
+pub fn default_min_batches(workers: u64) -> u64 {
+    4 * workers.max(1) * PIPELINE_PREFETCH_FACTOR
+}
+/// Pipeline: seed of the sample order every library's loader follows.
+pub const PIPELINE_ORDER_SEED: u64 = 11;
+/// Pipeline: the rate of a window's second half against its first half; a run that moved more
+/// than this is flagged `unstable` (the loader had not reached its steady state, or the host drifted).
+pub const PIPELINE_DRIFT_UNSTABLE: f64 = 0.10;
 pub const DEFAULT_CLIP_LENGTH: u64 = 16;
 pub const DEFAULT_CHANNELS: u64 = 3;
-pub const DEFAULT_PIPELINE_SCOPE: &str = "augment";
+pub const DEFAULT_PIPELINE_SCOPE: crate::config::PipelineScope =
+    crate::config::PipelineScope::DecodeDataloaderAugment;
 /// Preflight stops after this wall time even if items remain; the transform is then `slow`.
 pub const PREFLIGHT_MAX_SEC: f64 = 30.0;
 /// Warmup: relative change of the window mean vs the running mean that counts as stable.

@@ -10,6 +10,10 @@ use serde::{Deserialize, Serialize};
 const TRANSFORMS_YAML: &str = include_str!("../../../specs/transforms.yaml");
 const SETS: &[(&str, &str)] = &[
     ("rgb", include_str!("../../../specs/sets/rgb.txt")),
+    (
+        "rgb_pipeline",
+        include_str!("../../../specs/sets/rgb_pipeline.txt"),
+    ),
     ("9ch", include_str!("../../../specs/sets/9ch.txt")),
     ("video", include_str!("../../../specs/sets/video.txt")),
 ];
@@ -112,6 +116,7 @@ mod tests {
     fn curated_sets_have_reference_sizes() {
         let r = Registry::get();
         assert_eq!(r.set("rgb").map(<[String]>::len), Some(58));
+        assert_eq!(r.set("rgb_pipeline").map(<[String]>::len), Some(57));
         assert_eq!(r.set("9ch").map(<[String]>::len), Some(42));
         assert_eq!(r.set("video").map(<[String]>::len), Some(52));
     }

@@ -94,14 +94,16 @@ fn fill_execution(cfg: &mut RunConfig) {
     let e = &mut cfg.execution;
     e.schedule.get_or_insert(policy::DEFAULT_SCHEDULE);
     e.num_runs.get_or_insert(policy::DEFAULT_NUM_RUNS);
-    e.processes.get_or_insert(policy::DEFAULT_PROCESSES);
+    e.processes.get_or_insert(policy::default_processes(mode));
     e.batch_size.get_or_insert(policy::DEFAULT_BATCH_SIZE);
     e.micro_batch.get_or_insert(policy::DEFAULT_MICRO_BATCH);
     e.workers.get_or_insert(policy::default_workers(mode));
     e.min_time.get_or_insert(policy::DEFAULT_MIN_TIME_SEC);
-    e.min_batches.get_or_insert(policy::DEFAULT_MIN_BATCHES);
+    let workers = e.workers.unwrap_or_default();
+    e.min_batches
+        .get_or_insert(policy::default_min_batches(workers));
     e.pipeline_scope
-        .get_or_insert_with(|| policy::DEFAULT_PIPELINE_SCOPE.to_string());
+        .get_or_insert(policy::DEFAULT_PIPELINE_SCOPE);
     e.device.get_or_insert(Device::Cpu);
     e.thread_policy
         .get_or_insert(policy::default_thread_policy(mode));
@@ -136,8 +138,13 @@ pub fn selected_transforms(cfg: &RunConfig) -> Vec<String> {
                 .scenario
                 .as_deref()
                 .and_then(|s| Matrix::get().scenario(s));
+            // Pipeline mode has its own set where one exists (transforms two libraries support).
+            let pipeline = cfg.selection.mode == Some(Mode::Pipeline);
             scenario
-                .and_then(|s| reg.set(&s.set))
+                .and_then(|s| {
+                    let own = pipeline.then(|| reg.set(&format!("{}_pipeline", s.set)));
+                    own.flatten().or_else(|| reg.set(&s.set))
+                })
                 .map(<[String]>::to_vec)
                 .unwrap_or_default()
         }

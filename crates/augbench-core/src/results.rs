@@ -35,6 +35,54 @@ pub struct Metadata {
     pub device: String,
     pub benchmark_params: BenchmarkParams,
     pub run_config: serde_json::Value,
+    /// Pipeline mode: how the loader ran (scope, decoder, workers, schedule); absent for micro.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<PipelineInfo>,
+}
+
+/// Pipeline mode, for the whole file: what every row's clock covered and how the loader ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineInfo {
+    pub scope: String,
+    /// The decoder the library read files with (the memory scope decoded them once, before).
+    pub decoder: String,
+    /// Loader worker processes; 0 = the main process loads (recorded as such).
+    pub workers: u64,
+    pub main_process_loading: bool,
+    pub batch_size: u64,
+    pub prefetch_factor: u64,
+    pub min_batches: u64,
+    pub min_time: f64,
+    /// GPU split: workers crop, the main process runs T and Normalize on the device.
+    pub split: bool,
+    /// Seed of the sample order shared by every library.
+    pub order_seed: u64,
+    /// Notes on how the labels came to be (e.g. `device: auto` falling back to the CPU).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Pipeline mode, per transform: the loader's start, its steady state, and what it delivered.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineDetail {
+    /// Seconds from building the loader's iterator to the first batch (worker start-up, the
+    /// first decode and transform), kept out of every timed window.
+    pub time_to_first_batch: f64,
+    /// Batches taken after the first, before the clock started (every worker delivered and the
+    /// prefetch queue filled).
+    pub warm_batches: u64,
+    /// Batches in each run's window.
+    pub batches: Vec<u64>,
+    /// Items/s of each run's first and second half of the window.
+    pub half_rates: Vec<[f64; 2]>,
+    /// The largest |second half / first half − 1| over the runs.
+    pub drift: f64,
+    /// The first batch as the output contract saw it.
+    pub batch: serde_json::Value,
+    /// Threads each loader worker reported.
+    pub worker_threads: Vec<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -192,6 +240,9 @@ pub struct TransformResult {
     /// Interleaved schedule: the drift sentinel over this transform's rounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<Drift>,
+    /// Pipeline mode: the loader's start, warmup and windows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<PipelineDetail>,
 }
 
 /// The drift sentinel: a fixed reference kernel timed once every round by the coordinator's own

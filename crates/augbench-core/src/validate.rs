@@ -2,9 +2,9 @@
 //! filled; `rules` checks the cross-field rules on the resolved config. Each rule is one function
 //! and one located error with a hint.
 
-use crate::config::RunConfig;
+use crate::config::{PipelineScope, RunConfig, ThreadPolicy};
 use crate::config_error::{ConfigError, Source, suggest};
-use crate::matrix::{Matrix, Media, Mode, ScenarioInfo};
+use crate::matrix::{Device, Matrix, Media, Mode, ScenarioInfo};
 use crate::policy;
 use crate::registry::Registry;
 
@@ -62,6 +62,7 @@ pub fn rules(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
     libraries_support_selection(cfg, scenario, src)?;
     positive_counts(cfg, src)?;
     micro_batch(cfg, src)?;
+    pipeline_settings(cfg, src)?;
     data_source(cfg, src)?;
     cloud(cfg, src)
 }
@@ -261,6 +262,44 @@ fn micro_batch(cfg: &RunConfig, src: &Source) -> Check {
             &["data", "num_items"],
             format!("num_items {items} is less than one batch (micro_batch {batch})"),
             "give at least micro_batch items",
+        ));
+    }
+    Ok(())
+}
+
+/// Pipeline labels must be what was measured: the batch-copy scope exists only on CUDA, and the
+/// single-worker policy means one loader worker.
+fn pipeline_settings(cfg: &RunConfig, src: &Source) -> Check {
+    if cfg.selection.mode != Some(Mode::Pipeline) {
+        return Ok(());
+    }
+    let e = &cfg.execution;
+    let scope = e.pipeline_scope.unwrap_or(policy::DEFAULT_PIPELINE_SCOPE);
+    if scope == PipelineScope::DecodeDataloaderAugmentBatchCopy && e.device != Some(Device::Cuda) {
+        return Err(src.error(
+            &["execution", "pipeline_scope"],
+            format!(
+                "`{scope}` times the host-to-device copy of each batch, which needs `device: cuda`"
+            ),
+            "use `pipeline_scope: decode_dataloader_augment` on the CPU, or `device: cuda`",
+        ));
+    }
+    let workers = e.workers.unwrap_or_default();
+    if e.thread_policy == Some(ThreadPolicy::PipelineSingleWorker) && workers != 1 {
+        return Err(src.error(
+            &["execution", "workers"],
+            format!("thread_policy `pipeline-single-worker` runs one loader worker, got `workers: {workers}`"),
+            "set `workers: 1`, or use `thread_policy: pipeline-default`",
+        ));
+    }
+    if e.min_batches == Some(0) {
+        return Err(src.error(
+            &["execution", "min_batches"],
+            "`min_batches` must be at least 1".into(),
+            format!(
+                "leave it out for the default ({} batches with {workers} workers)",
+                policy::default_min_batches(workers)
+            ),
         ));
     }
     Ok(())

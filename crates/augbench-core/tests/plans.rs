@@ -109,7 +109,7 @@ fn every_job_is_named_by_naming_from_the_resolved_config() {
                     }
                     d => d,
                 },
-                scope: e.pipeline_scope.as_deref().unwrap(),
+                scope: e.pipeline_scope.unwrap().name(),
                 num_items: cfg.data.num_items,
                 num_runs: e.num_runs.unwrap(),
                 workers: e.workers.unwrap(),
@@ -150,7 +150,8 @@ fn jobs_carry_backend_and_env_group_from_the_matrix() {
         assert!(!p.jobs.is_empty(), "{rel}");
         for j in &p.jobs {
             let lib = m.library(&j.library).unwrap();
-            assert_eq!((j.backend, &j.env_group), (lib.backend, &lib.env_group));
+            let group = lib.env_group_for(j.mode);
+            assert_eq!((j.backend, j.env_group.as_str()), (lib.backend, group));
             let s = m.scenario(&j.scenario).unwrap();
             assert_eq!(j.media, s.media, "{rel}");
             assert!(s.libraries.contains(&j.library), "{rel}");
@@ -207,7 +208,13 @@ fn every_scenario_and_mode_on_cpu_plans_a_nonempty_default_job_list() {
             assert!(!p.jobs.is_empty(), "{} {mode}", s.name);
             let n = policy::default_num_items(s.media);
             assert_eq!(cfg.data.num_items, Some(n));
-            let set_len = Registry::get().set(&s.set).unwrap().len();
+            let reg = Registry::get();
+            let own = format!("{}_pipeline", s.set);
+            let set = match mode {
+                Mode::Pipeline => reg.set(&own).or(reg.set(&s.set)),
+                Mode::Micro => reg.set(&s.set),
+            };
+            let set_len = set.unwrap().len();
             assert!(p.jobs.iter().all(|j| j.transforms.len() == set_len));
         }
     }

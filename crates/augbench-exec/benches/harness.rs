@@ -155,6 +155,8 @@ fn identity_worker(cmd: &WorkerCommand, paths: &[String]) -> anyhow::Result<Work
         channels: policy::DEFAULT_CHANNELS,
         clip_length: policy::DEFAULT_CLIP_LENGTH,
         device: Device::Cpu.to_string(),
+        pipeline: false,
+        preload: None,
     });
     let loaded: LoadResponse = w.call(&load, timeout())?;
     anyhow::ensure!(loaded.count == ITEMS, "worker loaded {}", loaded.count);

@@ -9,7 +9,7 @@ use anyhow::Context;
 use augbench_core::plan::Job;
 use augbench_core::registry::{DtypeRule, OutputRule, Registry, TransformSpec};
 use augbench_core::results::{DatasetInfo, ResultFile, Status, TransformResult};
-use augbench_core::{Device, RunConfig, Schedule, UsageError, policy};
+use augbench_core::{Device, Mode, PipelineScope, RunConfig, Schedule, UsageError, policy};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use crate::client::{Worker, WorkerCommand, WorkerError};
@@ -183,6 +183,8 @@ pub(crate) fn start_worker(input: &JobInput<'_>, mp: &MultiProgress) -> anyhow::
             .clip_length
             .unwrap_or(policy::DEFAULT_CLIP_LENGTH),
         device: device.clone(),
+        pipeline: input.job.mode == Mode::Pipeline,
+        preload: (input.job.mode == Mode::Pipeline).then(|| !pipeline_scope(input.cfg).decodes()),
     };
     let load: Result<LoadResponse, WorkerError> = worker.call(&Request::Load(req), timeout);
     spinner.finish_and_clear();
@@ -204,6 +206,13 @@ pub(crate) fn start_worker(input: &JobInput<'_>, mp: &MultiProgress) -> anyhow::
         device,
         custom: spec_transforms(&raw),
     })
+}
+
+/// The pipeline scope of a resolved config.
+pub(crate) fn pipeline_scope(cfg: &RunConfig) -> PipelineScope {
+    cfg.execution
+        .pipeline_scope
+        .unwrap_or(policy::DEFAULT_PIPELINE_SCOPE)
 }
 
 /// `hello.spec.transforms`: present when the worker serves a `--spec` file.

@@ -11,6 +11,7 @@ pub mod media;
 pub mod micro;
 pub mod native;
 pub mod orchestrate;
+pub mod pipeline;
 pub mod protocol;
 pub mod record;
 pub mod rounds;

@@ -19,7 +19,86 @@ pub enum Request {
     /// Native worker only: time the drift sentinel's reference kernel `loops` times (no media
     /// needed); answered like `time`, nanoseconds per loop.
     Sentinel(SentinelRequest),
+    /// Pipeline mode (Python workers): build the recipe, preflight it in-process.
+    #[serde(rename = "pipeline_prepare")]
+    PipelinePrepare(PipelinePrepareRequest),
+    /// Pipeline mode: build the loader, take its first batch, check the contract, warm it.
+    #[serde(rename = "pipeline_start")]
+    PipelineStart(PipelineStartRequest),
+    /// Pipeline mode: one steady-state window of at least `min_batches` and `min_time`.
+    #[serde(rename = "pipeline_run")]
+    PipelineRun(PipelineRunRequest),
+    /// Pipeline mode: end the loader and its workers.
+    #[serde(rename = "pipeline_stop")]
+    PipelineStop,
     Shutdown,
+}
+
+/// A recipe stage: a registry transform and its canonical parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    pub name: String,
+    pub params: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipelinePrepareRequest {
+    pub transform: String,
+    pub params: serde_json::Value,
+    /// The crop before T; absent when T is itself the crop.
+    pub crop: Option<Stage>,
+    pub mean: [f64; 3],
+    pub std: [f64; 3],
+    /// GPU split: workers crop, the main process runs T and normalizes on the device.
+    pub split: bool,
+    pub seed: u64,
+    pub preflight_items: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PipelinePrepareResponse {
+    pub transform: String,
+    pub decoder: String,
+    pub split: bool,
+    pub preflight_sec_per_item: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipelineStartRequest {
+    pub workers: u64,
+    pub batch_size: u64,
+    pub prefetch: u64,
+    pub warm_batches: u64,
+    /// Item indices in the seeded order every library follows (repeated without end).
+    pub order: Vec<u64>,
+    pub seed: u64,
+    /// The batch's spatial size the contract expects; absent = any, the same for every item.
+    pub size: Option<[u64; 2]>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PipelineStartResponse {
+    pub time_to_first_batch: f64,
+    pub warm_batches: u64,
+    /// The first batch as the contract saw it (shape, dtype, channel means).
+    pub batch: serde_json::Value,
+    /// What each loader worker (or the main process, with no workers) actually had.
+    pub worker_threads: Vec<serde_json::Value>,
+    pub loader: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PipelineRunRequest {
+    pub min_batches: u64,
+    pub min_time: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PipelineRunResponse {
+    /// Arrival time of each batch, nanoseconds after the window started.
+    pub ns: Vec<u64>,
+    pub items: u64,
+    pub gpu_memory: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,6 +113,12 @@ pub struct LoadRequest {
     pub channels: u64,
     pub clip_length: u64,
     pub device: String,
+    /// Pipeline mode: items are read with the library's pipeline decoder …
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pipeline: bool,
+    /// … and decoded now (memory scope) or kept as paths for the loader to decode (`false`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preload: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -79,6 +164,9 @@ pub struct HelloResponse {
     pub versions: BTreeMap<String, String>,
     pub runtime: String,
     pub threads: BTreeMap<String, serde_json::Value>,
+    /// Pipeline mode: the decoder the library reads files with (Python workers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoder: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

@@ -11,7 +11,7 @@ use augbench_core::results::{
     BenchmarkParams, Metadata, RESULT_FORMAT_VERSION, ResultFile, Status, TimingInfo,
     TransformResult,
 };
-use augbench_core::{Schedule, policy, stats};
+use augbench_core::{Mode, Schedule, policy, stats};
 use indicatif::MultiProgress;
 
 use crate::fsutil::write_atomic;
@@ -117,6 +117,8 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
             m.output_shape = old.output_shape;
             m.output_dtype = old.output_dtype;
             m.rounds_id = old.rounds_id;
+            m.pipeline = merge_pipeline(old.pipeline, new.pipeline);
+            crate::pipeline::flag_drift(&mut m);
             m
         }
         // A later process that turned slow or failed does not erase the earlier processes' runs:
@@ -131,6 +133,21 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
         _ => new,
     };
     acc.insert(name.to_string(), merged);
+}
+
+/// A transform's loader details across processes: the first process's start, every window.
+fn merge_pipeline(
+    old: Option<augbench_core::results::PipelineDetail>,
+    new: Option<augbench_core::results::PipelineDetail>,
+) -> Option<augbench_core::results::PipelineDetail> {
+    let (mut old, new) = match (old, new) {
+        (Some(o), Some(n)) => (o, n),
+        (o, n) => return o.or(n),
+    };
+    old.batches.extend(new.batches);
+    old.half_rates.extend(new.half_rates);
+    old.drift = old.drift.max(new.drift);
+    Some(old)
 }
 
 /// `--resume` keeps earlier results only when they were measured with the same run shape
@@ -211,14 +228,7 @@ fn metadata(
         environment: crate::system::environment_info(),
         gpu: None,
         dataset,
-        timing: TimingInfo {
-            backend: input.job.backend.to_string(),
-            measurement_scope: "transform".to_string(),
-            includes: vec![
-                "transform".into(),
-                "output materialization (contiguous, device sync)".into(),
-            ],
-        },
+        timing: timing(input),
         scenario: input.job.scenario.clone(),
         mode: input.job.mode.to_string(),
         library: input.job.library.clone(),
@@ -253,5 +263,23 @@ fn metadata(
             schedule: Some(schedule.to_string()),
         },
         run_config: serde_json::to_value(cfg).unwrap_or_default(),
+        pipeline: (input.job.mode == Mode::Pipeline)
+            .then(|| crate::pipeline::info(input, hello, device)),
+    }
+}
+
+/// What the clock covers, by mode (and pipeline scope).
+fn timing(input: &JobInput<'_>) -> TimingInfo {
+    let backend = input.job.backend.to_string();
+    if input.job.mode == Mode::Pipeline {
+        return crate::pipeline::timing(input.cfg, backend);
+    }
+    TimingInfo {
+        backend,
+        measurement_scope: "transform".to_string(),
+        includes: vec![
+            "transform".into(),
+            "output materialization (contiguous, device sync)".into(),
+        ],
     }
 }

@@ -1,17 +1,19 @@
 //! The sequential schedule: one library's job on its own. Starts the library's worker, loads
-//! media once, measures every transform with the micro methodology (all runs of a transform in a
-//! row), and rewrites the job's result file after each transform. A lost worker costs one
-//! transform (`error` with its stderr tail) and is replaced.
+//! media once, measures every transform with its mode's methodology (micro: all runs of a
+//! transform in a row; pipeline: one loader per transform), and rewrites the job's result file
+//! after each transform. A lost worker costs one transform (`error` with its stderr tail) and is
+//! replaced.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use augbench_core::Schedule;
+use augbench_core::{Mode, Schedule};
 use indicatif::MultiProgress;
 
 use crate::job::{
     JobInput, JobOutcome, Lane, not_in_registry, spec_for, steps_bar, stopped_by_user,
 };
 use crate::micro::{self, Phase};
+use crate::pipeline::{self, PipelineSettings};
 
 pub fn run_job(
     input: &JobInput<'_>,
@@ -28,10 +30,7 @@ pub fn run_job(
         }
     }
     lane.rec.save()?;
-    let label = format!(
-        "Micro transforms ({}, {})",
-        input.job.library, input.job.scenario
-    );
+    let label = progress_label(input);
     let bar = steps_bar(mp, label, pending.len() as u64 * processes);
     let mut interrupted = false;
     'processes: for p in 0..processes {
@@ -75,10 +74,17 @@ fn measure_one(
         lane.rec.record(name, not_in_registry(name))?;
         return Ok(true);
     };
-    let set = lane.settings();
     let items = lane.w.load.count;
-    let mut on_phase = |ph: Phase| bar.set_message(format!("{name}: {}", phase_label(ph)));
-    match micro::measure(&mut lane.w.worker, &spec, items, &set, &mut on_phase) {
+    let measured = if lane.input.job.mode == Mode::Pipeline {
+        let set = PipelineSettings::from_config(lane.input.cfg, &lane.w.device);
+        let mut on_phase = |ph: String| bar.set_message(format!("{name}: {ph}"));
+        pipeline::measure(&mut lane.w.worker, &spec, items, &set, &mut on_phase)
+    } else {
+        let set = lane.settings();
+        let mut on_phase = |ph: Phase| bar.set_message(format!("{name}: {}", phase_label(ph)));
+        micro::measure(&mut lane.w.worker, &spec, items, &set, &mut on_phase)
+    };
+    match measured {
         Ok(r) => {
             lane.rec.record(name, r)?;
             lane.revive(mp)?;
@@ -87,6 +93,20 @@ fn measure_one(
         Err(e) => lane.record_loss(&spec, e, mp)??,
     }
     Ok(true)
+}
+
+/// The job's progress bar label: `Micro transforms (<library>, <scenario>)` or
+/// `Pipeline transforms (<library>, <scope>, w=<workers>, b=<batch_size>)`.
+fn progress_label(input: &JobInput<'_>) -> String {
+    let job = input.job;
+    if job.mode == Mode::Pipeline {
+        let set = PipelineSettings::from_config(input.cfg, "cpu");
+        return format!(
+            "Pipeline transforms ({}, {}, w={}, b={})",
+            job.library, set.scope, set.workers, set.batch_size
+        );
+    }
+    format!("Micro transforms ({}, {})", job.library, job.scenario)
 }
 
 /// The progress display's word for a phase of the methodology.

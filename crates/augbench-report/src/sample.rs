@@ -121,13 +121,17 @@ fn metadata(scenario: &str, mode: Mode, library: &str, version: &str, media: Med
         },
         timing: TimingInfo {
             backend: "sample".into(),
-            measurement_scope: policy::DEFAULT_PIPELINE_SCOPE.into(),
+            measurement_scope: match mode {
+                Mode::Pipeline => policy::DEFAULT_PIPELINE_SCOPE.to_string(),
+                Mode::Micro => "transform".to_string(),
+            },
             includes: vec![],
         },
         scenario: scenario.into(),
         mode: mode.to_string(),
         library: library.into(),
         device: Device::Cpu.to_string(),
+        pipeline: None,
         benchmark_params: params(media, mode),
         run_config: serde_json::json!({}),
     }

@@ -388,17 +388,43 @@ fn config_error_messages_snapshot() {
 }
 
 #[test]
-fn run_refuses_pipeline_mode_before_measuring_anything() {
+fn run_refuses_pipeline_modes_it_cannot_measure_before_measuring_anything() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
+    let config = dir.path().join("video_pipeline.yaml");
+    std::fs::write(
+        &config,
+        "version: 1\nselection: {scenario: video-16f, mode: pipeline, libraries: [torchvision]}\n",
+    )
+    .unwrap();
     let stderr = usage_error(&[
         "run",
         "--config",
-        "configs/examples/local_rgb_pipeline_cpu.yaml",
+        config.to_str().unwrap(),
         "--output",
         out.to_str().unwrap(),
     ]);
-    assert!(stderr.contains("measures micro mode only"), "{stderr}");
+    assert!(stderr.contains("pipeline mode for RGB images only"), "{stderr}");
     assert!(stderr.contains("hint: use `mode: micro`"), "{stderr}");
     assert!(!out.exists(), "nothing is written under a pipeline label");
+}
+
+#[test]
+fn the_batch_copy_scope_needs_cuda_and_single_worker_one_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, execution: &str| {
+        let path = dir.path().join(name);
+        let text = format!(
+            "version: 1\nselection: {{mode: pipeline, libraries: [torchvision]}}\nexecution: {execution}\n"
+        );
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let copy = write("copy.yaml", "{pipeline_scope: decode_dataloader_augment_batch_copy}");
+    let stderr = usage_error(&["plan", "--config", copy.to_str().unwrap()]);
+    assert!(stderr.contains("needs `device: cuda`"), "{stderr}");
+    assert!(stderr.contains("copy.yaml"), "{stderr}");
+    let single = write("single.yaml", "{thread_policy: pipeline-single-worker, workers: 2}");
+    let stderr = usage_error(&["plan", "--config", single.to_str().unwrap()]);
+    assert!(stderr.contains("runs one loader worker, got `workers: 2`"), "{stderr}");
 }

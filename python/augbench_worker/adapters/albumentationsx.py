@@ -12,6 +12,7 @@ import albumentations as A
 import cv2
 import numpy as np
 
+from ..protocol import Unsupported
 from .base import Adapter, registry
 
 BUILDERS, builds = registry()
@@ -443,12 +444,43 @@ BUILDERS["EnhanceEdge"] = _enhance("edge")
 BUILDERS["EnhanceDetail"] = _enhance("detail")
 
 
+def _native(apply: Any, name: str) -> Any:
+    """The AlbumentationsX transform object behind a builder's apply (for a Compose)."""
+    transform = getattr(apply, "transform", None)
+    if transform is None:
+        raise Unsupported(f"{name} has no AlbumentationsX transform object to put in a Compose")
+    return transform
+
+
 class AlbumentationsXAdapter(Adapter):
     library = "albumentationsx"
     layout = "HWC"
     native_type = "numpy.ndarray"
     builders = BUILDERS
     rgb_only = RGB_ONLY
+    decoder = "opencv (cv2.imread, RGB)"
+
+    def build_recipe(self, crop, name, params, mean, std, split):  # type: ignore[no-untyped-def]
+        if split:
+            raise Unsupported("albumentationsx runs on the CPU: it has no GPU split")
+        from albumentations.pytorch import ToTensorV2  # AlbumentationsX's own tensor conversion
+
+        stages = [self.recipe_crop(crop["name"], crop["params"])] if crop else []
+        stages.append(self.build(name, params))
+        compose = A.Compose(
+            [*(_native(s, name) for s in stages), A.Normalize(mean=mean, std=std, max_pixel_value=255.0, p=1), ToTensorV2(p=1)],
+            seed=self.current_seed,
+        )
+        self.compose = compose
+        return (lambda image: compose(image=image)["image"]), None
+
+    def reseed_recipe(self, seed: int) -> None:
+        compose = getattr(self, "compose", None)
+        if compose is not None:
+            compose.set_random_seed(seed)
+
+    def recipe_threads(self) -> dict[str, str]:
+        return {"cv2.num_threads": str(cv2.getNumThreads())}
 
     def versions(self) -> dict[str, str]:
         versions = {"albumentationsx": A.__version__, "opencv": cv2.__version__, "numpy": np.__version__}

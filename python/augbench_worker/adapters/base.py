@@ -8,6 +8,7 @@ canonical transform name (specs/transforms.yaml) to a function ``params -> calla
 
 from __future__ import annotations
 
+import os
 import random
 import time
 import traceback
@@ -63,6 +64,7 @@ class Adapter:
     reasons: dict[str, str] = {}  # transforms known to be missing, with why
     rgb_only: dict[str, str] = {}  # transforms that need exactly 3 channels, with why
     device_reasons: dict[tuple[str, str], str] = {}  # (transform, device) exclusions
+    decoder = ""  # pipeline mode: the decoder the library reads files with, for the record
 
     def __init__(self) -> None:
         self.items: list[Any] = []
@@ -72,6 +74,7 @@ class Adapter:
         self.prepared: Prepared | None = None
         self.custom: Any = None  # a spec_file.SpecFile when --spec is given
         self.current_seed = DEFAULT_SEED
+        self.preloaded = True  # pipeline decode scopes hold paths and decode inside the loader
 
     # ----- library hooks -------------------------------------------------------------
     def versions(self) -> dict[str, str]:
@@ -122,6 +125,31 @@ class Adapter:
     def batch_inputs(self, start: int, count: int) -> list[Any]:
         raise NotImplementedError
 
+    # ----- pipeline hooks (DESIGN §11; called by ``pipeline.PipelineOps``) -------------------
+    def pipeline_decode(self, path: str) -> Any:
+        """Pipeline mode reads a file with the library's usual decoder (default: as micro does)."""
+        return self.decode(path)
+
+    def build_recipe(
+        self, crop: dict | None, name: str, params: dict, mean: list[float], std: list[float], split: bool
+    ) -> tuple[Apply, Apply | None]:
+        """The recipe ``crop → T → Normalize → CHW float32`` built with the library's own API:
+        (per-sample function for the loader workers, main-process batch stage or None).
+        ``crop`` is None when T is itself the crop. ``split``: workers crop, the rest runs on
+        the batch in the main process (GPU split)."""
+        raise Unsupported(f"{self.library} has no pipeline recipe")
+
+    def reseed_recipe(self, seed: int) -> None:
+        """Reseed RNGs the library keeps itself, in a fresh loader worker."""
+
+    def recipe_threads(self) -> dict[str, str]:
+        """Thread settings a loader worker actually has (reported per worker)."""
+        return {}
+
+    def recipe_crop(self, name: str, params: dict) -> Apply:
+        """The recipe's crop stage, built as the transform ``name`` unless the library says otherwise."""
+        return self.build(name, params)
+
     # ----- protocol operations ------------------------------------------------------
     def load(self, request: dict) -> dict:
         media = request.get("media", "image")
@@ -136,10 +164,14 @@ class Adapter:
         device = request.get("device", "cpu")
         self.check_device(device)
         self.check_channels(channels)
+        pipeline = request.get("pipeline", False) is True
+        if pipeline and channels != 3:
+            raise Unsupported(f"the pipeline recipe is RGB; {channels} channels requested")
         self.prepared, self.items, self.paths = None, [], []
         self.channels, self.device = channels, device
+        self.preloaded = not pipeline or request.get("preload", True) is not False
         started = time.perf_counter()
-        skipped = self._decode_all(paths)
+        skipped = self._decode_all(paths, self.pipeline_decode if pipeline else self.decode)
         self.sync()
         decode_seconds = time.perf_counter() - started
         if not self.items:
@@ -148,7 +180,7 @@ class Adapter:
                 f"{self.library} could not decode any of the {len(paths)} files "
                 f"(first: {skipped[0]['path']}: {skipped[0]['reason']})",
             )
-        shape, dtype = self.shape_dtype(self.items[0])
+        shape, dtype = self.shape_dtype(self.items[0]) if self.preloaded else ([], "path")
         return {
             "count": len(self.items),
             "decode_seconds": decode_seconds,
@@ -158,11 +190,15 @@ class Adapter:
             "skipped": skipped,
         }
 
-    def _decode_all(self, paths: list[str]) -> list[dict[str, str]]:
+    def _decode_all(self, paths: list[str], decode: Callable[[str], Any]) -> list[dict[str, str]]:
+        if not self.preloaded:  # a decode scope: the loader decodes; a missing file is skipped now
+            self.items = [p for p in paths if os.path.isfile(p)]
+            self.paths = list(self.items)
+            return [{"path": p, "reason": "no such file"} for p in paths if not os.path.isfile(p)]
         skipped = []
         for path in paths:
             try:
-                item = self.decode(path)
+                item = decode(path)
             except Exception as exc:  # noqa: BLE001 - an unreadable file is skipped, not fatal
                 skipped.append({"path": path, "reason": f"{type(exc).__name__}: {exc}"})
                 continue

@@ -389,8 +389,59 @@ class KorniaAdapter(TorchAdapter):
         super().__init__()
         self.stacked: torch.Tensor | None = None
 
+    decoder = "kornia.io.load_image (kornia-rs), uint8"
+
     def versions(self) -> dict[str, str]:
         return {"kornia": kornia.__version__, **self.torch_versions()}
+
+    def pipeline_decode(self, path: str) -> torch.Tensor:
+        # uint8 CHW: the loader crops before anything becomes float32, never the full frame.
+        return load_image(path, ImageLoadType.RGB8, device="cpu")
+
+    def recipe_crop(self, name: str, params: dict) -> Any:
+        module = super().recipe_crop(name, params)
+        if name != "RandomCrop224":
+            return module
+        height, width = params["height"], params["width"]
+
+        def crop(image: torch.Tensor) -> torch.Tensor:
+            # Kornia's crop modules take float input; its sampler draws the box and the uint8
+            # frame is sliced, so only the 224×224 crop is converted to float32.
+            channels, rows, cols = image.shape
+            if rows < height or cols < width:
+                return module(_to_float(image))  # kornia pads a smaller frame (in float)
+            box = module.forward_parameters(torch.Size((1, channels, rows, cols)))["src"][0]
+            left, top = int(box[0, 0]), int(box[0, 1])
+            return image[:, top : top + height, left : left + width]
+
+        return crop
+
+    def build_recipe(self, crop, name, params, mean, std, split):  # type: ignore[no-untyped-def]
+        transform = self.build(name, params)
+        normalize = kornia.enhance.Normalize(mean=torch.tensor(mean), std=torch.tensor(std)).to(self.device)
+        head = self.recipe_crop(crop["name"], crop["params"]) if crop else None
+        if not split:
+
+            def sample(image: torch.Tensor) -> torch.Tensor:
+                image = _to_float(head(image) if head else image)
+                out = transform(image)
+                return _chw(normalize(out[None] if out.dim() == 3 else out))
+
+            return sample, None
+        # GPU split: workers crop (uint8); the main process runs T on the batch on the device
+        # (same_on_batch=False: every item draws its own parameters) and normalizes there.
+        device = self.device
+        if head is None:  # T is the crop: it runs in the workers, on the CPU
+            getattr(transform, "module", transform).to("cpu")
+            worker_stage, on_batch = (lambda image: _chw(transform(_to_float(image)))), None
+        else:
+            worker_stage, on_batch = head, transform
+
+        def batch_stage(batch: torch.Tensor) -> torch.Tensor:
+            batch = _to_float(batch.to(device, non_blocking=True))
+            return normalize(on_batch(batch) if on_batch else batch).contiguous()
+
+        return worker_stage, batch_stage
 
     def decode(self, path: str) -> torch.Tensor:
         return load_image(path, ImageLoadType.RGB32, device="cpu")  # float32 CHW in [0, 1]
@@ -420,6 +471,15 @@ class KorniaAdapter(TorchAdapter):
             first = (start + offset) % total
             views.append(self.stacked[first : first + min(batch, count - offset)])
         return views
+
+
+def _to_float(image: torch.Tensor) -> torch.Tensor:
+    """Kornia's float32 convention in [0, 1] (a float input is already there)."""
+    return image.to(torch.float32).div_(255.0) if image.dtype == torch.uint8 else image
+
+
+def _chw(image: torch.Tensor) -> torch.Tensor:
+    return (image[0] if image.dim() == 4 else image).contiguous()
 
 
 def _center_crop_view(item: torch.Tensor, height: int, width: int) -> torch.Tensor:

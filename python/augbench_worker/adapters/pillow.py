@@ -268,8 +268,38 @@ class PillowAdapter(Adapter):
     builders = BUILDERS
     reasons = REASONS
 
+    decoder = "Pillow (Image.open, convert RGB)"
+
     def versions(self) -> dict[str, str]:
         return {"pillow": PIL.__version__, "numpy": np.__version__}
+
+    def recipe_crop(self, name: str, params: dict) -> Any:
+        if name != "RandomCrop224":
+            return super().recipe_crop(name, params)
+        height, width = params["height"], params["width"]
+
+        def crop(img: Image.Image) -> Image.Image:
+            # The recipe's crop stage as Pillow training loaders do it: Image.crop at a uniformly
+            # drawn box (zero-filled beyond a smaller image). As a measured row, RandomCrop224
+            # stays unsupported: Pillow has no random crop of its own.
+            left = random.randint(0, max(0, img.width - width))
+            top = random.randint(0, max(0, img.height - height))
+            return img.crop((left, top, left + width, top + height))
+
+        return crop
+
+    def build_recipe(self, crop, name, params, mean, std, split):  # type: ignore[no-untyped-def]
+        if split:
+            raise Unsupported("pillow runs on the CPU: it has no GPU split")
+        from ..pipeline import pil_normalized  # the loader's tensor tail (torch), pipeline mode only
+
+        transform = self.build(name, params)
+        head = self.recipe_crop(crop["name"], crop["params"]) if crop else None
+
+        def sample(img: Image.Image) -> Any:
+            return pil_normalized(transform(head(img) if head else img), mean, std)
+
+        return sample, None
 
     def pin_threads(self, single: bool) -> dict[str, str]:
         return {"pillow": "single-threaded by design"}

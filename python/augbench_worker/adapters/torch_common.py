@@ -40,6 +40,9 @@ class TorchAdapter(Adapter):
             "torch.num_interop_threads": str(torch.get_num_interop_threads()),
         }
 
+    def recipe_threads(self) -> dict[str, str]:
+        return {"torch.num_interop_threads": str(torch.get_num_interop_threads())}
+
     def available_devices(self) -> list[str]:
         return ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
 

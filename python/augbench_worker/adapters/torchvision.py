@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
 import torchvision
 from torchvision.io import ImageReadMode, decode_image
 from torchvision.transforms import InterpolationMode, v2
@@ -241,8 +242,28 @@ class TorchvisionAdapter(TorchAdapter):
     rgb_only = RGB_ONLY
     device_reasons = DEVICE_REASONS
 
+    decoder = "torchvision.io.decode_image"
+
     def versions(self) -> dict[str, str]:
         return {"torchvision": torchvision.__version__, **self.torch_versions()}
+
+    def build_recipe(self, crop, name, params, mean, std, split):  # type: ignore[no-untyped-def]
+        transform = self.build(name, params)
+        head = [self.recipe_crop(crop["name"], crop["params"])] if crop else []
+        tail = [v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean=mean, std=std)]
+        if not split:
+            return v2.Compose([*head, transform, *tail]), None
+        # GPU split: workers crop (uint8); the main process runs T per sample and normalizes the
+        # batch on the device.
+        on_batch, normalize, device = ([transform] if head else []), v2.Compose(tail), self.device
+
+        def batch_stage(batch: torch.Tensor) -> torch.Tensor:
+            batch = batch.to(device, non_blocking=True)
+            if on_batch:
+                batch = torch.stack([on_batch[0](item) for item in batch])
+            return normalize(batch).contiguous()
+
+        return v2.Compose(head or [transform]), batch_stage
 
     def decode(self, path: str) -> Any:
         return decode_image(path, mode=ImageReadMode.RGB)  # uint8 CHW

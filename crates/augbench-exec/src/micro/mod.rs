@@ -8,6 +8,7 @@ mod setup;
 pub(crate) mod testing;
 
 pub use measuring::Measuring;
+pub(crate) use setup::slow_result;
 pub use setup::{Started, loops_for, start, warmed_up};
 
 use std::time::Duration;

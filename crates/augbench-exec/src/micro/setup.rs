@@ -66,9 +66,8 @@ fn start_inner(
     on_phase(Phase::Preflight);
     let per_item = match preflight(s, items, set)? {
         Preflight::Slow(result) => {
-            return Ok(Started::Finished(Box::new(slow_result(
-                params, set, result,
-            ))));
+            let r = slow_result(params, set.slow_threshold, set.preflight_items, result);
+            return Ok(Started::Finished(Box::new(r)));
         }
         Preflight::PerItem(sec) => sec,
     };
@@ -125,19 +124,22 @@ fn preflight(
     Ok(Preflight::PerItem(per_item.max(1e-9)))
 }
 
-fn slow_result(params: &serde_json::Value, set: &MicroSettings, per_item: f64) -> TransformResult {
-    let reason = format!(
-        "preflight: {per_item:.4} s/item ≥ slow threshold {} s/item",
-        set.slow_threshold
-    );
+/// A transform recorded as `slow` from its preflight speed (micro and pipeline mode).
+pub(crate) fn slow_result(
+    params: &serde_json::Value,
+    threshold: f64,
+    preflight_items: u64,
+    per_item: f64,
+) -> TransformResult {
+    let reason = format!("preflight: {per_item:.4} s/item ≥ slow threshold {threshold} s/item");
     TransformResult {
         status: Some(Status::Slow),
         supported: true,
         params: params.clone(),
         early_stopped: true,
         early_stop_reason: Some(reason),
-        slow_threshold_sec_per_item: Some(set.slow_threshold),
-        slow_preflight_items: Some(set.preflight_items),
+        slow_threshold_sec_per_item: Some(threshold),
+        slow_preflight_items: Some(preflight_items),
         preflight_sec_per_item: Some(per_item),
         preflight_throughput: Some(1.0 / per_item),
         ..Default::default()

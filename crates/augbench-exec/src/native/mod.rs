@@ -167,6 +167,14 @@ impl Worker {
             Request::Sentinel(req) => Ok(ok_line(&TimeResponse {
                 ns: sentinel::time(req.loops),
             })),
+            Request::PipelinePrepare(_)
+            | Request::PipelineStart(_)
+            | Request::PipelineRun(_)
+            | Request::PipelineStop => Err(failure(
+                FailureKind::Unsupported,
+                "native libraries have no pipeline mode: they are measured in micro mode"
+                    .to_string(),
+            )),
             Request::Shutdown => Ok(ok_line(&serde_json::json!({}))),
         }
     }
@@ -192,6 +200,7 @@ impl Worker {
             versions,
             runtime: format!("rustc {}", versions::RUSTC_VERSION),
             threads,
+            decoder: None,
         }
     }
 }

@@ -193,7 +193,7 @@ fn variant(path: &Path, meta: &Value, params: &Value) -> String {
     let num = |k: &str| number(params, k).map(|n| n.to_string());
     let scope = text(meta, "/timing/measurement_scope")
         .or(text(params, "/scope"))
-        .unwrap_or_else(|| policy::DEFAULT_PIPELINE_SCOPE.into());
+        .unwrap_or_else(|| policy::DEFAULT_PIPELINE_SCOPE.to_string());
     let workers = num("/workers")
         .or(num("/num_workers"))
         .or(token('w'))

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use augbench_core::Media;
+use augbench_core::{Media, Mode, policy};
 use augbench_exec::orchestrate::{self, JobStatus, RunReport};
 use indicatif::MultiProgress;
 
@@ -27,18 +27,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    if cfg.selection.mode == Some(augbench_core::Mode::Pipeline) {
-        // Never write a result under a label it was not measured with: a pipeline row must come
-        // out of a real training loader, which this build does not drive yet.
-        return Err(augbench_core::UsageError::new(
-            format!(
-                "{} asks for pipeline mode, and this build measures micro mode only",
-                args.config.config.display()
-            ),
-            "use `mode: micro` (loader workers and batch size do not apply there); `augbench plan` still shows the pipeline jobs",
-        )
-        .into());
-    }
+    refuse_unmeasurable_pipeline(&cfg, &args.config.config)?;
+    warn_oversubscribed_workers(&cfg);
     let plan = augbench_core::plan::build(&cfg);
     let resolved = orchestrate::write_resolved_config(&cfg)?;
     eprintln!(
@@ -75,11 +65,20 @@ fn print_summary(report: &RunReport, jobs: &[augbench_core::plan::Job], media: M
         .first()
         .map(|j| j.transforms.clone())
         .unwrap_or_default();
-    let unit = if media == Media::Video {
+    let noun = if media == Media::Video {
         "videos/s"
     } else {
         "img/s"
     };
+    // A pipeline number is only meaningful with its loader shape: say it in the column head.
+    let unit = match report.jobs.iter().find_map(|(_, s)| match s {
+        JobStatus::Finished(f) | JobStatus::Interrupted(f) => f.metadata.pipeline.as_ref(),
+        JobStatus::Failed(_) => None,
+    }) {
+        Some(p) => format!("{noun} (pipeline, w={}, b={})", p.workers, p.batch_size),
+        None => noun.to_string(),
+    };
+    let unit = unit.as_str();
     if !files.is_empty() {
         println!("\n{}", augbench_exec::summary::table(&files, &order, unit));
     }
@@ -99,6 +98,40 @@ fn print_summary(report: &RunReport, jobs: &[augbench_core::plan::Job], media: M
             ),
             JobStatus::Failed(e) => eprintln!("  {} FAILED: {e}", job.library),
         }
+    }
+}
+
+/// Never write a result under a label it was not measured with: pipeline mode measures the RGB
+/// image recipe; video and multichannel loaders do not exist yet.
+fn refuse_unmeasurable_pipeline(
+    cfg: &augbench_core::RunConfig,
+    file: &std::path::Path,
+) -> Result<(), augbench_core::UsageError> {
+    if cfg.selection.mode != Some(Mode::Pipeline) {
+        return Ok(());
+    }
+    let media = cfg.selection.media.unwrap_or(Media::Image);
+    let channels = cfg.data.num_channels.unwrap_or(policy::DEFAULT_CHANNELS);
+    if media == Media::Image && channels == policy::DEFAULT_CHANNELS {
+        return Ok(());
+    }
+    Err(augbench_core::UsageError::new(
+        format!(
+            "{} asks for a {channels}-channel {media} pipeline, and this build measures pipeline mode for RGB images only",
+            file.display()
+        ),
+        "use `mode: micro` for this scenario, or `scenario: image-rgb` for pipeline rows; `augbench plan` still shows the jobs",
+    ))
+}
+
+/// More loader workers than cores is allowed (and recorded), but the user should know.
+fn warn_oversubscribed_workers(cfg: &augbench_core::RunConfig) {
+    let workers = cfg.execution.workers.unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(1, usize::from) as u64;
+    if cfg.selection.mode == Some(Mode::Pipeline) && workers > cores {
+        eprintln!(
+            "warning: {workers} loader workers on {cores} cores: the workers share cores, so the pipeline rows measure an oversubscribed machine"
+        );
     }
 }
 

@@ -1,0 +1,176 @@
+//! One transform in a real loader, on a worker that holds the job's items (or their paths):
+//! recipe and in-process preflight (the slow gate), the loader's start (first batch, output
+//! contract, warm batches), `num_runs` steady-state windows, then the loader's end.
+
+use augbench_core::policy;
+use augbench_core::recipe::Recipe;
+use augbench_core::registry::TransformSpec;
+use augbench_core::results::{PipelineDetail, Status, TransformResult};
+use augbench_core::stats;
+
+use super::{PipelineSettings, Window, flag_drift, sample_order};
+use crate::client::{Worker, WorkerError};
+use crate::micro::{settle, slow_result};
+use crate::protocol::{
+    FailureKind, PipelinePrepareRequest, PipelinePrepareResponse, PipelineRunRequest,
+    PipelineRunResponse, PipelineStartRequest, PipelineStartResponse, Request, Stage,
+};
+
+/// Measures `spec` in the job's loader. A failed request becomes an `unsupported`/`error`
+/// result (a broken contract says `contract:`); a lost worker is returned as `Err`.
+pub fn measure(
+    w: &mut Worker,
+    spec: &TransformSpec,
+    items: u64,
+    set: &PipelineSettings,
+    on_phase: &mut dyn FnMut(String),
+) -> Result<TransformResult, WorkerError> {
+    let params = serde_json::to_value(&spec.params).unwrap_or_default();
+    let recipe = Recipe::get();
+    let row = match recipe.row(spec) {
+        Ok(row) => row,
+        Err(why) => {
+            return Ok(TransformResult::not_measured(
+                Status::Unsupported,
+                params,
+                why,
+            ));
+        }
+    };
+    on_phase("preflight".into());
+    let prepare = PipelinePrepareRequest {
+        transform: spec.name.clone(),
+        params: params.clone(),
+        crop: row.crop.map(|c| Stage {
+            name: c.name.clone(),
+            params: serde_json::to_value(&c.params).unwrap_or_default(),
+        }),
+        mean: recipe.normalize.mean,
+        std: recipe.normalize.std,
+        split: set.split,
+        seed: policy::PIPELINE_ORDER_SEED,
+        preflight_items: set.preflight_items,
+    };
+    let call = w.call(&Request::PipelinePrepare(prepare), set.request_timeout);
+    let prepared: PipelinePrepareResponse = match settle_labelled(call, &params)? {
+        Ok(p) => p,
+        Err(r) => return Ok(r),
+    };
+    let per_item = prepared.preflight_sec_per_item;
+    if per_item >= set.slow_threshold && !set.disable_slow_skip {
+        return Ok(slow_result(
+            &params,
+            set.slow_threshold,
+            set.preflight_items,
+            per_item,
+        ));
+    }
+    on_phase("loader start".into());
+    let start = PipelineStartRequest {
+        workers: set.workers,
+        batch_size: set.batch_size,
+        prefetch: set.prefetch,
+        warm_batches: set.warm_batches(),
+        order: sample_order(items),
+        seed: policy::PIPELINE_ORDER_SEED,
+        size: row.size,
+    };
+    let call = w.call(&Request::PipelineStart(start), set.request_timeout);
+    let started: PipelineStartResponse = match settle_labelled(call, &params)? {
+        Ok(s) => s,
+        Err(r) => return Ok(r),
+    };
+    let runs = match windows(w, set, &params, on_phase)? {
+        Ok(runs) => runs,
+        Err(r) => return Ok(r),
+    };
+    let _ = w.call::<serde_json::Value>(&Request::PipelineStop, set.request_timeout);
+    Ok(result(params, per_item, set, started, &runs))
+}
+
+/// The timed windows, one per run.
+fn windows(
+    w: &mut Worker,
+    set: &PipelineSettings,
+    params: &serde_json::Value,
+    on_phase: &mut dyn FnMut(String),
+) -> Result<Result<Vec<(Window, PipelineRunResponse)>, TransformResult>, WorkerError> {
+    let mut runs = Vec::new();
+    for i in 0..set.num_runs {
+        on_phase(format!("run {}", i + 1));
+        let req = PipelineRunRequest {
+            min_batches: set.min_batches,
+            min_time: set.min_time,
+        };
+        let call = w.call(&Request::PipelineRun(req), set.request_timeout);
+        let r: PipelineRunResponse = match settle_labelled(call, params)? {
+            Ok(r) => r,
+            Err(r) => return Ok(Err(r)),
+        };
+        match Window::from_arrivals(&r.ns, set.batch_size) {
+            Some(win) => runs.push((win, r)),
+            None => {
+                let why = "the loader delivered no batch in a window".to_string();
+                let r = TransformResult::not_measured(Status::Error, params.clone(), why);
+                return Ok(Err(r));
+            }
+        }
+    }
+    Ok(Ok(runs))
+}
+
+fn result(
+    params: serde_json::Value,
+    per_item: f64,
+    set: &PipelineSettings,
+    started: PipelineStartResponse,
+    runs: &[(Window, PipelineRunResponse)],
+) -> TransformResult {
+    let throughputs: Vec<f64> = runs.iter().map(|(w, _)| w.items_per_sec).collect();
+    let times: Vec<f64> = runs.iter().map(|(w, _)| w.seconds).collect();
+    let summary = stats::summarize(&throughputs);
+    let mut r = TransformResult::measured(params, &summary, throughputs, times);
+    r.slow_threshold_sec_per_item = Some(set.slow_threshold);
+    r.slow_preflight_items = Some(set.preflight_items);
+    r.preflight_sec_per_item = Some(per_item);
+    r.preflight_throughput = (per_item > 0.0).then(|| 1.0 / per_item);
+    r.warmup_iterations = started.warm_batches;
+    // The run with the highest peak (the allocator's counters restart every window).
+    let peak = |m: &serde_json::Value| m.get("peak_allocated_bytes").and_then(|v| v.as_u64());
+    r.gpu_memory = runs
+        .iter()
+        .filter_map(|(_, x)| x.gpu_memory.clone())
+        .max_by_key(|m| peak(m).unwrap_or_default());
+    r.output_shape = started
+        .batch
+        .get("shape")
+        .and_then(|s| serde_json::from_value(s.clone()).ok());
+    r.output_dtype = started
+        .batch
+        .get("dtype")
+        .and_then(|d| d.as_str().map(str::to_string));
+    r.pipeline = Some(PipelineDetail {
+        time_to_first_batch: started.time_to_first_batch,
+        warm_batches: started.warm_batches,
+        batches: runs.iter().map(|(_, x)| x.ns.len() as u64).collect(),
+        half_rates: runs.iter().map(|(w, _)| w.halves).collect(),
+        drift: runs.iter().map(|(w, _)| w.drift()).fold(0.0, f64::max),
+        batch: started.batch,
+        worker_threads: started.worker_threads,
+    });
+    flag_drift(&mut r);
+    r
+}
+
+/// `settle`, with a broken output contract named as such.
+fn settle_labelled<T>(
+    r: Result<T, WorkerError>,
+    params: &serde_json::Value,
+) -> Result<Result<T, TransformResult>, WorkerError> {
+    let contract = matches!(&r, Err(WorkerError::Failed { failure, .. }) if failure.kind == FailureKind::Contract);
+    let mut settled = settle(r, params)?;
+    if let (true, Err(result)) = (contract, &mut settled) {
+        result.reason = result.reason.take().map(|why| format!("contract: {why}"));
+    }
+    Ok(settled)
+}

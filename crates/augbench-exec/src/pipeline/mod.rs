@@ -1,0 +1,215 @@
+//! Pipeline mode on the coordinator side (DESIGN §11): the settings a resolved config gives, the
+//! labels every pipeline result file carries (scope, decoder, loader shape), the seeded sample
+//! order, and the window statistics (rate, first and second half, drift). Measuring one transform
+//! is in `measure`; a library's job runs in `runner`, as micro jobs do.
+
+mod measure;
+
+pub use measure::measure;
+
+use std::time::Duration;
+
+use augbench_core::results::{PipelineInfo, TimingInfo, TransformResult};
+use augbench_core::{PipelineScope, RunConfig, policy};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+use crate::job::{JobInput, pipeline_scope};
+use crate::protocol::HelloResponse;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PipelineSettings {
+    pub scope: PipelineScope,
+    pub workers: u64,
+    pub batch_size: u64,
+    pub prefetch: u64,
+    pub min_batches: u64,
+    pub min_time: f64,
+    pub num_runs: u64,
+    pub slow_threshold: f64,
+    pub preflight_items: u64,
+    pub disable_slow_skip: bool,
+    pub request_timeout: Duration,
+    /// GPU split: on CUDA, workers crop and the main process runs T and Normalize on the device.
+    pub split: bool,
+}
+
+impl PipelineSettings {
+    /// Reads a resolved config (every field is filled by `resolve`) for a job on `device`.
+    pub fn from_config(cfg: &RunConfig, device: &str) -> PipelineSettings {
+        let micro = crate::micro::MicroSettings::from_config(cfg, device);
+        let e = &cfg.execution;
+        let workers = e.workers.unwrap_or_default();
+        PipelineSettings {
+            scope: pipeline_scope(cfg),
+            workers,
+            batch_size: e.batch_size.unwrap_or(policy::DEFAULT_BATCH_SIZE),
+            prefetch: policy::PIPELINE_PREFETCH_FACTOR,
+            min_batches: e
+                .min_batches
+                .unwrap_or_else(|| policy::default_min_batches(workers)),
+            min_time: micro.min_time,
+            num_runs: micro.num_runs,
+            slow_threshold: micro.slow_threshold,
+            preflight_items: micro.preflight_items,
+            disable_slow_skip: micro.disable_slow_skip,
+            request_timeout: micro.request_timeout,
+            split: device == augbench_core::Device::Cuda.to_string(),
+        }
+    }
+
+    /// Batches taken after the first before the clock starts: every worker delivers (batches go
+    /// to workers in turn) and each refills its prefetch queue once.
+    pub fn warm_batches(&self) -> u64 {
+        self.workers.max(1) * (self.prefetch + 1)
+    }
+}
+
+/// The sample order every library's loader follows: a seeded permutation of the items.
+pub fn sample_order(count: u64) -> Vec<u64> {
+    let mut order: Vec<u64> = (0..count).collect();
+    order.shuffle(&mut ChaCha8Rng::seed_from_u64(policy::PIPELINE_ORDER_SEED));
+    order
+}
+
+/// The file-level pipeline labels of a job.
+pub(crate) fn info(input: &JobInput<'_>, hello: &HelloResponse, device: &str) -> PipelineInfo {
+    let set = PipelineSettings::from_config(input.cfg, device);
+    let mut notes = Vec::new();
+    if input.job.device == augbench_core::Device::Auto && device != "cuda" {
+        notes.push(format!(
+            "device `auto` fell back to `{device}`: the worker reports no CUDA device"
+        ));
+    }
+    if set.workers == 0 {
+        notes.push("workers: 0: the main process loads every batch (no loader workers)".into());
+    }
+    PipelineInfo {
+        scope: set.scope.to_string(),
+        decoder: hello.decoder.clone().unwrap_or_default(),
+        workers: set.workers,
+        main_process_loading: set.workers == 0,
+        batch_size: set.batch_size,
+        prefetch_factor: if set.workers == 0 { 0 } else { set.prefetch },
+        min_batches: set.min_batches,
+        min_time: set.min_time,
+        split: set.split,
+        order_seed: policy::PIPELINE_ORDER_SEED,
+        notes,
+    }
+}
+
+/// What a pipeline row's clock covers, by scope.
+pub(crate) fn timing(cfg: &RunConfig, backend: String) -> TimingInfo {
+    let scope = pipeline_scope(cfg);
+    let mut includes = Vec::new();
+    if scope.decodes() {
+        includes.push("decode (the library's decoder, in the loader workers)".to_string());
+    }
+    includes.extend([
+        "crop, transform, normalize, CHW float32 (the recipe)".to_string(),
+        "collation into one batch tensor".to_string(),
+        "delivery to the training step (steady-state window)".to_string(),
+    ]);
+    if scope == PipelineScope::DecodeDataloaderAugmentBatchCopy {
+        includes.push("pinned host-to-device copy of each batch".to_string());
+    }
+    TimingInfo {
+        backend: format!("{backend} (torch DataLoader)"),
+        measurement_scope: scope.to_string(),
+        includes,
+    }
+}
+
+/// One window's rate and its halves, from batch arrival times (ns after the window started).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    pub items_per_sec: f64,
+    pub seconds: f64,
+    pub halves: [f64; 2],
+}
+
+impl Window {
+    pub fn from_arrivals(ns: &[u64], batch_size: u64) -> Option<Window> {
+        let last = *ns.last()?;
+        if last == 0 {
+            return None;
+        }
+        let seconds = last as f64 / 1e9;
+        let n = ns.len();
+        let mid = n / 2;
+        let t_mid = if mid == 0 { 0 } else { ns[mid - 1] };
+        let rate = |batches: usize, span_ns: u64| {
+            if span_ns == 0 {
+                0.0
+            } else {
+                (batches as u64 * batch_size) as f64 / (span_ns as f64 / 1e9)
+            }
+        };
+        Some(Window {
+            items_per_sec: (n as u64 * batch_size) as f64 / seconds,
+            seconds,
+            halves: [rate(mid, t_mid), rate(n - mid, last - t_mid)],
+        })
+    }
+
+    /// |second half / first half − 1|.
+    pub fn drift(&self) -> f64 {
+        let [a, b] = self.halves;
+        if a > 0.0 { (b / a - 1.0).abs() } else { 0.0 }
+    }
+}
+
+/// Flags a measured result whose windows drifted more than policy allows.
+pub(crate) fn flag_drift(r: &mut TransformResult) {
+    let Some(p) = &r.pipeline else { return };
+    if p.drift > policy::PIPELINE_DRIFT_UNSTABLE && !r.unstable {
+        r.unstable = true;
+        r.unstable_reason = Some(format!(
+            "a window's second half ran {:.0}% off its first (limit {:.0}%)",
+            p.drift * 100.0,
+            policy::PIPELINE_DRIFT_UNSTABLE * 100.0
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_rates_its_halves() {
+        // 4 batches of 10 items: 0.1 s each, then 0.2 s each.
+        let ns = [100_000_000, 200_000_000, 400_000_000, 600_000_000];
+        let w = Window::from_arrivals(&ns, 10).unwrap();
+        assert!((w.items_per_sec - 40.0 / 0.6).abs() < 1e-9);
+        assert!((w.halves[0] - 100.0).abs() < 1e-9);
+        assert!((w.halves[1] - 50.0).abs() < 1e-9);
+        assert!((w.drift() - 0.5).abs() < 1e-9);
+        assert!(Window::from_arrivals(&[], 10).is_none());
+    }
+
+    #[test]
+    fn the_sample_order_is_a_seeded_permutation() {
+        let a = sample_order(50);
+        assert_eq!(a, sample_order(50));
+        let mut sorted = a.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..50).collect::<Vec<u64>>());
+        assert_ne!(a, sorted);
+    }
+
+    #[test]
+    fn warm_batches_cover_every_worker_and_its_queue() {
+        let text = "version: 1\nselection: {mode: pipeline, libraries: [torchvision]}\nexecution: {workers: 3}\n";
+        let path = std::path::Path::new("t.yaml");
+        let cfg = RunConfig::from_yaml(text, path).unwrap();
+        let cfg = augbench_core::resolve(cfg, &augbench_core::Source::new(path, text)).unwrap();
+        let s = PipelineSettings::from_config(&cfg, "cpu");
+        assert_eq!(s.warm_batches(), 3 * (policy::PIPELINE_PREFETCH_FACTOR + 1));
+        assert_eq!(s.min_batches, policy::default_min_batches(3));
+        assert!(!s.split);
+        assert!(PipelineSettings::from_config(&cfg, "cuda").split);
+    }
+}

@@ -1,0 +1,376 @@
+"""Pipeline mode: one transform inside a real PyTorch ``DataLoader`` (DESIGN §11).
+
+Owns the loader side of the protocol: the recipe dataset (decode or preloaded item → the
+adapter's native recipe), the endless seeded sampler shared by every library, per-worker seeding
+and thread reports, the output contract on the first batch, the optional main-process stage (GPU
+split), and the steady-state window with per-batch timestamps. Imported only by pipeline ops.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset, Sampler
+
+from .protocol import CONTRACT, EXCEPTION, BadRequest, WorkerError
+
+# The recipe's output channels, identical in every library (checked on the first batch).
+CHANNELS = 3
+# A normalized batch has per-channel means near 0 and negative values (ImageNet statistics map
+# pixel 0 to about -2); un-normalized [0, 1] data never goes below 0, 0-255 data has means ≈ 110.
+MEAN_BAND = 1.5
+THREAD_REPORT_WAIT_SEC = 5.0
+
+
+class RecipeDataset(Dataset):
+    """Item ``i``: read (decode a file or take a preloaded item), then the library's recipe."""
+
+    def __init__(self, items: list[Any], read: Callable[[Any], Any] | None, recipe: Callable[[Any], Any]) -> None:
+        self.items, self.read, self.recipe = items, read, recipe
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: int) -> Any:
+        item = self.items[index]
+        if self.read is not None:
+            try:
+                item = self.read(item)
+            except Exception as exc:  # noqa: BLE001 - named with the file, raised in the loader
+                raise RuntimeError(f"could not decode {item}: {type(exc).__name__}: {exc}") from None
+        return self.recipe(item)
+
+
+class CyclingSampler(Sampler[int]):
+    """The coordinator's seeded order, repeated without end: one loader iterator serves every
+    run of a transform, so no epoch boundary drains the workers inside a timed window."""
+
+    def __init__(self, order: list[int]) -> None:
+        self.order = order
+
+    def __iter__(self) -> Iterator[int]:
+        while True:
+            yield from self.order
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+
+@dataclass
+class Recipe:
+    name: str
+    sample: Callable[[Any], Any]  # runs in the loader workers
+    batch: Callable[[Any], Any] | None  # runs in the main process (GPU split), or None
+    decoder: str
+    split: bool
+
+
+@dataclass
+class Session:
+    recipe: Recipe
+    loader: DataLoader
+    iterator: Any
+    batch_size: int
+    device: str
+    reports: Any
+    workers: int
+    thread_reports: list[dict[str, Any]] = field(default_factory=list)
+
+
+def check_batch(batch: Any, batch_size: int, size: list[int] | None) -> dict[str, Any]:
+    """The output contract: one float32 tensor B×3×H×W with normalized statistics, H×W the
+    transform's output size for a 224×224 crop (``size``; None: any, the same for every item)."""
+    expected = f"[{batch_size}, 3, {'x'.join(map(str, size)) if size else 'H, W'}]"
+    if not isinstance(batch, torch.Tensor):
+        raise WorkerError(CONTRACT, f"the batch is {describe(batch)}, expected one float32 tensor {expected}")
+    shape, dtype = list(batch.shape), str(batch.dtype).removeprefix("torch.")
+    if batch.dtype != torch.float32 or shape[:2] != [batch_size, CHANNELS] or len(shape) != 4 or (size and shape[2:] != size):
+        raise WorkerError(CONTRACT, f"the batch is {describe(batch)}, expected float32 {expected} (normalized CHW)")
+    flat = batch.detach().to("cpu").transpose(0, 1).reshape(CHANNELS, -1)
+    means, low = flat.mean(dim=1).tolist(), float(flat.min())
+    if any(abs(m) > MEAN_BAND for m in means) or low >= 0:
+        raise WorkerError(
+            CONTRACT,
+            f"the batch is not normalized: channel means {_rounded(means)}, minimum {low:.3f} "
+            f"(a normalized batch has means within ±{MEAN_BAND} and negative values)",
+        )
+    return {"shape": shape, "dtype": dtype, "channel_mean": _rounded(means)}
+
+
+def describe(value: Any) -> str:
+    kind = f"{type(value).__module__}.{type(value).__name__}".removeprefix("builtins.")
+    if isinstance(value, (list, tuple)):
+        inner = describe(value[0]) if value else "nothing"
+        return f"a {kind} of {len(value)} × {inner}"
+    if isinstance(value, dict):
+        return f"a dict with keys {sorted(map(str, value))}"
+    if isinstance(value, np.ndarray):
+        return f"a numpy array {list(value.shape)} {value.dtype.name}"
+    if isinstance(value, torch.Tensor):
+        return f"a tensor {list(value.shape)} {str(value.dtype).removeprefix('torch.')}"
+    return f"a {kind}"
+
+
+def _rounded(values: list[float]) -> list[float]:
+    return [round(v, 3) for v in values]
+
+
+def worker_init(adapter: Any, reports: Any) -> Callable[[int], None]:
+    """Seeds every RNG a recipe may draw from with the worker's own torch seed (torch gives each
+    worker ``base_seed + id``; NumPy and the library's RNG would otherwise be copies of the
+    parent's, the classic identical-augmentations bug), then reports the worker's threads."""
+
+    def init(worker_id: int) -> None:
+        seed = torch.initial_seed() % 2**32
+        random.seed(seed)
+        np.random.seed(seed)
+        adapter.reseed_recipe(seed)
+        report = {"worker": worker_id, "torch.num_threads": str(torch.get_num_threads())}
+        report.update(adapter.recipe_threads())
+        reports.put(report)
+
+    return init
+
+
+def start(adapter: Any, recipe: Recipe, request: dict, items: list[Any], read: Any) -> tuple[Session, dict]:
+    workers = _int(request, "workers", 0)
+    batch_size = _int(request, "batch_size", 1)
+    prefetch = _int(request, "prefetch", 1)
+    warm = _int(request, "warm_batches", 0)
+    order = request.get("order")
+    if not isinstance(order, list) or not order or not all(isinstance(i, int) and 0 <= i < len(items) for i in order):
+        raise BadRequest(f'"order" must be a non-empty list of item indices below {len(items)}')
+    seed = _int(request, "seed", 0)
+    size = request.get("size")
+    if size is not None and not (isinstance(size, list) and len(size) == 2 and all(isinstance(v, int) for v in size)):
+        raise BadRequest('"size" must be [height, width] or null')
+    device = adapter.device
+    context = multiprocessing.get_context()
+    reports = context.SimpleQueue()
+    generator = torch.Generator().manual_seed(seed)
+    loader = DataLoader(
+        RecipeDataset(items, read, recipe.sample),
+        batch_size=batch_size,
+        sampler=CyclingSampler(order),
+        num_workers=workers,
+        prefetch_factor=prefetch if workers > 0 else None,
+        persistent_workers=workers > 0,
+        pin_memory=device == "cuda",
+        drop_last=True,
+        generator=generator,
+        worker_init_fn=worker_init(adapter, reports) if workers > 0 else None,
+    )
+    started = time.perf_counter()
+    iterator = iter(loader)
+    session = Session(recipe, loader, iterator, batch_size, device, reports, workers)
+    try:
+        first = next_batch(session)
+        ttfb = time.perf_counter() - started
+        contract = check_batch(first, batch_size, size)
+        for _ in range(warm):
+            next_batch(session)
+    except BaseException:
+        stop(session)  # no loader workers outlive a failed start
+        raise
+    session.thread_reports = collect_reports(session)
+    return session, {
+        "time_to_first_batch": ttfb,
+        "warm_batches": warm,
+        "batch": contract,
+        "worker_threads": session.thread_reports or [main_threads(adapter)],
+        "loader": {"workers": workers, "prefetch_factor": prefetch if workers > 0 else 0, "pin_memory": device == "cuda",
+                   "persistent_workers": workers > 0, "drop_last": True},
+    }
+
+
+def main_threads(adapter: Any) -> dict[str, Any]:
+    report = {"worker": "main process", "torch.num_threads": str(torch.get_num_threads())}
+    report.update(adapter.recipe_threads())
+    return report
+
+
+def collect_reports(session: Session) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    deadline = time.monotonic() + THREAD_REPORT_WAIT_SEC
+    while len(found) < session.workers and time.monotonic() < deadline:
+        if session.reports.empty():
+            time.sleep(0.01)
+            continue
+        found.append(session.reports.get())
+    return sorted(found, key=lambda r: r["worker"])
+
+
+def next_batch(session: Session) -> Any:
+    """One batch as the training step receives it: from the loader, then the main-process stage
+    (GPU split), synchronized so its work is done."""
+    try:
+        batch = next(session.iterator)
+        if session.recipe.batch is not None:
+            batch = session.recipe.batch(batch)
+        if session.device == "cuda":
+            torch.cuda.synchronize()
+    except WorkerError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a worker's exception or death, reported with its story
+        raise WorkerError(EXCEPTION, f"{session.recipe.name}: {type(exc).__name__}: {_first_line(exc)}", traceback.format_exc()) from None
+    return batch
+
+
+def run(session: Session, request: dict) -> dict:
+    """A steady-state window: at least ``min_batches`` batches and ``min_time`` seconds, the clock
+    started right after the previous batch arrived, so no prefetched batch comes free."""
+    min_batches = _int(request, "min_batches", 1)
+    min_time = request.get("min_time", 0.0)
+    if not isinstance(min_time, (int, float)) or min_time < 0:
+        raise BadRequest(f'"min_time" must be a number >= 0, got {min_time!r}')
+    cuda = session.device == "cuda"
+    before = torch.cuda.memory_allocated() if cuda else 0
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    clock = time.perf_counter_ns
+    arrivals: list[int] = []
+    started = clock()
+    limit = started + int(min_time * 1e9)
+    while len(arrivals) < min_batches or arrivals[-1] < limit:
+        next_batch(session)
+        arrivals.append(clock())
+    response: dict[str, Any] = {
+        "ns": [a - started for a in arrivals],
+        "items": len(arrivals) * session.batch_size,
+        "gpu_memory": None,
+    }
+    if cuda:
+        response["gpu_memory"] = {
+            "allocated_before_bytes": before,
+            "peak_allocated_bytes": torch.cuda.max_memory_allocated(),
+            "peak_reserved_bytes": torch.cuda.max_memory_reserved(),
+        }
+    return response
+
+
+def stop(session: Session | None) -> None:
+    if session is None:
+        return
+    shutdown = getattr(session.iterator, "_shutdown_workers", None)
+    if shutdown is not None:
+        shutdown()
+    session.iterator = None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    # A worker's exception arrives wrapped ("Caught X in DataLoader worker process 0. Original
+    # Traceback ..."): keep the wrapper's first line and the original error's last line.
+    if len(lines) > 1 and "Original Traceback" in text:
+        return f"{lines[0]} {lines[-1]}"
+    return lines[0] if lines else type(exc).__name__
+
+
+def _int(request: dict, key: str, minimum: int) -> int:
+    value = request.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise BadRequest(f'"{key}" must be an integer >= {minimum}, got {value!r}')
+    return value
+
+
+def pil_normalized(image: Any, mean: list[float], std: list[float]) -> torch.Tensor:
+    """Pillow's recipe tail: the image's bytes as a uint8 CHW tensor (what torchvision's
+    ``PILToTensor`` does), scaled to [0, 1] and normalized."""
+    chw = torch.from_numpy(np.array(image, dtype=np.uint8, copy=True)).permute(2, 0, 1)
+    scaled = chw.to(torch.float32).div_(255.0)
+    m = torch.tensor(mean, dtype=torch.float32).view(-1, 1, 1)
+    s = torch.tensor(std, dtype=torch.float32).view(-1, 1, 1)
+    return scaled.sub_(m).div_(s).contiguous()
+
+
+def preflight(recipe: Recipe, items: list[Any], read: Any, count: int) -> float:
+    """Seconds per item of read + recipe (+ the main-process stage) in this process, over the first
+    ``count`` items: the slow-transform gate, before any loader is built."""
+    chosen = items[: max(1, count)]
+    started = time.perf_counter()
+    outputs = []
+    for item in chosen:
+        value = read(item) if read is not None else item
+        outputs.append(recipe.sample(value))
+    if recipe.batch is not None:
+        recipe.batch(torch.utils.data.default_collate(outputs))
+    return (time.perf_counter() - started) / len(chosen)
+
+
+class PipelineOps:
+    """The pipeline ops of one worker process: ``pipeline_prepare`` (recipe + preflight),
+    ``pipeline_start`` (loader, first batch, contract, warm), ``pipeline_run`` (one window) and
+    ``pipeline_stop``. One loader lives at a time; preparing the next transform ends it."""
+
+    def __init__(self, adapter: Any) -> None:
+        self.adapter = adapter
+        self.recipe: Recipe | None = None
+        self.session: Session | None = None
+
+    def handle(self, op: str, request: dict) -> dict:
+        if op == "pipeline_prepare":
+            return self.prepare(request)
+        if op == "pipeline_stop":
+            stop(self.session)
+            self.session = None
+            return {"stopped": True}
+        if op == "pipeline_start":
+            return self.start(request)
+        return run(self._require_session(), request)
+
+    def prepare(self, request: dict) -> dict:
+        stop(self.session)
+        self.session, self.recipe = None, None
+        adapter = self.adapter
+        if not adapter.items:
+            raise BadRequest("pipeline_prepare before load: no media are loaded")
+        name = request.get("transform")
+        if not isinstance(name, str) or not name:
+            raise BadRequest('"transform" must be a non-empty string')
+        mean, std = request.get("mean"), request.get("std")
+        if not (_floats(mean) and _floats(std)):
+            raise BadRequest('"mean" and "std" must be lists of 3 numbers')
+        split = bool(request.get("split", False))
+        adapter.seed(_int(request, "seed", 0))
+        sample, batch = adapter.build_recipe(request.get("crop"), name, request.get("params", {}), mean, std, split)
+        self.recipe = Recipe(name, sample, batch, adapter.decoder, split)
+        items, read = self._source()
+        try:
+            seconds = preflight(self.recipe, items, read, _int(request, "preflight_items", 1))
+        except WorkerError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the recipe raised before any loader existed
+            raise WorkerError(EXCEPTION, f"{name}: {type(exc).__name__}: {exc}", traceback.format_exc()) from None
+        return {"transform": name, "decoder": adapter.decoder, "split": split, "preflight_sec_per_item": seconds}
+
+    def start(self, request: dict) -> dict:
+        if self.recipe is None:
+            raise BadRequest("pipeline_start before a successful pipeline_prepare")
+        stop(self.session)
+        items, read = self._source()
+        self.session = None
+        session, response = start(self.adapter, self.recipe, request, items, read)
+        self.session = session
+        return response
+
+    def _source(self) -> tuple[list[Any], Any]:
+        adapter = self.adapter
+        return adapter.items, (None if adapter.preloaded else adapter.pipeline_decode)
+
+    def _require_session(self) -> Session:
+        if self.session is None:
+            raise BadRequest("pipeline_run before a successful pipeline_start")
+        return self.session
+
+
+def _floats(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == CHANNELS and all(isinstance(v, (int, float)) for v in value)
