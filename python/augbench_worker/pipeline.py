@@ -226,11 +226,17 @@ def next_batch(session: Session) -> Any:
 
 def run(session: Session, request: dict) -> dict:
     """A steady-state window: at least ``min_batches`` batches and ``min_time`` seconds, the clock
-    started right after the previous batch arrived, so no prefetched batch comes free."""
+    started right after the previous batch arrived, so no prefetched batch comes free. A loader
+    that sat idle first delivers ``rewarm_batches`` untimed (its queue filled while it waited)."""
     min_batches = _int(request, "min_batches", 1)
+    rewarm = request.get("rewarm_batches", 0)
+    if isinstance(rewarm, bool) or not isinstance(rewarm, int) or rewarm < 0:
+        raise BadRequest(f'"rewarm_batches" must be an integer >= 0, got {rewarm!r}')
     min_time = request.get("min_time", 0.0)
     if not isinstance(min_time, (int, float)) or min_time < 0:
         raise BadRequest(f'"min_time" must be a number >= 0, got {min_time!r}')
+    for _ in range(rewarm):  # a loader that sat idle: drain its refilled queue, untimed
+        next_batch(session)
     cuda = session.device == "cuda"
     before = torch.cuda.memory_allocated() if cuda else 0
     if cuda:

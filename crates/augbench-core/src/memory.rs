@@ -1,5 +1,6 @@
 //! Memory estimate of a plan: the decoded media each library's worker holds (items × pixels ×
-//! channels × bytes per sample of its native layout). The interleaved schedule keeps every
+//! channels × bytes per sample of its native layout; in pipeline mode only the memory scope
+//! preloads, as uint8, plus the batches in flight). The interleaved schedule keeps every
 //! library's worker alive at once, so it needs the sum; a sequential run needs the largest one.
 
 use std::collections::BTreeMap;
@@ -7,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::config::{RunConfig, Schedule};
-use crate::matrix::{Matrix, Media};
+use crate::matrix::{Matrix, Media, Mode};
 use crate::policy;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -45,9 +46,49 @@ fn samples_per_item(cfg: &RunConfig) -> (u64, String) {
     }
 }
 
+/// Pipeline mode: preloaded items (memory scope, uint8) plus the float32 batches the loader keeps
+/// in flight (workers × prefetch, of the recipe's 3×224×224 output).
+fn pipeline_bytes(cfg: &RunConfig, samples: u64) -> (u64, String) {
+    let e = &cfg.execution;
+    let scope = e.pipeline_scope.unwrap_or(policy::DEFAULT_PIPELINE_SCOPE);
+    let items = cfg.data.num_items.unwrap_or(0);
+    let preloaded = if scope.decodes() {
+        0
+    } else {
+        items.saturating_mul(samples)
+    };
+    let in_flight = e.workers.unwrap_or_default().max(1)
+        * policy::PIPELINE_PREFETCH_FACTOR
+        * e.batch_size.unwrap_or(policy::DEFAULT_BATCH_SIZE)
+        * 3
+        * 224
+        * 224
+        * 4;
+    let what = if scope.decodes() {
+        "paths only (the loader decodes)"
+    } else {
+        "preloaded uint8 items"
+    };
+    (
+        preloaded.saturating_add(in_flight),
+        format!("{what} + float32 batches in flight (workers × prefetch)"),
+    )
+}
+
 /// The estimate for the libraries of a resolved config under its schedule.
 pub fn estimate(cfg: &RunConfig, schedule: Schedule) -> MemoryEstimate {
     let (samples, basis) = samples_per_item(cfg);
+    if cfg.selection.mode == Some(Mode::Pipeline) {
+        let (bytes, what) = pipeline_bytes(cfg, samples);
+        let per_library: BTreeMap<String, u64> = cfg
+            .selection
+            .libraries
+            .iter()
+            .flatten()
+            .map(|l| (l.clone(), bytes))
+            .collect();
+        return finish(per_library, schedule, format!("{basis}; {what}"));
+    }
     let items = cfg.data.num_items.unwrap_or(0);
     let m = Matrix::get();
     let per_library: BTreeMap<String, u64> = cfg
@@ -66,6 +107,10 @@ pub fn estimate(cfg: &RunConfig, schedule: Schedule) -> MemoryEstimate {
             )
         })
         .collect();
+    finish(per_library, schedule, basis)
+}
+
+fn finish(per_library: BTreeMap<String, u64>, schedule: Schedule, basis: String) -> MemoryEstimate {
     let held_at_once = match schedule {
         Schedule::Interleaved => per_library.values().fold(0u64, |a, b| a.saturating_add(*b)),
         Schedule::Sequential => per_library.values().copied().max().unwrap_or(0),

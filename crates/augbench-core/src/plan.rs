@@ -39,18 +39,14 @@ pub struct Plan {
     pub memory: MemoryEstimate,
 }
 
-/// The schedule a resolved config runs under. Interleaving needs micro mode and two or more
-/// libraries (pipeline runs are sequential until they have a scheduler of their own).
+/// The schedule a resolved config runs under. Interleaving needs two or more libraries and the
+/// registry's transforms (a spec file runs alone).
 pub fn schedule(cfg: &RunConfig) -> (Schedule, Option<String>) {
     let asked = cfg.execution.schedule.unwrap_or(policy::DEFAULT_SCHEDULE);
     if asked == Schedule::Sequential {
         return (asked, None);
     }
     let libraries = cfg.selection.libraries.as_ref().map_or(0, Vec::len);
-    if cfg.selection.mode == Some(Mode::Pipeline) {
-        let why = "pipeline runs are measured one library after another (sequential)";
-        return (Schedule::Sequential, Some(why.into()));
-    }
     if cfg.selection.spec.is_some() {
         let why = "a spec file runs its one library alone (sequential)";
         return (Schedule::Sequential, Some(why.into()));

@@ -20,3 +20,4 @@ pub mod scheduler;
 pub mod summary;
 pub mod system;
 pub mod threads;
+mod underway;

@@ -105,13 +105,33 @@ pub fn execute(plan: &Plan, media: &Media, mp: &MultiProgress, stop: &AtomicBool
         }
     };
     let cfg = &plan.config;
-    let jobs = match plan.schedule {
+    let jobs = match effective_schedule(&plan, mp) {
         Schedule::Interleaved => interleaved(&plan, media, mp, stop),
         Schedule::Sequential => sequential(&plan, media, mp, stop),
     };
     RunReport {
         jobs,
         out_dir: output_dir(cfg),
+    }
+}
+
+/// The plan's schedule, except that pipeline runs whose loaders would not all fit in the memory
+/// available now run one library after another (each result file records the schedule it ran).
+fn effective_schedule(plan: &Plan, mp: &MultiProgress) -> Schedule {
+    let pipeline = plan.config.selection.mode == Some(augbench_core::Mode::Pipeline);
+    let available = crate::system::available_memory();
+    match (plan.schedule, available) {
+        (Schedule::Interleaved, Some(free)) if pipeline && plan.memory.held_at_once > free => {
+            mp.suspend(|| {
+                eprintln!(
+                    "note: every library's loader at once needs about {}, more than the {} available; pipeline libraries run one after another (sequential)",
+                    memory::human_bytes(plan.memory.held_at_once),
+                    memory::human_bytes(free)
+                )
+            });
+            Schedule::Sequential
+        }
+        (s, _) => s,
     }
 }
 

@@ -91,6 +91,13 @@ pub struct PipelineStartResponse {
 pub struct PipelineRunRequest {
     pub min_batches: u64,
     pub min_time: f64,
+    /// Batches taken untimed before the clock starts (a loader that sat idle between rounds).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rewarm_batches: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

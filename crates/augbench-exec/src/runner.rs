@@ -12,8 +12,8 @@ use indicatif::MultiProgress;
 use crate::job::{
     JobInput, JobOutcome, Lane, not_in_registry, spec_for, steps_bar, stopped_by_user,
 };
-use crate::micro::{self, Phase};
-use crate::pipeline::{self, PipelineSettings};
+use crate::micro::Phase;
+use crate::pipeline::PipelineSettings;
 
 pub fn run_job(
     input: &JobInput<'_>,
@@ -74,16 +74,8 @@ fn measure_one(
         lane.rec.record(name, not_in_registry(name))?;
         return Ok(true);
     };
-    let items = lane.w.load.count;
-    let measured = if lane.input.job.mode == Mode::Pipeline {
-        let set = PipelineSettings::from_config(lane.input.cfg, &lane.w.device);
-        let mut on_phase = |ph: String| bar.set_message(format!("{name}: {ph}"));
-        pipeline::measure(&mut lane.w.worker, &spec, items, &set, &mut on_phase)
-    } else {
-        let set = lane.settings();
-        let mut on_phase = |ph: Phase| bar.set_message(format!("{name}: {}", phase_label(ph)));
-        micro::measure(&mut lane.w.worker, &spec, items, &set, &mut on_phase)
-    };
+    let mut on_phase = |ph: String| bar.set_message(format!("{name}: {ph}"));
+    let measured = crate::underway::measure(lane, &spec, &mut on_phase);
     match measured {
         Ok(r) => {
             lane.rec.record(name, r)?;

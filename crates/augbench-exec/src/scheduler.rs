@@ -15,9 +15,8 @@ use crate::client::WorkerCommand;
 use crate::job::{
     JobInput, JobOutcome, Lane, not_in_registry, spec_for, steps_bar, stopped_by_user,
 };
-use crate::micro::{self, Measuring, Phase, Started};
 use crate::rounds::{Sentinel, annotate, round_order};
-use crate::runner::phase_label;
+use crate::underway::{Begun, Underway, begin};
 
 /// A library's lane, or why it stopped (its job failed; its file keeps what it measured).
 struct Slot<'a> {
@@ -113,8 +112,24 @@ fn lanes_label(slots: &[Slot<'_>], inputs: &[JobInput<'_>]) -> String {
         .iter()
         .map(|s| s.lane.input.job.library.as_str())
         .collect();
-    let scenario = inputs.first().map_or("", |i| i.job.scenario.as_str());
-    format!("Interleaved transforms ({scenario}: {})", libs.join(", "))
+    let Some(first) = inputs.first() else {
+        return "Interleaved transforms".to_string();
+    };
+    if first.job.mode == augbench_core::Mode::Pipeline {
+        let set = crate::pipeline::PipelineSettings::from_config(first.cfg, "cpu");
+        return format!(
+            "Pipeline transforms ({}, {}, w={}, b={}, interleaved)",
+            libs.join(", "),
+            set.scope,
+            set.workers,
+            set.batch_size
+        );
+    }
+    format!(
+        "Interleaved transforms ({}: {})",
+        first.job.scenario,
+        libs.join(", ")
+    )
 }
 
 fn start_sentinel(command: anyhow::Result<WorkerCommand>, mp: &MultiProgress) -> Option<Sentinel> {
@@ -238,23 +253,19 @@ impl<'a> Interleaved<'a, '_> {
         &mut self,
         spec: &TransformSpec,
         participants: &[usize],
-    ) -> anyhow::Result<Option<Vec<(usize, Measuring)>>> {
+    ) -> anyhow::Result<Option<Vec<(usize, Underway)>>> {
         let mut active = Vec::new();
         for &i in participants {
             let (mp, bar) = (self.mp, &self.bar);
             let lane = &mut self.slots[i].lane;
             let lib = lane.input.job.library.clone();
-            let (set, items) = (lane.settings(), lane.w.load.count);
-            let mut on_phase = |ph: Phase| {
-                bar.set_message(format!("{}: {} · {lib}", spec.name, phase_label(ph)));
-            };
-            let replaced = match micro::start(&mut lane.w.worker, spec, items, &set, &mut on_phase)
-            {
-                Ok(Started::Measuring(m)) => {
+            let mut on_phase = |ph: String| bar.set_message(format!("{}: {ph} · {lib}", spec.name));
+            let replaced = match begin(lane, spec, &mut on_phase) {
+                Ok(Begun::Underway(m)) => {
                     active.push((i, m));
                     continue;
                 }
-                Ok(Started::Finished(r)) => {
+                Ok(Begun::Finished(r)) => {
                     lane.rec.record(&spec.name, *r)?;
                     lane.revive(mp)
                 }
@@ -281,12 +292,12 @@ impl<'a> Interleaved<'a, '_> {
         &mut self,
         spec: &TransformSpec,
         p: u64,
-        mut active: Vec<(usize, Measuring)>,
+        mut active: Vec<(usize, Underway)>,
     ) -> anyhow::Result<bool> {
         let mut round = 0;
         while active
             .iter()
-            .any(|(i, m)| m.wants_more(&self.slots[*i].lane.settings()))
+            .any(|(i, m)| m.wants_more(&self.slots[*i].lane))
         {
             if self.stop.load(Ordering::SeqCst) {
                 return Ok(false);
@@ -310,7 +321,7 @@ impl<'a> Interleaved<'a, '_> {
         }
         let rounds_id = format!("{}/{}", self.token, spec.name);
         for (i, m) in active {
-            let mut r = m.finish();
+            let mut r = m.finish(&mut self.slots[i].lane);
             r.rounds_id = Some(rounds_id.clone());
             self.slots[i].lane.rec.record(&spec.name, r)?;
         }
@@ -323,28 +334,19 @@ impl<'a> Interleaved<'a, '_> {
         &mut self,
         spec: &TransformSpec,
         i: usize,
-        m: &mut Measuring,
+        m: &mut Underway,
         round: u64,
         shared: bool,
     ) -> anyhow::Result<RunStep> {
         let mp = self.mp;
         let lane = &mut self.slots[i].lane;
-        let (set, items) = (lane.settings(), lane.w.load.count);
         self.bar.set_message(format!(
             "{}: round {} · {}",
             spec.name,
             round + 1,
             lane.input.job.library
         ));
-        let worker = &mut lane.w.worker;
-        let ran = match shared {
-            true => m.rewarm(worker, items, &set).and_then(|r| match r {
-                Ok(()) => m.run(worker, items, &set),
-                Err(failed) => Ok(Err(failed)),
-            }),
-            false => m.run(worker, items, &set),
-        };
-        let replaced = match ran {
+        let replaced = match m.run(lane, shared) {
             Ok(Ok(())) => return Ok(RunStep::Ran),
             Ok(Err(r)) => {
                 lane.rec.record(&spec.name, r)?;

@@ -404,7 +404,10 @@ fn run_refuses_pipeline_modes_it_cannot_measure_before_measuring_anything() {
         "--output",
         out.to_str().unwrap(),
     ]);
-    assert!(stderr.contains("pipeline mode for RGB images only"), "{stderr}");
+    assert!(
+        stderr.contains("pipeline mode for RGB images only"),
+        "{stderr}"
+    );
     assert!(stderr.contains("hint: use `mode: micro`"), "{stderr}");
     assert!(!out.exists(), "nothing is written under a pipeline label");
 }
@@ -420,11 +423,20 @@ fn the_batch_copy_scope_needs_cuda_and_single_worker_one_worker() {
         std::fs::write(&path, text).unwrap();
         path
     };
-    let copy = write("copy.yaml", "{pipeline_scope: decode_dataloader_augment_batch_copy}");
+    let copy = write(
+        "copy.yaml",
+        "{pipeline_scope: decode_dataloader_augment_batch_copy}",
+    );
     let stderr = usage_error(&["plan", "--config", copy.to_str().unwrap()]);
     assert!(stderr.contains("needs `device: cuda`"), "{stderr}");
     assert!(stderr.contains("copy.yaml"), "{stderr}");
-    let single = write("single.yaml", "{thread_policy: pipeline-single-worker, workers: 2}");
+    let single = write(
+        "single.yaml",
+        "{thread_policy: pipeline-single-worker, workers: 2}",
+    );
     let stderr = usage_error(&["plan", "--config", single.to_str().unwrap()]);
-    assert!(stderr.contains("runs one loader worker, got `workers: 2`"), "{stderr}");
+    assert!(
+        stderr.contains("runs one loader worker, got `workers: 2`"),
+        "{stderr}"
+    );
 }

@@ -16,25 +16,39 @@ use crate::protocol::{
     PipelineRunResponse, PipelineStartRequest, PipelineStartResponse, Request, Stage,
 };
 
-/// Measures `spec` in the job's loader. A failed request becomes an `unsupported`/`error`
-/// result (a broken contract says `contract:`); a lost worker is returned as `Err`.
-pub fn measure(
+/// A transform whose loader is built, checked and warm: collects windows, one per call, so a
+/// scheduler can alternate the windows of several libraries' loaders.
+#[derive(Debug, Clone)]
+pub struct PipelineRuns {
+    params: serde_json::Value,
+    per_item: f64,
+    started: PipelineStartResponse,
+    runs: Vec<(Window, PipelineRunResponse)>,
+}
+
+/// What setting a transform up in its loader gave.
+pub enum PipelineStarted {
+    /// Unsupported, slow, a broken contract or an error: the transform's final result.
+    Finished(Box<TransformResult>),
+    Underway(PipelineRuns),
+}
+
+/// Recipe and preflight (the slow gate), then the loader: first batch, contract, warm batches.
+pub fn start(
     w: &mut Worker,
     spec: &TransformSpec,
     items: u64,
     set: &PipelineSettings,
     on_phase: &mut dyn FnMut(String),
-) -> Result<TransformResult, WorkerError> {
+) -> Result<PipelineStarted, WorkerError> {
+    use PipelineStarted::Finished;
     let params = serde_json::to_value(&spec.params).unwrap_or_default();
     let recipe = Recipe::get();
     let row = match recipe.row(spec) {
         Ok(row) => row,
         Err(why) => {
-            return Ok(TransformResult::not_measured(
-                Status::Unsupported,
-                params,
-                why,
-            ));
+            let r = TransformResult::not_measured(Status::Unsupported, params, why);
+            return Ok(Finished(Box::new(r)));
         }
     };
     on_phase("preflight".into());
@@ -54,16 +68,12 @@ pub fn measure(
     let call = w.call(&Request::PipelinePrepare(prepare), set.request_timeout);
     let prepared: PipelinePrepareResponse = match settle_labelled(call, &params)? {
         Ok(p) => p,
-        Err(r) => return Ok(r),
+        Err(r) => return Ok(Finished(Box::new(r))),
     };
     let per_item = prepared.preflight_sec_per_item;
     if per_item >= set.slow_threshold && !set.disable_slow_skip {
-        return Ok(slow_result(
-            &params,
-            set.slow_threshold,
-            set.preflight_items,
-            per_item,
-        ));
+        let r = slow_result(&params, set.slow_threshold, set.preflight_items, per_item);
+        return Ok(Finished(Box::new(r)));
     }
     on_phase("loader start".into());
     let start = PipelineStartRequest {
@@ -76,47 +86,67 @@ pub fn measure(
         size: row.size,
     };
     let call = w.call(&Request::PipelineStart(start), set.request_timeout);
-    let started: PipelineStartResponse = match settle_labelled(call, &params)? {
-        Ok(s) => s,
-        Err(r) => return Ok(r),
-    };
-    let runs = match windows(w, set, &params, on_phase)? {
-        Ok(runs) => runs,
-        Err(r) => return Ok(r),
-    };
-    let _ = w.call::<serde_json::Value>(&Request::PipelineStop, set.request_timeout);
-    Ok(result(params, per_item, set, started, &runs))
+    match settle_labelled(call, &params)? {
+        Ok(started) => Ok(PipelineStarted::Underway(PipelineRuns {
+            params,
+            per_item,
+            started,
+            runs: Vec::new(),
+        })),
+        Err(r) => Ok(Finished(Box::new(r))),
+    }
 }
 
-/// The timed windows, one per run.
-fn windows(
-    w: &mut Worker,
-    set: &PipelineSettings,
-    params: &serde_json::Value,
-    on_phase: &mut dyn FnMut(String),
-) -> Result<Result<Vec<(Window, PipelineRunResponse)>, TransformResult>, WorkerError> {
-    let mut runs = Vec::new();
-    for i in 0..set.num_runs {
-        on_phase(format!("run {}", i + 1));
+impl PipelineRuns {
+    pub fn runs(&self) -> u64 {
+        self.runs.len() as u64
+    }
+
+    pub fn wants_more(&self, set: &PipelineSettings) -> bool {
+        self.runs() < set.num_runs
+    }
+
+    /// One steady-state window. `rewarm`: the loader sat idle while other libraries ran (its
+    /// queue refilled), so the worker first takes `warm_batches` untimed, and the window starts
+    /// in the steady state. A failed request is the transform's final result.
+    pub fn run(
+        &mut self,
+        w: &mut Worker,
+        set: &PipelineSettings,
+        rewarm: bool,
+    ) -> Result<Result<(), TransformResult>, WorkerError> {
         let req = PipelineRunRequest {
             min_batches: set.min_batches,
             min_time: set.min_time,
+            rewarm_batches: if rewarm { set.warm_batches() } else { 0 },
         };
         let call = w.call(&Request::PipelineRun(req), set.request_timeout);
-        let r: PipelineRunResponse = match settle_labelled(call, params)? {
+        let r: PipelineRunResponse = match settle_labelled(call, &self.params)? {
             Ok(r) => r,
             Err(r) => return Ok(Err(r)),
         };
         match Window::from_arrivals(&r.ns, set.batch_size) {
-            Some(win) => runs.push((win, r)),
+            Some(win) => {
+                self.runs.push((win, r));
+                Ok(Ok(()))
+            }
             None => {
                 let why = "the loader delivered no batch in a window".to_string();
-                let r = TransformResult::not_measured(Status::Error, params.clone(), why);
-                return Ok(Err(r));
+                let params = self.params.clone();
+                Ok(Err(TransformResult::not_measured(
+                    Status::Error,
+                    params,
+                    why,
+                )))
             }
         }
     }
-    Ok(Ok(runs))
+
+    /// Ends the loader (its workers exit) and returns the transform's result.
+    pub fn finish(self, w: &mut Worker, set: &PipelineSettings) -> TransformResult {
+        let _ = w.call::<serde_json::Value>(&Request::PipelineStop, set.request_timeout);
+        result(self.params, self.per_item, set, self.started, &self.runs)
+    }
 }
 
 fn result(

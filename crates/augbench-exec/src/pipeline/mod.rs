@@ -1,11 +1,11 @@
 //! Pipeline mode on the coordinator side (DESIGN §11): the settings a resolved config gives, the
 //! labels every pipeline result file carries (scope, decoder, loader shape), the seeded sample
-//! order, and the window statistics (rate, first and second half, drift). Measuring one transform
-//! is in `measure`; a library's job runs in `runner`, as micro jobs do.
+//! order, and the window statistics (rate, first and second half, drift). Setting a transform up
+//! and its windows are in `measure`; both schedules drive them as they drive micro runs.
 
 mod measure;
 
-pub use measure::measure;
+pub use measure::{PipelineRuns, PipelineStarted, start};
 
 use std::time::Duration;
 
@@ -59,10 +59,13 @@ impl PipelineSettings {
         }
     }
 
-    /// Batches taken after the first before the clock starts: every worker delivers (batches go
-    /// to workers in turn) and each refills its prefetch queue once.
+    /// Batches taken untimed before a window (after the first batch, and again after a loader
+    /// sat idle between interleaved rounds): every worker delivers (batches go to workers in
+    /// turn) and refills its prefetch queue, and at least one window's worth passes, because a
+    /// loader that sat idle ran 10–25% slow for about its first 8 batches here (2 workers,
+    /// batch 32; balanced halves from 16 untimed batches on).
     pub fn warm_batches(&self) -> u64 {
-        self.workers.max(1) * (self.prefetch + 1)
+        (self.workers.max(1) * (self.prefetch + 1)).max(self.min_batches)
     }
 }
 
@@ -207,7 +210,8 @@ mod tests {
         let cfg = RunConfig::from_yaml(text, path).unwrap();
         let cfg = augbench_core::resolve(cfg, &augbench_core::Source::new(path, text)).unwrap();
         let s = PipelineSettings::from_config(&cfg, "cpu");
-        assert_eq!(s.warm_batches(), 3 * (policy::PIPELINE_PREFETCH_FACTOR + 1));
+        let queue = 3 * (policy::PIPELINE_PREFETCH_FACTOR + 1);
+        assert_eq!(s.warm_batches(), queue.max(s.min_batches));
         assert_eq!(s.min_batches, policy::default_min_batches(3));
         assert!(!s.split);
         assert!(PipelineSettings::from_config(&cfg, "cuda").split);

@@ -1,0 +1,125 @@
+//! A transform under way in either mode, as both schedules drive it: set up in a lane's worker
+//! (micro: contract, preflight, warmup; pipeline: recipe, preflight, loader start), then timed
+//! runs one call at a time (micro passes or pipeline windows), then its result.
+
+use augbench_core::Mode;
+use augbench_core::registry::TransformSpec;
+use augbench_core::results::TransformResult;
+
+use crate::client::WorkerError;
+use crate::job::Lane;
+use crate::micro::{self, Measuring, Started};
+use crate::pipeline::{self, PipelineRuns, PipelineSettings, PipelineStarted};
+use crate::runner::phase_label;
+
+pub(crate) enum Underway {
+    Micro(Measuring),
+    Pipeline(PipelineRuns),
+}
+
+/// What setting a transform up gave: its final result, or runs to take.
+pub(crate) enum Begun {
+    Finished(Box<TransformResult>),
+    Underway(Underway),
+}
+
+/// Sets `spec` up in the lane's worker; `on_phase` hears each step's name.
+pub(crate) fn begin(
+    lane: &mut Lane<'_>,
+    spec: &TransformSpec,
+    on_phase: &mut dyn FnMut(String),
+) -> Result<Begun, WorkerError> {
+    let items = lane.w.load.count;
+    if lane.input.job.mode == Mode::Pipeline {
+        let set = pipeline_settings(lane);
+        return Ok(
+            match pipeline::start(&mut lane.w.worker, spec, items, &set, on_phase)? {
+                PipelineStarted::Finished(r) => Begun::Finished(r),
+                PipelineStarted::Underway(m) => Begun::Underway(Underway::Pipeline(m)),
+            },
+        );
+    }
+    let set = lane.settings();
+    let mut phase = |ph| on_phase(phase_label(ph));
+    Ok(
+        match micro::start(&mut lane.w.worker, spec, items, &set, &mut phase)? {
+            Started::Finished(r) => Begun::Finished(r),
+            Started::Measuring(m) => Begun::Underway(Underway::Micro(m)),
+        },
+    )
+}
+
+fn pipeline_settings(lane: &Lane<'_>) -> PipelineSettings {
+    PipelineSettings::from_config(lane.input.cfg, &lane.w.device)
+}
+
+impl Underway {
+    pub fn runs(&self) -> u64 {
+        match self {
+            Underway::Micro(m) => m.runs(),
+            Underway::Pipeline(m) => m.runs(),
+        }
+    }
+
+    pub fn wants_more(&self, lane: &Lane<'_>) -> bool {
+        match self {
+            Underway::Micro(m) => m.wants_more(&lane.settings()),
+            Underway::Pipeline(m) => m.wants_more(&pipeline_settings(lane)),
+        }
+    }
+
+    /// One timed run. `shared`: other libraries ran since this one's last run, so it is rewarmed
+    /// first (micro: an untimed pass over the warmup subset; pipeline: the loader's refilled queue
+    /// drained). A failed request is the transform's final result; a lost worker is `Err`.
+    pub fn run(
+        &mut self,
+        lane: &mut Lane<'_>,
+        shared: bool,
+    ) -> Result<Result<(), TransformResult>, WorkerError> {
+        let items = lane.w.load.count;
+        match self {
+            Underway::Pipeline(m) => {
+                let set = pipeline_settings(lane);
+                m.run(&mut lane.w.worker, &set, shared)
+            }
+            Underway::Micro(m) => {
+                let set = lane.settings();
+                let worker = &mut lane.w.worker;
+                if shared && let Err(failed) = m.rewarm(worker, items, &set)? {
+                    return Ok(Err(failed));
+                }
+                m.run(worker, items, &set)
+            }
+        }
+    }
+
+    /// The transform's result (a pipeline's loader is ended first).
+    pub fn finish(self, lane: &mut Lane<'_>) -> TransformResult {
+        match self {
+            Underway::Micro(m) => m.finish(),
+            Underway::Pipeline(m) => {
+                let set = pipeline_settings(lane);
+                m.finish(&mut lane.w.worker, &set)
+            }
+        }
+    }
+}
+
+/// Sets `spec` up and takes all its runs in a row (the sequential schedule).
+pub(crate) fn measure(
+    lane: &mut Lane<'_>,
+    spec: &TransformSpec,
+    on_phase: &mut dyn FnMut(String),
+) -> Result<TransformResult, WorkerError> {
+    let mut m = match begin(lane, spec, on_phase)? {
+        Begun::Finished(r) => return Ok(*r),
+        Begun::Underway(m) => m,
+    };
+    while m.wants_more(lane) {
+        on_phase(format!("run {}", m.runs() + 1));
+        if let Err(r) = m.run(lane, false)? {
+            return Ok(r);
+        }
+    }
+    Ok(m.finish(lane))
+}
