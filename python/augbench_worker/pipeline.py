@@ -220,8 +220,23 @@ def next_batch(session: Session) -> Any:
     except WorkerError:
         raise
     except Exception as exc:  # noqa: BLE001 - a worker's exception or death, reported with its story
-        raise WorkerError(EXCEPTION, f"{session.recipe.name}: {type(exc).__name__}: {_first_line(exc)}", traceback.format_exc()) from None
+        what = _dead_workers(session) or f"{type(exc).__name__}: {_first_line(exc)}"
+        raise WorkerError(EXCEPTION, f"{session.recipe.name}: {what}", traceback.format_exc()) from None
     return batch
+
+
+def _dead_workers(session: Session) -> str:
+    """Which loader workers died and how (a dead worker surfaces as a reset pipe, a timeout or
+    torch's own message, depending on when the main process notices)."""
+    dead = []
+    for process in getattr(session.iterator, "_workers", []):
+        code = process.exitcode
+        if code is None:
+            continue
+        how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        hint = " (out of memory?)" if code == -9 else " (segmentation fault)" if code == -11 else ""
+        dead.append(f"pid {process.pid}, {how}{hint}")
+    return f"a loader worker died: {'; '.join(dead)}" if dead else ""
 
 
 def run(session: Session, request: dict) -> dict:

@@ -94,7 +94,13 @@ def serve(out: TextIO, handle: Callable[[dict[str, Any]], dict[str, Any]]) -> in
     """Answer requests from stdin until EOF or ``shutdown``; returns the exit status."""
     stdin = sys.stdin.buffer
     while True:
-        raw = stdin.readline()
+        try:
+            raw = stdin.readline()
+        except RuntimeError as exc:
+            # A signal handler raised while the worker waited (torch's SIGCHLD handler, when a
+            # loader worker dies between requests): nothing was read; the next request reports it.
+            print(f"augbench worker: while waiting for a request: {exc}", file=sys.stderr)
+            continue
         if not raw:
             return 0
         line = raw.decode("utf-8", errors="replace").strip()
