@@ -316,12 +316,10 @@ def pil_normalized(image: Any, mean: list[float], std: list[float]) -> torch.Ten
 def preflight(recipe: Recipe, items: list[Any], read: Any, count: int) -> float:
     """Seconds per item of read + recipe (+ the main-process stage) in this process, over the first
     ``count`` items: the slow-transform gate, before any loader is built."""
-    chosen = items[: max(1, count)]
+    dataset = RecipeDataset(items, read, recipe.sample)  # names a file that does not decode
+    chosen = range(min(max(1, count), len(items)))
     started = time.perf_counter()
-    outputs = []
-    for item in chosen:
-        value = read(item) if read is not None else item
-        outputs.append(recipe.sample(value))
+    outputs = [dataset[index] for index in chosen]
     if recipe.batch is not None:
         recipe.batch(torch.utils.data.default_collate(outputs))
     return (time.perf_counter() - started) / len(chosen)
