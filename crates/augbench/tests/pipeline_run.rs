@@ -1,7 +1,8 @@
 //! `augbench run` in pipeline mode with real loaders (torchvision and Pillow share the cached
 //! torch_stack environment): result files named and labelled with what was measured, rows that
 //! came from loader workers (w > 0), paired speedups from interleaved rounds, a pipeline section in
-//! `compare`, a corrupt JPEG that fails its rows by name, and `workers: 0` recorded as such.
+//! `compare`, a corrupt JPEG that fails its rows by name, `workers: 0` and a `device: auto` that
+//! fell back to the CPU recorded as such.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -13,13 +14,13 @@ fn augbench() -> assert_cmd::Command {
 }
 
 /// A pipeline config over torchvision and Pillow with `workers` loader workers, batches of 4.
-fn config(dir: &Path, workers: u64, data_dir: Option<&Path>) -> PathBuf {
+fn config(dir: &Path, workers: u64, data_dir: Option<&Path>, device: &str) -> PathBuf {
     let data = match data_dir {
         Some(d) => format!("data: {{data_dir: {}}}\n", d.display()),
         None => "data: {num_items: 16}\n".to_string(),
     };
     let text = format!(
-        "version: 1\nselection:\n  scenario: image-rgb\n  mode: pipeline\n  libraries: [torchvision, pillow]\n  transforms: [HorizontalFlip, CenterCrop224, Normalize]\n{data}execution: {{num_runs: 2, workers: {workers}, batch_size: 4, device: cpu}}\n"
+        "version: 1\nselection:\n  scenario: image-rgb\n  mode: pipeline\n  libraries: [torchvision, pillow]\n  transforms: [HorizontalFlip, CenterCrop224, Normalize]\n{data}execution: {{num_runs: 2, workers: {workers}, batch_size: 4, device: {device}}}\n"
     );
     let path = dir.join("pipeline.yaml");
     std::fs::write(&path, text).unwrap();
@@ -45,9 +46,9 @@ fn text(out: &Output) -> String {
     )
 }
 
-fn result_file(out: &Path, library: &str, items: &str, workers: u64) -> ResultFile {
+fn result_file(out: &Path, library: &str, items: &str, workers: u64, dev: &str) -> ResultFile {
     let name =
-        format!("{library}_decode_dataloader_augment_n{items}_r2_w{workers}_b4_results.json");
+        format!("{library}_decode_dataloader_augment_n{items}_r2_w{workers}_b4{dev}_results.json");
     let path = out.join("image-rgb/pipeline").join(name);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{} missing: {e}", path.display()));
@@ -58,12 +59,12 @@ fn result_file(out: &Path, library: &str, items: &str, workers: u64) -> ResultFi
 fn pipeline_rows_come_from_loader_workers_and_are_labelled_with_them() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let output = run(&config(dir.path(), 2, None), &out);
+    let output = run(&config(dir.path(), 2, None, "cpu"), &out);
     let log = text(&output);
     assert!(output.status.success(), "{log}");
     assert!(log.contains("img/s (pipeline, w=2, b=4)"), "{log}");
     for library in ["torchvision", "pillow"] {
-        let file = result_file(&out, library, "16", 2);
+        let file = result_file(&out, library, "16", 2, "");
         let m = &file.metadata;
         assert_eq!(m.mode, "pipeline");
         assert_eq!(m.timing.measurement_scope, "decode_dataloader_augment");
@@ -107,7 +108,7 @@ fn pipeline_rows_come_from_loader_workers_and_are_labelled_with_them() {
 }
 
 #[test]
-fn a_corrupt_jpeg_fails_its_rows_by_name_and_workers_zero_is_main_process_loading() {
+fn a_corrupt_jpeg_fails_its_rows_by_name_and_workers_zero_and_auto_are_recorded() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let synth = augbench()
@@ -118,18 +119,27 @@ fn a_corrupt_jpeg_fails_its_rows_by_name_and_workers_zero_is_main_process_loadin
     assert!(synth.status.success(), "{}", text(&synth));
     std::fs::write(data.join("zz_broken.jpg"), b"this is not a JPEG").unwrap();
     let out = dir.path().join("out");
-    let output = run(&config(dir.path(), 0, Some(&data)), &out);
+    let output = run(&config(dir.path(), 0, Some(&data), "auto"), &out);
     let log = text(&output);
     for library in ["torchvision", "pillow"] {
-        let file = result_file(
-            &out,
-            library,
-            &augbench_core::policy::default_num_items(augbench_core::Media::Image).to_string(),
-            0,
-        );
+        // The plan names `auto` jobs of CUDA-capable libraries by what was asked (`_dev-auto`).
+        let dev = if library == "torchvision" {
+            "_dev-auto"
+        } else {
+            ""
+        };
+        let items = augbench_core::policy::default_num_items(augbench_core::Media::Image);
+        let file = result_file(&out, library, &items.to_string(), 0, dev);
         let p = file.metadata.pipeline.as_ref().expect("pipeline metadata");
         assert!(p.main_process_loading, "{p:?}");
         assert!(p.notes.iter().any(|n| n.contains("main process")), "{p:?}");
+        if file.metadata.device == "cpu" && library == "torchvision" {
+            let fell_back = p
+                .notes
+                .iter()
+                .any(|n| n.contains("`auto` fell back to `cpu`"));
+            assert!(fell_back, "{p:?}");
+        }
         for name in ["HorizontalFlip", "CenterCrop224"] {
             let r = &file.results[name];
             assert_eq!(r.status, Some(Status::Error), "{library} {name}: {log}");
