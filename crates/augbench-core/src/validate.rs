@@ -273,6 +273,13 @@ fn pipeline_settings(cfg: &RunConfig, src: &Source) -> Check {
     if cfg.selection.mode != Some(Mode::Pipeline) {
         return Ok(());
     }
+    if cfg.selection.spec.is_some() {
+        return Err(src.error(
+            &["selection", "spec"],
+            "a spec file defines micro transforms; pipeline rows use the registry's transforms in the recipe of specs/recipe.yaml".into(),
+            "use `mode: micro` with the spec file, or drop `spec` and select registry transforms",
+        ));
+    }
     let e = &cfg.execution;
     let scope = e.pipeline_scope.unwrap_or(policy::DEFAULT_PIPELINE_SCOPE);
     if scope == PipelineScope::DecodeDataloaderAugmentBatchCopy && e.device != Some(Device::Cuda) {
