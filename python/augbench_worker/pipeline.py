@@ -313,16 +313,26 @@ def pil_normalized(image: Any, mean: list[float], std: list[float]) -> torch.Ten
     return scaled.sub_(m).div_(s).contiguous()
 
 
-def preflight(recipe: Recipe, items: list[Any], read: Any, count: int) -> float:
+def preflight(recipe: Recipe, items: list[Any], read: Any, count: int, device: str) -> float:
     """Seconds per item of read + recipe (+ the main-process stage) in this process, over the first
-    ``count`` items: the slow-transform gate, before any loader is built."""
+    ``count`` items: the slow-transform gate, before any loader is built. A main-process stage
+    runs once untimed first (CUDA's first launch is start-up, not speed) and is synchronized."""
     dataset = RecipeDataset(items, read, recipe.sample)  # names a file that does not decode
     chosen = range(min(max(1, count), len(items)))
+    if recipe.batch is not None:
+        recipe.batch(torch.utils.data.default_collate([dataset[0]]))
+        _sync(device)
     started = time.perf_counter()
     outputs = [dataset[index] for index in chosen]
     if recipe.batch is not None:
         recipe.batch(torch.utils.data.default_collate(outputs))
+    _sync(device)
     return (time.perf_counter() - started) / len(chosen)
+
+
+def _sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
 
 
 class PipelineOps:
@@ -364,12 +374,22 @@ class PipelineOps:
         self.recipe = Recipe(name, sample, batch, adapter.decoder, split)
         items, read = self._source()
         try:
-            seconds = preflight(self.recipe, items, read, _int(request, "preflight_items", 1))
+            seconds = preflight(self.recipe, items, read, _int(request, "preflight_items", 1), adapter.device)
         except WorkerError:
             raise
         except Exception as exc:  # noqa: BLE001 - the recipe raised before any loader existed
             raise WorkerError(EXCEPTION, f"{name}: {type(exc).__name__}: {exc}", traceback.format_exc()) from None
-        return {"transform": name, "decoder": adapter.decoder, "split": split, "preflight_sec_per_item": seconds}
+        # Where T ran: on the device only in the split's main-process stage; a crop transform (the
+        # row is the crop) runs in the loader workers, on the CPU.
+        crop = request.get("crop")
+        where = adapter.device if split and crop else "cpu"
+        return {
+            "transform": name,
+            "decoder": adapter.decoder,
+            "split": split,
+            "transform_device": where,
+            "preflight_sec_per_item": seconds,
+        }
 
     def start(self, request: dict) -> dict:
         if self.recipe is None:

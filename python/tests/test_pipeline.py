@@ -192,3 +192,22 @@ def test_a_recipe_whose_batch_is_not_one_tensor_fails_before_timing(monkeypatch,
     with pytest.raises(WorkerError) as caught:
         start(ops, len(jpeg_paths), workers=0)
     assert caught.value.kind == CONTRACT and "a dict with keys ['image']" in caught.value.message
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("transform", ["CenterCrop224", "RandomResizedCrop"])
+def test_a_crop_transform_row_is_the_crop_stage(library, transform, jpeg_paths) -> None:
+    from conftest import load_registry
+
+    params = load_registry()[transform]["params"]
+    split = library in ("torchvision", "kornia")
+    ops = ops_for(library, jpeg_paths)
+    request = {"transform": transform, "params": params, "crop": None, "mean": MEAN, "std": STD}
+    try:
+        prepared = ops.prepare({**request, "split": split, "seed": 0, "preflight_items": 1})
+    except WorkerError as err:
+        assert library == "pillow" and transform == "RandomResizedCrop", err.message
+        return
+    assert prepared["transform_device"] == "cpu", "a crop row runs in the loader workers"
+    assert start(ops, len(jpeg_paths))["batch"]["shape"] == [2, 3, 224, 224]
+    ops.handle("pipeline_stop", {})

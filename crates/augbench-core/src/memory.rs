@@ -57,13 +57,16 @@ fn pipeline_bytes(cfg: &RunConfig, samples: u64) -> (u64, String) {
     } else {
         items.saturating_mul(samples)
     };
-    let in_flight = e.workers.unwrap_or_default().max(1)
-        * policy::PIPELINE_PREFETCH_FACTOR
-        * e.batch_size.unwrap_or(policy::DEFAULT_BATCH_SIZE)
-        * 3
-        * 224
-        * 224
-        * 4;
+    let batch_bytes = e
+        .batch_size
+        .unwrap_or(policy::DEFAULT_BATCH_SIZE)
+        .saturating_mul(3 * 224 * 224 * 4);
+    let in_flight = e
+        .workers
+        .unwrap_or_default()
+        .max(1)
+        .saturating_mul(policy::PIPELINE_PREFETCH_FACTOR)
+        .saturating_mul(batch_bytes);
     let what = if scope.decodes() {
         "paths only (the loader decodes)"
     } else {

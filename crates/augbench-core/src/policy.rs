@@ -100,7 +100,7 @@ pub const PIPELINE_PREFETCH_FACTOR: u64 = 2;
 /// Pipeline: the shortest steady-state window, in batches, for `workers` loader workers: four
 /// full prefetch queues, so the batches in flight when the clock starts are a small share.
 pub fn default_min_batches(workers: u64) -> u64 {
-    4 * workers.max(1) * PIPELINE_PREFETCH_FACTOR
+    workers.max(1).saturating_mul(4 * PIPELINE_PREFETCH_FACTOR)
 }
 /// Pipeline: seed of the sample order every library's loader follows.
 pub const PIPELINE_ORDER_SEED: u64 = 11;

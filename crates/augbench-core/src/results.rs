@@ -83,6 +83,10 @@ pub struct PipelineDetail {
     pub batch: serde_json::Value,
     /// Threads each loader worker reported.
     pub worker_threads: Vec<serde_json::Value>,
+    /// Where the transform ran: the device (GPU split), or `cpu` in the loader workers (every
+    /// CPU row, and crop transforms, which are the crop stage itself, under the split).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub transform_device: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -527,7 +527,11 @@ fn untyped_flags_leave_the_file_values() {
 
 #[test]
 fn typed_flags_win_over_the_file() {
-    let o = every_override();
+    // The file is a pipeline config, which takes no spec file (covered by its own rule).
+    let o = Overrides {
+        spec: None,
+        ..every_override()
+    };
     let cfg = with_overrides(FILE_WITH_VALUES, &o, vec![]).unwrap();
     assert_eq!(cfg.data.data_dir, o.data_dir);
     assert_eq!(cfg.output.output_dir, o.output);

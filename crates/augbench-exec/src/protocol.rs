@@ -60,6 +60,9 @@ pub struct PipelinePrepareResponse {
     pub transform: String,
     pub decoder: String,
     pub split: bool,
+    /// Where T ran: the device in the split's main-process stage, else `cpu` (loader workers).
+    #[serde(default)]
+    pub transform_device: String,
     pub preflight_sec_per_item: f64,
 }
 

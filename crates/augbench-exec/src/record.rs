@@ -118,6 +118,8 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
             m.output_dtype = old.output_dtype;
             m.rounds_id = old.rounds_id;
             m.pipeline = merge_pipeline(old.pipeline, new.pipeline);
+            m.preflight_throughput = old.preflight_throughput;
+            m.gpu_memory = old.gpu_memory.or(new.gpu_memory);
             crate::pipeline::flag_drift(&mut m);
             m
         }
@@ -154,7 +156,8 @@ fn merge_pipeline(
 /// (items, runs, channels, timing settings, thread policy, device); otherwise it says so.
 fn same_run_shape(prev: &ResultFile, now: &ResultFile, mp: &MultiProgress) -> bool {
     let same = prev.metadata.benchmark_params == now.metadata.benchmark_params
-        && prev.metadata.device == now.metadata.device;
+        && prev.metadata.device == now.metadata.device
+        && prev.metadata.pipeline == now.metadata.pipeline;
     if !same {
         // Through `suspend`, so the line shows with or without a terminal and never tears a bar.
         mp.suspend(|| {
@@ -228,7 +231,7 @@ fn metadata(
         environment: crate::system::environment_info(),
         gpu: None,
         dataset,
-        timing: timing(input),
+        timing: timing(input, device),
         scenario: input.job.scenario.clone(),
         mode: input.job.mode.to_string(),
         library: input.job.library.clone(),
@@ -269,10 +272,10 @@ fn metadata(
 }
 
 /// What the clock covers, by mode (and pipeline scope).
-fn timing(input: &JobInput<'_>) -> TimingInfo {
+fn timing(input: &JobInput<'_>, device: &str) -> TimingInfo {
     let backend = input.job.backend.to_string();
     if input.job.mode == Mode::Pipeline {
-        return crate::pipeline::timing(input.cfg, backend);
+        return crate::pipeline::timing(input.cfg, backend, device);
     }
     TimingInfo {
         backend,

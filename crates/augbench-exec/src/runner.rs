@@ -6,6 +6,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use augbench_core::results::Status;
 use augbench_core::{Mode, Schedule};
 use indicatif::MultiProgress;
 
@@ -77,6 +78,8 @@ fn measure_one(
     let mut on_phase = |ph: String| bar.set_message(format!("{name}: {ph}"));
     let measured = crate::underway::measure(lane, &spec, &mut on_phase);
     match measured {
+        // Ctrl-C reaches the loader's workers too: an error then is the user's stop, not a result.
+        Ok(r) if r.status == Some(Status::Error) && stopped_by_user(stop) => return Ok(false),
         Ok(r) => {
             lane.rec.record(name, r)?;
             lane.revive(mp)?;

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use augbench_core::registry::TransformSpec;
+use augbench_core::results::Status;
 use augbench_core::{Schedule, policy};
 use indicatif::{MultiProgress, ProgressBar};
 
@@ -265,6 +266,11 @@ impl<'a> Interleaved<'a, '_> {
                     active.push((i, m));
                     continue;
                 }
+                Ok(Begun::Finished(r))
+                    if r.status == Some(Status::Error) && stopped_by_user(self.stop) =>
+                {
+                    return Ok(None);
+                }
                 Ok(Begun::Finished(r)) => {
                     lane.rec.record(&spec.name, *r)?;
                     lane.revive(mp)
@@ -346,8 +352,14 @@ impl<'a> Interleaved<'a, '_> {
             round + 1,
             lane.input.job.library
         ));
-        let replaced = match m.run(lane, shared) {
+        // A pipeline loader idles (its queue refills) whenever anything else runs, even while
+        // the other libraries only set up: every interleaved window starts with the rewarm.
+        let rewarm = shared || m.is_pipeline();
+        let replaced = match m.run(lane, rewarm) {
             Ok(Ok(())) => return Ok(RunStep::Ran),
+            Ok(Err(r)) if r.status == Some(Status::Error) && stopped_by_user(self.stop) => {
+                return Ok(RunStep::Interrupted);
+            }
             Ok(Err(r)) => {
                 lane.rec.record(&spec.name, r)?;
                 Ok(())

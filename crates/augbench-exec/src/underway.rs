@@ -54,6 +54,10 @@ fn pipeline_settings(lane: &Lane<'_>) -> PipelineSettings {
 }
 
 impl Underway {
+    pub fn is_pipeline(&self) -> bool {
+        matches!(self, Underway::Pipeline(_))
+    }
+
     pub fn runs(&self) -> u64 {
         match self {
             Underway::Micro(m) => m.runs(),

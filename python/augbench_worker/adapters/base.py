@@ -75,6 +75,7 @@ class Adapter:
         self.custom: Any = None  # a spec_file.SpecFile when --spec is given
         self.current_seed = DEFAULT_SEED
         self.preloaded = True  # pipeline decode scopes hold paths and decode inside the loader
+        self.pipeline = False  # media loaded for pipeline mode (read with the pipeline decoder)
 
     # ----- library hooks -------------------------------------------------------------
     def versions(self) -> dict[str, str]:
@@ -169,6 +170,7 @@ class Adapter:
             raise Unsupported(f"the pipeline recipe is RGB; {channels} channels requested")
         self.prepared, self.items, self.paths = None, [], []
         self.channels, self.device = channels, device
+        self.pipeline = pipeline
         self.preloaded = not pipeline or request.get("preload", True) is not False
         started = time.perf_counter()
         skipped = self._decode_all(paths, self.pipeline_decode if pipeline else self.decode)
@@ -204,7 +206,9 @@ class Adapter:
                 continue
             if self.channels > 3:
                 item = self.replicate(item, self.channels // 3)
-            self.items.append(self.to_device(item))
+            # Pipeline items stay on the CPU: forked loader workers read them (the GPU split copies
+            # each batch to the device).
+            self.items.append(item if self.pipeline else self.to_device(item))
             self.paths.append(path)
         return skipped
 

@@ -399,17 +399,22 @@ class KorniaAdapter(TorchAdapter):
         return load_image(path, ImageLoadType.RGB8, device="cpu")
 
     def recipe_crop(self, name: str, params: dict) -> Any:
+        # Crops run in the loader workers, on the CPU (a module on CUDA would sample there, in a
+        # forked process).
         module = super().recipe_crop(name, params)
-        if name != "RandomCrop224":
-            return module
+        core = getattr(module, "module", module)
+        if isinstance(core, torch.nn.Module):
+            core.to("cpu")
+        if name not in _UINT8_CROPS:  # e.g. RandomResizedCrop resamples: it needs the float frame
+            return lambda image: _chw(module(_to_float(image)))
         height, width = params["height"], params["width"]
 
         def crop(image: torch.Tensor) -> torch.Tensor:
             # Kornia's crop modules take float input; its sampler draws the box and the uint8
             # frame is sliced, so only the 224×224 crop is converted to float32.
             channels, rows, cols = image.shape
-            if rows < height or cols < width:
-                return module(_to_float(image))  # kornia pads a smaller frame (in float)
+            if rows < height or cols < width:  # kornia pads a smaller frame (in float)
+                return _chw(module(_to_float(image))).mul(255.0).round_().to(torch.uint8)
             box = module.forward_parameters(torch.Size((1, channels, rows, cols)))["src"][0]
             left, top = int(box[0, 0]), int(box[0, 1])
             return image[:, top : top + height, left : left + width]
@@ -417,31 +422,28 @@ class KorniaAdapter(TorchAdapter):
         return crop
 
     def build_recipe(self, crop, name, params, mean, std, split):  # type: ignore[no-untyped-def]
-        transform = self.build(name, params)
         normalize = kornia.enhance.Normalize(mean=torch.tensor(mean), std=torch.tensor(std)).to(self.device)
-        head = self.recipe_crop(crop["name"], crop["params"]) if crop else None
+        if crop is None:  # T is the crop: it runs in the loader workers
+            head, transform = self.recipe_crop(name, params), None
+        else:
+            head, transform = self.recipe_crop(crop["name"], crop["params"]), self.build(name, params)
         if not split:
 
             def sample(image: torch.Tensor) -> torch.Tensor:
-                image = _to_float(head(image) if head else image)
-                out = transform(image)
+                out = _to_float(head(image))
+                out = transform(out) if transform else out
                 return _chw(normalize(out[None] if out.dim() == 3 else out))
 
             return sample, None
         # GPU split: workers crop (uint8); the main process runs T on the batch on the device
         # (same_on_batch=False: every item draws its own parameters) and normalizes there.
         device = self.device
-        if head is None:  # T is the crop: it runs in the workers, on the CPU
-            getattr(transform, "module", transform).to("cpu")
-            worker_stage, on_batch = (lambda image: _chw(transform(_to_float(image)))), None
-        else:
-            worker_stage, on_batch = head, transform
 
         def batch_stage(batch: torch.Tensor) -> torch.Tensor:
             batch = _to_float(batch.to(device, non_blocking=True))
-            return normalize(on_batch(batch) if on_batch else batch).contiguous()
+            return normalize(transform(batch) if transform else batch).contiguous()
 
-        return worker_stage, batch_stage
+        return head, batch_stage
 
     def decode(self, path: str) -> torch.Tensor:
         return load_image(path, ImageLoadType.RGB32, device="cpu")  # float32 CHW in [0, 1]
@@ -471,6 +473,9 @@ class KorniaAdapter(TorchAdapter):
             first = (start + offset) % total
             views.append(self.stacked[first : first + min(batch, count - offset)])
         return views
+
+
+_UINT8_CROPS = ("RandomCrop224", "CenterCrop224")  # crops that only select a box: sliced in uint8
 
 
 def _to_float(image: torch.Tensor) -> torch.Tensor:

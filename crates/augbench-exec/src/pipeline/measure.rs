@@ -22,6 +22,7 @@ use crate::protocol::{
 pub struct PipelineRuns {
     params: serde_json::Value,
     per_item: f64,
+    transform_device: String,
     started: PipelineStartResponse,
     runs: Vec<(Window, PipelineRunResponse)>,
 }
@@ -90,6 +91,7 @@ pub fn start(
         Ok(started) => Ok(PipelineStarted::Underway(PipelineRuns {
             params,
             per_item,
+            transform_device: prepared.transform_device,
             started,
             runs: Vec::new(),
         })),
@@ -123,7 +125,10 @@ impl PipelineRuns {
         let call = w.call(&Request::PipelineRun(req), set.request_timeout);
         let r: PipelineRunResponse = match settle_labelled(call, &self.params)? {
             Ok(r) => r,
-            Err(r) => return Ok(Err(r)),
+            Err(r) => {
+                stop_loader(w, set); // its workers must not run on while other libraries are timed
+                return Ok(Err(r));
+            }
         };
         match Window::from_arrivals(&r.ns, set.batch_size) {
             Some(win) => {
@@ -144,9 +149,18 @@ impl PipelineRuns {
 
     /// Ends the loader (its workers exit) and returns the transform's result.
     pub fn finish(self, w: &mut Worker, set: &PipelineSettings) -> TransformResult {
-        let _ = w.call::<serde_json::Value>(&Request::PipelineStop, set.request_timeout);
-        result(self.params, self.per_item, set, self.started, &self.runs)
+        stop_loader(w, set);
+        let mut r = result(self.params, self.per_item, set, self.started, &self.runs);
+        if let Some(p) = r.pipeline.as_mut() {
+            p.transform_device = self.transform_device;
+        }
+        r
     }
+}
+
+/// Ends the worker's loader; a worker that cannot answer is replaced by its lane anyway.
+fn stop_loader(w: &mut Worker, set: &PipelineSettings) {
+    let _ = w.call::<serde_json::Value>(&Request::PipelineStop, set.request_timeout);
 }
 
 fn result(
@@ -187,6 +201,7 @@ fn result(
         drift: runs.iter().map(|(w, _)| w.drift()).fold(0.0, f64::max),
         batch: started.batch,
         worker_threads: started.worker_threads,
+        transform_device: String::new(), // set by `finish`, which knows where T ran
     });
     flag_drift(&mut r);
     r

@@ -65,7 +65,8 @@ impl PipelineSettings {
     /// loader that sat idle ran 10–25% slow for about its first 8 batches here (2 workers,
     /// batch 32; balanced halves from 16 untimed batches on).
     pub fn warm_batches(&self) -> u64 {
-        (self.workers.max(1) * (self.prefetch + 1)).max(self.min_batches)
+        let queue = self.workers.max(1).saturating_mul(self.prefetch + 1);
+        queue.max(self.min_batches)
     }
 }
 
@@ -80,6 +81,9 @@ pub fn sample_order(count: u64) -> Vec<u64> {
 pub(crate) fn info(input: &JobInput<'_>, hello: &HelloResponse, device: &str) -> PipelineInfo {
     let set = PipelineSettings::from_config(input.cfg, device);
     let mut notes = Vec::new();
+    if set.split {
+        notes.push("GPU split: loader workers decode and crop; the main process copies each uint8 batch to the device (pinned), runs the transform and Normalize there, and synchronizes; both decode scopes include that copy, and a crop transform row runs in the workers (`transform_device`)".into());
+    }
     if input.job.device == augbench_core::Device::Auto && device != "cuda" {
         notes.push(format!(
             "device `auto` fell back to `{device}`: the worker reports no CUDA device"
@@ -103,9 +107,10 @@ pub(crate) fn info(input: &JobInput<'_>, hello: &HelloResponse, device: &str) ->
     }
 }
 
-/// What a pipeline row's clock covers, by scope.
-pub(crate) fn timing(cfg: &RunConfig, backend: String) -> TimingInfo {
+/// What a pipeline row's clock covers, by scope (and the GPU split on CUDA).
+pub(crate) fn timing(cfg: &RunConfig, backend: String, device: &str) -> TimingInfo {
     let scope = pipeline_scope(cfg);
+    let split = PipelineSettings::from_config(cfg, device).split;
     let mut includes = Vec::new();
     if scope.decodes() {
         includes.push("decode (the library's decoder, in the loader workers)".to_string());
@@ -115,7 +120,9 @@ pub(crate) fn timing(cfg: &RunConfig, backend: String) -> TimingInfo {
         "collation into one batch tensor".to_string(),
         "delivery to the training step (steady-state window)".to_string(),
     ]);
-    if scope == PipelineScope::DecodeDataloaderAugmentBatchCopy {
+    if split {
+        includes.push("pinned host-to-device copy of each batch, transform and normalize on the device, synchronize (GPU split)".to_string());
+    } else if scope == PipelineScope::DecodeDataloaderAugmentBatchCopy {
         includes.push("pinned host-to-device copy of each batch".to_string());
     }
     TimingInfo {
@@ -134,9 +141,10 @@ pub struct Window {
 }
 
 impl Window {
+    /// `None` without batches, or with arrival times that do not increase (a broken worker).
     pub fn from_arrivals(ns: &[u64], batch_size: u64) -> Option<Window> {
         let last = *ns.last()?;
-        if last == 0 {
+        if last == 0 || ns.windows(2).any(|p| p[1] < p[0]) {
             return None;
         }
         let seconds = last as f64 / 1e9;
@@ -191,6 +199,7 @@ mod tests {
         assert!((w.halves[1] - 50.0).abs() < 1e-9);
         assert!((w.drift() - 0.5).abs() < 1e-9);
         assert!(Window::from_arrivals(&[], 10).is_none());
+        assert!(Window::from_arrivals(&[5, 3, 9], 10).is_none());
     }
 
     #[test]
