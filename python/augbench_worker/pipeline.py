@@ -370,7 +370,9 @@ class PipelineOps:
             raise BadRequest('"mean" and "std" must be lists of 3 numbers')
         split = bool(request.get("split", False))
         adapter.seed(_int(request, "seed", 0))
-        sample, batch = adapter.build_recipe(request.get("crop"), name, request.get("params", {}), mean, std, split)
+        # The ceiling row (``ceiling: true``) is the recipe with T removed: the adapter gets no name.
+        transform = None if request.get("ceiling") is True else name
+        sample, batch = adapter.build_recipe(request.get("crop"), transform, request.get("params", {}), mean, std, split)
         self.recipe = Recipe(name, sample, batch, adapter.decoder, split)
         items, read = self._source()
         try:

@@ -211,3 +211,12 @@ def test_a_crop_transform_row_is_the_crop_stage(library, transform, jpeg_paths) 
     assert prepared["transform_device"] == "cpu", "a crop row runs in the loader workers"
     assert start(ops, len(jpeg_paths))["batch"]["shape"] == [2, 3, 224, 224]
     ops.handle("pipeline_stop", {})
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_the_ceiling_row_is_the_recipe_without_a_transform(library, jpeg_paths) -> None:
+    ops = ops_for(library, jpeg_paths)
+    request = {"transform": "DecodeOnly", "ceiling": True, "params": {}, "crop": CROP, "mean": MEAN, "std": STD}
+    assert ops.prepare({**request, "split": False, "seed": 0, "preflight_items": 1})["decoder"]
+    assert start(ops, len(jpeg_paths))["batch"]["shape"] == [2, 3, 224, 224]
+    ops.handle("pipeline_stop", {})

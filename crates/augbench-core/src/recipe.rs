@@ -28,6 +28,8 @@ pub struct Recipe {
     pub crop_transforms: Vec<String>,
     /// Part of every recipe, never a row of their own.
     pub not_rows: Vec<String>,
+    /// The ceiling row: the recipe with T removed (decode → crop → normalize → batch).
+    pub ceiling: String,
     pub normalize: Normalize,
 }
 
@@ -48,6 +50,30 @@ impl Recipe {
             Ok(r) => r,
             Err(e) => panic!("embedded specs/recipe.yaml is invalid: {e}"),
         })
+    }
+
+    /// The ceiling row's spec: no parameters, the crop's size (identity).
+    pub fn ceiling_spec(&self) -> &'static TransformSpec {
+        static SPEC: OnceLock<TransformSpec> = OnceLock::new();
+        SPEC.get_or_init(|| TransformSpec {
+            name: Recipe::get().ceiling.clone(),
+            params: Default::default(),
+            output: OutputRule::Same,
+            dtype: crate::registry::DtypeRule::Same,
+        })
+    }
+
+    /// A transform's spec: the registry's, or the ceiling row's.
+    pub fn lookup(name: &str) -> Option<&'static TransformSpec> {
+        let r = Recipe::get();
+        Registry::get()
+            .spec(name)
+            .or_else(|| (name == r.ceiling).then(|| r.ceiling_spec()))
+    }
+
+    /// Whether `name` is the ceiling row (its recipe has no T).
+    pub fn is_ceiling(&self, name: &str) -> bool {
+        self.ceiling == name
     }
 
     /// The row of `transform`, or why it is not a pipeline row.
@@ -106,6 +132,18 @@ mod tests {
         let row = Recipe::get().row(spec("Resize")).unwrap();
         assert_eq!(row.size, Some([512, 512]));
         assert_eq!(Recipe::get().row(spec("Pad")).unwrap().size, None);
+    }
+
+    #[test]
+    fn the_ceiling_row_is_the_crop_alone() {
+        let r = Recipe::get();
+        assert!(
+            Registry::get().spec(&r.ceiling).is_none(),
+            "not a registry transform"
+        );
+        let row = r.row(Recipe::lookup(&r.ceiling).unwrap()).unwrap();
+        assert_eq!(row.crop.map(|c| c.name.as_str()), Some("RandomCrop224"));
+        assert_eq!(row.size, Some([224, 224]));
     }
 
     #[test]

@@ -124,8 +124,18 @@ fn fill_execution(cfg: &mut RunConfig) {
     w.max_seconds.get_or_insert(policy::WARMUP_MAX_SEC);
 }
 
-/// The transforms a resolved config selects, in order.
+/// The transforms a resolved config selects, in order. Pipeline mode puts the ceiling row
+/// (`DecodeOnly`, specs/recipe.yaml) first: every library's pipeline rows are read against it.
 pub fn selected_transforms(cfg: &RunConfig) -> Vec<String> {
+    let mut names = chosen_transforms(cfg);
+    let ceiling = &crate::recipe::Recipe::get().ceiling;
+    if cfg.selection.mode == Some(Mode::Pipeline) && !names.contains(ceiling) {
+        names.insert(0, ceiling.clone());
+    }
+    names
+}
+
+fn chosen_transforms(cfg: &RunConfig) -> Vec<String> {
     if let Some(list) = &cfg.selection.transforms {
         return list.clone();
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use augbench_core::plan::Job;
-use augbench_core::registry::{DtypeRule, OutputRule, Registry, TransformSpec};
+use augbench_core::registry::{DtypeRule, OutputRule, TransformSpec};
 use augbench_core::results::{DatasetInfo, ResultFile, Status, TransformResult};
 use augbench_core::{Device, Mode, PipelineScope, RunConfig, Schedule, UsageError, policy};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
@@ -135,7 +135,7 @@ pub(crate) fn stopped_by_user(stop: &std::sync::atomic::AtomicBool) -> bool {
 pub(crate) fn spec_for(w: &Loaded, name: &str) -> Option<TransformSpec> {
     match &w.custom {
         Some(_) => Some(custom_transform(name)),
-        None => Registry::get().spec(name).cloned(),
+        None => augbench_core::recipe::Recipe::lookup(name).cloned(),
     }
 }
 

@@ -43,6 +43,9 @@ pub struct Stage {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PipelinePrepareRequest {
+    /// The ceiling row: the recipe with T removed (`transform` names the row).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ceiling: bool,
     pub transform: String,
     pub params: serde_json::Value,
     /// The crop before T; absent when T is itself the crop.

@@ -110,6 +110,10 @@ pub struct TableRow {
     pub speedup_ci: Option<[f64; 2]>,
     /// The reference's speedup over each column's library (none for the reference's own).
     pub ratios: Vec<Option<Ratio>>,
+    /// Pipeline groups: each cell's throughput as a share of its library's own decode ceiling
+    /// (the `DecodeOnly` row: decode → crop → normalize, no transform); none for the ceiling row.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub of_ceiling: Vec<Option<f64>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -143,6 +147,9 @@ pub struct Table {
     pub footer: Vec<FooterEntry>,
     /// Rows whose speedup is paired.
     pub paired_rows: usize,
+    /// The ceiling row's name when the group has one (pipeline groups).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<String>,
 }
 
 impl Table {
@@ -200,10 +207,15 @@ fn build(group: &Group<'_>, reference: &str, sort: Sort) -> Table {
             version: group.version(l),
         })
         .collect();
+    let ceilings = ceiling_medians(group, &libs);
     let mut rows: Vec<TableRow> = group
         .transforms()
         .into_iter()
-        .map(|t| table_row(group, t, &libs, reference_present))
+        .map(|t| {
+            let mut row = table_row(group, t, &libs, reference_present);
+            row.of_ceiling = shares_of_ceiling(&row, ceilings.as_ref());
+            row
+        })
         .collect();
     if sort == Sort::Speedup {
         rows.sort_by(|a, b| {
@@ -226,7 +238,38 @@ fn build(group: &Group<'_>, reference: &str, sort: Sort) -> Table {
         rows,
         footer,
         paired_rows,
+        ceiling: ceilings.map(|(name, _)| name),
     }
+}
+
+/// Each library's ceiling throughput in the group (by column), when the group has ceiling rows.
+fn ceiling_medians(group: &Group<'_>, libs: &[&str]) -> Option<(String, Vec<Option<f64>>)> {
+    let name = &augbench_core::recipe::Recipe::get().ceiling;
+    let medians: Vec<Option<f64>> = libs
+        .iter()
+        .map(|l| Cell::from_row(group.row(l, name)).median())
+        .collect();
+    medians
+        .iter()
+        .any(Option::is_some)
+        .then(|| (name.clone(), medians))
+}
+
+fn shares_of_ceiling(
+    row: &TableRow,
+    ceilings: Option<&(String, Vec<Option<f64>>)>,
+) -> Vec<Option<f64>> {
+    let Some((name, medians)) = ceilings else {
+        return Vec::new();
+    };
+    if row.transform == *name {
+        return vec![None; row.cells.len()];
+    }
+    row.cells
+        .iter()
+        .zip(medians)
+        .map(|(c, ceiling)| Some(c.median()? / ceiling.filter(|m| *m > 0.0)?))
+        .collect()
 }
 
 fn table_row(
@@ -270,6 +313,7 @@ fn table_row(
         speedup_paired: fastest_other.is_some_and(|r| r.paired),
         speedup_ci: fastest_other.and_then(|r| r.ci_low.zip(r.ci_high).map(|(l, h)| [l, h])),
         ratios,
+        of_ceiling: Vec::new(),
     }
 }
 
@@ -324,4 +368,53 @@ fn footer(libs: &[&str], rows: &[TableRow], reference_present: bool) -> Vec<Foot
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(median: f64) -> Cell {
+        Cell::Ok {
+            median,
+            std: None,
+            ci_low: None,
+            ci_high: None,
+        }
+    }
+
+    fn row(transform: &str, cells: Vec<Cell>) -> TableRow {
+        TableRow {
+            transform: transform.into(),
+            cells,
+            fastest: None,
+            speedup: None,
+            speedup_paired: false,
+            speedup_ci: None,
+            ratios: Vec::new(),
+            of_ceiling: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_row_reads_against_its_own_librarys_ceiling() {
+        let ceilings = (
+            "DecodeOnly".to_string(),
+            vec![Some(800.0), Some(400.0), None],
+        );
+        let r = row("Rotate", vec![ok(400.0), ok(300.0), ok(100.0)]);
+        let shares = shares_of_ceiling(&r, Some(&ceilings));
+        assert_eq!(shares, [Some(0.5), Some(0.75), None]);
+        let own = row("DecodeOnly", vec![ok(800.0), ok(400.0), Cell::Missing]);
+        assert_eq!(shares_of_ceiling(&own, Some(&ceilings)), [None, None, None]);
+        let unsupported = row(
+            "Rotate",
+            vec![Cell::Unsupported { reason: None }, ok(1.0), ok(1.0)],
+        );
+        assert_eq!(shares_of_ceiling(&unsupported, Some(&ceilings))[0], None);
+        assert!(
+            shares_of_ceiling(&r, None).is_empty(),
+            "micro groups have no ceiling"
+        );
+    }
 }

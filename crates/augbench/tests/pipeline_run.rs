@@ -93,6 +93,12 @@ fn pipeline_rows_come_from_loader_workers_and_are_labelled_with_them() {
             !flip.paired.is_empty(),
             "interleaved rounds pair the libraries"
         );
+        let ceiling = &file.results["DecodeOnly"];
+        assert_eq!(
+            ceiling.status,
+            Some(Status::Ok),
+            "{library}: the ceiling row"
+        );
         let normalize = &file.results["Normalize"];
         assert_eq!(normalize.status, Some(Status::Unsupported));
         let why = normalize.reason.as_deref().unwrap_or_default();

@@ -466,9 +466,10 @@ class AlbumentationsXAdapter(Adapter):
         from albumentations.pytorch import ToTensorV2  # AlbumentationsX's own tensor conversion
 
         stages = [self.recipe_crop(crop["name"], crop["params"])] if crop else []
-        stages.append(self.build(name, params))
+        if name is not None:  # None: the ceiling row, the recipe without T
+            stages.append(self.build(name, params))
         compose = A.Compose(
-            [*(_native(s, name) for s in stages), A.Normalize(mean=mean, std=std, max_pixel_value=255.0, p=1), ToTensorV2(p=1)],
+            [*(_native(s, name or "the crop") for s in stages), A.Normalize(mean=mean, std=std, max_pixel_value=255.0, p=1), ToTensorV2(p=1)],
             seed=self.current_seed,
         )
         self.compose = compose

@@ -136,8 +136,8 @@ class Adapter:
     ) -> tuple[Apply, Apply | None]:
         """The recipe ``crop → T → Normalize → CHW float32`` built with the library's own API:
         (per-sample function for the loader workers, main-process batch stage or None).
-        ``crop`` is None when T is itself the crop. ``split``: workers crop, the rest runs on
-        the batch in the main process (GPU split)."""
+        ``crop`` is None when T is itself the crop; ``name`` is None for the ceiling row (no T).
+        ``split``: workers crop, the rest runs on the batch in the main process (GPU split)."""
         raise Unsupported(f"{self.library} has no pipeline recipe")
 
     def reseed_recipe(self, seed: int) -> None:

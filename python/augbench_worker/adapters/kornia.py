@@ -426,7 +426,8 @@ class KorniaAdapter(TorchAdapter):
         if crop is None:  # T is the crop: it runs in the loader workers
             head, transform = self.recipe_crop(name, params), None
         else:
-            head, transform = self.recipe_crop(crop["name"], crop["params"]), self.build(name, params)
+            head = self.recipe_crop(crop["name"], crop["params"])
+            transform = self.build(name, params) if name is not None else None  # None: the ceiling row
         if not split:
 
             def sample(image: torch.Tensor) -> torch.Tensor:

@@ -293,7 +293,7 @@ class PillowAdapter(Adapter):
             raise Unsupported("pillow runs on the CPU: it has no GPU split")
         from ..pipeline import pil_normalized  # the loader's tensor tail (torch), pipeline mode only
 
-        transform = self.build(name, params)
+        transform = self.build(name, params) if name is not None else (lambda img: img)  # None: ceiling
         head = self.recipe_crop(crop["name"], crop["params"]) if crop else None
 
         def sample(img: Image.Image) -> Any:

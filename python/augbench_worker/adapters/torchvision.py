@@ -248,14 +248,14 @@ class TorchvisionAdapter(TorchAdapter):
         return {"torchvision": torchvision.__version__, **self.torch_versions()}
 
     def build_recipe(self, crop, name, params, mean, std, split):  # type: ignore[no-untyped-def]
-        transform = self.build(name, params)
+        middle = [self.build(name, params)] if name is not None else []  # None: the ceiling row
         head = [self.recipe_crop(crop["name"], crop["params"])] if crop else []
         tail = [v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean=mean, std=std)]
         if not split:
-            return v2.Compose([*head, transform, *tail]), None
+            return v2.Compose([*head, *middle, *tail]), None
         # GPU split: workers crop (uint8); the main process runs T per sample and normalizes the
         # batch on the device.
-        on_batch, normalize, device = ([transform] if head else []), v2.Compose(tail), self.device
+        on_batch, normalize, device = (middle if head else []), v2.Compose(tail), self.device
 
         def batch_stage(batch: torch.Tensor) -> torch.Tensor:
             batch = batch.to(device, non_blocking=True)
@@ -263,7 +263,7 @@ class TorchvisionAdapter(TorchAdapter):
                 batch = torch.stack([on_batch[0](item) for item in batch])
             return normalize(batch).contiguous()
 
-        return v2.Compose(head or [transform]), batch_stage
+        return v2.Compose(head or middle), batch_stage
 
     def decode(self, path: str) -> Any:
         return decode_image(path, mode=ImageReadMode.RGB)  # uint8 CHW

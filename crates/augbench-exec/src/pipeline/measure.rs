@@ -54,6 +54,7 @@ pub fn start(
     };
     on_phase("preflight".into());
     let prepare = PipelinePrepareRequest {
+        ceiling: recipe.is_ceiling(&spec.name),
         transform: spec.name.clone(),
         params: params.clone(),
         crop: row.crop.map(|c| Stage {

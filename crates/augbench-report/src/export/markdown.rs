@@ -47,8 +47,11 @@ fn column_title(library: &str, version: &str, unit: &str) -> String {
 
 fn row_cells(t: &Table, r: &TableRow) -> Vec<String> {
     let mut v = vec![escape(&r.transform)];
-    for (c, col) in r.cells.iter().zip(&t.columns) {
-        let text = cell_text(t, c);
+    for (i, (c, col)) in r.cells.iter().zip(&t.columns).enumerate() {
+        let mut text = cell_text(t, c);
+        if let Some(share) = r.of_ceiling.get(i).copied().flatten() {
+            let _ = write!(text, " ({:.0}%)", share * 100.0);
+        }
         let bold = r.fastest.as_deref() == Some(col.library.as_str());
         v.push(if bold { format!("**{text}**") } else { text });
     }
@@ -73,6 +76,12 @@ fn legend(t: &Table) -> String {
     );
     if !t.reference_present {
         let _ = write!(s, " · speedup n/a: {} has no results here", t.reference);
+    }
+    if let Some(ceiling) = &t.ceiling {
+        let _ = write!(
+            s,
+            " · `(x%)`: share of the library's own decode ceiling (`{ceiling}`: decode → crop → normalize, no transform)"
+        );
     }
     if let Some(note) = paired_note(t) {
         let _ = write!(s, "\n\n{note}");
