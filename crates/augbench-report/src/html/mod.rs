@@ -148,9 +148,10 @@ fn results_table(out: &mut String, t: &Table) {
             "<tr><td data-value=\"{0}\">{0}</td>",
             esc(&r.transform)
         );
-        for (cell, col) in r.cells.iter().zip(&t.columns) {
+        for (i, (cell, col)) in r.cells.iter().zip(&t.columns).enumerate() {
             let fastest = r.fastest.as_deref() == Some(col.library.as_str());
-            out.push_str(&cell_html(t, cell, fastest));
+            let share = r.of_ceiling.get(i).copied().flatten();
+            out.push_str(&cell_html(t, cell, fastest, share));
         }
         let value = r.speedup.map(|s| s.to_string()).unwrap_or_default();
         let _ = writeln!(
@@ -160,21 +161,27 @@ fn results_table(out: &mut String, t: &Table) {
         );
     }
     out.push_str("</tbody></table>\n");
+    if let Some(ceiling) = &t.ceiling {
+        let note = format!(
+            "(x%): share of the library's own decode ceiling ({ceiling}: decode → crop → normalize, no transform)"
+        );
+        let _ = writeln!(out, "<p class=\"legend\">{}</p>", esc(&note));
+    }
     if let Some(note) = paired_note(t) {
         let _ = writeln!(out, "<p class=\"legend\">{}</p>", esc(&note));
     }
 }
 
-fn cell_html(t: &Table, cell: &Cell, fastest: bool) -> String {
+/// One cell; `share`: the throughput's share of the library's decode ceiling (pipeline groups).
+fn cell_html(t: &Table, cell: &Cell, fastest: bool, share: Option<f64>) -> String {
     let (class, value, text, title) = match cell {
         Cell::Ok { median, std, .. } => {
             let class = if fastest { "ok fastest" } else { "ok" };
-            (
-                class,
-                median.to_string(),
-                fmt_median_std(*median, *std),
-                String::new(),
-            )
+            let mut text = fmt_median_std(*median, *std);
+            if let Some(s) = share {
+                let _ = write!(text, " ({:.0}%)", s * 100.0);
+            }
+            (class, median.to_string(), text, String::new())
         }
         Cell::Slow { preflight } => {
             let title = preflight
