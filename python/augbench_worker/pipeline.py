@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
+from .adapters.base import _int_field
 from .protocol import CONTRACT, EXCEPTION, BadRequest, WorkerError
 
 # The recipe's output channels, identical in every library (checked on the first batch).
@@ -141,14 +142,14 @@ def worker_init(adapter: Any, reports: Any) -> Callable[[int], None]:
 
 
 def start(adapter: Any, recipe: Recipe, request: dict, items: list[Any], read: Any) -> tuple[Session, dict]:
-    workers = _int(request, "workers", 0)
-    batch_size = _int(request, "batch_size", 1)
-    prefetch = _int(request, "prefetch", 1)
-    warm = _int(request, "warm_batches", 0)
+    workers = _int_field(request, "workers", 0)
+    batch_size = _int_field(request, "batch_size", 1)
+    prefetch = _int_field(request, "prefetch", 1)
+    warm = _int_field(request, "warm_batches", 0)
     order = request.get("order")
     if not isinstance(order, list) or not order or not all(isinstance(i, int) and 0 <= i < len(items) for i in order):
         raise BadRequest(f'"order" must be a non-empty list of item indices below {len(items)}')
-    seed = _int(request, "seed", 0)
+    seed = _int_field(request, "seed", 0)
     size = request.get("size")
     if size is not None and not (isinstance(size, list) and len(size) == 2 and all(isinstance(v, int) for v in size)):
         raise BadRequest('"size" must be [height, width] or null')
@@ -243,7 +244,7 @@ def run(session: Session, request: dict) -> dict:
     """A steady-state window: at least ``min_batches`` batches and ``min_time`` seconds, the clock
     started right after the previous batch arrived, so no prefetched batch comes free. A loader
     that sat idle first delivers ``rewarm_batches`` untimed (its queue filled while it waited)."""
-    min_batches = _int(request, "min_batches", 1)
+    min_batches = _int_field(request, "min_batches", 1)
     rewarm = request.get("rewarm_batches", 0)
     if isinstance(rewarm, bool) or not isinstance(rewarm, int) or rewarm < 0:
         raise BadRequest(f'"rewarm_batches" must be an integer >= 0, got {rewarm!r}')
@@ -294,13 +295,6 @@ def _first_line(exc: BaseException) -> str:
     if len(lines) > 1 and "Original Traceback" in text:
         return f"{lines[0]} {lines[-1]}"
     return lines[0] if lines else type(exc).__name__
-
-
-def _int(request: dict, key: str, minimum: int) -> int:
-    value = request.get(key)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise BadRequest(f'"{key}" must be an integer >= {minimum}, got {value!r}')
-    return value
 
 
 def pil_normalized(image: Any, mean: list[float], std: list[float]) -> torch.Tensor:
@@ -369,14 +363,14 @@ class PipelineOps:
         if not (_floats(mean) and _floats(std)):
             raise BadRequest('"mean" and "std" must be lists of 3 numbers')
         split = bool(request.get("split", False))
-        adapter.seed(_int(request, "seed", 0))
+        adapter.seed(_int_field(request, "seed", 0))
         # The ceiling row (``ceiling: true``) is the recipe with T removed: the adapter gets no name.
         transform = None if request.get("ceiling") is True else name
         sample, batch = adapter.build_recipe(request.get("crop"), transform, request.get("params", {}), mean, std, split)
         self.recipe = Recipe(name, sample, batch, adapter.decoder, split)
         items, read = self._source()
         try:
-            seconds = preflight(self.recipe, items, read, _int(request, "preflight_items", 1), adapter.device)
+            seconds = preflight(self.recipe, items, read, _int_field(request, "preflight_items", 1), adapter.device)
         except WorkerError:
             raise
         except Exception as exc:  # noqa: BLE001 - the recipe raised before any loader existed
