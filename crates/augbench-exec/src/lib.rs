@@ -7,6 +7,7 @@ pub mod contract;
 pub mod env;
 pub mod fsutil;
 pub mod job;
+pub mod loader;
 pub mod media;
 pub mod micro;
 pub mod native;

@@ -274,7 +274,7 @@ fn metadata(
 fn timing(input: &JobInput<'_>, device: &str) -> TimingInfo {
     let backend = input.job.backend.to_string();
     if input.job.mode == Mode::Pipeline {
-        return crate::pipeline::timing(input.cfg, backend, device);
+        return crate::pipeline::timing(input, backend, device);
     }
     TimingInfo {
         backend,

@@ -1,5 +1,6 @@
 //! The HTML report: one self-contained file (no network loads), with system info, versions,
-//! run parameters, sortable tables, inline SVG plots, the legend and the reasons for failures.
+//! run parameters, sortable tables, inline SVG plots, the legend and the reasons for failures;
+//! a pipeline group marks its decode-ceiling row.
 
 mod common;
 
@@ -82,4 +83,32 @@ fn escapes_names() {
     let page = html::render(&data, &TableOptions::default()).unwrap();
     assert!(!page.contains("<script>alert(1)"));
     assert!(page.contains("&lt;script&gt;alert(1)"));
+}
+
+#[test]
+fn pipeline_group_marks_its_ceiling_row() {
+    let dir = common::demo_and_pipeline_dir();
+    let data = load_paths(&[dir.path().to_path_buf()]).unwrap();
+    let page = html::render(&data, &TableOptions::default()).unwrap();
+    let (micro, pipeline) = page.split_at(
+        page.find("<section class=\"group\" id=\"g-image-rgb_pipeline")
+            .unwrap(),
+    );
+    assert!(!micro.contains("class=\"ceiling\""));
+    assert_eq!(pipeline.matches("<tr class=\"ceiling\">").count(), 1);
+    for needle in [
+        "<tr class=\"ceiling\"><td data-value=\"DecodeOnly\">DecodeOnly <span class=\"tag\">ceiling</span></td>",
+        "920 ± 7 (92%)",
+        "its row is outlined and tagged ceiling",
+        "DecodeOnly (ceiling)",
+    ] {
+        assert!(
+            pipeline.contains(needle),
+            "pipeline section lacks {needle:?}"
+        );
+    }
+    assert!(
+        page.contains("tr.ceiling td {"),
+        "page.css styles the ceiling row"
+    );
 }

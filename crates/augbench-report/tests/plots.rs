@@ -1,5 +1,6 @@
 //! Plots: every chart is written as SVG and PNG, 1200 px wide, with text (the embedded font is
-//! registered), not blank; a group with one library gets a heatmap but no speedup charts.
+//! registered), not blank; a group with one library gets a heatmap but no speedup charts; a
+//! pipeline group's charts mark the decode-ceiling row and its heatmap shows shares of it.
 
 mod common;
 
@@ -94,5 +95,71 @@ fn charts_are_deterministic() {
     for chart in plot::charts(&tables[0]) {
         assert_eq!(chart.svg().unwrap(), chart.svg().unwrap());
         assert_eq!(chart.png().unwrap(), chart.png().unwrap());
+    }
+}
+
+/// Every chart's SVG of the group whose title contains `mode`, by chart name.
+fn group_svgs(mode: &str) -> Vec<(&'static str, String)> {
+    let dir = common::demo_and_pipeline_dir();
+    let data = load_paths(&[dir.path().to_path_buf()]).unwrap();
+    let tables = augbench_report::table::build_tables(&data, &TableOptions::default()).unwrap();
+    let table = tables
+        .iter()
+        .find(|t| t.title.starts_with(&format!("image-rgb · {mode}")))
+        .unwrap();
+    assert_eq!(table.ceiling.is_some(), mode == "pipeline");
+    plot::charts(table)
+        .iter()
+        .map(|c| (c.name(), c.svg().unwrap()))
+        .collect()
+}
+
+fn svg_of<'a>(svgs: &'a [(&'static str, String)], name: &str) -> &'a str {
+    &svgs.iter().find(|(n, _)| *n == name).unwrap().1
+}
+
+#[test]
+fn pipeline_heatmap_marks_the_ceiling_and_shares_of_it() {
+    let svgs = group_svgs("pipeline");
+    let heat = svg_of(&svgs, "heatmap");
+    for text in [
+        "DecodeOnly (ceiling)",
+        "Ceiling (outlined row): DecodeOnly = decode → crop → normalize, no transform",
+        "(x%) = share of the library",
+        "920 (92%)",
+        "400 (50%)",
+        "750 (75%)",
+        "stroke-width=\"3\"",
+    ] {
+        assert!(heat.contains(text), "pipeline heatmap SVG lacks {text:?}");
+    }
+    assert!(
+        !heat.contains("1000 ("),
+        "the ceiling row shows no share of itself"
+    );
+    let speedup = svg_of(&svgs, "speedup");
+    assert!(speedup.contains("DecodeOnly (ceiling)"));
+}
+
+#[test]
+fn pipeline_heatmap_puts_the_ceiling_row_on_top() {
+    let svgs = group_svgs("pipeline");
+    let heat = svg_of(&svgs, "heatmap");
+    let y_of = |label: &str| {
+        let at = heat.find(label).unwrap();
+        let tag = &heat[heat[..at].rfind("<text").unwrap()..at];
+        let y = tag.split("y=\"").nth(1).unwrap();
+        y[..y.find('"').unwrap()].parse::<f64>().unwrap()
+    };
+    assert!(y_of("DecodeOnly (ceiling)") < y_of("Resize"));
+    assert!(y_of("Resize") < y_of("Rotate"));
+}
+
+#[test]
+fn micro_heatmap_has_no_ceiling_marks() {
+    let svgs = group_svgs("micro");
+    let heat = svg_of(&svgs, "heatmap");
+    for text in ["(ceiling)", "Ceiling", "%)", "stroke-width=\"3\""] {
+        assert!(!heat.contains(text), "micro heatmap SVG has {text:?}");
     }
 }

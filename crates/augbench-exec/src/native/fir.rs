@@ -8,6 +8,7 @@ use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer
 use super::draw::{self, MaxSide};
 use super::params::{Interp, Params};
 use super::session::{Adapter, Op, unsupported};
+use crate::loader::Pixels;
 use crate::protocol::Failure;
 
 pub(crate) struct Fir;
@@ -29,6 +30,19 @@ impl Adapter for Fir {
 
     fn out_shape(out: &Self::Out) -> [u64; 3] {
         Self::shape(out)
+    }
+
+    fn pixels(item: &Self::Item) -> Pixels<'_> {
+        Pixels {
+            width: item.width() as usize,
+            height: item.height() as usize,
+            channels: 3,
+            data: item.buffer(),
+        }
+    }
+
+    fn out_pixels(out: &Self::Out) -> Pixels<'_> {
+        Self::pixels(out)
     }
 
     fn build(name: &str, p: &Params) -> Result<Op<Self>, Failure> {

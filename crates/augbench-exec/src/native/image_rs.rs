@@ -11,6 +11,7 @@ use rand::Rng;
 use super::draw::{self, MaxSide};
 use super::params::{Interp, Params};
 use super::session::{Adapter, Op, unsupported};
+use crate::loader::Pixels;
 use crate::protocol::Failure;
 
 pub(crate) struct ImageRs;
@@ -40,6 +41,19 @@ impl Adapter for ImageRs {
 
     fn out_shape(out: &RgbImage) -> [u64; 3] {
         Self::shape(out)
+    }
+
+    fn pixels(item: &RgbImage) -> Pixels<'_> {
+        Pixels {
+            width: item.width() as usize,
+            height: item.height() as usize,
+            channels: 3,
+            data: item.as_raw(),
+        }
+    }
+
+    fn out_pixels(out: &RgbImage) -> Pixels<'_> {
+        Self::pixels(out)
     }
 
     fn build(name: &str, p: &Params) -> Result<Op<Self>, Failure> {

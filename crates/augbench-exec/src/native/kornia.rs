@@ -15,6 +15,7 @@ use kornia_imgproc::warp::warp_affine_u8;
 use super::draw::{self, MaxSide};
 use super::params::{Interp, Params};
 use super::session::{Adapter, Op, unsupported};
+use crate::loader::Pixels;
 use crate::protocol::Failure;
 
 pub(crate) struct Kornia<const C: usize>;
@@ -49,6 +50,12 @@ impl Adapter for Kornia<3> {
     fn out_shape(out: &Img<3>) -> [u64; 3] {
         shape::<3>(out)
     }
+    fn pixels(item: &Img<3>) -> Pixels<'_> {
+        pixels::<3>(item)
+    }
+    fn out_pixels(out: &Img<3>) -> Pixels<'_> {
+        pixels::<3>(out)
+    }
     fn build(name: &str, p: &Params) -> Result<Op<Self>, Failure> {
         match name {
             "Resize" | "LongestMaxSize" | "SmallestMaxSize" => resize(name, p),
@@ -72,6 +79,12 @@ impl Adapter for Kornia<9> {
     fn out_shape(out: &Img<9>) -> [u64; 3] {
         shape::<9>(out)
     }
+    fn pixels(item: &Img<9>) -> Pixels<'_> {
+        pixels::<9>(item)
+    }
+    fn out_pixels(out: &Img<9>) -> Pixels<'_> {
+        pixels::<9>(out)
+    }
     fn build(name: &str, p: &Params) -> Result<Op<Self>, Failure> {
         match name {
             "Resize" | "LongestMaxSize" | "SmallestMaxSize" => Err(unsupported(
@@ -91,6 +104,15 @@ fn convert<const C: usize>(width: u32, height: u32, hwc: Vec<u8>) -> Result<Img<
         height: height as usize,
     };
     Img::<C>::new(size, hwc).map_err(err)
+}
+
+fn pixels<const C: usize>(img: &Img<C>) -> Pixels<'_> {
+    Pixels {
+        width: img.width(),
+        height: img.height(),
+        channels: C,
+        data: img.as_slice(),
+    }
 }
 
 fn shape<const C: usize>(img: &Img<C>) -> [u64; 3] {

@@ -47,7 +47,7 @@ pub(crate) fn decode_all(paths: &[String]) -> Decoded {
     out
 }
 
-fn decode(path: &Path) -> Result<(Rgb8, bool), String> {
+pub(crate) fn decode(path: &Path) -> Result<(Rgb8, bool), String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot open: {e}"))?;
     let reader = ImageReader::new(Cursor::new(&bytes))
         .with_guessed_format()
@@ -133,7 +133,7 @@ pub(crate) fn load(
     Ok((session, response))
 }
 
-fn check_request(lib: Library, req: &LoadRequest) -> Result<(), Failure> {
+pub(crate) fn check_request(lib: Library, req: &LoadRequest) -> Result<(), Failure> {
     if req.media != "image" {
         let msg = format!("{} measures images only, not `{}`", lib.name(), req.media);
         return Err(failure(FailureKind::Unsupported, msg));

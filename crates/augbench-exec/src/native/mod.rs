@@ -10,6 +10,7 @@ mod imageproc;
 mod kornia;
 mod load;
 mod params;
+mod pipeline;
 pub mod sentinel;
 mod session;
 pub mod versions;
@@ -20,9 +21,10 @@ use anyhow::Context;
 use augbench_core::UsageError;
 
 use crate::protocol::{
-    Failure, FailureKind, HelloResponse, LoadResponse, PROTOCOL_VERSION, PrepareResponse, Request,
-    TimeResponse, failure_line, ok_line,
+    Failure, FailureKind, HelloResponse, LoadRequest, LoadResponse, PROTOCOL_VERSION,
+    PrepareResponse, Request, TimeResponse, failure_line, ok_line,
 };
+use pipeline::Pipeline;
 use session::Session;
 
 /// Env var that enables the debug fault transforms (`__panic`, `__hang`, `__exit`).
@@ -104,6 +106,7 @@ pub fn serve_with(
         threads,
         options,
         session: None,
+        pipeline: None,
     };
     for line in input.lines() {
         let line = line.context("reading a request line from stdin")?;
@@ -125,6 +128,8 @@ struct Worker {
     threads: usize,
     options: ServeOptions,
     session: Option<Box<dyn Session>>,
+    /// Media loaded for pipeline mode (`load` with `pipeline: true`).
+    pipeline: Option<Box<dyn Pipeline>>,
 }
 
 impl Worker {
@@ -148,11 +153,7 @@ impl Worker {
     fn answer(&mut self, request: Request) -> Result<String, Failure> {
         match request {
             Request::Hello => Ok(ok_line(&self.hello())),
-            Request::Load(req) => {
-                let (session, response) = load::load(self.lib, &req, self.options.test_faults)?;
-                self.session = Some(session);
-                Ok(ok_line::<LoadResponse>(&response))
-            }
+            Request::Load(req) => self.load(&req),
             Request::Prepare(req) => {
                 let name = self.loaded()?.prepare(&req.transform, &req.params)?;
                 Ok(ok_line(&PrepareResponse {
@@ -167,16 +168,43 @@ impl Worker {
             Request::Sentinel(req) => Ok(ok_line(&TimeResponse {
                 ns: sentinel::time(req.loops),
             })),
-            Request::PipelinePrepare(_)
-            | Request::PipelineStart(_)
-            | Request::PipelineRun(_)
-            | Request::PipelineStop => Err(failure(
-                FailureKind::Unsupported,
-                "native libraries have no pipeline mode: they are measured in micro mode"
-                    .to_string(),
-            )),
+            Request::PipelinePrepare(req) => Ok(ok_line(&self.piped()?.prepare(&req)?)),
+            Request::PipelineStart(req) => Ok(ok_line(&self.piped()?.start(&req)?)),
+            Request::PipelineRun(req) => Ok(ok_line(&self.piped()?.run(req)?)),
+            Request::PipelineStop => {
+                if let Some(p) = self.pipeline.as_mut() {
+                    p.stop();
+                }
+                Ok(ok_line(&serde_json::json!({})))
+            }
             Request::Shutdown => Ok(ok_line(&serde_json::json!({}))),
         }
+    }
+
+    /// `load`: a micro session, or the pipeline's media with `pipeline: true`.
+    fn load(&mut self, req: &LoadRequest) -> Result<String, Failure> {
+        self.session = None;
+        self.pipeline = None;
+        let response = if req.pipeline {
+            load::check_request(self.lib, req)?;
+            let (pipeline, response) = pipeline::load(self.lib, req)?;
+            self.pipeline = Some(pipeline);
+            response
+        } else {
+            let (session, response) = load::load(self.lib, req, self.options.test_faults)?;
+            self.session = Some(session);
+            response
+        };
+        Ok(ok_line::<LoadResponse>(&response))
+    }
+
+    fn piped(&mut self) -> Result<&mut Box<dyn Pipeline>, Failure> {
+        self.pipeline.as_mut().ok_or_else(|| {
+            failure(
+                FailureKind::BadRequest,
+                "no pipeline media loaded: send `load` with `pipeline: true` first".to_string(),
+            )
+        })
     }
 
     fn loaded(&mut self) -> Result<&mut Box<dyn Session>, Failure> {
@@ -200,7 +228,7 @@ impl Worker {
             versions,
             runtime: format!("rustc {}", versions::RUSTC_VERSION),
             threads,
-            decoder: None,
+            decoder: Some(versions::decoder()),
         }
     }
 }
@@ -224,5 +252,7 @@ impl WithDetail for Failure {
     }
 }
 
+#[cfg(test)]
+mod pipeline_tests;
 #[cfg(test)]
 mod tests;

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::failure;
 use super::params::Params;
+use crate::loader::Pixels;
 use crate::protocol::{CheckResponse, Failure, FailureKind, TimeRequest};
 
 pub(crate) const DTYPE: &str = "uint8";
@@ -21,8 +22,8 @@ pub(crate) type Op<A> =
 
 /// One crate's side of the worker: its image type, shapes, and the transforms it supports.
 pub(crate) trait Adapter: 'static {
-    /// The crate's own image type, built once at `load`.
-    type Item;
+    /// The crate's own image type, built once at `load` (pipeline loader threads share them).
+    type Item: Send + Sync;
     /// What a transform returns.
     type Out;
     const LIBRARY: &'static str;
@@ -32,6 +33,10 @@ pub(crate) trait Adapter: 'static {
     /// `[height, width, channels]`.
     fn shape(item: &Self::Item) -> [u64; 3];
     fn out_shape(out: &Self::Out) -> [u64; 3];
+    /// An item's pixels (pipeline mode: the shared crop reads them).
+    fn pixels(item: &Self::Item) -> Pixels<'_>;
+    /// A transform output's pixels (pipeline mode: normalized into the batch).
+    fn out_pixels(out: &Self::Out) -> Pixels<'_>;
     /// Builds only the named transform, or answers `unsupported` with a reason.
     fn build(name: &str, params: &Params) -> Result<Op<Self>, Failure>;
 }

@@ -11,7 +11,23 @@ pub const CRATE_VERSIONS: &[(&str, &str)] = &[
     ("fast_image_resize", "6.1.0"),
     ("kornia-image", "0.2.0"),
     ("kornia-imgproc", "0.2.0"),
+    ("zune-jpeg", "0.5.15"),
 ];
+
+/// The JPEG decoder every native library reads files with (the `image` crate's).
+pub fn decoder() -> String {
+    let version = |name: &str| {
+        CRATE_VERSIONS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or("?", |(_, v)| *v)
+    };
+    format!(
+        "image {} (zune-jpeg {})",
+        version("image"),
+        version("zune-jpeg")
+    )
+}
 
 /// `rustc --version` of the compiler that built this crate, without the `rustc ` prefix.
 pub const RUSTC_VERSION: &str = env!("AUGBENCH_RUSTC_VERSION");

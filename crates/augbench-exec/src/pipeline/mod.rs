@@ -92,6 +92,9 @@ pub(crate) fn info(input: &JobInput<'_>, hello: &HelloResponse, device: &str) ->
     if set.workers == 0 {
         notes.push("workers: 0: the main process loads every batch (no loader workers)".into());
     }
+    if native(input) {
+        notes.push(NATIVE_NOTE.into());
+    }
     PipelineInfo {
         scope: set.scope.to_string(),
         decoder: hello.decoder.clone().unwrap_or_default(),
@@ -107,17 +110,30 @@ pub(crate) fn info(input: &JobInput<'_>, hello: &HelloResponse, device: &str) ->
     }
 }
 
+/// What the native loader does differently from the Python rows, said in every native file.
+const NATIVE_NOTE: &str = "native loader (augbench's own, threads): each worker thread reads, decodes (the image crate), crops, runs the crate's transform and normalizes each item straight into its slot of a preallocated batch; the crop (RandomCrop224) and Normalize are augbench's one shared implementation for every Rust crate (they are not what is compared), the transform is the crate's own; each loader thread has a one-thread rayon pool";
+
+fn native(input: &JobInput<'_>) -> bool {
+    input.job.backend == augbench_core::Backend::NativeWorker
+}
+
 /// What a pipeline row's clock covers, by scope (and the GPU split on CUDA).
-pub(crate) fn timing(cfg: &RunConfig, backend: String, device: &str) -> TimingInfo {
+pub(crate) fn timing(input: &JobInput<'_>, backend: String, device: &str) -> TimingInfo {
+    let cfg = input.cfg;
     let scope = pipeline_scope(cfg);
     let split = PipelineSettings::from_config(cfg, device).split;
     let mut includes = Vec::new();
     if scope.decodes() {
         includes.push("decode (the library's decoder, in the loader workers)".to_string());
     }
+    let collation = if native(input) {
+        "collation: each item normalized in place into a preallocated batch buffer"
+    } else {
+        "collation into one batch tensor"
+    };
     includes.extend([
         "crop, transform, normalize, CHW float32 (the recipe)".to_string(),
-        "collation into one batch tensor".to_string(),
+        collation.to_string(),
         "delivery to the training step (steady-state window)".to_string(),
     ]);
     if split {
@@ -125,8 +141,13 @@ pub(crate) fn timing(cfg: &RunConfig, backend: String, device: &str) -> TimingIn
     } else if scope == PipelineScope::DecodeDataloaderAugmentBatchCopy {
         includes.push("pinned host-to-device copy of each batch".to_string());
     }
+    let loader = if native(input) {
+        "native threads"
+    } else {
+        "torch DataLoader"
+    };
     TimingInfo {
-        backend: format!("{backend} (torch DataLoader)"),
+        backend: format!("{backend} ({loader})"),
         measurement_scope: scope.to_string(),
         includes,
     }

@@ -143,11 +143,7 @@ fn results_table(out: &mut String, t: &Table) {
         esc(&t.reference)
     );
     for r in &t.rows {
-        let _ = write!(
-            out,
-            "<tr><td data-value=\"{0}\">{0}</td>",
-            esc(&r.transform)
-        );
+        row_head(out, t, &r.transform);
         for (i, (cell, col)) in r.cells.iter().zip(&t.columns).enumerate() {
             let fastest = r.fastest.as_deref() == Some(col.library.as_str());
             let share = r.of_ceiling.get(i).copied().flatten();
@@ -163,12 +159,27 @@ fn results_table(out: &mut String, t: &Table) {
     out.push_str("</tbody></table>\n");
     if let Some(ceiling) = &t.ceiling {
         let note = format!(
-            "(x%): share of the library's own decode ceiling ({ceiling}: decode → crop → normalize, no transform)"
+            "(x%): share of the library's own decode ceiling ({ceiling}: decode → crop → normalize, no transform; \
+             its row is outlined and tagged ceiling)"
         );
         let _ = writeln!(out, "<p class=\"legend\">{}</p>", esc(&note));
     }
     if let Some(note) = paired_note(t) {
         let _ = writeln!(out, "<p class=\"legend\">{}</p>", esc(&note));
+    }
+}
+
+/// A row's opening and its transform cell; a pipeline group's ceiling row gets the `ceiling`
+/// class (outlined by page.css) and a `ceiling` tag after its name.
+fn row_head(out: &mut String, t: &Table, transform: &str) {
+    let name = esc(transform);
+    if t.ceiling.as_deref() == Some(transform) {
+        let _ = write!(
+            out,
+            "<tr class=\"ceiling\"><td data-value=\"{name}\">{name} <span class=\"tag\">ceiling</span></td>"
+        );
+    } else {
+        let _ = write!(out, "<tr><td data-value=\"{name}\">{name}</td>");
     }
 }
 

@@ -1,5 +1,8 @@
 //! Plot (b): median throughput of every transform × library as a heatmap on a log colour scale,
 //! each cell labelled with its number (or slow / – / error), with a colour bar as the legend.
+//! In pipeline groups the decode-ceiling row comes first, labelled `(ceiling)` and outlined,
+//! every other cell also shows its share of its library's ceiling, and a note says what the
+//! ceiling is.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -8,18 +11,27 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::axis::Axis;
 use super::drawing;
 use super::style::{self, FONT};
-use crate::table::{Cell, Table};
+use crate::table::{Cell, Table, TableRow};
 
 const BAR_WIDTH: u32 = 210;
 const ROW_HEIGHT: u32 = 28;
+/// Height of the strip under a pipeline heatmap that explains the ceiling.
+const NOTE_HEIGHT: u32 = 34;
+
+type Cells<'a, DB> = ChartContext<'a, DB, Cartesian2d<Axis, Axis>>;
 
 pub struct Heatmap {
     pub title: String,
     unit: &'static str,
     libraries: Vec<String>,
+    /// Row labels, top to bottom (the ceiling row suffixed ` (ceiling)`).
     transforms: Vec<String>,
     /// `cells[transform][library]`.
     cells: Vec<Vec<Cell>>,
+    /// `shares[transform][library]`: share of the library's ceiling (empty outside pipelines).
+    shares: Vec<Vec<Option<f64>>>,
+    /// The ceiling row's name when the group has one; that row is drawn first.
+    ceiling: Option<String>,
     lo: f64,
     hi: f64,
 }
@@ -33,44 +45,76 @@ impl Heatmap {
             .collect();
         let lo = values.iter().copied().reduce(f64::min)?;
         let hi = values.iter().copied().reduce(f64::max)?;
-        let mut rows: Vec<_> = t.rows.iter().collect();
-        rows.sort_by(|a, b| a.transform.cmp(&b.transform));
+        let ceiling = t
+            .ceiling
+            .clone()
+            .filter(|c| t.rows.iter().any(|r| r.transform == *c));
+        let rows = ordered_rows(t, ceiling.as_deref());
         Some(Heatmap {
             title: format!("Median throughput ({}) — {}", t.unit, t.title),
             unit: t.unit,
-            libraries: t
-                .columns
+            libraries: t.columns.iter().map(super::column_label).collect(),
+            transforms: rows
                 .iter()
-                .map(|c| {
-                    if c.version.is_empty() {
-                        c.library.clone()
-                    } else {
-                        format!("{} {}", c.library, c.version)
-                    }
-                })
+                .map(|r| super::row_label(t, &r.transform))
                 .collect(),
-            transforms: rows.iter().map(|r| r.transform.clone()).collect(),
             cells: rows.iter().map(|r| r.cells.clone()).collect(),
+            shares: rows.iter().map(|r| r.of_ceiling.clone()).collect(),
+            ceiling,
             lo,
             hi,
         })
     }
 
     pub fn height(&self) -> u32 {
-        200 + self.transforms.len() as u32 * ROW_HEIGHT
+        let note = if self.ceiling.is_some() {
+            NOTE_HEIGHT
+        } else {
+            0
+        };
+        200 + self.transforms.len() as u32 * ROW_HEIGHT + note
     }
 
     pub fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()> {
         let root = root
             .titled(&self.title, (FONT, style::TITLE_SIZE))
             .map_err(drawing)?;
-        let (w, _) = root.dim_in_pixel();
-        let (main, bar) = root.split_horizontally(w.saturating_sub(BAR_WIDTH));
+        let (w, h) = root.dim_in_pixel();
+        let body = match &self.ceiling {
+            Some(name) => {
+                let (body, note) = root.split_vertically(h.saturating_sub(NOTE_HEIGHT));
+                draw_ceiling_note(&note, name)?;
+                body
+            }
+            None => root,
+        };
+        let (main, bar) = body.split_horizontally(w.saturating_sub(BAR_WIDTH));
         self.draw_cells(&main)?;
         self.draw_colour_bar(&bar)
     }
 
     fn draw_cells<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> anyhow::Result<()> {
+        let mut chart = self.cell_axes(area)?;
+        let n = self.transforms.len();
+        let col_px = chart.plotting_area().dim_in_pixel().0 / self.libraries.len().max(1) as u32;
+        for (i, row) in self.cells.iter().enumerate() {
+            let y = (n - 1 - i) as f64;
+            for (j, cell) in row.iter().enumerate() {
+                let share = self.shares.get(i).and_then(|s| s.get(j)).copied().flatten();
+                self.draw_cell(&mut chart, cell, share, (j as f64, y), col_px)?;
+            }
+        }
+        if self.ceiling.is_some() {
+            outline_row(&mut chart, self.libraries.len(), n - 1)?;
+        }
+        Ok(())
+    }
+
+    /// The chart over `libraries × transforms` slots, with its axes and labels drawn.
+    fn cell_axes<'a, DB: DrawingBackend>(
+        &self,
+        area: &'a DrawingArea<DB, Shift>,
+    ) -> anyhow::Result<Cells<'a, DB>> {
         let (k, n) = (self.libraries.len(), self.transforms.len());
         let mut chart = ChartBuilder::on(area)
             .margin(15)
@@ -103,39 +147,47 @@ impl Heatmap {
             .axis_desc_style((FONT, style::DESC_SIZE))
             .draw()
             .map_err(drawing)?;
-        for (i, row) in self.cells.iter().enumerate() {
-            let y = (n - 1 - i) as f64;
-            for (j, cell) in row.iter().enumerate() {
-                let (fill, text, ink) = self.cell_look(cell);
-                let x = j as f64;
-                chart
-                    .draw_series([Rectangle::new([(x, y), (x + 1.0, y + 1.0)], fill.filled())])
-                    .map_err(drawing)?;
-                chart
-                    .draw_series([Rectangle::new(
-                        [(x, y), (x + 1.0, y + 1.0)],
-                        WHITE.stroke_width(1),
-                    )])
-                    .map_err(drawing)?;
-                let font = (FONT, style::VALUE_SIZE)
-                    .into_font()
-                    .color(&ink)
-                    .pos(Pos::new(HPos::Center, VPos::Center));
-                chart
-                    .draw_series([Text::new(text, (x + 0.5, y + 0.5), font)])
-                    .map_err(drawing)?;
-            }
-        }
+        Ok(chart)
+    }
+
+    /// One cell at slot `(x, y)`: fill, white border and its text, shrunk to fit `col_px`.
+    fn draw_cell<DB: DrawingBackend>(
+        &self,
+        chart: &mut Cells<'_, DB>,
+        cell: &Cell,
+        share: Option<f64>,
+        (x, y): (f64, f64),
+        col_px: u32,
+    ) -> anyhow::Result<()> {
+        let (fill, text, ink) = self.cell_look(cell, share);
+        let slot = [(x, y), (x + 1.0, y + 1.0)];
+        chart
+            .draw_series([
+                Rectangle::new(slot, fill.filled()),
+                Rectangle::new(slot, WHITE.stroke_width(1)),
+            ])
+            .map_err(drawing)?;
+        let font = (FONT, style::fitted_size(&text, col_px))
+            .into_font()
+            .color(&ink)
+            .pos(Pos::new(HPos::Center, VPos::Center));
+        chart
+            .draw_series([Text::new(text, (x + 0.5, y + 0.5), font)])
+            .map_err(drawing)?;
         Ok(())
     }
 
-    /// Fill colour, text and text colour of a cell.
-    fn cell_look(&self, cell: &Cell) -> (RGBColor, String, RGBColor) {
+    /// Fill colour, text and text colour of a cell; `share` of the ceiling as `123 (92%)`.
+    fn cell_look(&self, cell: &Cell, share: Option<f64>) -> (RGBColor, String, RGBColor) {
         match cell {
             Cell::Ok { median, .. } => {
                 let t = style::log_position(*median, self.lo, self.hi);
                 let ink = if t < 0.6 { WHITE } else { BLACK };
-                (style::viridis(t), style::tick(*median), ink)
+                let text = match share {
+                    Some(s) => format!("{} ({:.0}%)", style::tick(*median), s * 100.0),
+                    None => style::tick(*median),
+                };
+                (style::viridis(t), text, ink)
             }
             Cell::Slow { .. } => (style::EMPTY_CELL, "slow".into(), BLACK),
             Cell::Error { .. } => (style::EMPTY_CELL, "error".into(), BLACK),
@@ -191,4 +243,47 @@ impl Heatmap {
         }
         Ok(())
     }
+}
+
+/// The table's rows, the ceiling row first, the rest by name.
+fn ordered_rows<'t>(t: &'t Table, ceiling: Option<&str>) -> Vec<&'t TableRow> {
+    let mut rows: Vec<&TableRow> = t.rows.iter().collect();
+    rows.sort_by(|a, b| {
+        let rank = |r: &TableRow| Some(r.transform.as_str()) != ceiling;
+        rank(a)
+            .cmp(&rank(b))
+            .then_with(|| a.transform.cmp(&b.transform))
+    });
+    rows
+}
+
+/// A heavy dark outline around the whole row at slot `y` (the ceiling row).
+fn outline_row<DB: DrawingBackend>(
+    chart: &mut Cells<'_, DB>,
+    columns: usize,
+    y: usize,
+) -> anyhow::Result<()> {
+    // A path, not a `Rectangle`: plotters' SVG backend drops a rectangle's stroke width.
+    let (y, right) = (y as f64, columns as f64);
+    let corners = [
+        (0.0, y),
+        (right, y),
+        (right, y + 1.0),
+        (0.0, y + 1.0),
+        (0.0, y),
+    ];
+    chart
+        .draw_series([PathElement::new(corners, BLACK.stroke_width(3))])
+        .map_err(drawing)?;
+    Ok(())
+}
+
+/// The line under a pipeline heatmap saying what the ceiling row and the percentages are.
+fn draw_ceiling_note<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    ceiling: &str,
+) -> anyhow::Result<()> {
+    let font = (FONT, style::LABEL_SIZE).into_font().color(&BLACK);
+    area.draw_text(&super::ceiling_note(ceiling), &font, (15, 6))
+        .map_err(drawing)
 }

@@ -1,6 +1,7 @@
 //! Plots with plotters, as SVG and PNG, 1200 px wide: (a) speedup of the reference per
 //! transform, (b) throughput heatmap, (c) distribution of speedups. Text uses the embedded
-//! DejaVu Sans (plotters' `ab_glyph` needs a registered font even for SVG).
+//! DejaVu Sans (plotters' `ab_glyph` needs a registered font even for SVG). Pipeline groups
+//! mark their decode-ceiling row (see `row_label` and `ceiling_note`).
 
 mod axis;
 mod distribution;
@@ -17,7 +18,7 @@ use plotters::prelude::*;
 
 use crate::model::Dataset;
 use crate::output::write_atomic;
-use crate::table::{Table, TableOptions, build_tables};
+use crate::table::{Column, Table, TableOptions, build_tables};
 
 /// Width of every plot in pixels.
 pub const WIDTH: u32 = 1200;
@@ -147,6 +148,32 @@ fn ensure_font() -> anyhow::Result<()> {
             "the embedded font DejaVuSans.ttf could not be loaded"
         ))
     }
+}
+
+/// A column's axis label: `library version`, or the library alone when the version is unknown.
+fn column_label(c: &Column) -> String {
+    if c.version.is_empty() {
+        c.library.clone()
+    } else {
+        format!("{} {}", c.library, c.version)
+    }
+}
+
+/// A row's axis label: the transform, suffixed ` (ceiling)` on a pipeline group's ceiling row.
+fn row_label(t: &Table, transform: &str) -> String {
+    if t.ceiling.as_deref() == Some(transform) {
+        format!("{transform} (ceiling)")
+    } else {
+        transform.to_string()
+    }
+}
+
+/// What a pipeline plot's ceiling row and its `(x%)` annotations mean.
+fn ceiling_note(ceiling: &str) -> String {
+    format!(
+        "Ceiling (outlined row): {ceiling} = decode → crop → normalize, no transform; \
+         (x%) = share of the library's own ceiling"
+    )
 }
 
 /// The 1× (equal speed) line across `rows` slots and the legend box, shared by the speedup charts.

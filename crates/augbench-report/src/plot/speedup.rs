@@ -1,6 +1,7 @@
 //! Plot (a): the reference library's speedup over each other library, per transform, as
 //! horizontal bars from 1× on a log axis, transforms sorted by speedup over the fastest other.
 //! Speedups are paired (median of per-round ratios) where the table has them; the title says so.
+//! A pipeline group's ceiling row is labelled `(ceiling)`.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -29,7 +30,7 @@ impl SpeedupChart {
             .iter()
             .filter_map(|r| {
                 let ratios = r.ratios[1..].iter().map(|x| x.map(|x| x.value)).collect();
-                Some((r.speedup?, r.transform.clone(), ratios))
+                Some((r.speedup?, super::row_label(t, &r.transform), ratios))
             })
             .collect();
         if rows.is_empty() {

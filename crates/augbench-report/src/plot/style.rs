@@ -1,5 +1,5 @@
 //! Shared look of every plot: font family and sizes, library colours, the log colour scale of
-//! the heatmap, 1-2-5 log-axis ticks and label shortening.
+//! the heatmap, 1-2-5 log-axis ticks, label shortening and fitting cell text.
 
 use plotters::style::RGBColor;
 
@@ -115,6 +115,14 @@ pub fn label_width<'a>(labels: impl IntoIterator<Item = &'a str>) -> u32 {
     (chars as u32 * 9 + 20).clamp(80, 420)
 }
 
+/// Font size for `text` in a cell `cell_px` wide: `VALUE_SIZE` when it fits, else smaller
+/// (down to 9 px), so long labels such as `12000 (92%)` stay inside narrow cells.
+pub fn fitted_size(text: &str, cell_px: u32) -> u32 {
+    // DejaVu Sans digits are about 0.64 em wide; keep 4 px free on each side.
+    let fit = f64::from(cell_px.saturating_sub(8)) / (text.chars().count().max(1) as f64 * 0.64);
+    (fit.floor() as u32).clamp(9, VALUE_SIZE)
+}
+
 /// Tick label of a speedup or throughput axis: `0.5`, `2`, `1000`.
 pub fn tick(v: f64) -> String {
     crate::export::fmt_num(v)
@@ -134,6 +142,13 @@ mod tests {
         assert_eq!(viridis(0.0), RGBColor(68, 1, 84));
         assert_eq!(viridis(1.0), RGBColor(253, 231, 37));
         assert_eq!(viridis(f64::NAN), RGBColor(68, 1, 84));
+    }
+
+    #[test]
+    fn cell_text_shrinks_only_when_it_does_not_fit() {
+        assert_eq!(fitted_size("12000 (92%)", 200), VALUE_SIZE);
+        assert!(fitted_size("12000 (92%)", 90) < VALUE_SIZE);
+        assert_eq!(fitted_size("12000 (92%)", 10), 9);
     }
 
     #[test]

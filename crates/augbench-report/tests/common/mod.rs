@@ -20,6 +20,35 @@ pub fn demo_dir() -> tempfile::TempDir {
     dir
 }
 
+/// Pipeline results of two libraries, each with its `DecodeOnly` ceiling row: albumentationsx
+/// Rotate runs at 92% of its ceiling, torchvision Rotate at 50% of its own.
+pub fn pipeline_files() -> Vec<ResultFile> {
+    let file = |library: &str, version: &str, ceiling: f64, rotate: f64| {
+        sample::result_file(
+            "image-rgb",
+            augbench_core::Mode::Pipeline,
+            library,
+            version,
+            &[
+                ("DecodeOnly", sample::runs(ceiling)),
+                ("Rotate", sample::runs(rotate)),
+                ("Resize", sample::runs(ceiling * 0.75)),
+            ],
+        )
+    };
+    vec![
+        file("albumentationsx", "2.5.0", 1000.0, 920.0),
+        file("torchvision", "0.29.0", 800.0, 400.0),
+    ]
+}
+
+/// A temporary folder holding `sample::demo()` (micro groups) and `pipeline_files()`.
+pub fn demo_and_pipeline_dir() -> tempfile::TempDir {
+    let dir = demo_dir();
+    write_all(dir.path(), &pipeline_files());
+    dir
+}
+
 pub fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")

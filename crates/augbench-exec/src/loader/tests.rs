@@ -1,0 +1,114 @@
+//! The native loader's threading contract: batches in the seeded order whatever the worker
+//! count, a failing or panicking item as an error delivery (never a hang), and clean shutdown.
+
+use std::sync::Arc;
+
+use super::*;
+
+/// Writes each item's index as its pixel value (1×1 items); `fail` on one index.
+struct Stamp {
+    fail: Option<(u64, bool)>,
+}
+
+impl Fill for Stamp {
+    fn fill(&mut self, index: u64, batch: &mut Batch, slot: usize) -> Result<(), String> {
+        match self.fail {
+            Some((i, true)) if i == index => panic!("item {index} panicked"),
+            Some((i, false)) if i == index => return Err(format!("item {index} is corrupt")),
+            _ => {}
+        }
+        let v = index as u8;
+        let px = Pixels {
+            width: 1,
+            height: 1,
+            channels: 3,
+            data: &[v, v, v],
+        };
+        batch.put(slot, px, &Normalize::new([0.0; 3], [1.0 / 255.0; 3]))
+    }
+}
+
+fn make(fail: Option<(u64, bool)>) -> MakeFill {
+    Arc::new(move |w| {
+        Ok((
+            Box::new(Stamp { fail }) as Box<dyn Fill>,
+            serde_json::json!({ "worker": w }),
+        ))
+    })
+}
+
+fn shape(workers: usize) -> Shape {
+    Shape {
+        workers,
+        batch_size: 3,
+        prefetch: 2,
+        order: Arc::new(vec![4, 2, 0, 1, 3]),
+    }
+}
+
+/// The item indices of the next `n` batches.
+fn take(loader: &mut Loader, n: usize) -> Vec<Vec<u64>> {
+    (0..n)
+        .map(|_| {
+            let b = loader.next_batch().unwrap();
+            let items = (0..3).map(|i| b.data[i * 3] as u64).collect();
+            loader.recycle(b);
+            items
+        })
+        .collect()
+}
+
+#[test]
+fn batches_follow_the_order_for_any_worker_count() {
+    let want = vec![vec![4, 2, 0], vec![1, 3, 4], vec![2, 0, 1], vec![3, 4, 2]];
+    for workers in [0, 1, 2, 3] {
+        let mut loader = Loader::start(shape(workers), make(None)).unwrap();
+        assert_eq!(loader.threads.len(), workers.max(1));
+        assert_eq!(take(&mut loader, 4), want, "{workers} workers");
+    }
+}
+
+#[test]
+fn a_failing_item_is_an_error_delivery() {
+    for workers in [0, 2] {
+        let mut loader = Loader::start(shape(workers), make(Some((1, false)))).unwrap();
+        assert!(loader.next_batch().is_ok());
+        let err = loader.next_batch().unwrap_err();
+        assert!(err.contains("item 1 is corrupt"), "{err}");
+    }
+}
+
+#[test]
+fn a_panicking_worker_is_an_error_not_a_hang() {
+    let mut loader = Loader::start(shape(2), make(Some((1, true)))).unwrap();
+    let _ = loader.next_batch();
+    let err = loader.next_batch().unwrap_err();
+    assert!(err.contains("panicked") && err.contains("item 1"), "{err}");
+}
+
+#[test]
+fn a_worker_that_cannot_build_its_fill_fails_the_start() {
+    let bad: MakeFill = Arc::new(|_| Err("no such transform".into()));
+    assert_eq!(
+        Loader::start(shape(2), bad).err().unwrap(),
+        "no such transform"
+    );
+    assert!(
+        Loader::start(
+            Shape {
+                order: Arc::new(vec![]),
+                ..shape(1)
+            },
+            make(None)
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn dropping_a_loader_with_full_queues_ends_its_threads() {
+    let mut loader = Loader::start(shape(2), make(None)).unwrap();
+    let _ = loader.next_batch().unwrap(); // never recycled
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    drop(loader); // must return: workers blocked on full queues see the channels close
+}
