@@ -187,7 +187,7 @@ impl Worker {
         self.pipeline = None;
         let response = if req.pipeline {
             load::check_request(self.lib, req)?;
-            let (pipeline, response) = pipeline::load(self.lib, req)?;
+            let (pipeline, response) = pipeline::load(self.lib, req, self.options.test_faults)?;
             self.pipeline = Some(pipeline);
             response
         } else {

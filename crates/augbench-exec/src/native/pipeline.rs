@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::load::{self, Decoded};
 use super::params::Params;
-use super::session::{Adapter, Op};
+use super::session::{Adapter, Fault, Op, mapped_fault, trigger};
 use super::{Library, failure, fir, image_rs, imageproc, kornia};
 use crate::loader::{Batch, Crop, Fill, Loader, MakeFill, Normalize, Shape, batch};
 use crate::protocol::{
@@ -36,6 +36,7 @@ pub(crate) trait Pipeline {
 pub(crate) fn load(
     lib: Library,
     req: &LoadRequest,
+    test_faults: bool,
 ) -> Result<(Box<dyn Pipeline>, LoadResponse), Failure> {
     if req.channels != 3 {
         let msg = format!(
@@ -46,10 +47,10 @@ pub(crate) fn load(
     }
     let preload = req.preload != Some(false);
     match lib {
-        Library::Image => load_as::<image_rs::ImageRs>(req, preload),
-        Library::Imageproc => load_as::<imageproc::Imageproc>(req, preload),
-        Library::FastImageResize => load_as::<fir::Fir>(req, preload),
-        Library::KorniaRs => load_as::<kornia::Kornia<3>>(req, preload),
+        Library::Image => load_as::<image_rs::ImageRs>(req, preload, test_faults),
+        Library::Imageproc => load_as::<imageproc::Imageproc>(req, preload, test_faults),
+        Library::FastImageResize => load_as::<fir::Fir>(req, preload, test_faults),
+        Library::KorniaRs => load_as::<kornia::Kornia<3>>(req, preload, test_faults),
     }
 }
 
@@ -61,6 +62,7 @@ enum Source<A: Adapter> {
 fn load_as<A: Adapter>(
     req: &LoadRequest,
     preload: bool,
+    test_faults: bool,
 ) -> Result<(Box<dyn Pipeline>, LoadResponse), Failure> {
     let t0 = Instant::now();
     let (source, skipped, converted, shape) = if preload {
@@ -128,6 +130,7 @@ fn load_as<A: Adapter>(
         stages: None,
         loader: None,
         batch_size: 0,
+        test_faults,
     };
     Ok((Box::new(pipe), response))
 }
@@ -142,6 +145,8 @@ struct Stages {
     crop: Option<(usize, usize)>,
     norm: Normalize,
     seed: u64,
+    /// A debug fault that fires inside the loader instead of the transform.
+    fault: Option<Fault>,
 }
 
 struct Pipe<A: Adapter> {
@@ -149,6 +154,8 @@ struct Pipe<A: Adapter> {
     stages: Option<Arc<Stages>>,
     loader: Option<Loader>,
     batch_size: usize,
+    /// `AUGBENCH_TEST_FAULTS` may map this library's transform to a fault inside the loader.
+    test_faults: bool,
 }
 
 impl<A: Adapter> Pipeline for Pipe<A> {
@@ -162,7 +169,11 @@ impl<A: Adapter> Pipeline for Pipe<A> {
             let msg = format!("{} runs on the CPU only: no GPU split", A::LIBRARY);
             return Err(failure(FailureKind::Unsupported, msg));
         }
-        let stages = Arc::new(stages(req)?);
+        let mut stages = stages(req)?;
+        stages.fault = mapped_fault(A::LIBRARY, &req.transform)
+            .filter(|_| self.test_faults)
+            .map(|(f, _)| f);
+        let stages = Arc::new(stages);
         if !stages.ceiling {
             // Built once here so that `unsupported` answers before any loader starts.
             let _probe = A::build(
@@ -258,6 +269,7 @@ fn stages(req: &PipelinePrepareRequest) -> Result<Stages, Failure> {
         crop,
         norm: Normalize::new(req.mean, req.std),
         seed: req.seed,
+        fault: None,
     })
 }
 
@@ -323,22 +335,8 @@ fn loader_label(req: &PipelineStartRequest, stages: &Stages) -> Value {
 fn make_fill<A: Adapter>(source: &Arc<Source<A>>, stages: &Arc<Stages>) -> MakeFill {
     let (source, stages) = (source.clone(), stages.clone());
     Arc::new(move |worker: Option<usize>| {
-        let pool = match worker {
-            Some(_) => Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(1)
-                    .use_current_thread()
-                    .build()
-                    .map_err(|e| format!("cannot pin the loader thread's rayon pool: {e}"))?,
-            ),
-            None => None,
-        };
-        let t = if stages.ceiling {
-            None
-        } else {
-            let p = Params::new(&stages.transform, &stages.params);
-            Some(A::build(&stages.transform, &p).map_err(|f| f.error)?)
-        };
+        let pool = worker.map(|_| own_pool()).transpose()?;
+        let t = transform::<A>(&stages, worker)?;
         let seed = stages.seed.wrapping_add(worker.map_or(0, |w| w as u64 + 1));
         let crop = stages.crop.map(|(w, h)| Crop::new(w, h, seed));
         let report = json!({ "worker": worker, "rayon": rayon::current_num_threads() });
@@ -351,6 +349,30 @@ fn make_fill<A: Adapter>(source: &Arc<Source<A>>, stages: &Arc<Stages>) -> MakeF
         };
         Ok((Box::new(fill) as Box<dyn Fill>, report))
     })
+}
+
+/// A one-thread rayon pool that the calling (loader) thread itself belongs to.
+fn own_pool() -> Result<rayon::ThreadPool, String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .use_current_thread()
+        .build()
+        .map_err(|e| format!("cannot pin the loader thread's rayon pool: {e}"))
+}
+
+/// The thread's transform: none for the ceiling row; a debug fault fires in the loader's worker
+/// threads only (the preflight runs the real recipe).
+fn transform<A: Adapter>(stages: &Stages, worker: Option<usize>) -> Result<Option<Op<A>>, String> {
+    if let Some(f) = stages.fault.filter(|_| worker.is_some()) {
+        return Ok(Some(fault_op::<A>(f)));
+    }
+    if stages.ceiling {
+        return Ok(None);
+    }
+    let p = Params::new(&stages.transform, &stages.params);
+    A::build(&stages.transform, &p)
+        .map(Some)
+        .map_err(|f| f.error)
 }
 
 struct RecipeFill<A: Adapter> {
@@ -395,6 +417,12 @@ impl<A: Adapter> RecipeFill<A> {
             (None, None) => batch.put(slot, A::pixels(item), &norm),
         }
     }
+}
+
+/// A transform that fires `f` on every item, as a crashing or hanging augmentation would (the
+/// ceiling row too, so a test can break any row).
+fn fault_op<A: Adapter>(f: Fault) -> Op<A> {
+    Box::new(move |_| trigger(f))
 }
 
 /// Decodes one file inside the loader (decode scopes), named in the error.

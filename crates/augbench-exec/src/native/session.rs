@@ -56,7 +56,7 @@ enum Prepared<A: Adapter> {
 }
 
 #[derive(Debug, Clone, Copy)]
-enum Fault {
+pub(crate) enum Fault {
     Panic,
     Hang,
     Exit,
@@ -91,7 +91,7 @@ impl<A: Adapter> Loaded<A> {
 /// A real transform mapped to a fault by `AUGBENCH_TEST_FAULTS=kind:Transform[@library][+N]`
 /// (comma-separated), so end-to-end tests can crash or hang the worker on a transform of the
 /// registry: in every library or only `library`, at once or after `N` timed requests.
-fn mapped_fault(library: &str, transform: &str) -> Option<(Fault, u32)> {
+pub(crate) fn mapped_fault(library: &str, transform: &str) -> Option<(Fault, u32)> {
     let spec = std::env::var(super::TEST_FAULTS_ENV).ok()?;
     spec.split(',').find_map(|entry| {
         let (kind, target) = entry.split_once(':')?;
@@ -212,7 +212,7 @@ fn time_identity<A: Adapter>(items: &[A::Item], start: usize, count: usize) -> D
     t0.elapsed()
 }
 
-fn trigger(f: Fault) -> Duration {
+pub(crate) fn trigger(f: Fault) -> ! {
     match f {
         Fault::Panic => panic!("injected fault: __panic inside time"),
         Fault::Hang => loop {
