@@ -41,8 +41,11 @@ fn native_pipeline_rows_with_a_panicking_and_a_hanging_loader_thread() {
         .unwrap();
     let log =
         String::from_utf8_lossy(&run.stderr).to_string() + &String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "error rows are results, not a failed run
-{log}");
+    assert!(
+        run.status.success(),
+        "error rows are results, not a failed run
+{log}"
+    );
 
     let image = result_file(&out, "image");
     let p = image.metadata.pipeline.as_ref().unwrap();

@@ -9,7 +9,7 @@ pub mod crop;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;
 
 pub use batch::{Batch, Normalize, Pixels};
@@ -200,19 +200,12 @@ fn work(
     };
     // Buffers: `prefetch` queued + one being consumed + one being filled, then recycled ones.
     let mut fresh = shape.prefetch.max(1) + 2;
+    let mut spare = Vec::new();
     let workers = shape.workers as u64;
     let mut k = worker as u64;
     loop {
-        let mut b = if fresh > 0 {
-            fresh -= 1;
-            let mut b = Batch::new(shape.batch_size);
-            b.origin = worker;
-            b
-        } else {
-            match empties.recv() {
-                Ok(b) => b,
-                Err(_) => return,
-            }
+        let Some(mut b) = next_buffer(empties, &mut spare, &mut fresh, shape, worker) else {
+            return;
         };
         let delivery = shape.fill(fill.as_mut(), k, &mut b).map(|()| b);
         let failed = delivery.is_err();
@@ -221,6 +214,35 @@ fn work(
         }
         k += workers;
     }
+}
+
+/// The buffer to fill next: the one the consumer gave back last (still in cache, so a fast
+/// consumer keeps the working set at one or two batches), else a new one while fewer than
+/// `fresh` exist, else the next one given back. `None` once the loader is gone.
+fn next_buffer(
+    empties: &Receiver<Batch>,
+    spare: &mut Vec<Batch>,
+    fresh: &mut usize,
+    shape: &Shape,
+    worker: usize,
+) -> Option<Batch> {
+    loop {
+        match empties.try_recv() {
+            Ok(b) => spare.push(b),
+            Err(TryRecvError::Empty) => break,
+            Err(TryRecvError::Disconnected) => return None,
+        }
+    }
+    if let Some(b) = spare.pop() {
+        return Some(b);
+    }
+    if *fresh > 0 {
+        *fresh -= 1;
+        let mut b = Batch::new(shape.batch_size);
+        b.origin = worker;
+        return Some(b);
+    }
+    empties.recv().ok()
 }
 
 fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
