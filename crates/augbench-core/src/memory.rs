@@ -65,7 +65,7 @@ fn pipeline_bytes(cfg: &RunConfig, samples: u64) -> (u64, String) {
         .workers
         .unwrap_or_default()
         .max(1)
-        .saturating_mul(policy::PIPELINE_PREFETCH_FACTOR)
+        .saturating_mul(policy::PIPELINE_PREFETCH_FACTOR + 2)
         .saturating_mul(batch_bytes);
     let what = if scope.decodes() {
         "paths only (the loader decodes)"
@@ -74,7 +74,9 @@ fn pipeline_bytes(cfg: &RunConfig, samples: u64) -> (u64, String) {
     };
     (
         preloaded.saturating_add(in_flight),
-        format!("{what} + float32 batches in flight (workers × prefetch)"),
+        format!(
+            "{what} + float32 batches in flight (workers × (prefetch + the one being filled + the one being consumed))"
+        ),
     )
 }
 
