@@ -253,6 +253,4 @@ impl WithDetail for Failure {
 }
 
 #[cfg(test)]
-mod pipeline_tests;
-#[cfg(test)]
 mod tests;

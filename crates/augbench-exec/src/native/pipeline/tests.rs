@@ -9,7 +9,7 @@ use augbench_core::Registry;
 use augbench_core::recipe::Recipe;
 use serde_json::{Value, json};
 
-use super::{Library, ServeOptions, serve_with};
+use crate::native::{Library, ServeOptions, serve_with};
 
 /// Writes `n` smooth 320×256 JPEGs into `dir`; returns their paths.
 fn jpegs(dir: &Path, n: usize) -> Vec<String> {

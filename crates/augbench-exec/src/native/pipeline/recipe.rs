@@ -1,0 +1,160 @@
+//! One row's recipe inside a loader thread: the stages a `pipeline_prepare` names (shared crop,
+//! the crate's transform or none for the ceiling, shared normalize), built per thread with its
+//! own seeded crop and one-thread rayon pool, and the item fill that writes into the batch.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::Source;
+use crate::loader::{Batch, Crop, Fill, MakeFill, Normalize};
+use crate::native::failure;
+use crate::native::load;
+use crate::native::params::Params;
+use crate::native::session::{Adapter, Fault, Op, trigger};
+use crate::protocol::{Failure, FailureKind, PipelinePrepareRequest};
+
+/// The crop the shared implementation draws (the recipe's `crop`).
+const SHARED_CROP: &str = "RandomCrop224";
+
+/// What every loader thread builds its recipe from.
+pub(super) struct Stages {
+    pub transform: String,
+    pub params: Value,
+    /// The ceiling row: no transform.
+    pub ceiling: bool,
+    /// The shared crop's size, when the transform is not itself the crop.
+    pub crop: Option<(usize, usize)>,
+    norm: Normalize,
+    seed: u64,
+    /// A debug fault that fires inside the loader instead of the transform.
+    pub fault: Option<Fault>,
+}
+
+pub(super) fn stages(req: &PipelinePrepareRequest) -> Result<Stages, Failure> {
+    let crop = match &req.crop {
+        None => None,
+        Some(stage) if stage.name == SHARED_CROP => {
+            let p = Params::new(&stage.name, &stage.params);
+            Some((p.dim("width")? as usize, p.dim("height")? as usize))
+        }
+        Some(stage) => {
+            let msg = format!(
+                "the native loader's shared crop is {SHARED_CROP}, not {}",
+                stage.name
+            );
+            return Err(failure(FailureKind::Unsupported, msg));
+        }
+    };
+    Ok(Stages {
+        transform: req.transform.clone(),
+        params: req.params.clone(),
+        ceiling: req.ceiling,
+        crop,
+        norm: Normalize::new(req.mean, req.std),
+        seed: req.seed,
+        fault: None,
+    })
+}
+
+/// Each thread's recipe: built inside the thread (a worker gets its own one-thread rayon pool,
+/// so crates that use rayon stay on their loader thread).
+pub(super) fn make_fill<A: Adapter>(source: &Arc<Source<A>>, stages: &Arc<Stages>) -> MakeFill {
+    let (source, stages) = (source.clone(), stages.clone());
+    Arc::new(move |worker: Option<usize>| {
+        let pool = worker.map(|_| own_pool()).transpose()?;
+        let t = transform::<A>(&stages, worker)?;
+        let seed = stages.seed.wrapping_add(worker.map_or(0, |w| w as u64 + 1));
+        let crop = stages.crop.map(|(w, h)| Crop::new(w, h, seed));
+        let report = json!({ "worker": worker, "rayon": rayon::current_num_threads() });
+        let fill = RecipeFill::<A> {
+            source: source.clone(),
+            crop,
+            t,
+            norm: stages.norm,
+            _pool: pool,
+        };
+        Ok((Box::new(fill) as Box<dyn Fill>, report))
+    })
+}
+
+/// A one-thread rayon pool that the calling (loader) thread itself belongs to.
+fn own_pool() -> Result<rayon::ThreadPool, String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .use_current_thread()
+        .build()
+        .map_err(|e| format!("cannot pin the loader thread's rayon pool: {e}"))
+}
+
+/// The thread's transform: none for the ceiling row; a debug fault fires in the loader's worker
+/// threads only (the preflight runs the real recipe).
+fn transform<A: Adapter>(stages: &Stages, worker: Option<usize>) -> Result<Option<Op<A>>, String> {
+    if let Some(f) = stages.fault.filter(|_| worker.is_some()) {
+        return Ok(Some(fault_op::<A>(f)));
+    }
+    if stages.ceiling {
+        return Ok(None);
+    }
+    let p = Params::new(&stages.transform, &stages.params);
+    A::build(&stages.transform, &p)
+        .map(Some)
+        .map_err(|f| f.error)
+}
+
+struct RecipeFill<A: Adapter> {
+    source: Arc<Source<A>>,
+    crop: Option<Crop>,
+    t: Option<Op<A>>,
+    norm: Normalize,
+    /// Keeps this thread's rayon pool alive.
+    _pool: Option<rayon::ThreadPool>,
+}
+
+impl<A: Adapter> Fill for RecipeFill<A> {
+    fn fill(&mut self, index: u64, batch: &mut Batch, slot: usize) -> Result<(), String> {
+        let i = index as usize;
+        match &*self.source.clone() {
+            Source::Items(items) => {
+                let item = items.get(i).ok_or_else(|| format!("no item {index}"))?;
+                self.recipe(item, batch, slot)
+                    .map_err(|e| format!("item {index}: {e}"))
+            }
+            Source::Paths(paths) => {
+                let path = paths.get(i).ok_or_else(|| format!("no item {index}"))?;
+                let item = read::<A>(path)?;
+                self.recipe(&item, batch, slot)
+                    .map_err(|e| format!("{path}: {e}"))
+            }
+        }
+    }
+}
+
+impl<A: Adapter> RecipeFill<A> {
+    fn recipe(&mut self, item: &A::Item, batch: &mut Batch, slot: usize) -> Result<(), String> {
+        let norm = self.norm;
+        match (self.crop.as_mut(), self.t.as_mut()) {
+            (Some(crop), None) => batch.put(slot, crop.apply(A::pixels(item))?, &norm),
+            (Some(crop), Some(t)) => {
+                let (w, h) = crop.size();
+                let cropped = A::convert(w as u32, h as u32, crop.apply_owned(A::pixels(item))?)?;
+                batch.put(slot, A::out_pixels(&t(&cropped)?), &norm)
+            }
+            (None, Some(t)) => batch.put(slot, A::out_pixels(&t(item)?), &norm),
+            (None, None) => batch.put(slot, A::pixels(item), &norm),
+        }
+    }
+}
+
+/// A transform that fires `f` on every item, as a crashing or hanging augmentation would (the
+/// ceiling row too, so a test can break any row).
+fn fault_op<A: Adapter>(f: Fault) -> Op<A> {
+    Box::new(move |_| trigger(f))
+}
+
+/// Decodes one file inside the loader (decode scopes), named in the error.
+fn read<A: Adapter>(path: &str) -> Result<A::Item, String> {
+    let (rgb, _) = load::decode(std::path::Path::new(path))
+        .map_err(|e| format!("could not decode {path}: {e}"))?;
+    A::convert(rgb.width, rgb.height, rgb.data).map_err(|e| format!("{path}: {e}"))
+}
