@@ -14,7 +14,7 @@ use rand::Rng;
 
 use super::draw;
 use super::params::{Interp, Params};
-use super::session::{Adapter, Op, unsupported};
+use super::session::{Adapter, Op, rgb_pixels, unsupported};
 use crate::loader::Pixels;
 use crate::protocol::Failure;
 
@@ -40,12 +40,7 @@ impl Adapter for Imageproc {
     }
 
     fn pixels(item: &RgbImage) -> Pixels<'_> {
-        Pixels {
-            width: item.width() as usize,
-            height: item.height() as usize,
-            channels: 3,
-            data: item.as_raw(),
-        }
+        rgb_pixels(item)
     }
 
     fn out_pixels(out: &RgbImage) -> Pixels<'_> {

@@ -237,6 +237,16 @@ fn not_prepared() -> Failure {
     )
 }
 
+/// The pixels of an `image::RgbImage` (the `image` and `imageproc` adapters' item type).
+pub(crate) fn rgb_pixels(img: &image::RgbImage) -> Pixels<'_> {
+    Pixels {
+        width: img.width() as usize,
+        height: img.height() as usize,
+        channels: 3,
+        data: img.as_raw(),
+    }
+}
+
 /// A transform this crate lacks.
 pub(crate) fn unsupported(library: &str, name: &str, reason: &str) -> Failure {
     failure(
