@@ -53,6 +53,6 @@ for group in pillow albumentationsx torch_stack; do
     albumentationsx) expect=albumentationsx ;;
     torch_stack) expect=torchvision,kornia,pillow ;;
   esac
-  AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only "$envpy" -m pytest -q -p no:cacheprovider python/tests/test_protocol.py python/tests/test_adapters.py python/tests/test_pipeline.py
+  AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only "$envpy" -m pytest -q -p no:cacheprovider python/tests/test_protocol.py python/tests/test_adapters.py python/tests/test_pipeline.py python/tests/test_video.py
 done
 echo "all tests passed"

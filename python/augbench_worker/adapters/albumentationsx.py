@@ -455,6 +455,7 @@ def _native(apply: Any, name: str) -> Any:
 class AlbumentationsXAdapter(Adapter):
     library = "albumentationsx"
     layout = "HWC"
+    video_layout = "THWC"
     native_type = "numpy.ndarray"
     builders = BUILDERS
     rgb_only = RGB_ONLY
@@ -522,6 +523,20 @@ class AlbumentationsXAdapter(Adapter):
         if image is None:
             raise ValueError("OpenCV could not decode the file")
         return image
+
+    def stack_clip(self, frames: list[np.ndarray]) -> np.ndarray:
+        return np.ascontiguousarray(np.stack(frames))  # THWC uint8
+
+    def video_apply(self, apply: Any) -> Any:
+        transform = getattr(apply, "transform", None)
+        if transform is None:
+            raise Unsupported("this transform has no clip form here (no AlbumentationsX transform object)")
+
+        def clip(frames: np.ndarray) -> np.ndarray:
+            return transform(images=frames)["images"]  # one parameter draw for the whole clip
+
+        clip.transform = transform  # type: ignore[attr-defined]
+        return clip
 
     def replicate(self, item: np.ndarray, times: int) -> np.ndarray:
         return np.ascontiguousarray(np.concatenate([item] * times, axis=2))

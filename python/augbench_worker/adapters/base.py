@@ -59,6 +59,7 @@ class Adapter:
 
     library = ""
     layout = ""  # HWC, CHW or PIL
+    video_layout = ""  # THWC or TCHW: the library's native clip layout ("" = no clips here)
     native_type = ""  # shown in contract errors
     builders: dict[str, Builder] = {}
     reasons: dict[str, str] = {}  # transforms known to be missing, with why
@@ -76,6 +77,7 @@ class Adapter:
         self.current_seed = DEFAULT_SEED
         self.preloaded = True  # pipeline decode scopes hold paths and decode inside the loader
         self.pipeline = False  # media loaded for pipeline mode (read with the pipeline decoder)
+        self.video = False  # items are clips (``video_layout``), one transform call per clip
 
     # ----- library hooks -------------------------------------------------------------
     def versions(self) -> dict[str, str]:
@@ -89,6 +91,21 @@ class Adapter:
 
     def decode(self, path: str) -> Any:
         raise NotImplementedError
+
+    def stack_clip(self, frames: list[Any]) -> Any:
+        """Frames (each as ``decode`` returns it) as one clip in ``video_layout``."""
+        raise NotImplementedError
+
+    def video_apply(self, apply: Apply) -> Apply:
+        """The transform applied to a whole clip with one parameter draw (default: as is)."""
+        return apply
+
+    def decode_clip(self, folder: str) -> Any:
+        """A clip folder's frames, in sorted file-name order (the coordinator wrote them so)."""
+        names = sorted(n for n in os.listdir(folder) if not n.startswith("."))
+        if not names:
+            raise ValueError("the clip folder holds no frames")
+        return self.stack_clip([self.decode(os.path.join(folder, n)) for n in names])
 
     def replicate(self, item: Any, times: int) -> Any:
         """Stack the RGB item ``times`` times along the channel axis (multichannel scenarios)."""
@@ -154,8 +171,8 @@ class Adapter:
     # ----- protocol operations ------------------------------------------------------
     def load(self, request: dict) -> dict:
         media = request.get("media", "image")
-        if media != "image":
-            raise Unsupported(f"the {self.library} worker measures images; media {media!r} is not implemented")
+        self.video = self._check_media(media, request)
+        self.layout = self.video_layout if self.video else type(self).layout
         paths = request.get("paths")
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or not paths:
             raise BadRequest('"paths" must be a non-empty list of strings')
@@ -173,7 +190,8 @@ class Adapter:
         self.pipeline = pipeline
         self.preloaded = not pipeline or request.get("preload", True) is not False
         started = time.perf_counter()
-        skipped = self._decode_all(paths, self.pipeline_decode if pipeline else self.decode)
+        read = self.decode_clip if self.video else self.decode
+        skipped = self._decode_all(paths, self.pipeline_decode if pipeline else read)
         self.sync()
         decode_seconds = time.perf_counter() - started
         if not self.items:
@@ -191,6 +209,20 @@ class Adapter:
             "layout": self.layout,
             "skipped": skipped,
         }
+
+    def _check_media(self, media: Any, request: dict) -> bool:
+        """Whether the items are video clips; refuses what this worker cannot measure."""
+        if media == "image":
+            return False
+        if media != "video":
+            raise BadRequest(f'"media" must be "image" or "video", got {media!r}')
+        if not self.video_layout:
+            raise Unsupported(f"{self.library} has no video clip layout in augbench")
+        if request.get("pipeline", False) is True:
+            raise Unsupported("video pipeline rows are not built yet: measure clips in micro mode")
+        if request.get("channels", 3) != 3:
+            raise Unsupported("video clips are RGB")
+        return True
 
     def _decode_all(self, paths: list[str], decode: Callable[[str], Any]) -> list[dict[str, str]]:
         if not self.preloaded:  # a decode scope: the loader decodes; a missing file is skipped now
@@ -229,6 +261,10 @@ class Adapter:
         self.current_seed = _int_field(request, "seed", 0, default=DEFAULT_SEED)
         self.seed(self.current_seed)
         apply = self.build(name, params)
+        if self.video:
+            if batch > 1:
+                raise Unsupported("clips have no batched regime: each clip is one call")
+            apply = self.video_apply(apply)
         if batch > 1:
             self.prepare_batch(batch)
         force = self.force

@@ -18,7 +18,7 @@ import kornia.augmentation as K
 import torch
 from kornia.io import ImageLoadType, load_image
 
-from ..protocol import BadRequest
+from ..protocol import BadRequest, Unsupported
 from .base import registry
 from .torch_common import TorchAdapter
 
@@ -380,6 +380,7 @@ def _snow(p: dict) -> Any:
 class KorniaAdapter(TorchAdapter):
     library = "kornia"
     layout = "CHW"
+    video_layout = "TCHW"  # float32 on the CPU; same_on_batch: one parameter draw per clip
     builders = BUILDERS
     reasons = REASONS
     rgb_only = RGB_ONLY
@@ -448,6 +449,16 @@ class KorniaAdapter(TorchAdapter):
 
     def decode(self, path: str) -> torch.Tensor:
         return load_image(path, ImageLoadType.RGB32, device="cpu")  # float32 CHW in [0, 1]
+
+    def stack_clip(self, frames: list[torch.Tensor]) -> torch.Tensor:
+        return torch.stack(frames).contiguous()  # TCHW float32 in [0, 1]
+
+    def video_apply(self, apply: Any) -> Any:
+        module = getattr(apply, "module", apply)
+        if not hasattr(module, "same_on_batch"):
+            raise Unsupported("this transform has no clip form here (not a kornia.augmentation module)")
+        module.same_on_batch = True  # the clip's T frames share one parameter draw
+        return apply
 
     def build(self, name: str, params: dict) -> Any:
         apply = super().build(name, params)

@@ -237,6 +237,7 @@ def _jpeg(p: dict) -> Any:
 class TorchvisionAdapter(TorchAdapter):
     library = "torchvision"
     layout = "CHW"
+    video_layout = "TCHW"  # v2 transforms treat the leading T axis as a batch: one draw per clip
     builders = BUILDERS
     reasons = REASONS
     rgb_only = RGB_ONLY
@@ -267,6 +268,9 @@ class TorchvisionAdapter(TorchAdapter):
 
     def decode(self, path: str) -> Any:
         return decode_image(path, mode=ImageReadMode.RGB)  # uint8 CHW
+
+    def stack_clip(self, frames: list[Any]) -> Any:
+        return torch.stack(frames).contiguous()  # TCHW uint8
 
 
 ADAPTER = TorchvisionAdapter

@@ -1,0 +1,111 @@
+"""Video clips through the real protocol: AlbumentationsX (THWC uint8 via ``images=``),
+torchvision (TCHW uint8) and Kornia (TCHW float32) load clip folders and run every transform of
+the video set once per clip; supported transforms keep the clip's frame axis and meet the spec's
+output rule, the rest answer ``unsupported``. A random transform draws its parameters once per
+clip: on a clip of identical frames every output frame is the same. Pillow has no clip layout.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import LIBRARY_MODULES, WorkerClient, _encode, _synthetic, load_registry, load_set
+from test_adapters import require_library
+
+REGISTRY = load_registry()
+FRAMES = 4
+VIDEO_LIBRARIES = ["albumentationsx", "torchvision", "kornia"]
+AXES = {"THWC": (-1, [1, 2]), "TCHW": (1, [2, 3])}  # channel axis, spatial axes
+_workers: dict[str, WorkerClient] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_workers():
+    yield
+    for client in _workers.values():
+        client.close()
+    _workers.clear()
+
+
+@pytest.fixture(scope="session")
+def clip_dirs(tmp_path_factory) -> list[str]:
+    """Two clip folders of FRAMES frames each (the second: one frame repeated)."""
+    pytest.importorskip("numpy")
+    root = tmp_path_factory.mktemp("clips")
+    folders = []
+    for clip in range(2):
+        folder = root / f"clip_{clip:03d}"
+        folder.mkdir()
+        for t in range(FRAMES):
+            frame = _synthetic(256, 320, seed=clip * 10 + (t if clip == 0 else 0))
+            _encode(frame, folder / f"frame_{t:03d}.jpg")
+        folders.append(str(folder))
+    return folders
+
+
+def clip_worker(library: str, folders: list[str]) -> WorkerClient:
+    require_library(library)
+    if library not in _workers:
+        client = WorkerClient("--library", library)
+        assert client.request("hello")["ok"]
+        loaded = client.request("load", media="video", paths=folders, channels=3, clip_length=FRAMES, device="cpu")
+        assert loaded["ok"], loaded
+        assert loaded["count"] == len(folders) and loaded["layout"] in AXES, loaded
+        _workers[library] = client
+    return _workers[library]
+
+
+def assert_clip_contract(name: str, checked: dict) -> None:
+    spec, layout = REGISTRY[name], checked["layout"]
+    channel, spatial = AXES[layout]
+    shape_in, shape_out = checked["input_shape"], checked["output_shape"]
+    assert shape_out[0] == shape_in[0] == FRAMES, checked  # the frame axis survives
+    assert shape_out[channel] == shape_in[channel], checked
+    if spec["rule"] == "same":
+        assert shape_out == shape_in, checked
+    elif spec["rule"] == "fixed":
+        assert [shape_out[a] for a in spatial] == spec["size"], checked
+    expected_dtype = checked["input_dtype"] if spec["dtype"] == "same" else spec["dtype"]
+    assert checked["output_dtype"] == expected_dtype, checked
+
+
+CASES = [pytest.param(lib, name, id=f"{lib}-{name}") for lib in VIDEO_LIBRARIES for name in load_set("video")]
+
+
+@pytest.mark.parametrize(("library", "name"), CASES)
+def test_clip_contract(library: str, name: str, clip_dirs: list[str]) -> None:
+    client = clip_worker(library, clip_dirs)
+    prepared = client.request("prepare", transform=name, params=REGISTRY[name]["params"], device="cpu")
+    if not prepared["ok"]:
+        assert prepared["kind"] == "unsupported" and len(prepared["error"]) > 10, prepared
+        return
+    checked = client.request("check")
+    assert checked["ok"], checked
+    assert_clip_contract(name, checked)
+    timed = client.request("time", start=0, count=2, loops=2)
+    assert timed["ok"], timed
+
+
+@pytest.mark.parametrize("library", VIDEO_LIBRARIES)
+def test_one_parameter_draw_per_clip(library: str, clip_dirs: list[str]) -> None:
+    """Item 1 holds one frame four times: a random crop must cut every frame the same way."""
+    import numpy as np
+
+    module = pytest.importorskip(LIBRARY_MODULES[library])
+    assert module is not None
+    from augbench_worker.adapters import create
+
+    adapter = create(library)
+    adapter.load({"media": "video", "paths": clip_dirs, "channels": 3, "device": "cpu"})
+    name = "RandomResizedCrop"
+    adapter.prepare({"transform": name, "params": REGISTRY[name]["params"], "seed": 3})
+    for _ in range(3):
+        out = adapter.prepared.run(adapter.items[1])
+        frames = np.asarray(out.cpu() if hasattr(out, "cpu") else out)
+        assert all(np.array_equal(frames[0], frames[t]) for t in range(1, FRAMES)), library
+
+
+def test_pillow_has_no_clip_layout(clip_dirs: list[str], worker_factory) -> None:
+    pytest.importorskip("PIL")
+    client = worker_factory("--library", "pillow")
+    loaded = client.request("load", media="video", paths=clip_dirs, channels=3, device="cpu")
+    assert not loaded["ok"] and loaded["kind"] == "unsupported", loaded
