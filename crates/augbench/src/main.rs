@@ -5,10 +5,8 @@ mod cmd;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = cmd::Cli::parse();
+    let cli = cmd::parse();
     match cmd::dispatch(cli) {
         Ok(code) => code,
         Err(err) => cmd::report_error(&err),

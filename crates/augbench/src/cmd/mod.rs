@@ -7,6 +7,7 @@ mod config_args;
 pub mod data;
 pub mod docs;
 pub mod env;
+pub mod help;
 pub mod list;
 pub mod plan;
 pub mod plot;
@@ -19,7 +20,7 @@ pub mod worker;
 use std::process::ExitCode;
 
 use augbench_core::{ConfigError, UsageError};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// augbench — fair, reproducible benchmarks of image and video augmentation libraries.
 #[derive(Debug, Parser)]
@@ -60,6 +61,13 @@ pub enum Command {
     /// Serve the worker protocol for a native Rust library (used by `run`).
     #[command(hide = true)]
     Worker(worker::Args),
+}
+
+/// Parses the command line with the docs pointer added to every help page; exits on bad usage
+/// (code 2) or after printing help, as clap does.
+pub fn parse() -> Cli {
+    let mut matches = help::with_docs(Cli::command()).get_matches();
+    Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.exit())
 }
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
