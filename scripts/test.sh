@@ -31,8 +31,8 @@ step "rust: build"
 cargo build --release -p augbench
 export AUGBENCH_BIN="$PWD/target/release/augbench"
 
-step "python: library environments (cached under the augbench cache)"
-for group in pillow albumentationsx torch_stack; do
+step "python: library and video-decode environments (cached under the augbench cache)"
+for group in pillow albumentationsx torch_stack video_decode; do
   "$AUGBENCH_BIN" env build "$group" --no-refresh-requirements
 done
 
@@ -55,4 +55,7 @@ for group in pillow albumentationsx torch_stack; do
   esac
   AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only "$envpy" -m pytest -q -p no:cacheprovider python/tests/test_protocol.py python/tests/test_adapters.py python/tests/test_pipeline.py python/tests/test_video.py
 done
+
+step "python: clip decoder (sampling rule, AVI round trip), inside the video_decode environment"
+PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python video_decode)" -m pytest -q -p no:cacheprovider python/tests/test_clips_decode.py
 echo "all tests passed"

@@ -209,6 +209,8 @@ pub struct Overrides {
     pub transform_set: Option<TransformSet>,
     pub spec: Option<PathBuf>,
     pub num_items: Option<u64>,
+    /// Frames per video clip.
+    pub clip_length: Option<u64>,
     pub num_runs: Option<u64>,
     pub device: Option<Device>,
     pub workers: Option<u64>,
@@ -229,6 +231,7 @@ impl Overrides {
         set_if(&mut cfg.selection.transform_set, &self.transform_set);
         set_if(&mut cfg.selection.spec, &self.spec);
         set_if(&mut cfg.data.num_items, &self.num_items);
+        set_if(&mut cfg.data.clip_length, &self.clip_length);
         set_if(&mut cfg.execution.num_runs, &self.num_runs);
         set_if(&mut cfg.execution.device, &self.device);
         set_if(&mut cfg.execution.workers, &self.workers);

@@ -164,8 +164,19 @@ pub const SYNTH_IMAGE_SIZES: &[(u32, u32, u32)] = &[
 ];
 /// JPEG quality of the synthetic images and video frames.
 pub const SYNTH_JPEG_QUALITY: u8 = 90;
-/// Frame size (width, height) of synthetic video clips; each clip has `DEFAULT_CLIP_LENGTH` frames.
-pub const SYNTH_VIDEO_SIZE: (u32, u32) = (256, 256);
+/// Frame size (width, height) of the synthetic video files: UCF101's 320×240.
+pub const SYNTH_VIDEO_SIZE: (u32, u32) = (320, 240);
+/// Frame rate of the synthetic video files (UCF101's 25 fps).
+pub const SYNTH_VIDEO_FPS: u32 = 25;
+/// Frame counts of the synthetic video files: each draws its own from this inclusive range
+/// (UCF101-like clips of 1.6–4.8 s at 25 fps).
+pub const SYNTH_VIDEO_FRAMES: (u64, u64) = (40, 120);
+/// Clip cache: a video whose frames are narrower or lower than this (in pixels) is skipped as
+/// too small to augment (a 1×1 video decodes, but no crop or resize of it means anything).
+pub const MIN_VIDEO_SIDE: u32 = 16;
+/// Clip cache: a video's decoded frames are held (so it is decoded once) up to this many bytes;
+/// a longer video is read a second time for only its sampled frames.
+pub const CLIP_DECODE_MEMORY_BYTES: u64 = 1 << 30;
 /// Reports: the library whose speedup over the others tables and plots show, when present.
 pub const DEFAULT_REFERENCE_LIBRARY: &str = "albumentationsx";
 /// Regression check: smallest relative change of the median (0.05 = 5%) that can be a

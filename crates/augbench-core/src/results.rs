@@ -125,6 +125,24 @@ pub struct DatasetInfo {
     /// Files skipped as unreadable or corrupt, and files converted (grayscale/RGBA → RGB).
     pub skipped: u64,
     pub converted: u64,
+    /// Video: how the clips every library loaded were made (absent for images and old files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clips: Option<ClipsInfo>,
+}
+
+/// Video clips: sampled once, by one decoder, into a cache every library reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClipsInfo {
+    /// Frames per clip.
+    pub clip_length: u64,
+    /// The frame-index rule, with its version (e.g. `linspace-floor-repeat-last/v1`).
+    pub sampling_rule: String,
+    /// Who decoded the video files (`opencv-python-headless 5.0.0`), or how frame folders were
+    /// read (`frame-files (copied)`), joined by ` + ` when the dataset has both.
+    pub decoder: String,
+    /// The clip cache folder the workers read.
+    pub cache: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -165,8 +165,9 @@ fn libraries_support_selection(cfg: &RunConfig, scenario: &ScenarioInfo, src: &S
 
 fn positive_counts(cfg: &RunConfig, src: &Source) -> Check {
     let e = &cfg.execution;
-    let checks: [(&[&str], Option<u64>); 5] = [
+    let checks: [(&[&str], Option<u64>); 6] = [
         (&["data", "num_items"], cfg.data.num_items),
+        (&["data", "clip_length"], cfg.data.clip_length),
         (&["execution", "num_runs"], e.num_runs),
         (&["execution", "processes"], e.processes),
         (&["execution", "batch_size"], e.batch_size),

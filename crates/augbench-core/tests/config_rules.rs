@@ -503,6 +503,7 @@ fn every_override() -> Overrides {
         transform_set: Some(TransformSet::All),
         spec: Some("my_spec.py".into()),
         num_items: Some(7),
+        clip_length: Some(8),
         num_runs: Some(9),
         device: Some(Device::Auto),
         workers: Some(6),
@@ -540,6 +541,7 @@ fn typed_flags_win_over_the_file() {
     assert_eq!(cfg.selection.transform_set, o.transform_set);
     assert_eq!(cfg.selection.spec, o.spec);
     assert_eq!(cfg.data.num_items, Some(7));
+    assert_eq!(cfg.data.clip_length, Some(8));
     assert_eq!(cfg.execution.num_runs, Some(9));
     assert_eq!(cfg.execution.device, Some(Device::Auto));
     assert_eq!(cfg.execution.workers, Some(6));

@@ -1,5 +1,6 @@
 //! The cache root: `$AUGBENCH_CACHE` if set, else the platform user cache dir + `augbench`.
-//! Environments, the uv augbench installed and synthetic datasets all live below it.
+//! Environments, the uv augbench installed, synthetic datasets and video clip caches all live
+//! below it.
 
 use std::path::PathBuf;
 
@@ -24,4 +25,9 @@ pub fn datasets_dir() -> PathBuf {
 
 pub fn tools_dir() -> PathBuf {
     cache_root().join("tools")
+}
+
+/// Video clip caches; inside the datasets folder, so `augbench data clean` empties them too.
+pub fn clips_dir() -> PathBuf {
+    datasets_dir().join("clips")
 }

@@ -46,7 +46,8 @@ impl RunReport {
     }
 }
 
-/// Media for every job of the run: a scanned `data_dir` or the cached synthetic dataset.
+/// Media for every job of the run: a scanned `data_dir` or the cached synthetic dataset; for
+/// video, the clip folders of the clip cache.
 pub struct Media {
     pub paths: Vec<String>,
     pub info: augbench_core::results::DatasetInfo,
@@ -55,7 +56,7 @@ pub struct Media {
 pub fn prepare_media(cfg: &RunConfig, mp: &MultiProgress) -> anyhow::Result<Media> {
     let media = cfg.selection.media.unwrap_or(augbench_core::Media::Image);
     let n = cfg.data.num_items;
-    let (items, info) = match &cfg.data.data_dir {
+    let (mut items, mut info) = match &cfg.data.data_dir {
         Some(dir) => {
             let s = media::scan(dir, media, n)?;
             (s.items, s.info)
@@ -67,8 +68,32 @@ pub fn prepare_media(cfg: &RunConfig, mp: &MultiProgress) -> anyhow::Result<Medi
             (d.items, d.info)
         }
     };
+    if media == augbench_core::Media::Video {
+        let clips = video_clips(cfg, &items, mp)?;
+        info.skipped = clips.skipped().count() as u64;
+        info.clips = Some(clips.info.clone());
+        items = clips.clips;
+    }
     let paths = items.iter().map(|p| p.display().to_string()).collect();
     Ok(Media { paths, info })
+}
+
+/// The clip cache of the video inputs (decoding them on first use), its skips reported.
+fn video_clips(
+    cfg: &RunConfig,
+    items: &[PathBuf],
+    mp: &MultiProgress,
+) -> anyhow::Result<media::ClipCache> {
+    let clip_length = cfg.data.clip_length.unwrap_or(policy::DEFAULT_CLIP_LENGTH);
+    let decoder = if items.iter().any(|p| media::scan::is_video_file(p)) {
+        let refresh = cfg.execution.refresh_requirements.unwrap_or(true);
+        Some(media::Decoder::ensure(refresh, Some(mp))?)
+    } else {
+        None
+    };
+    let clips = media::clip_cache::build(items, clip_length, decoder.as_ref(), Some(mp))?;
+    clips.report(mp);
+    Ok(clips)
 }
 
 /// Writes `<out>/resolved_config.yaml`; feeding it back reproduces the plan.

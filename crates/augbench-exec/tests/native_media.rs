@@ -1,5 +1,6 @@
 //! The synthetic dataset on disk: written once per key, reused, byte-identical for the same
-//! inputs, never left half-written; and the scan of the folder it produces.
+//! inputs, never left half-written (videos are MJPEG AVI files); and the scan of the folder it
+//! produces.
 
 use augbench_core::Media;
 use augbench_exec::media::{dataset, scan};
@@ -55,12 +56,13 @@ fn an_incomplete_cached_dataset_is_regenerated() {
 }
 
 #[test]
-fn synthetic_clips_are_folders_of_frames() {
+fn synthetic_videos_are_avi_files() {
     let a = tempfile::tempdir().unwrap();
     let ds = dataset::synthetic_dataset_in(a.path(), 1, 2, Media::Video, None).unwrap();
     assert_eq!(ds.items.len(), 2);
-    let frames = std::fs::read_dir(&ds.items[0]).unwrap().count() as u64;
-    assert_eq!(frames, augbench_core::policy::DEFAULT_CLIP_LENGTH);
+    assert_eq!(ds.info.extensions, vec!["avi"]);
+    let head = std::fs::read(&ds.items[0]).unwrap();
+    assert_eq!((&head[..4], &head[8..12]), (&b"RIFF"[..], &b"AVI "[..]));
     let s = scan::scan(&ds.root, Media::Video, None).unwrap();
     assert_eq!(s.items, ds.items);
 }

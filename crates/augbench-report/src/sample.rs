@@ -118,6 +118,7 @@ fn metadata(scenario: &str, mode: Mode, library: &str, version: &str, media: Med
             extensions: vec!["jpg".into()],
             skipped: 0,
             converted: 0,
+            clips: None,
         },
         timing: TimingInfo {
             backend: "sample".into(),

@@ -85,3 +85,19 @@ fn clean_removes_the_dataset_cache() {
         "only the datasets part of the cache goes"
     );
 }
+
+#[test]
+fn synth_video_writes_avi_files() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("v");
+    augbench(t.path())
+        .args(["data", "synth", "--video", "--n", "2", "--out"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(contains("wrote 2 videos"));
+    let files = listing(&out);
+    let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+    assert_eq!(names, vec!["video_000000.avi", "video_000001.avi"]);
+    assert!(files.iter().all(|f| f.1.starts_with(b"RIFF")));
+}

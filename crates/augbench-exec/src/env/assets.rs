@@ -1,5 +1,6 @@
 //! What ships inside the binary: each group's requirement input (`envs/<group>.in`) and pinned lock
-//! (`envs/<group>.txt`), and the Python worker package, extracted on demand into the cache.
+//! (`envs/<group>.txt`), and the Python packages (the worker, and the clip-cache video decoder),
+//! extracted on demand into the cache.
 
 use std::path::PathBuf;
 
@@ -8,6 +9,7 @@ use include_dir::{Dir, include_dir};
 use sha2::{Digest, Sha256};
 
 static WORKER_PACKAGE: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../python/augbench_worker");
+static CLIPS_PACKAGE: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../python/augbench_clips");
 
 pub struct GroupAssets {
     pub name: &'static str,
@@ -32,7 +34,15 @@ pub const GROUPS: &[GroupAssets] = &[
         input: include_str!("../../../../envs/pillow.in"),
         lock: include_str!("../../../../envs/pillow.txt"),
     },
+    GroupAssets {
+        name: VIDEO_DECODE_GROUP,
+        input: include_str!("../../../../envs/video_decode.in"),
+        lock: include_str!("../../../../envs/video_decode.txt"),
+    },
 ];
+
+/// The group whose OpenCV decodes video files into the clip cache (no library runs in it).
+pub const VIDEO_DECODE_GROUP: &str = "video_decode";
 
 pub fn group_assets(name: &str) -> Option<&'static GroupAssets> {
     GROUPS.iter().find(|g| g.name == name)
@@ -41,10 +51,21 @@ pub fn group_assets(name: &str) -> Option<&'static GroupAssets> {
 /// Extracts the embedded worker package once per content hash; returns the folder to put on
 /// `PYTHONPATH` (it contains `augbench_worker/`).
 pub fn worker_source_dir() -> anyhow::Result<PathBuf> {
+    package_source_dir("augbench_worker", &WORKER_PACKAGE)
+}
+
+/// Extracts the embedded clip decoder package (`augbench_clips/`) the same way.
+pub fn clips_source_dir() -> anyhow::Result<PathBuf> {
+    package_source_dir("augbench_clips", &CLIPS_PACKAGE)
+}
+
+/// Extracts `package` once per content hash into `<cache>/worker-src/<hash>/<package>/`.
+fn package_source_dir(package: &str, dir: &'static Dir<'static>) -> anyhow::Result<PathBuf> {
     let mut files = Vec::new();
-    collect(&WORKER_PACKAGE, &mut files);
+    collect(dir, &mut files);
     files.sort_by(|a, b| a.0.cmp(&b.0));
     let mut h = Sha256::new();
+    h.update(package.as_bytes());
     for (path, bytes) in &files {
         h.update(path.to_string_lossy().as_bytes());
         h.update(bytes);
@@ -58,14 +79,15 @@ pub fn worker_source_dir() -> anyhow::Result<PathBuf> {
     }
     let tmp = root.with_extension(format!("tmp-{}", std::process::id()));
     for (path, bytes) in &files {
-        let dest = tmp.join("augbench_worker").join(path);
+        let dest = tmp.join(package).join(path);
         if let Some(parent) = dest.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("creating {}", parent.display()))?;
         }
         std::fs::write(&dest, bytes).with_context(|| format!("writing {}", dest.display()))?;
     }
-    std::fs::write(tmp.join(".complete"), b"").context("marking worker source complete")?;
+    std::fs::write(tmp.join(".complete"), b"")
+        .with_context(|| format!("marking {package} source complete"))?;
     match std::fs::rename(&tmp, &root) {
         Ok(()) => Ok(root),
         // Another augbench extracted the same content first: use theirs.
@@ -73,7 +95,9 @@ pub fn worker_source_dir() -> anyhow::Result<PathBuf> {
             let _ = std::fs::remove_dir_all(&tmp);
             Ok(root)
         }
-        Err(e) => Err(e).with_context(|| format!("moving worker source into {}", root.display())),
+        Err(e) => {
+            Err(e).with_context(|| format!("moving {package} source into {}", root.display()))
+        }
     }
 }
 
@@ -114,5 +138,9 @@ mod tests {
         let mut files = Vec::new();
         collect(&WORKER_PACKAGE, &mut files);
         assert!(files.iter().any(|(p, _)| p.ends_with("__main__.py")));
+        let mut files = Vec::new();
+        collect(&CLIPS_PACKAGE, &mut files);
+        assert!(files.iter().any(|(p, _)| p.ends_with("decode.py")));
+        assert!(group_assets(VIDEO_DECODE_GROUP).is_some());
     }
 }

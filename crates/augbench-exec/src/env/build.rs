@@ -26,6 +26,14 @@ pub struct EnvInfo {
     pub built: bool,
 }
 
+impl EnvInfo {
+    /// The lock the environment was built from (kept in its completion marker).
+    pub fn lock(&self) -> anyhow::Result<String> {
+        let marker = self.dir.join(COMPLETE);
+        std::fs::read_to_string(&marker).with_context(|| format!("reading {}", marker.display()))
+    }
+}
+
 fn env_key(group: &str, lock: &str, py_version: &str) -> String {
     let mut h = Sha256::new();
     for part in [group, py_version, lock] {

@@ -1,7 +1,7 @@
-//! Reading a real `data_dir`: image files found recursively by extension, or video clips as
-//! folders of frame images; sorted, truncated to `num_items`, with the dataset facts
-//! (file count, bytes, extensions) the results record. Decoding and validation happen later,
-//! in the worker's `load` (which skips corrupt files and counts conversions).
+//! Reading a real `data_dir`: image files found recursively by extension, or for video, video
+//! files (`.mp4 .avi .mov .mkv .webm`) and folders of frame images; sorted, truncated to
+//! `num_items`, with the dataset facts (file count, bytes, extensions) the results record.
+//! Decoding and validation happen later (the clip cache for video, the worker's `load` for images).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -12,6 +12,8 @@ use augbench_core::{Media, UsageError};
 
 /// Image file extensions read from a data folder (lower case; matching ignores case).
 pub const IMAGE_EXTENSIONS: &[&str] = &["jpg", "jpeg", "png", "bmp", "webp"];
+/// Video file extensions read from a data folder for video (lower case; matching ignores case).
+pub const VIDEO_EXTENSIONS: &[&str] = &["mp4", "avi", "mov", "mkv", "webm"];
 
 #[derive(Debug, Clone)]
 pub struct Scanned {
@@ -20,9 +22,36 @@ pub struct Scanned {
     pub info: DatasetInfo,
 }
 
-fn extension(path: &Path) -> Option<String> {
+/// The lower-case extension of `path` when it is one of `known`.
+fn extension_in(path: &Path, known: &[&str]) -> Option<String> {
     let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-    IMAGE_EXTENSIONS.contains(&ext.as_str()).then_some(ext)
+    known.contains(&ext.as_str()).then_some(ext)
+}
+
+fn extension(path: &Path) -> Option<String> {
+    extension_in(path, IMAGE_EXTENSIONS).or_else(|| extension_in(path, VIDEO_EXTENSIONS))
+}
+
+/// Whether `path` names a video file (by extension).
+pub fn is_video_file(path: &Path) -> bool {
+    extension_in(path, VIDEO_EXTENSIONS).is_some()
+}
+
+/// The frame images directly inside a frame folder, sorted by name (their time order).
+pub fn frame_files(folder: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(folder)
+        .with_context(|| format!("reading folder {}", folder.display()))?;
+    let mut frames = Vec::new();
+    for entry in entries {
+        let path = entry
+            .with_context(|| format!("reading folder {}", folder.display()))?
+            .path();
+        if extension_in(&path, IMAGE_EXTENSIONS).is_some() && path.is_file() {
+            frames.push(path);
+        }
+    }
+    frames.sort();
+    Ok(frames)
 }
 
 /// Scans `dir` for `media`, keeping the first `num_items` items in sorted order.
@@ -37,9 +66,11 @@ pub fn scan(dir: &Path, media: Media, num_items: Option<u64>) -> anyhow::Result<
     let mut files = Vec::new();
     walk(dir, &mut files)?;
     files.sort();
+    let (videos, images): (Vec<PathBuf>, Vec<PathBuf>) =
+        files.into_iter().partition(|f| is_video_file(f));
     let mut items = match media {
-        Media::Image => files.clone(),
-        Media::Video => clip_dirs(&files),
+        Media::Image => images.clone(),
+        Media::Video => video_items(&videos, &images),
     };
     if items.is_empty() {
         return Err(empty(dir, media).into());
@@ -49,25 +80,52 @@ pub fn scan(dir: &Path, media: Media, num_items: Option<u64>) -> anyhow::Result<
     }
     let used: Vec<&PathBuf> = match media {
         Media::Image => items.iter().collect(),
-        Media::Video => files
-            .iter()
-            .filter(|f| f.parent().is_some_and(|p| items.iter().any(|c| c == p)))
-            .collect(),
+        Media::Video => used_by_clips(&items, &images),
     };
     let info = info(dir, media, &items, &used)?;
     Ok(Scanned { items, info })
 }
 
+/// Video items: video files and frame folders together, in sorted order.
+fn video_items(videos: &[PathBuf], images: &[PathBuf]) -> Vec<PathBuf> {
+    let mut items: Vec<PathBuf> = videos.to_vec();
+    items.extend(clip_dirs(images));
+    items.sort();
+    items
+}
+
+/// The files behind video items: each video file, and the frames of each frame folder.
+fn used_by_clips<'a>(items: &'a [PathBuf], images: &'a [PathBuf]) -> Vec<&'a PathBuf> {
+    let folders: BTreeSet<&Path> = items
+        .iter()
+        .filter(|p| !is_video_file(p))
+        .map(PathBuf::as_path)
+        .collect();
+    let frames = images
+        .iter()
+        .filter(|f| f.parent().is_some_and(|p| folders.contains(p)));
+    items
+        .iter()
+        .filter(|p| is_video_file(p))
+        .chain(frames)
+        .collect()
+}
+
 fn empty(dir: &Path, media: Media) -> UsageError {
-    let exts = IMAGE_EXTENSIONS.join(", ");
-    let (what, hint) = match media {
+    let (what, exts, hint) = match media {
         Media::Image => (
             "images",
+            IMAGE_EXTENSIONS.join(", "),
             "add image files, or remove data_dir to use the built-in synthetic dataset",
         ),
         Media::Video => (
-            "video clips (folders of frame images)",
-            "put each clip's frames in its own folder",
+            "videos (video files, or folders of frame images)",
+            format!(
+                "{}; {}",
+                VIDEO_EXTENSIONS.join(", "),
+                IMAGE_EXTENSIONS.join(", ")
+            ),
+            "add video files, or put each clip's frames in its own folder, or remove data_dir to use the built-in synthetic videos",
         ),
     };
     UsageError::new(
@@ -76,7 +134,7 @@ fn empty(dir: &Path, media: Media) -> UsageError {
     )
 }
 
-/// Collects image files below `dir`; symlinked folders are not followed (no loops).
+/// Collects image and video files below `dir`; symlinked folders are not followed (no loops).
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
     let entries =
         std::fs::read_dir(dir).with_context(|| format!("reading folder {}", dir.display()))?;
@@ -130,6 +188,7 @@ fn info(
         extensions: extensions.into_iter().collect(),
         skipped: 0,
         converted: 0,
+        clips: None,
     })
 }
 
@@ -188,5 +247,37 @@ mod tests {
         let s = scan(t.path(), Media::Video, Some(1)).unwrap();
         assert_eq!(s.items, vec![t.path().join("c1")]);
         assert_eq!((s.info.file_count, s.info.total_bytes), (1, 4));
+    }
+
+    #[test]
+    fn video_files_and_frame_folders_are_both_items() {
+        let t = tempfile::tempdir().unwrap();
+        touch(&t.path().join("b/clip.MP4"), 7);
+        touch(&t.path().join("a.avi"), 5);
+        touch(&t.path().join("c/f0.png"), 2);
+        touch(&t.path().join("c/f1.png"), 2);
+        touch(&t.path().join("notes.txt"), 9);
+        let s = scan(t.path(), Media::Video, None).unwrap();
+        let names: Vec<String> = s
+            .items
+            .iter()
+            .map(|p| p.strip_prefix(t.path()).unwrap().display().to_string())
+            .collect();
+        assert_eq!(names, vec!["a.avi", "b/clip.MP4", "c"]);
+        assert_eq!((s.info.file_count, s.info.total_bytes), (3, 16));
+        assert_eq!(s.info.extensions, vec!["avi", "mp4", "png"]);
+        let s = scan(t.path(), Media::Video, Some(2)).unwrap();
+        assert_eq!((s.info.file_count, s.info.total_bytes), (2, 12));
+        let images = scan(t.path(), Media::Image, None).unwrap();
+        assert_eq!(images.info.file_count, 2, "videos are not images");
+    }
+
+    #[test]
+    fn a_folder_without_videos_names_the_video_extensions() {
+        let t = tempfile::tempdir().unwrap();
+        touch(&t.path().join("readme.md"), 1);
+        let e = scan(t.path(), Media::Video, None).unwrap_err();
+        let u = e.downcast_ref::<UsageError>().unwrap();
+        assert!(u.message.contains("mp4, avi"), "{}", u.message);
     }
 }

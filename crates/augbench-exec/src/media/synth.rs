@@ -1,7 +1,8 @@
 //! The deterministic synthetic image generator: ImageNet-like sizes drawn from
 //! `policy::SYNTH_IMAGE_SIZES`, natural-image content (smooth gradients, hard-edged shapes,
 //! value-noise texture at several scales, fine grain), written as JPEG. Image `i` depends only on
-//! (seed, i), so generation runs in parallel and is byte-for-byte reproducible.
+//! (seed, i), so generation runs in parallel and is byte-for-byte reproducible. The synthetic
+//! videos (`synth_video`) pan across scenes rendered here.
 
 use std::path::{Path, PathBuf};
 
@@ -14,8 +15,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-/// Bump when the rendered content changes: it is part of the dataset cache key.
-pub const GENERATOR_VERSION: u32 = 1;
+/// Bump when the rendered content changes (images here, videos in `synth_video`): it is part of
+/// the dataset cache key. v2: videos are MJPEG AVI files instead of folders of frame JPEGs.
+pub const GENERATOR_VERSION: u32 = 2;
 
 /// The generator of item `index` (its own ChaCha stream, so items are independent).
 fn item_rng(seed: u64, index: u64) -> ChaCha8Rng {
@@ -217,54 +219,6 @@ pub fn write_images(
         .collect()
 }
 
-/// Name of clip `index` (a folder of frames) and of frame `t` inside it.
-pub fn clip_name(index: u64) -> String {
-    format!("clip_{index:06}")
-}
-
-pub fn frame_name(t: u64) -> String {
-    format!("frame_{t:03}.jpg")
-}
-
-/// Clip `index`: `frames` frames of `policy::SYNTH_VIDEO_SIZE`, a camera pan across a larger
-/// rendered scene (so consecutive frames share content and move, as real video does).
-pub fn clip(seed: u64, index: u64, frames: u64) -> Vec<RgbImage> {
-    let mut rng = item_rng(seed ^ 0x5649_4445_4F00_0000, index);
-    let (w, h) = policy::SYNTH_VIDEO_SIZE;
-    let margin = 4 * frames as u32;
-    let scene = render(&mut rng, w + margin, h + margin);
-    let (vx, vy) = (rng.random_range(0.0f32..4.0), rng.random_range(0.0f32..4.0));
-    (0..frames)
-        .map(|t| {
-            let (x, y) = ((vx * t as f32) as u32, (vy * t as f32) as u32);
-            image::imageops::crop_imm(&scene, x.min(margin), y.min(margin), w, h).to_image()
-        })
-        .collect()
-}
-
-/// Writes clips `0..count` into `dir` as `clip_NNNNNN/frame_TTT.jpg`; returns the clip folders.
-pub fn write_clips(
-    dir: &Path,
-    seed: u64,
-    count: u64,
-    frames: u64,
-    bar: &ProgressBar,
-) -> anyhow::Result<Vec<PathBuf>> {
-    (0..count)
-        .into_par_iter()
-        .map(|i| {
-            let clip_dir = dir.join(clip_name(i));
-            std::fs::create_dir_all(&clip_dir)
-                .with_context(|| format!("creating {}", clip_dir.display()))?;
-            for (t, frame) in clip(seed, i, frames).iter().enumerate() {
-                write_file(&clip_dir.join(frame_name(t as u64)), &encode_jpeg(frame)?)?;
-            }
-            bar.inc(1);
-            Ok(clip_dir)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,13 +260,5 @@ mod tests {
             local < 0.5 * var,
             "too noisy: local {local} vs variance {var}"
         );
-    }
-
-    #[test]
-    fn clips_move_between_frames() {
-        let frames = clip(1, 0, 4);
-        assert_eq!(frames.len(), 4);
-        assert_eq!(frames[0].dimensions(), policy::SYNTH_VIDEO_SIZE);
-        assert_eq!(clip(1, 0, 4), frames);
     }
 }

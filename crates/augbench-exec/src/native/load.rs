@@ -134,8 +134,16 @@ pub(crate) fn load(
 }
 
 pub(crate) fn check_request(lib: Library, req: &LoadRequest) -> Result<(), Failure> {
-    if req.media != "image" {
-        let msg = format!("{} measures images only, not `{}`", lib.name(), req.media);
+    if req.media == "video" && (req.channels != 3 || req.pipeline) {
+        let msg = format!("{} measures RGB video clips in micro mode only", lib.name());
+        return Err(failure(FailureKind::Unsupported, msg));
+    }
+    if req.media != "image" && req.media != "video" {
+        let msg = format!(
+            "{} measures images and video clips, not `{}`",
+            lib.name(),
+            req.media
+        );
         return Err(failure(FailureKind::Unsupported, msg));
     }
     if req.device != "cpu" {

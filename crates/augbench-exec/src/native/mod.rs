@@ -3,6 +3,7 @@
 //! requests and writes responses; decoding lives in `load`, timing in `session`, and each crate's
 //! transforms in its own adapter file.
 
+mod clips;
 mod draw;
 mod fir;
 mod image_rs;
@@ -189,6 +190,11 @@ impl Worker {
             load::check_request(self.lib, req)?;
             let (pipeline, response) = pipeline::load(self.lib, req, self.options.test_faults)?;
             self.pipeline = Some(pipeline);
+            response
+        } else if req.media == "video" {
+            load::check_request(self.lib, req)?;
+            let (session, response) = clips::load(self.lib, req)?;
+            self.session = Some(session);
             response
         } else {
             let (session, response) = load::load(self.lib, req, self.options.test_faults)?;

@@ -33,6 +33,8 @@ pub struct ConfigArgs {
     pub spec: Option<PathBuf>,
     #[arg(long, short = 'n', help = help_num_items())]
     pub num_items: Option<u64>,
+    #[arg(long, value_name = "N", help = format!("Frames per video clip (video scenarios) [default: {}]", policy::DEFAULT_CLIP_LENGTH))]
+    pub clip_length: Option<u64>,
     #[arg(long, short = 'r', help = format!("Timed runs per transform [default: {}]", policy::DEFAULT_NUM_RUNS))]
     pub num_runs: Option<u64>,
     #[arg(long, value_enum)]
@@ -118,6 +120,7 @@ impl ConfigArgs {
             }),
             spec: self.spec.clone(),
             num_items: self.num_items,
+            clip_length: self.clip_length,
             num_runs: self.num_runs,
             device: self.device.map(|d| match d {
                 DeviceArg::Cpu => Device::Cpu,
@@ -138,7 +141,7 @@ impl ConfigArgs {
 
     /// (config key, flag) pairs the user set on the command line, for error messages.
     fn cli_keys(&self) -> Vec<(&'static str, &'static str)> {
-        let pairs: [(&'static str, &'static str, bool); 13] = [
+        let pairs: [(&'static str, &'static str, bool); 14] = [
             ("data_dir", "--data-dir", self.data_dir.is_some()),
             ("output_dir", "--output", self.output.is_some()),
             ("libraries", "--libraries", self.libraries.is_some()),
@@ -150,6 +153,7 @@ impl ConfigArgs {
             ),
             ("spec", "--spec", self.spec.is_some()),
             ("num_items", "--num-items", self.num_items.is_some()),
+            ("clip_length", "--clip-length", self.clip_length.is_some()),
             ("num_runs", "--num-runs", self.num_runs.is_some()),
             ("device", "--device", self.device.is_some()),
             ("workers", "--workers", self.workers.is_some()),

@@ -9,23 +9,33 @@ use indicatif::MultiProgress;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum DataCommand {
-    /// Write a deterministic synthetic dataset (JPEG) into a new or empty folder.
+    /// Write a deterministic synthetic dataset (JPEG images, or MJPEG AVI videos) into a new or
+    /// empty folder.
     Synth {
         /// Output folder (created; must be new or empty).
         #[arg(long)]
         out: PathBuf,
-        /// Number of images (or clips with --video).
+        /// Number of images (or videos with --video).
         #[arg(long)]
         n: u64,
         /// Generator seed.
         #[arg(long, default_value_t = policy::SYNTH_SEED)]
         seed: u64,
-        /// Write video clips (folders of JPEG frames) instead of images.
-        #[arg(long)]
+        #[arg(long, help = help_video())]
         video: bool,
     },
     /// Remove every cached synthetic dataset.
     Clean,
+}
+
+/// Help for `--video`, with the synthetic video shape from policy.
+fn help_video() -> String {
+    let (w, h) = policy::SYNTH_VIDEO_SIZE;
+    let (lo, hi) = policy::SYNTH_VIDEO_FRAMES;
+    format!(
+        "Write UCF101-like video files instead of images (MJPEG AVI, {w}×{h}, {} fps, {lo}–{hi} frames)",
+        policy::SYNTH_VIDEO_FPS
+    )
 }
 
 pub fn run(cmd: DataCommand) -> anyhow::Result<ExitCode> {
@@ -42,7 +52,7 @@ pub fn run(cmd: DataCommand) -> anyhow::Result<ExitCode> {
             println!(
                 "wrote {} {} ({} bytes, seed {seed}) to {}",
                 ds.info.file_count,
-                if video { "clips" } else { "images" },
+                if video { "videos" } else { "images" },
                 ds.info.total_bytes,
                 ds.root.display()
             );
