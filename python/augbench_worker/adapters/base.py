@@ -103,9 +103,16 @@ class Adapter:
     def decode_clip(self, folder: str) -> Any:
         """A clip folder's frames, in sorted file-name order (the coordinator wrote them so)."""
         names = sorted(n for n in os.listdir(folder) if not n.startswith("."))
-        if not names:
+        frames = [os.path.join(folder, n) for n in names if os.path.isfile(os.path.join(folder, n))]
+        if not frames:
             raise ValueError("the clip folder holds no frames")
-        return self.stack_clip([self.decode(os.path.join(folder, n)) for n in names])
+        return self.stack_clip([self._frame(path) for path in frames])
+
+    def _frame(self, path: str) -> Any:
+        try:
+            return self.decode(path)
+        except Exception as exc:  # noqa: BLE001 - named with the frame, the clip is skipped
+            raise ValueError(f"frame {path}: {type(exc).__name__}: {exc}") from None
 
     def replicate(self, item: Any, times: int) -> Any:
         """Stack the RGB item ``times`` times along the channel axis (multichannel scenarios)."""
@@ -170,9 +177,7 @@ class Adapter:
 
     # ----- protocol operations ------------------------------------------------------
     def load(self, request: dict) -> dict:
-        media = request.get("media", "image")
-        self.video = self._check_media(media, request)
-        self.layout = self.video_layout if self.video else type(self).layout
+        video = self._check_media(request.get("media", "image"), request)
         paths = request.get("paths")
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or not paths:
             raise BadRequest('"paths" must be a non-empty list of strings')
@@ -186,6 +191,7 @@ class Adapter:
         if pipeline and channels != 3:
             raise Unsupported(f"the pipeline recipe is RGB; {channels} channels requested")
         self.prepared, self.items, self.paths = None, [], []
+        self.video, self.layout = video, (self.video_layout if video else type(self).layout)
         self.channels, self.device = channels, device
         self.pipeline = pipeline
         self.preloaded = not pipeline or request.get("preload", True) is not False

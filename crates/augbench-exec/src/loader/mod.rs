@@ -108,7 +108,13 @@ impl Loader {
         self.next += 1;
         if let Some((fill, batch)) = self.main.as_mut() {
             let mut b = std::mem::take(batch);
-            self.shape.fill(fill.as_mut(), k, &mut b)?;
+            if b.shape[0] != self.shape.batch_size {
+                b = Batch::new(self.shape.batch_size); // the last one was not handed back
+            }
+            if let Err(e) = self.shape.fill(fill.as_mut(), k, &mut b) {
+                *batch = b; // the buffer stays for the next call
+                return Err(e);
+            }
             return Ok(b);
         }
         let worker = (k % self.lanes.len() as u64) as usize;

@@ -75,6 +75,11 @@ fn a_failing_item_is_an_error_delivery() {
         assert!(loader.next_batch().is_ok());
         let err = loader.next_batch().unwrap_err();
         assert!(err.contains("item 1 is corrupt"), "{err}");
+        if workers == 0 {
+            // The caller's thread keeps its buffer: the next batch fails on its own item again.
+            let again = loader.next_batch().unwrap_err();
+            assert!(again.contains("item 1 is corrupt"), "{again}");
+        }
     }
 }
 

@@ -6,11 +6,27 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// Seed of every transform's parameter generator, created at `prepare`.
+use std::cell::Cell;
+
+/// Seed of every transform's parameter generator, created at `prepare` (micro mode).
 const TRANSFORM_SEED: u64 = 0;
 
+thread_local! {
+    /// The seed transforms built on this thread start from (see [`with_seed`]).
+    static SEED: Cell<u64> = const { Cell::new(TRANSFORM_SEED) };
+}
+
 pub(crate) fn transform_rng() -> ChaCha8Rng {
-    ChaCha8Rng::seed_from_u64(TRANSFORM_SEED)
+    ChaCha8Rng::seed_from_u64(SEED.with(Cell::get))
+}
+
+/// Runs `build` with transforms seeded from `seed` (pipeline loader threads: one seed per
+/// thread, so the threads draw different parameters), then restores the default.
+pub(crate) fn with_seed<T>(seed: u64, build: impl FnOnce() -> T) -> T {
+    SEED.with(|s| s.set(seed));
+    let out = build();
+    SEED.with(|s| s.set(TRANSFORM_SEED));
+    out
 }
 
 /// Uniform draw in `[lo, hi]` (returns `lo` when the range is a single value).
@@ -167,6 +183,16 @@ pub(crate) fn affine_to_3x3(m: Affine) -> [f32; 9] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn with_seed_seeds_transforms_built_inside_it_and_restores_the_default() {
+        let first = || rand::RngCore::next_u64(&mut transform_rng());
+        let default = first();
+        let seeded = with_seed(12, first);
+        assert_ne!(default, seeded);
+        assert_eq!(seeded, with_seed(12, first));
+        assert_eq!(default, first());
+    }
     use proptest::prelude::*;
 
     #[test]

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::Source;
 use crate::loader::{Batch, Crop, Fill, MakeFill, Normalize};
+use crate::native::draw;
 use crate::native::failure;
 use crate::native::load;
 use crate::native::params::Params;
@@ -64,7 +65,7 @@ pub(super) fn make_fill<A: Adapter>(source: &Arc<Source<A>>, stages: &Arc<Stages
     Arc::new(move |worker: Option<usize>| {
         let pool = worker.map(|_| own_pool()).transpose()?;
         let t = transform::<A>(&stages, worker)?;
-        let seed = stages.seed.wrapping_add(worker.map_or(0, |w| w as u64 + 1));
+        let seed = thread_seed(stages.seed, worker);
         let crop = stages.crop.map(|(w, h)| Crop::new(w, h, seed));
         let report = json!({ "worker": worker, "rayon": rayon::current_num_threads() });
         let fill = RecipeFill::<A> {
@@ -76,6 +77,11 @@ pub(super) fn make_fill<A: Adapter>(source: &Arc<Source<A>>, stages: &Arc<Stages
         };
         Ok((Box::new(fill) as Box<dyn Fill>, report))
     })
+}
+
+/// The seed of a thread's crop and transform: the row's seed, offset per loader worker.
+fn thread_seed(seed: u64, worker: Option<usize>) -> u64 {
+    seed.wrapping_add(worker.map_or(0, |w| w as u64 + 1))
 }
 
 /// A one-thread rayon pool that the calling (loader) thread itself belongs to.
@@ -97,7 +103,8 @@ fn transform<A: Adapter>(stages: &Stages, worker: Option<usize>) -> Result<Optio
         return Ok(None);
     }
     let p = Params::new(&stages.transform, &stages.params);
-    A::build(&stages.transform, &p)
+    let seed = thread_seed(stages.seed, worker);
+    draw::with_seed(seed, || A::build(&stages.transform, &p))
         .map(Some)
         .map_err(|f| f.error)
 }
