@@ -25,7 +25,6 @@ const SELF_WORKER_ENV: &str = "AUGBENCH_BENCH_AS_WORKER";
 const LIBRARY: &str = "image";
 const ITEMS: u64 = 64;
 const BATCH: u64 = 32;
-const CROP: usize = 224;
 const WORKERS: [u64; 2] = [1, 2];
 
 fn main() -> anyhow::Result<()> {
@@ -130,10 +129,24 @@ fn start_loader(paths: &[String], workers: u64) -> anyhow::Result<Worker> {
         warm_batches: 8,
         order: augbench_exec::pipeline::sample_order(ITEMS),
         seed: policy::PIPELINE_ORDER_SEED,
-        size: Some([CROP as u64; 2]),
+        size: Some([crop_size().1 as u64, crop_size().0 as u64]),
     };
     let _: PipelineStartResponse = w.call(&Request::PipelineStart(start), timeout)?;
     Ok(w)
+}
+
+/// The recipe crop's (width, height), from its registry parameters.
+fn crop_size() -> (usize, usize) {
+    let recipe = Recipe::get();
+    let params =
+        Recipe::lookup(&recipe.crop).map(|s| serde_json::to_value(&s.params).unwrap_or_default());
+    let dim = |key: &str| {
+        params
+            .as_ref()
+            .and_then(|p| p.get(key)?.as_u64())
+            .unwrap_or_default() as usize
+    };
+    (dim("width"), dim("height"))
 }
 
 /// One window of the worker's loader (after an untimed rewarm), in img/s.
@@ -153,7 +166,8 @@ fn loader_rate(w: &mut Worker, window: f64) -> anyhow::Result<f64> {
 fn bare_rate(items: &[image::RgbImage], window: f64) -> f64 {
     let recipe = Recipe::get();
     let norm = Normalize::new(recipe.normalize.mean, recipe.normalize.std);
-    let mut crop = Crop::new(CROP, CROP, policy::PIPELINE_ORDER_SEED);
+    let (w, h) = crop_size();
+    let mut crop = Crop::new(w, h, policy::PIPELINE_ORDER_SEED);
     let mut batch = Batch::new(BATCH as usize);
     let order = augbench_exec::pipeline::sample_order(ITEMS);
     let (mut done, mut k) = (0u64, 0usize);

@@ -192,8 +192,25 @@ pub fn encode_jpeg(img: &RgbImage) -> anyhow::Result<Vec<u8>> {
     Ok(buf)
 }
 
-fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
+/// Writes files `0..count` into `dir` in parallel: `name(i)` holding `bytes(i)`; returns their
+/// paths. The one writer behind synthetic images and videos.
+pub(crate) fn write_all(
+    dir: &Path,
+    count: u64,
+    bar: &ProgressBar,
+    name: impl Fn(u64) -> String + Sync,
+    bytes: impl Fn(u64) -> anyhow::Result<Vec<u8>> + Sync,
+) -> anyhow::Result<Vec<PathBuf>> {
+    (0..count)
+        .into_par_iter()
+        .map(|i| {
+            let path = dir.join(name(i));
+            std::fs::write(&path, bytes(i)?)
+                .with_context(|| format!("writing {}", path.display()))?;
+            bar.inc(1);
+            Ok(path)
+        })
+        .collect()
 }
 
 /// Name of image `index` inside a dataset folder.
@@ -208,15 +225,9 @@ pub fn write_images(
     count: u64,
     bar: &ProgressBar,
 ) -> anyhow::Result<Vec<PathBuf>> {
-    (0..count)
-        .into_par_iter()
-        .map(|i| {
-            let path = dir.join(image_name(i));
-            write_file(&path, &encode_jpeg(&image(seed, i))?)?;
-            bar.inc(1);
-            Ok(path)
-        })
-        .collect()
+    write_all(dir, count, bar, image_name, |i| {
+        encode_jpeg(&image(seed, i))
+    })
 }
 
 #[cfg(test)]

@@ -5,13 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use augbench_core::policy;
 use image::{Rgb, RgbImage};
 use indicatif::ProgressBar;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rayon::prelude::*;
 
 use super::{avi, synth};
 
@@ -129,16 +127,7 @@ pub fn write_videos(
     count: u64,
     bar: &ProgressBar,
 ) -> anyhow::Result<Vec<PathBuf>> {
-    (0..count)
-        .into_par_iter()
-        .map(|i| {
-            let path = dir.join(video_name(i));
-            let bytes = video_bytes(seed, i)?;
-            std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
-            bar.inc(1);
-            Ok(path)
-        })
-        .collect()
+    synth::write_all(dir, count, bar, video_name, |i| video_bytes(seed, i))
 }
 
 #[cfg(test)]

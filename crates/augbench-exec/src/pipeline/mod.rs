@@ -93,7 +93,7 @@ pub(crate) fn info(input: &JobInput<'_>, hello: &HelloResponse, device: &str) ->
         notes.push("workers: 0: the main process loads every batch (no loader workers)".into());
     }
     if native(input) {
-        notes.push(NATIVE_NOTE.into());
+        notes.push(native_note());
     }
     PipelineInfo {
         scope: set.scope.to_string(),
@@ -111,7 +111,12 @@ pub(crate) fn info(input: &JobInput<'_>, hello: &HelloResponse, device: &str) ->
 }
 
 /// What the native loader does differently from the Python rows, said in every native file.
-const NATIVE_NOTE: &str = "native loader (augbench's own, threads): each worker thread reads, decodes (the image crate), crops, runs the crate's transform and normalizes each item straight into its slot of a preallocated batch; the crop (RandomCrop224) and Normalize are augbench's one shared implementation for every Rust crate (they are not what is compared), the transform is the crate's own; each loader thread has a one-thread rayon pool";
+fn native_note() -> String {
+    format!(
+        "native loader (augbench's own, threads): each worker thread reads, decodes (the image crate), crops, runs the crate's transform and normalizes each item straight into its slot of a preallocated batch; the crop ({}) and Normalize are augbench's one shared implementation for every Rust crate (they are not what is compared), the transform is the crate's own; each loader thread has a one-thread rayon pool",
+        augbench_core::recipe::Recipe::get().crop
+    )
+}
 
 fn native(input: &JobInput<'_>) -> bool {
     input.job.backend == augbench_core::Backend::NativeWorker

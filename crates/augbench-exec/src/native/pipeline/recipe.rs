@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use augbench_core::recipe::Recipe;
 use serde_json::{Value, json};
 
 use super::Source;
@@ -14,9 +15,6 @@ use crate::native::load;
 use crate::native::params::Params;
 use crate::native::session::{Adapter, Fault, Op, trigger};
 use crate::protocol::{Failure, FailureKind, PipelinePrepareRequest};
-
-/// The crop the shared implementation draws (the recipe's `crop`).
-const SHARED_CROP: &str = "RandomCrop224";
 
 /// What every loader thread builds its recipe from.
 pub(super) struct Stages {
@@ -35,13 +33,14 @@ pub(super) struct Stages {
 pub(super) fn stages(req: &PipelinePrepareRequest) -> Result<Stages, Failure> {
     let crop = match &req.crop {
         None => None,
-        Some(stage) if stage.name == SHARED_CROP => {
+        Some(stage) if stage.name == Recipe::get().crop => {
             let p = Params::new(&stage.name, &stage.params);
             Some((p.dim("width")? as usize, p.dim("height")? as usize))
         }
         Some(stage) => {
             let msg = format!(
-                "the native loader's shared crop is {SHARED_CROP}, not {}",
+                "the native loader's shared crop is {}, not {}",
+                Recipe::get().crop,
                 stage.name
             );
             return Err(failure(FailureKind::Unsupported, msg));
