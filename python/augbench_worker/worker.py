@@ -14,7 +14,7 @@ from . import PROTOCOL_VERSION, adapters, spec_file, threads
 from .protocol import EXCEPTION, BadRequest, ShutdownRequested, WorkerError
 
 
-MICRO_OPS = ("hello", "load", "prepare", "check", "time")
+MICRO_OPS = ("hello", "load", "prepare", "check", "time", "emit")
 PIPELINE_OPS = ("pipeline_prepare", "pipeline_start", "pipeline_run", "pipeline_stop")
 
 

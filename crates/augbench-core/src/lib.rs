@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod config_error;
+pub mod equivalence;
 pub mod error;
 pub mod matrix;
 pub mod memory;

@@ -165,6 +165,7 @@ fn identity_worker(cmd: &WorkerCommand, paths: &[String]) -> anyhow::Result<Work
         params: serde_json::json!({}),
         device: Device::Cpu.to_string(),
         batch: None,
+        seed: None,
     });
     let _: PrepareResponse = w.call(&prepare, timeout())?;
     let _: CheckResponse = w.call(&Request::Check, timeout())?;

@@ -5,6 +5,7 @@ pub mod cache;
 pub mod client;
 pub mod contract;
 pub mod env;
+pub mod equivalence;
 pub mod fsutil;
 pub mod job;
 pub mod loader;

@@ -343,7 +343,7 @@ pub fn worker_command(
     Ok(cmd)
 }
 
-fn native_command(library: &str) -> anyhow::Result<WorkerCommand> {
+pub(crate) fn native_command(library: &str) -> anyhow::Result<WorkerCommand> {
     let exe =
         std::env::current_exe().context("locating the augbench binary for the native worker")?;
     // Rebuilt while running: Linux reports "<path> (deleted)"; the running image is still there.

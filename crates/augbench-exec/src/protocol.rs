@@ -19,6 +19,9 @@ pub enum Request {
     /// Native worker only: time the drift sentinel's reference kernel `loops` times (no media
     /// needed); answered like `time`, nanoseconds per loop.
     Sentinel(SentinelRequest),
+    /// Apply the prepared transform once to every loaded item and write each output as raw HWC
+    /// uint8 bytes into `dir` (the equivalence check; never timed).
+    Emit(EmitRequest),
     /// Pipeline mode (Python workers): build the recipe, preflight it in-process.
     #[serde(rename = "pipeline_prepare")]
     PipelinePrepare(PipelinePrepareRequest),
@@ -142,6 +145,29 @@ pub struct PrepareRequest {
     /// Batched regime: apply the transform once to a stack of this many items (absent = per item).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<u64>,
+    /// Seed of the transform's parameter draws (absent = the worker's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmitRequest {
+    /// An existing folder; output `i` goes to `<dir>/<i>.u8`.
+    pub dir: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+/// One emitted output: its raw HWC uint8 file and `[height, width, channels]`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct EmitOutput {
+    pub file: String,
+    pub shape: Vec<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct EmitResponse {
+    pub outputs: Vec<EmitOutput>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -130,6 +130,10 @@ class Adapter:
     def shape_dtype(self, value: Any) -> tuple[list[int], str]:
         raise NotImplementedError
 
+    def to_hwc_uint8(self, out: Any) -> Any:
+        """An output as a numpy HWC uint8 array (the equivalence check compares these)."""
+        return np.ascontiguousarray(out, dtype=np.uint8)
+
     def sync(self) -> None:
         """Wait for queued device work (no-op on CPU)."""
 
@@ -281,6 +285,26 @@ class Adapter:
         self.prepared = Prepared(name, apply, run, batch)
         regime = "batch" if batch > 1 else "per_image"
         return {"transform": name, "regime": regime, "batch": batch}
+
+    def emit(self, request: dict) -> dict:
+        """The prepared transform applied once to every loaded item (seeded), each output written
+        as raw HWC uint8 bytes to ``<dir>/<index>.u8``: what the equivalence check compares."""
+        folder = request.get("dir")
+        if not isinstance(folder, str) or not os.path.isdir(folder):
+            raise BadRequest('"dir" must name an existing folder')
+        if self.prepared is None:
+            raise BadRequest("emit before prepare: no transform is prepared")
+        self.seed(_int_field(request, "seed", 0, default=self.current_seed))
+        outputs = []
+        for index, item in enumerate(self.items):
+            pixels = self.to_hwc_uint8(self.prepared.run(item))
+            if pixels.ndim == 2:
+                pixels = pixels[:, :, None]
+            path = os.path.join(folder, f"{index}.u8")
+            with open(path, "wb") as handle:
+                handle.write(np.ascontiguousarray(pixels).tobytes())
+            outputs.append({"file": path, "shape": [int(n) for n in pixels.shape]})
+        return {"outputs": outputs}
 
     def build(self, name: str, params: dict) -> Apply:
         """The apply callable for ``name``, or ``Unsupported`` with the reason."""

@@ -72,5 +72,13 @@ class TorchAdapter(Adapter):
     def is_native(self, out: Any) -> bool:
         return isinstance(out, torch.Tensor) and out.device.type == self.device
 
+    def to_hwc_uint8(self, out: Any) -> np.ndarray:
+        """CHW (or 1×CHW) uint8, or float in [0, 1] as Kornia holds it, as numpy HWC uint8."""
+        image = out.detach().to("cpu")
+        image = image[0] if image.dim() == 4 else image
+        if image.is_floating_point():
+            image = image.mul(255.0).round_().clamp_(0, 255)
+        return np.ascontiguousarray(image.to(torch.uint8).permute(1, 2, 0).numpy())
+
     def shape_dtype(self, value: Any) -> tuple[list[int], str]:
         return list(value.shape), _DTYPE_NAMES.get(value.dtype, str(value.dtype).removeprefix("torch."))

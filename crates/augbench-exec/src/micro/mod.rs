@@ -181,5 +181,6 @@ pub(crate) fn prepare_request(
         params: params.clone(),
         device: set.device.clone(),
         batch: set.batch,
+        seed: None,
     }
 }

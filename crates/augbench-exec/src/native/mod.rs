@@ -22,7 +22,7 @@ use anyhow::Context;
 use augbench_core::UsageError;
 
 use crate::protocol::{
-    Failure, FailureKind, HelloResponse, LoadRequest, LoadResponse, PROTOCOL_VERSION,
+    EmitResponse, Failure, FailureKind, HelloResponse, LoadRequest, LoadResponse, PROTOCOL_VERSION,
     PrepareResponse, Request, TimeResponse, failure_line, ok_line,
 };
 use pipeline::Pipeline;
@@ -156,7 +156,9 @@ impl Worker {
             Request::Hello => Ok(ok_line(&self.hello())),
             Request::Load(req) => self.load(&req),
             Request::Prepare(req) => {
-                let name = self.loaded()?.prepare(&req.transform, &req.params)?;
+                let name = self
+                    .loaded()?
+                    .prepare_seeded(&req.transform, &req.params, req.seed)?;
                 Ok(ok_line(&PrepareResponse {
                     transform: name,
                     regime: None,
@@ -165,6 +167,9 @@ impl Worker {
             Request::Check => Ok(ok_line(&self.loaded()?.check()?)),
             Request::Time(req) => Ok(ok_line(&TimeResponse {
                 ns: self.loaded()?.time(req)?,
+            })),
+            Request::Emit(req) => Ok(ok_line(&EmitResponse {
+                outputs: self.loaded()?.emit(std::path::Path::new(&req.dir))?,
             })),
             Request::Sentinel(req) => Ok(ok_line(&TimeResponse {
                 ns: sentinel::time(req.loops),

@@ -4,6 +4,7 @@
 //! `Identity` transform and the debug faults (enabled by `ServeOptions::test_faults`).
 
 use std::hint::black_box;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -11,7 +12,7 @@ use serde_json::Value;
 use super::failure;
 use super::params::Params;
 use crate::loader::Pixels;
-use crate::protocol::{CheckResponse, Failure, FailureKind, TimeRequest};
+use crate::protocol::{CheckResponse, EmitOutput, Failure, FailureKind, TimeRequest};
 
 pub(crate) const DTYPE: &str = "uint8";
 pub(crate) const LAYOUT: &str = "HWC";
@@ -44,8 +45,29 @@ pub(crate) trait Adapter: 'static {
 /// What the worker does with loaded media, independent of the crate.
 pub(crate) trait Session {
     fn prepare(&mut self, transform: &str, params: &Value) -> Result<String, Failure>;
+    /// `prepare` with the transform's parameter draws seeded from `seed`.
+    fn prepare_seeded(
+        &mut self,
+        transform: &str,
+        params: &Value,
+        seed: Option<u64>,
+    ) -> Result<String, Failure> {
+        match seed {
+            Some(seed) => super::draw::with_seed(seed, || self.prepare(transform, params)),
+            None => self.prepare(transform, params),
+        }
+    }
     fn check(&mut self) -> Result<CheckResponse, Failure>;
     fn time(&mut self, req: TimeRequest) -> Result<Vec<u64>, Failure>;
+    /// The prepared transform once on every item, each output written as raw HWC uint8 bytes
+    /// to `<dir>/<index>.u8` (the equivalence check).
+    fn emit(&mut self, dir: &Path) -> Result<Vec<EmitOutput>, Failure> {
+        let _ = dir;
+        Err(failure(
+            FailureKind::Unsupported,
+            "this session has no emit: load images (not clips) first".to_string(),
+        ))
+    }
 }
 
 enum Prepared<A: Adapter> {
@@ -152,6 +174,18 @@ impl<A: Adapter> Session for Loaded<A> {
         })
     }
 
+    fn emit(&mut self, dir: &Path) -> Result<Vec<EmitOutput>, Failure> {
+        let Some(Prepared::Op(op)) = self.prepared.as_mut() else {
+            return Err(not_prepared());
+        };
+        let mut outputs = Vec::with_capacity(self.items.len());
+        for (index, item) in self.items.iter().enumerate() {
+            let out = op(item).map_err(transform_error)?;
+            outputs.push(write_output(dir, index, A::out_pixels(&out))?);
+        }
+        Ok(outputs)
+    }
+
     fn time(&mut self, req: TimeRequest) -> Result<Vec<u64>, Failure> {
         if self.items.is_empty() {
             return Err(no_items());
@@ -220,6 +254,21 @@ pub(crate) fn trigger(f: Fault) -> ! {
         },
         Fault::Exit => std::process::exit(3),
     }
+}
+
+/// Writes one output's pixels to `<dir>/<index>.u8`.
+fn write_output(dir: &Path, index: usize, px: Pixels<'_>) -> Result<EmitOutput, Failure> {
+    let path = dir.join(format!("{index}.u8"));
+    std::fs::write(&path, px.data).map_err(|e| {
+        failure(
+            FailureKind::BadRequest,
+            format!("cannot write {}: {e}", path.display()),
+        )
+    })?;
+    Ok(EmitOutput {
+        file: path.display().to_string(),
+        shape: vec![px.height as u64, px.width as u64, px.channels as u64],
+    })
 }
 
 fn transform_error(e: String) -> Failure {

@@ -26,6 +26,7 @@ pub const PAGES: &[(&str, &str)] = &[
         "compare",
         "ci.md (regression verdicts) and results.md (the tables' inputs)",
     ),
+    ("check", "equivalence.md (tolerances, references, verdicts)"),
     ("plot", "results.md (what the plots are drawn from)"),
     ("report", "results.md (what the report is drawn from)"),
     ("docs", "ci.md (keeping README tables current)"),

@@ -2,6 +2,7 @@
 //! Each subcommand lives in its own file and exposes `Args` plus `run(args) -> Result<ExitCode>`.
 
 pub mod cells;
+pub mod check;
 pub mod compare;
 mod config_args;
 pub mod data;
@@ -43,6 +44,9 @@ pub enum Command {
     /// Evaluation and benchmark cell logs: group, merge, show, summarize, convert.
     #[command(subcommand)]
     Cells(cells::CellsCommand),
+    /// Checks: `equivalence` (do the libraries do the same work?).
+    #[command(subcommand)]
+    Check(check::CheckCommand),
     /// Compare libraries (tables), or a baseline against a current run (regression verdicts).
     Compare(compare::Args),
     /// Speedup and throughput plots (SVG and PNG).
@@ -77,6 +81,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Validate(a) => validate::run(a),
         Command::List(a) => list::run(a),
         Command::Cells(c) => cells::run(c),
+        Command::Check(c) => check::run(c),
         Command::Compare(a) => compare::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Report(a) => report::run(a),
