@@ -7,6 +7,9 @@ clip: on a clip of identical frames every output frame is the same. Pillow has n
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 from conftest import LIBRARY_MODULES, WorkerClient, _encode, _synthetic, load_registry, load_set
 from test_adapters import require_library
@@ -102,6 +105,47 @@ def test_one_parameter_draw_per_clip(library: str, clip_dirs: list[str]) -> None
         out = adapter.prepared.run(adapter.items[1])
         frames = np.asarray(out.cpu() if hasattr(out, "cpu") else out)
         assert all(np.array_equal(frames[0], frames[t]) for t in range(1, FRAMES)), library
+
+
+@pytest.mark.parametrize(("library", "dtype"), [("kornia", "float16"), ("torchvision", "uint8")])
+def test_clips_on_cuda_in_the_native_dtype(library: str, dtype: str, clip_dirs: list[str]) -> None:
+    """On a CUDA machine: Kornia holds clips as float16, torchvision as uint8, and every video
+    transform either meets the clip contract on the GPU or answers with a reason. Skipped
+    without CUDA (CI has none); ``AUGBENCH_GPU_REPORT`` names a JSON file for the outcomes."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    require_library(library)
+    client = WorkerClient("--library", library)
+    try:
+        loaded = client.request("load", media="video", paths=clip_dirs, channels=3, clip_length=FRAMES, device="cuda")
+        assert loaded["ok"] and loaded["dtype"] == dtype, loaded
+        outcomes = {name: _cuda_outcome(client, name) for name in load_set("video")}
+    finally:
+        client.close()
+    report = os.environ.get("AUGBENCH_GPU_REPORT")
+    if report:
+        with open(f"{report}.{library}.json", "w") as handle:
+            json.dump(outcomes, handle, indent=1)
+    failed = {n: o for n, o in outcomes.items() if o["status"] == "error"}
+    assert sum(o["status"] == "ok" for o in outcomes.values()) >= 10, outcomes
+    assert not failed, failed
+
+
+def _cuda_outcome(client: WorkerClient, name: str) -> dict:
+    prepared = client.request("prepare", transform=name, params=REGISTRY[name]["params"], device="cuda")
+    if not prepared["ok"]:
+        status = "unsupported" if prepared["kind"] == "unsupported" else "error"
+        return {"status": status, "reason": prepared["error"][:200]}
+    checked = client.request("check")
+    if not checked["ok"]:
+        return {"status": "error", "reason": checked["error"][:300]}
+    assert_clip_contract(name, checked)
+    timed = client.request("time", start=0, count=2, loops=3)
+    if not timed["ok"]:
+        return {"status": "error", "reason": timed["error"][:300]}
+    per_clip = min(timed["ns"]) / 2 / 1e9
+    return {"status": "ok", "dtype": checked["output_dtype"], "clips_per_sec": round(1 / per_clip, 1)}
 
 
 def test_pillow_has_no_clip_layout(clip_dirs: list[str], worker_factory) -> None:
