@@ -53,7 +53,7 @@ for group in pillow albumentationsx torch_stack; do
     albumentationsx) expect=albumentationsx ;;
     torch_stack) expect=torchvision,kornia,pillow ;;
   esac
-  AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only "$envpy" -m pytest -q -p no:cacheprovider python/tests/test_protocol.py python/tests/test_adapters.py python/tests/test_pipeline.py python/tests/test_video.py
+  AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only "$envpy" -m pytest -q -p no:cacheprovider python/tests/test_protocol.py python/tests/test_guard.py python/tests/test_adapters.py python/tests/test_pipeline.py python/tests/test_video.py
 done
 
 step "python: clip decoder (sampling rule, AVI round trip), inside the video_decode environment"

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
+from . import guard
 from .adapters.base import _int_field
 from .protocol import CONTRACT, EXCEPTION, BadRequest, WorkerError
 
@@ -366,7 +367,8 @@ class PipelineOps:
         adapter.seed(_int_field(request, "seed", 0))
         # The ceiling row (``ceiling: true``) is the recipe with T removed: the adapter gets no name.
         transform = None if request.get("ceiling") is True else name
-        sample, batch = adapter.build_recipe(request.get("crop"), transform, request.get("params", {}), mean, std, split)
+        with guard.building(name) as noted:
+            sample, batch = adapter.build_recipe(request.get("crop"), transform, request.get("params", {}), mean, std, split)
         self.recipe = Recipe(name, sample, batch, adapter.decoder, split)
         items, read = self._source()
         try:
@@ -385,6 +387,7 @@ class PipelineOps:
             "split": split,
             "transform_device": where,
             "preflight_sec_per_item": seconds,
+            **({"warnings": noted} if noted else {}),
         }
 
     def start(self, request: dict) -> dict:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import ast
 import traceback
 import types
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable
 
-from .protocol import EXCEPTION, Unsupported, WorkerError
+from . import guard
+from .protocol import CONTRACT, EXCEPTION, Unsupported, WorkerError
 
 
 class SpecError(WorkerError):
@@ -31,6 +33,8 @@ class SpecFile:
     library: str
     call: Callable[[Any, Any], Any]
     transforms: dict[str, Any] = field(default_factory=dict)
+    # Warnings the libraries emitted while the file built its transforms (recorded with each row).
+    warnings: list[str] = field(default_factory=list)
 
     def apply_for(self, name: str) -> Callable[[Any], Any]:
         if name not in self.transforms:
@@ -94,16 +98,28 @@ def load(path: str, known: tuple[str, ...]) -> SpecFile:
     library = declared_library(path, known)
     module = types.ModuleType("augbench_spec")
     module.__file__ = path
-    try:
-        exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - running the user's spec is the point
-    except Exception as exc:  # noqa: BLE001
-        raise SpecError(
-            path, _failing_line(path, exc), f"{type(exc).__name__}: {exc}", traceback.format_exc()
-        ) from None
+    noted = _run(path, source, module)
     call = module.__dict__.get("__call__")
     if not callable(call):
         raise SpecError(path, lines.get("__call__"), "define a function __call__(transform, image)")
-    return SpecFile(path, library, call, _transforms(path, module, lines.get("TRANSFORMS")))
+    return SpecFile(path, library, call, _transforms(path, module, lines.get("TRANSFORMS")), noted)
+
+
+def _run(path: str, source: str, module: types.ModuleType) -> list[str]:
+    """Execute the file under the parameter guard; returns the warnings to record."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - running the user's spec is the point
+        except Exception as exc:  # noqa: BLE001
+            where, problem = _failing_line(path, exc), f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, TypeError) and guard.BAD_CALL.search(str(exc)):
+                raise WorkerError(CONTRACT, f"spec file {path} line {where}: {problem}", traceback.format_exc()) from None
+            raise SpecError(path, where, problem, traceback.format_exc()) from None
+    texts = [guard.describe(w) for w in caught]
+    flagged = [w.lineno for w, t in zip(caught, texts) if w.filename == path and guard.ignores_a_parameter(t)]
+    where = f"spec file {path} line {flagged[0]}" if flagged else f"spec file {path}"
+    return guard.verdict(where, guard.unique(texts))
 
 
 def _transforms(path: str, module: types.ModuleType, line: int | None) -> dict[str, Any]:

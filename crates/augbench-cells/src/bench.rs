@@ -12,7 +12,7 @@ use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, String
 
 use crate::error::{CellsError, Location, Result};
 use crate::io::{self, Format};
-use crate::schema::{BENCH_FIXED, BENCH_METRICS, bench_schema, metric_col};
+use crate::schema::{BENCH_CARD, BENCH_FIXED, BENCH_METRICS, bench_schema, metric_col};
 use crate::table::CellTable;
 
 /// Measured figures of a benchmark cell; `None` where not measured (slow, unsupported, error).
@@ -73,6 +73,47 @@ impl BenchMetrics {
     }
 }
 
+/// The machine card of the job that measured a cell (`BENCH_CARD` columns). Empty strings are
+/// written as null; a log without these columns reads as the default.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CellCard {
+    /// SIMD extensions, space-separated (`sse4_2 avx2 avx512f`).
+    pub cpu_simd: String,
+    pub physical_cores: Option<u64>,
+    pub governor: String,
+    pub kernel: String,
+    /// `yes`, `no`, or empty when it cannot be told.
+    pub hypervisor: String,
+    /// `version sha target opt-level`.
+    pub augbench_build: String,
+    pub load_per_thread_before: Option<f64>,
+    pub load_per_thread_after: Option<f64>,
+    pub steal_percent_before: Option<f64>,
+    pub steal_percent_after: Option<f64>,
+}
+
+impl CellCard {
+    fn strings(&self) -> [Option<&str>; 5] {
+        [
+            Some(self.cpu_simd.as_str()),
+            Some(self.governor.as_str()),
+            Some(self.kernel.as_str()),
+            Some(self.hypervisor.as_str()),
+            Some(self.augbench_build.as_str()),
+        ]
+        .map(|s| s.filter(|v| !v.is_empty()))
+    }
+
+    fn figures(&self) -> [Option<f64>; 4] {
+        [
+            self.load_per_thread_before,
+            self.load_per_thread_after,
+            self.steal_percent_before,
+            self.steal_percent_after,
+        ]
+    }
+}
+
 /// One benchmark cell. Empty `gpu_name` and `git_sha` are written as null and read back as "".
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BenchCell {
@@ -110,6 +151,7 @@ pub struct BenchCell {
     /// Throughput of each timed run (items/s), in run order.
     pub throughputs: Vec<f64>,
     pub metrics: BenchMetrics,
+    pub card: CellCard,
 }
 
 impl BenchCell {
@@ -250,11 +292,54 @@ pub fn to_table(cells: &[BenchCell]) -> CellTable {
                 .collect::<Float64Array>(),
         ));
     }
+    cols.extend(card_columns(cells));
     // Every column was built from the same cells with the schema's types.
     let batches = RecordBatch::try_new(schema.clone(), cols)
         .map(|b| vec![b])
         .unwrap_or_default();
     CellTable::new(schema, batches)
+}
+
+/// The `BENCH_CARD` columns, in their order.
+fn card_columns(cells: &[BenchCell]) -> Vec<ArrayRef> {
+    let text = |k: usize| -> ArrayRef {
+        Arc::new(
+            cells
+                .iter()
+                .map(|c| c.card.strings()[k])
+                .collect::<StringArray>(),
+        )
+    };
+    let figure = |k: usize| -> ArrayRef {
+        Arc::new(
+            cells
+                .iter()
+                .map(|c| c.card.figures()[k])
+                .collect::<Float64Array>(),
+        )
+    };
+    let cores: ArrayRef = Arc::new(
+        cells
+            .iter()
+            .map(|c| {
+                c.card
+                    .physical_cores
+                    .map(|n| i64::try_from(n).unwrap_or(i64::MAX))
+            })
+            .collect::<Int64Array>(),
+    );
+    vec![
+        text(0),
+        cores,
+        text(1),
+        text(2),
+        text(3),
+        text(4),
+        figure(0),
+        figure(1),
+        figure(2),
+        figure(3),
+    ]
 }
 
 fn throughputs(cells: &[BenchCell]) -> ArrayRef {
@@ -269,12 +354,14 @@ fn throughputs(cells: &[BenchCell]) -> ArrayRef {
 /// Reads benchmark cells from a table; every fixed and metric column must be present and typed.
 pub fn from_table(table: &CellTable, path: &Path) -> Result<Vec<BenchCell>> {
     let idx = column_indices(table, path)?;
+    let card = card_indices(table, path)?;
     let mut out = Vec::with_capacity(table.num_rows());
     let mut row0 = 0u64;
     for batch in table.batches() {
         let v = View {
             batch,
             idx: &idx,
+            card: &card,
             path,
             row0,
         };
@@ -318,9 +405,33 @@ fn column_indices(table: &CellTable, path: &Path) -> Result<Vec<usize>> {
         .collect()
 }
 
+/// Positions of the `BENCH_CARD` columns; a present column must have its type.
+fn card_indices(table: &CellTable, path: &Path) -> Result<Vec<Option<usize>>> {
+    BENCH_CARD
+        .iter()
+        .map(|(name, ty)| {
+            let Some(i) = table.column_index(name) else {
+                return Ok(None);
+            };
+            let found = table.schema().field(i).data_type();
+            if *found != ty.arrow() {
+                return Err(CellsError::ColumnType {
+                    path: path.to_path_buf(),
+                    column: name.to_string(),
+                    expected: ty.describe().to_string(),
+                    found: found.to_string(),
+                });
+            }
+            Ok(Some(i))
+        })
+        .collect()
+}
+
 struct View<'a> {
     batch: &'a RecordBatch,
     idx: &'a [usize],
+    /// Positions of the `BENCH_CARD` columns, `None` where the log lacks one.
+    card: &'a [Option<usize>],
     path: &'a Path,
     row0: u64,
 }
@@ -400,6 +511,39 @@ impl View<'_> {
             timestamp_utc: self.s(25, r),
             throughputs: self.list(26, r),
             metrics: BenchMetrics::from_values(metrics),
+            card: self.card_of(r),
         })
+    }
+
+    fn card_of(&self, r: usize) -> CellCard {
+        let col = |k: usize| self.card[k].map(|i| self.batch.column(i).as_ref());
+        let text = |k: usize| {
+            col(k)
+                .map(|a| a.as_string::<i32>())
+                .filter(|a| a.is_valid(r))
+                .map_or_else(String::new, |a| a.value(r).to_string())
+        };
+        let figure = |k: usize| {
+            col(k)
+                .map(|a| a.as_primitive::<Float64Type>())
+                .filter(|a| a.is_valid(r))
+                .map(|a| a.value(r))
+        };
+        let cores = col(1)
+            .map(|a| a.as_primitive::<Int64Type>())
+            .filter(|a| a.is_valid(r))
+            .and_then(|a| u64::try_from(a.value(r)).ok());
+        CellCard {
+            cpu_simd: text(0),
+            physical_cores: cores,
+            governor: text(2),
+            kernel: text(3),
+            hypervisor: text(4),
+            augbench_build: text(5),
+            load_per_thread_before: figure(6),
+            load_per_thread_after: figure(7),
+            steal_percent_before: figure(8),
+            steal_percent_after: figure(9),
+        }
     }
 }

@@ -6,7 +6,7 @@
 use augbench_core::results::{ResultFile, TransformResult};
 use augbench_core::stats::PairedSummary;
 
-use crate::bench::{BenchCell, BenchMetrics};
+use crate::bench::{BenchCell, BenchMetrics, CellCard};
 use crate::system_card::SystemCard;
 
 /// Converts every transform of `file` into a benchmark cell.
@@ -25,6 +25,7 @@ pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) ->
     // A batched regime is its own library label in the log, so it never shares a cell key (and a
     // report row) with the per-item numbers.
     let library = regime_label(&m.library, p.micro_batch);
+    let machine = cell_card(m.system_info.card.as_ref());
     let cells: Vec<BenchCell> = file
         .results
         .iter()
@@ -57,6 +58,7 @@ pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) ->
             timestamp_utc: m.system_info.timestamp.clone(),
             throughputs: r.throughputs.clone(),
             metrics: metrics(r),
+            card: machine.clone(),
         })
         .collect();
     let paired: Vec<BenchCell> = cells
@@ -70,6 +72,33 @@ pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) ->
         })
         .collect();
     cells.into_iter().chain(paired).collect()
+}
+
+/// The job's machine card as cell columns (empty for result files written before the card).
+fn cell_card(card: Option<&augbench_core::results::MachineCard>) -> CellCard {
+    let Some(c) = card else {
+        return CellCard::default();
+    };
+    let b = &c.build;
+    let (before, after) = (c.before.as_ref(), c.after.as_ref());
+    CellCard {
+        cpu_simd: c.simd.join(" "),
+        physical_cores: c.physical_cores,
+        governor: c.governor.clone().unwrap_or_default(),
+        kernel: c.kernel.clone().unwrap_or_default(),
+        hypervisor: c
+            .hypervisor
+            .map(|h| if h { "yes" } else { "no" }.to_string())
+            .unwrap_or_default(),
+        augbench_build: format!(
+            "{} {} {} opt-level {}",
+            b.version, b.git_sha, b.target, b.opt_level
+        ),
+        load_per_thread_before: before.map(|s| s.load_per_thread),
+        load_per_thread_after: after.map(|s| s.load_per_thread),
+        steal_percent_before: before.and_then(|s| s.steal_percent),
+        steal_percent_after: after.and_then(|s| s.steal_percent),
+    }
 }
 
 /// A library's label in the log: a batched regime is its own label (`kornia (batch 32)`).

@@ -16,7 +16,9 @@ pub mod summary;
 pub mod system_card;
 pub mod table;
 
-pub use bench::{AppendReport, BenchCell, BenchMetrics, append_bench_cells, read_bench_cells};
+pub use bench::{
+    AppendReport, BenchCell, BenchMetrics, CellCard, append_bench_cells, read_bench_cells,
+};
 pub use error::{CellsError, Location, Result};
 pub use eval::{EvalCell, EvalLog, PreAggregated};
 pub use from_results::{PAIRED_SCOPE, cells_from_results, paired_label, parse_paired_label};

@@ -131,6 +131,21 @@ pub const BENCH_KEY: &[&str] = &[
     "thread_policy",
 ];
 
+/// Machine-card columns of a benchmark cell, after the metrics: written always, read when present
+/// (logs written before the card lack them).
+pub const BENCH_CARD: &[(&str, ColumnType)] = &[
+    ("cpu_simd", ColumnType::Utf8),
+    ("physical_cores", ColumnType::Int64),
+    ("governor", ColumnType::Utf8),
+    ("kernel", ColumnType::Utf8),
+    ("hypervisor", ColumnType::Utf8),
+    ("augbench_build", ColumnType::Utf8),
+    ("load_per_thread_before", ColumnType::Float64),
+    ("load_per_thread_after", ColumnType::Float64),
+    ("steal_percent_before", ColumnType::Float64),
+    ("steal_percent_after", ColumnType::Float64),
+];
+
 /// Metric names of a benchmark cell, in column order (each becomes `metric:<name>`).
 pub const BENCH_METRICS: &[&str] = &[
     "median",
@@ -202,6 +217,7 @@ pub fn known_type(column: &str) -> Option<ColumnType> {
     EVAL_FIXED
         .iter()
         .chain(BENCH_FIXED)
+        .chain(BENCH_CARD)
         .find(|(n, _)| *n == column)
         .map(|(_, t)| *t)
 }
@@ -225,7 +241,12 @@ pub fn bench_schema() -> SchemaRef {
     let metrics = BENCH_METRICS
         .iter()
         .map(|m| Field::new(metric_col(m), DataType::Float64, true));
-    Arc::new(Schema::new(fixed.chain(metrics).collect::<Vec<_>>()))
+    let card = BENCH_CARD
+        .iter()
+        .map(|(n, t)| Field::new(*n, t.arrow(), true));
+    Arc::new(Schema::new(
+        fixed.chain(metrics).chain(card).collect::<Vec<_>>(),
+    ))
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! replaces rows with the same key instead of duplicating them, and the file reads in order.
 
 use augbench_cells::bench::{BenchCell, BenchMetrics, append_bench_cells, read_bench_cells};
-use augbench_cells::schema::{BENCH_FIXED, BENCH_METRICS};
+use augbench_cells::schema::{BENCH_CARD, BENCH_FIXED, BENCH_METRICS};
 
 fn result(transform: &str, median: f64) -> BenchCell {
     BenchCell {
@@ -39,6 +39,7 @@ fn result(transform: &str, median: f64) -> BenchCell {
             warmup_passes: Some(3.0),
             ..Default::default()
         },
+        card: Default::default(),
     }
 }
 
@@ -83,7 +84,10 @@ fn the_file_has_the_fixed_columns_a_list_column_and_the_metric_columns() {
     append_bench_cells(&path, &[result("Resize", 100.0)]).unwrap();
     let table = augbench_cells::read_table(&path).unwrap();
     let names = table.column_names();
-    assert_eq!(names.len(), BENCH_FIXED.len() + BENCH_METRICS.len());
+    assert_eq!(
+        names.len(),
+        BENCH_FIXED.len() + BENCH_METRICS.len() + BENCH_CARD.len()
+    );
     assert_eq!(names[BENCH_FIXED.len()], "metric:median");
     let tp = table.column_index("throughputs").unwrap();
     assert_eq!(
@@ -123,4 +127,39 @@ fn appending_to_a_log_of_another_schema_is_an_error() {
     log.write(&path, augbench_cells::Format::Parquet).unwrap();
     let e = append_bench_cells(&path, &[result("Resize", 1.0)]).unwrap_err();
     assert!(e.to_string().contains("'run_id'"), "{e}");
+}
+
+#[test]
+fn the_machine_card_round_trips_and_a_log_without_it_reads_as_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cell = result("Resize", 100.0);
+    cell.card = augbench_cells::CellCard {
+        cpu_simd: "sse4_2 avx2 avx512f".into(),
+        physical_cores: Some(1),
+        governor: String::new(),
+        kernel: "6.1.0".into(),
+        hypervisor: "yes".into(),
+        augbench_build: "0.1.0 abc x86_64-unknown-linux-gnu opt-level 3".into(),
+        load_per_thread_before: Some(0.25),
+        load_per_thread_after: Some(0.75),
+        steal_percent_before: Some(0.5),
+        steal_percent_after: None,
+    };
+    let path = dir.path().join("cells.parquet");
+    append_bench_cells(&path, std::slice::from_ref(&cell)).unwrap();
+    assert_eq!(read_bench_cells(&path).unwrap(), [cell.clone()]);
+    // The same row without the card columns (a log written before them).
+    let table = augbench_cells::read_table(&path).unwrap();
+    let jsonl = dir.path().join("old.jsonl");
+    augbench_cells::write_table(&table, &jsonl, augbench_cells::Format::Jsonl).unwrap();
+    let text = std::fs::read_to_string(&jsonl).unwrap();
+    let mut row: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(text.trim()).unwrap();
+    for (name, _) in BENCH_CARD {
+        row.remove(*name);
+    }
+    std::fs::write(&jsonl, serde_json::to_string(&row).unwrap() + "\n").unwrap();
+    let back = read_bench_cells(&jsonl).unwrap();
+    assert_eq!(back[0].card, augbench_cells::CellCard::default());
+    assert_eq!(back[0].metrics, cell.metrics);
 }

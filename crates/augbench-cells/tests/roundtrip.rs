@@ -191,5 +191,6 @@ fn bench_cell() -> impl Strategy<Value = BenchCell> {
                 median,
                 ..Default::default()
             },
+            card: Default::default(),
         })
 }

@@ -7,6 +7,8 @@ use crate::matrix::{Device, Mode};
 
 pub const RESOLVED_CONFIG_FILE: &str = "resolved_config.yaml";
 pub const CELLS_FILE: &str = "cells.parquet";
+/// Held by the one `augbench run` writing into an output folder.
+pub const RUN_LOCK_FILE: &str = ".augbench-run.lock";
 
 /// The parameters that make a result file name unique.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +59,10 @@ pub fn resolved_config(out: &Path) -> PathBuf {
 
 pub fn cells_log(out: &Path) -> PathBuf {
     out.join(CELLS_FILE)
+}
+
+pub fn run_lock(out: &Path) -> PathBuf {
+    out.join(RUN_LOCK_FILE)
 }
 
 #[cfg(test)]

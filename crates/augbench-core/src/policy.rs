@@ -182,3 +182,12 @@ pub const DEFAULT_REFERENCE_LIBRARY: &str = "albumentationsx";
 /// Regression check: smallest relative change of the median (0.05 = 5%) that can be a
 /// regression or an improvement (on top of non-overlapping intervals).
 pub const REGRESSION_MIN_EFFECT: f64 = 0.05;
+
+/// `augbench run` warns that the machine is busy above this one-minute load per logical thread.
+pub const BUSY_LOAD_PER_THREAD: f64 = 0.5;
+
+/// `augbench run` warns that the machine is busy above this share of stolen CPU time (%).
+pub const BUSY_STEAL_PERCENT: f64 = 2.0;
+
+/// Milliseconds over which CPU steal is sampled (`/proc/stat` before and after).
+pub const STEAL_SAMPLE_MS: u64 = 200;

@@ -11,6 +11,9 @@ use crate::stats::{PairedSummary, Summary};
 /// Version of our result layout. Readers reject files that claim a newer one.
 pub const RESULT_FORMAT_VERSION: u32 = 1;
 
+/// `error_kind` of a transform whose output or parameters broke the contract with the spec.
+pub const CONTRACT_ERROR: &str = "contract";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResultFile {
@@ -100,6 +103,56 @@ pub struct SystemInfo {
     pub cpu_count: u64,
     pub memory_total_bytes: u64,
     pub timestamp: String,
+    /// The machine card (CPU, SIMD, governor, virtualisation, load and steal around the job,
+    /// the augbench build); absent in files written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card: Option<MachineCard>,
+}
+
+/// What a reader needs to judge a number's noise and its dependence on the CPU.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineCard {
+    pub cpu_model: String,
+    /// SIMD extensions present, of `sse4_2`, `avx2`, `avx512f`, `neon`.
+    pub simd: Vec<String>,
+    pub physical_cores: Option<u64>,
+    pub logical_threads: u64,
+    /// cpufreq scaling governor of CPU 0, where readable.
+    pub governor: Option<String>,
+    pub kernel: Option<String>,
+    /// Whether the CPU reports running under a hypervisor (`None`: cannot tell).
+    pub hypervisor: Option<bool>,
+    pub build: BuildInfo,
+    /// Load and steal when the job started and when it ended.
+    pub before: Option<MachineState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<MachineState>,
+}
+
+/// The augbench binary that measured.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuildInfo {
+    pub version: String,
+    /// Commit the binary was built from (`unknown` outside a git checkout).
+    pub git_sha: String,
+    pub target: String,
+    pub opt_level: String,
+    pub profile: String,
+}
+
+/// How busy the machine was at one moment.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineState {
+    pub timestamp: String,
+    /// One-minute load average.
+    pub load_1m: f64,
+    /// `load_1m` divided by the logical threads.
+    pub load_per_thread: f64,
+    /// Share of CPU time stolen by the hypervisor over a short sample (Linux `/proc/stat`).
+    pub steal_percent: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -244,6 +297,15 @@ pub struct TransformResult {
     pub preflight_throughput: Option<f64>,
     pub gpu_memory: Option<serde_json::Value>,
     pub reason: Option<String>,
+    /// With status `error` from a worker's answer or the output check: the failure kind
+    /// (`contract`, `exception`, `bad_request`); `contract` covers a broken output contract and a
+    /// parameter the library did not take. Absent for a worker that was lost or timed out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<String>,
+    /// Warnings the library emitted while the transform was built (none of them says a
+    /// parameter was ignored: that is an `error` with kind `contract`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Output contract seen by the check (shape/dtype), for the record.
     pub output_shape: Option<Vec<u64>>,
     pub output_dtype: Option<String>,
@@ -323,6 +385,19 @@ impl TransformResult {
             params,
             reason: Some(reason),
             ..Default::default()
+        }
+    }
+
+    /// An `error` of a named kind; a `contract` reason starts with `contract: `.
+    pub fn failed(params: serde_json::Value, kind: &str, reason: String) -> Self {
+        let reason = if kind == CONTRACT_ERROR {
+            format!("{CONTRACT_ERROR}: {reason}")
+        } else {
+            reason
+        };
+        TransformResult {
+            error_kind: Some(kind.to_string()),
+            ..Self::not_measured(Status::Error, params, reason)
         }
     }
 

@@ -70,6 +70,9 @@ pub struct PipelinePrepareResponse {
     #[serde(default)]
     pub transform_device: String,
     pub preflight_sec_per_item: f64,
+    /// Warnings the library emitted while building the recipe (recorded with the row).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -187,6 +190,18 @@ pub enum FailureKind {
     BadRequest,
 }
 
+impl FailureKind {
+    /// The kind as the protocol spells it (`contract`, `bad_request` …).
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureKind::Unsupported => "unsupported",
+            FailureKind::Contract => augbench_core::results::CONTRACT_ERROR,
+            FailureKind::Exception => "exception",
+            FailureKind::BadRequest => "bad_request",
+        }
+    }
+}
+
 /// A failed response: `{"ok": false, "error", "kind", "detail"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Failure {
@@ -234,6 +249,9 @@ pub struct PrepareResponse {
     /// `batch` when the library measures a stacked batch (reported as its own mode).
     #[serde(default)]
     pub regime: Option<String>,
+    /// Warnings the library emitted while building the transform (recorded with the row).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -302,6 +320,18 @@ mod tests {
             serde_json::to_string(&Request::Hello).unwrap(),
             r#"{"op":"hello"}"#
         );
+    }
+
+    #[test]
+    fn failure_kind_names_match_the_wire() {
+        for kind in [
+            FailureKind::Unsupported,
+            FailureKind::Contract,
+            FailureKind::Exception,
+            FailureKind::BadRequest,
+        ] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.name());
+        }
     }
 
     #[test]

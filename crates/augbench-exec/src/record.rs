@@ -87,6 +87,17 @@ impl<'a> Recorder<'a> {
     pub fn save(&self) -> anyhow::Result<()> {
         write_results(self.path, &self.file)
     }
+
+    /// The job's file, with the machine's state at its end added (and written) to the card.
+    pub fn close(mut self) -> ResultFile {
+        if let Some(card) = self.file.metadata.system_info.card.as_mut() {
+            card.after = Some(crate::machine::state());
+            if let Err(e) = self.save() {
+                eprintln!("warning: the machine state after the job was not written: {e:#}");
+            }
+        }
+        self.file
+    }
 }
 
 /// Combines measurements of the same transform from several worker processes.
@@ -119,6 +130,12 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
             m.pipeline = merge_pipeline(old.pipeline, new.pipeline);
             m.preflight_throughput = old.preflight_throughput;
             m.gpu_memory = old.gpu_memory.or(new.gpu_memory);
+            m.warnings = old.warnings;
+            for w in new.warnings {
+                if !m.warnings.contains(&w) {
+                    m.warnings.push(w);
+                }
+            }
             crate::pipeline::flag_drift(&mut m);
             m
         }

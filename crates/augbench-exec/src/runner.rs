@@ -57,7 +57,7 @@ pub fn run_job(
     bar.finish_with_message(if interrupted { "interrupted" } else { "done" });
     lane.shutdown();
     Ok(JobOutcome {
-        results: lane.rec.file,
+        results: lane.rec.close(),
         interrupted,
     })
 }

@@ -77,7 +77,7 @@ pub fn run_interleaved(
         outcomes[slot.index] = match slot.failed {
             Some(e) => Err(e),
             None => Ok(JobOutcome {
-                results: slot.lane.rec.file,
+                results: slot.lane.rec.close(),
                 interrupted,
             }),
         };

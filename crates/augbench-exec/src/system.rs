@@ -1,5 +1,6 @@
 //! Facts about the machine and the checkout, recorded in every result file: OS, CPU, memory,
-//! timestamp, and git commit/branch/dirty of the current folder when it is a git checkout.
+//! timestamp, the machine card with the state at the job's start (`machine`), and git
+//! commit/branch/dirty of the current folder when it is a git checkout.
 
 use std::process::Command;
 
@@ -21,6 +22,10 @@ pub fn system_info(runtime: &str) -> SystemInfo {
         cpu_count: std::thread::available_parallelism().map_or(1, |n| n.get() as u64),
         memory_total_bytes: memory,
         timestamp: now_utc(),
+        card: Some(augbench_core::results::MachineCard {
+            before: Some(crate::machine::state()),
+            ..crate::machine::card()
+        }),
     }
 }
 

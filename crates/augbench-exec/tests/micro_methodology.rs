@@ -56,6 +56,7 @@ impl Session for Scripted {
         Ok(PrepareResponse {
             transform: req.transform,
             regime: None,
+            warnings: Vec::new(),
         })
     }
     fn check(&mut self, _: Duration) -> Result<CheckResponse, WorkerError> {
@@ -212,7 +213,12 @@ fn contract_violation_is_an_error_and_nothing_is_timed() {
     )
     .unwrap();
     assert_eq!(r.status, Some(Status::Error));
-    assert!(r.reason.unwrap().contains("output contract"));
+    assert_eq!(
+        r.error_kind.as_deref(),
+        Some(augbench_core::results::CONTRACT_ERROR)
+    );
+    let reason = r.reason.unwrap();
+    assert!(reason.starts_with("contract: output shape"), "{reason}");
     assert!(s.time_requests.is_empty());
 }
 

@@ -95,6 +95,7 @@ fn metadata(scenario: &str, mode: Mode, library: &str, version: &str, media: Med
             cpu_count: 2,
             memory_total_bytes: 24 << 30,
             timestamp: "2026-01-01T00:00:00Z".into(),
+            card: None,
         },
         library_versions: BTreeMap::from([
             (package.to_string(), version.to_string()),

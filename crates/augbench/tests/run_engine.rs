@@ -211,6 +211,41 @@ fn a_panicking_worker_costs_one_transform() {
 }
 
 #[test]
+fn a_parameter_the_library_ignores_is_a_contract_error_and_warnings_are_recorded() {
+    let env = Env::new();
+    let cfg = env.config("image", "HorizontalFlip, VerticalFlip, Grayscale", "");
+    env.cmd()
+        .env(
+            "AUGBENCH_TEST_FAULTS",
+            "contract:VerticalFlip,warn:Grayscale",
+        )
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .assert()
+        .success();
+    let f = env.results("image");
+    let flip = &f.results["VerticalFlip"];
+    assert_eq!(flip.status, Some(Status::Error));
+    assert_eq!(
+        flip.error_kind.as_deref(),
+        Some(augbench_core::results::CONTRACT_ERROR)
+    );
+    let reason = flip.reason.clone().unwrap();
+    assert!(
+        reason.starts_with("contract: ") && reason.contains("did not take the parameters"),
+        "{reason}"
+    );
+    let gray = &f.results["Grayscale"];
+    assert_eq!(gray.status, Some(Status::Ok), "a warning is not fatal");
+    assert_eq!(
+        gray.warnings,
+        ["UserWarning: injected warning while building Grayscale"]
+    );
+    let clean = &f.results["HorizontalFlip"];
+    assert!(clean.warnings.is_empty() && clean.error_kind.is_none());
+}
+
+#[test]
 fn a_hanging_worker_is_killed_at_the_timeout_and_a_deleted_output_folder_is_rebuilt() {
     let env = Env::new();
     let cfg = env.config("image", "HorizontalFlip, VerticalFlip, Grayscale", "");

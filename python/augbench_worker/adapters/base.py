@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import guard
 from ..protocol import CONTRACT, EXCEPTION, BadRequest, Unsupported, WorkerError
 
 Apply = Callable[[Any], Any]
@@ -270,7 +271,8 @@ class Adapter:
         self.prepared = None
         self.current_seed = _int_field(request, "seed", 0, default=DEFAULT_SEED)
         self.seed(self.current_seed)
-        apply = self.build(name, params)
+        with guard.building(name) as noted:
+            apply = self.build(name, params)
         if self.video:
             if batch > 1:
                 raise Unsupported("clips have no batched regime: each clip is one call")
@@ -284,7 +286,11 @@ class Adapter:
 
         self.prepared = Prepared(name, apply, run, batch)
         regime = "batch" if batch > 1 else "per_image"
-        return {"transform": name, "regime": regime, "batch": batch}
+        reply: dict[str, Any] = {"transform": name, "regime": regime, "batch": batch}
+        noted = [*self.custom.warnings, *noted] if self.custom is not None else noted
+        if noted:
+            reply["warnings"] = noted
+        return reply
 
     def emit(self, request: dict) -> dict:
         """The prepared transform applied once to every loaded item (seeded), each output written

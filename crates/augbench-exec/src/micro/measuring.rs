@@ -21,10 +21,18 @@ pub struct Measuring {
     slow_threshold: f64,
     preflight_items: u64,
     warmup_passes: u64,
-    output_shape: Vec<u64>,
-    output_dtype: String,
+    /// What the setup saw (boxed: `Started` holds a `Measuring` next to a boxed result).
+    setup: Box<Setup>,
     throughputs: Vec<f64>,
     times: Vec<f64>,
+}
+
+/// The output the contract check saw, and what the library warned while building the transform.
+#[derive(Debug, Clone)]
+struct Setup {
+    output_shape: Vec<u64>,
+    output_dtype: String,
+    warnings: Vec<String>,
 }
 
 impl Measuring {
@@ -46,11 +54,20 @@ impl Measuring {
             slow_threshold: set.slow_threshold,
             preflight_items: set.preflight_items,
             warmup_passes,
-            output_shape: checked.output_shape,
-            output_dtype: checked.output_dtype,
+            setup: Box::new(Setup {
+                output_shape: checked.output_shape,
+                output_dtype: checked.output_dtype,
+                warnings: Vec::new(),
+            }),
             throughputs: Vec::new(),
             times: Vec::new(),
         }
+    }
+
+    /// The build warnings to record with the result.
+    pub(super) fn with_warnings(mut self, warnings: Vec<String>) -> Measuring {
+        self.setup.warnings = warnings;
+        self
     }
 
     pub fn name(&self) -> &str {
@@ -130,8 +147,10 @@ impl Measuring {
         r.slow_threshold_sec_per_item = Some(self.slow_threshold);
         r.slow_preflight_items = Some(self.preflight_items);
         r.preflight_sec_per_item = Some(self.per_item);
-        r.output_shape = Some(self.output_shape);
-        r.output_dtype = Some(self.output_dtype);
+        let setup = *self.setup;
+        r.output_shape = Some(setup.output_shape);
+        r.output_dtype = Some(setup.output_dtype);
+        r.warnings = setup.warnings;
         r
     }
 }

@@ -145,7 +145,8 @@ pub fn measure(
     Ok(m.finish())
 }
 
-/// Maps a failed request to an `unsupported`/`error` result; a lost worker stays an `Err`.
+/// Maps a failed request to an `unsupported`/`error` result (the error named by its kind, a
+/// `contract` reason marked as such); a lost worker stays an `Err`.
 pub(crate) fn settle<T>(
     r: Result<T, WorkerError>,
     params: &serde_json::Value,
@@ -153,19 +154,16 @@ pub(crate) fn settle<T>(
     match r {
         Ok(v) => Ok(Ok(v)),
         Err(WorkerError::Failed { failure, .. }) => {
-            let status = match failure.kind {
-                FailureKind::Unsupported => Status::Unsupported,
-                _ => Status::Error,
-            };
             let reason = match failure.detail.trim() {
                 "" => failure.error,
                 d => format!("{}\n{}", failure.error, d),
             };
-            Ok(Err(TransformResult::not_measured(
-                status,
-                params.clone(),
-                reason,
-            )))
+            Ok(Err(match failure.kind {
+                FailureKind::Unsupported => {
+                    TransformResult::not_measured(Status::Unsupported, params.clone(), reason)
+                }
+                kind => TransformResult::failed(params.clone(), kind.name(), reason),
+            }))
         }
         Err(e) => Err(e),
     }

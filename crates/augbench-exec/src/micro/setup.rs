@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use augbench_core::policy;
 use augbench_core::registry::TransformSpec;
-use augbench_core::results::{Status, TransformResult};
+use augbench_core::results::{CONTRACT_ERROR, Status, TransformResult};
 use augbench_core::stats;
 
 use super::measuring::Measuring;
@@ -31,12 +31,19 @@ pub fn start(
     on_phase: &mut dyn FnMut(Phase),
 ) -> Result<Started, WorkerError> {
     let params = serde_json::to_value(&spec.params).unwrap_or_default();
-    Ok(
-        match settle(start_inner(s, spec, items, set, on_phase, &params), &params)? {
-            Ok(started) => started,
-            Err(r) => Started::Finished(Box::new(r)),
-        },
-    )
+    let mut warnings = Vec::new();
+    let started = start_inner(s, spec, items, set, on_phase, &params, &mut warnings);
+    Ok(match settle(started, &params)? {
+        Ok(Started::Finished(mut r)) => {
+            r.warnings = warnings;
+            Started::Finished(r)
+        }
+        Err(mut r) => {
+            r.warnings = warnings;
+            Started::Finished(Box::new(r))
+        }
+        Ok(Started::Measuring(m)) => Started::Measuring(m.with_warnings(warnings)),
+    })
 }
 
 fn start_inner(
@@ -46,9 +53,11 @@ fn start_inner(
     set: &MicroSettings,
     on_phase: &mut dyn FnMut(Phase),
     params: &serde_json::Value,
+    warnings: &mut Vec<String>,
 ) -> Result<Started, WorkerError> {
     let timeout = set.request_timeout;
     let prepared = s.prepare(prepare_request(spec, params, set), timeout)?;
+    warnings.clone_from(&prepared.warnings);
     if let Some(batch) = set.batch
         && prepared.regime.as_deref() != Some("batch")
     {
@@ -59,8 +68,7 @@ fn start_inner(
     on_phase(Phase::Check);
     let checked = s.check(timeout)?;
     if let Err(why) = contract::check(spec, &checked) {
-        let reason = format!("output contract violated: {why}");
-        let r = TransformResult::not_measured(Status::Error, params.clone(), reason);
+        let r = TransformResult::failed(params.clone(), CONTRACT_ERROR, why);
         return Ok(Started::Finished(Box::new(r)));
     }
     on_phase(Phase::Preflight);

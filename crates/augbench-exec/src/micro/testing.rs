@@ -21,6 +21,7 @@ impl Session for Log {
         Ok(PrepareResponse {
             transform: r.transform,
             regime: None,
+            warnings: Vec::new(),
         })
     }
     fn check(&mut self, _: Duration) -> Result<CheckResponse, WorkerError> {

@@ -156,12 +156,17 @@ impl Worker {
             Request::Hello => Ok(ok_line(&self.hello())),
             Request::Load(req) => self.load(&req),
             Request::Prepare(req) => {
+                let warnings = match self.options.test_faults {
+                    true => session::injected_prepare(self.lib.name(), &req.transform)?,
+                    false => Vec::new(),
+                };
                 let name = self
                     .loaded()?
                     .prepare_seeded(&req.transform, &req.params, req.seed)?;
                 Ok(ok_line(&PrepareResponse {
                     transform: name,
                     regime: None,
+                    warnings,
                 }))
             }
             Request::Check => Ok(ok_line(&self.loaded()?.check()?)),

@@ -114,6 +114,14 @@ impl<A: Adapter> Loaded<A> {
 /// (comma-separated), so end-to-end tests can crash or hang the worker on a transform of the
 /// registry: in every library or only `library`, at once or after `N` timed requests.
 pub(crate) fn mapped_fault(library: &str, transform: &str) -> Option<(Fault, u32)> {
+    let (kind, after) = mapped(library, transform)?;
+    fault(&format!("__{kind}")).map(|f| (f, after))
+}
+
+/// The first `kind` (and delay) `AUGBENCH_TEST_FAULTS` maps to `transform` in `library`. Besides
+/// the faults, `contract` fails `prepare` as a parameter the library ignored would, and `warn`
+/// answers `prepare` with a warning to record.
+pub(crate) fn mapped(library: &str, transform: &str) -> Option<(String, u32)> {
     let spec = std::env::var(super::TEST_FAULTS_ENV).ok()?;
     spec.split(',').find_map(|entry| {
         let (kind, target) = entry.split_once(':')?;
@@ -126,8 +134,24 @@ pub(crate) fn mapped_fault(library: &str, transform: &str) -> Option<(Fault, u32
             None => (target, None),
         };
         let applies = name == transform && lib.is_none_or(|l| l == library);
-        applies.then(|| fault(&format!("__{kind}")).map(|f| (f, after)))?
+        applies.then(|| (kind.to_string(), after))
     })
+}
+
+/// `prepare`'s injected outcome for `transform`: a `contract` failure, or warnings to record.
+pub(crate) fn injected_prepare(library: &str, transform: &str) -> Result<Vec<String>, Failure> {
+    match mapped(library, transform).map(|(kind, _)| kind).as_deref() {
+        Some("contract") => Err(failure(
+            FailureKind::Contract,
+            format!(
+                "injected fault: {transform}: the library did not take the parameters as given"
+            ),
+        )),
+        Some("warn") => Ok(vec![format!(
+            "UserWarning: injected warning while building {transform}"
+        )]),
+        _ => Ok(Vec::new()),
+    }
 }
 
 fn fault(name: &str) -> Option<Fault> {

@@ -12,8 +12,8 @@ use super::{PipelineSettings, Window, flag_drift, sample_order};
 use crate::client::{Worker, WorkerError};
 use crate::micro::{settle, slow_result};
 use crate::protocol::{
-    FailureKind, PipelinePrepareRequest, PipelinePrepareResponse, PipelineRunRequest,
-    PipelineRunResponse, PipelineStartRequest, PipelineStartResponse, Request, Stage,
+    PipelinePrepareRequest, PipelinePrepareResponse, PipelineRunRequest, PipelineRunResponse,
+    PipelineStartRequest, PipelineStartResponse, Request, Stage,
 };
 
 /// A transform whose loader is built, checked and warm: collects windows, one per call, so a
@@ -22,7 +22,9 @@ use crate::protocol::{
 pub struct PipelineRuns {
     params: serde_json::Value,
     per_item: f64,
-    transform_device: String,
+    /// Where T ran and what the library warned while building the recipe (boxed:
+    /// `PipelineStarted` holds this next to a boxed result).
+    built: Box<(String, Vec<String>)>,
     started: PipelineStartResponse,
     runs: Vec<(Window, PipelineRunResponse)>,
 }
@@ -68,7 +70,7 @@ pub fn start(
         preflight_items: set.preflight_items,
     };
     let call = w.call(&Request::PipelinePrepare(prepare), set.request_timeout);
-    let prepared: PipelinePrepareResponse = match settle_labelled(call, &params)? {
+    let prepared: PipelinePrepareResponse = match settle(call, &params)? {
         Ok(p) => p,
         Err(r) => return Ok(Finished(Box::new(r))),
     };
@@ -88,11 +90,11 @@ pub fn start(
         size: row.size,
     };
     let call = w.call(&Request::PipelineStart(start), set.request_timeout);
-    match settle_labelled(call, &params)? {
+    match settle(call, &params)? {
         Ok(started) => Ok(PipelineStarted::Underway(PipelineRuns {
             params,
             per_item,
-            transform_device: prepared.transform_device,
+            built: Box::new((prepared.transform_device, prepared.warnings)),
             started,
             runs: Vec::new(),
         })),
@@ -124,7 +126,7 @@ impl PipelineRuns {
             rewarm_batches: if rewarm { set.warm_batches() } else { 0 },
         };
         let call = w.call(&Request::PipelineRun(req), set.request_timeout);
-        let r: PipelineRunResponse = match settle_labelled(call, &self.params)? {
+        let r: PipelineRunResponse = match settle(call, &self.params)? {
             Ok(r) => r,
             Err(r) => {
                 stop_loader(w, set); // its workers must not run on while other libraries are timed
@@ -152,9 +154,11 @@ impl PipelineRuns {
     pub fn finish(self, w: &mut Worker, set: &PipelineSettings) -> TransformResult {
         stop_loader(w, set);
         let mut r = result(self.params, self.per_item, set, self.started, &self.runs);
+        let (transform_device, warnings) = *self.built;
         if let Some(p) = r.pipeline.as_mut() {
-            p.transform_device = self.transform_device;
+            p.transform_device = transform_device;
         }
+        r.warnings = warnings;
         r
     }
 }
@@ -206,17 +210,4 @@ fn result(
     });
     flag_drift(&mut r);
     r
-}
-
-/// `settle`, with a broken output contract named as such.
-fn settle_labelled<T>(
-    r: Result<T, WorkerError>,
-    params: &serde_json::Value,
-) -> Result<Result<T, TransformResult>, WorkerError> {
-    let contract = matches!(&r, Err(WorkerError::Failed { failure, .. }) if failure.kind == FailureKind::Contract);
-    let mut settled = settle(r, params)?;
-    if let (true, Err(result)) = (contract, &mut settled) {
-        result.reason = result.reason.take().map(|why| format!("contract: {why}"));
-    }
-    Ok(settled)
 }

@@ -7,6 +7,7 @@ pub mod compare;
 mod config_args;
 pub mod data;
 pub mod docs;
+pub mod doctor;
 pub mod env;
 pub mod help;
 pub mod list;
@@ -59,6 +60,8 @@ pub enum Command {
     /// Python environments per library group: list, build, clean, lock.
     #[command(subcommand)]
     Env(env::EnvCommand),
+    /// The machine card (CPU, SIMD, governor, virtualisation, build) and the busy checks of `run`.
+    Doctor(doctor::Args),
     /// Datasets: generate the synthetic dataset, clean the cache.
     #[command(subcommand)]
     Data(data::DataCommand),
@@ -87,6 +90,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(a) => report::run(a),
         Command::Docs(c) => docs::run(c),
         Command::Env(c) => env::run(c),
+        Command::Doctor(a) => doctor::run(a),
         Command::Data(c) => data::run(c),
         Command::Worker(a) => worker::run(a),
     }

@@ -1,6 +1,7 @@
 //! `augbench run`: resolves the config, writes it next to the results, executes the plan with
 //! progress bars, appends benchmark cells, and prints the summary table. Ctrl-C stops after the
-//! transform in flight; everything finished is already on disk and `--resume` continues.
+//! transform in flight; everything finished is already on disk and `--resume` continues. One run
+//! at a time per output folder (`run_lock`).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -8,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use augbench_core::{Media, Mode, policy};
 use augbench_exec::orchestrate::{self, JobStatus, RunReport};
+use augbench_exec::run_lock::RunLock;
 use indicatif::MultiProgress;
 
 use super::config_args::ConfigArgs;
@@ -29,7 +31,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     refuse_unmeasurable_pipeline(&cfg, &args.config.config)?;
     warn_oversubscribed_workers(&cfg);
+    warn_if_busy();
     let plan = augbench_core::plan::build(&cfg);
+    // Held until `run` returns, whichever way (its guard releases the folder on drop).
+    let lock = RunLock::acquire(&orchestrate::output_dir(&cfg))?;
+    if let Some(note) = &lock.note {
+        eprintln!("{note}");
+    }
     let resolved = orchestrate::write_resolved_config(&cfg)?;
     eprintln!(
         "augbench: {} jobs; resolved config: {}",
@@ -131,6 +139,17 @@ fn warn_oversubscribed_workers(cfg: &augbench_core::RunConfig) {
     if cfg.selection.mode == Some(Mode::Pipeline) && workers > cores {
         eprintln!(
             "warning: {workers} loader workers on {cores} cores: the workers share cores, so the pipeline rows measure an oversubscribed machine"
+        );
+    }
+}
+
+/// Like pyperf's system checks: a loaded machine or a stealing hypervisor makes numbers noisy.
+fn warn_if_busy() {
+    let why = augbench_exec::machine::busy_reasons(&augbench_exec::machine::state());
+    if !why.is_empty() {
+        eprintln!(
+            "warning: the machine is busy ({}): numbers measured now carry more noise; `augbench doctor` shows the machine card",
+            why.join("; ")
         );
     }
 }

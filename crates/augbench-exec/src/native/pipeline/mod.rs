@@ -207,6 +207,7 @@ impl<A: Adapter> Pipeline for Pipe<A> {
             split: false,
             transform_device: "cpu".into(),
             preflight_sec_per_item: per_item,
+            warnings: Vec::new(),
         })
     }
 
