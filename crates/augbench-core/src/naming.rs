@@ -7,6 +7,10 @@ use crate::matrix::{Device, Mode};
 
 pub const RESOLVED_CONFIG_FILE: &str = "resolved_config.yaml";
 pub const CELLS_FILE: &str = "cells.parquet";
+/// The record of a submitted cloud run, in the output folder.
+pub const CLOUD_RUN_FILE: &str = "cloud_run.json";
+/// Local folder of a cloud run's files (job JSON, task script, shards, fetched tasks).
+pub const CLOUD_DIR: &str = "cloud";
 
 /// The parameters that make a result file name unique.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +61,14 @@ pub fn resolved_config(out: &Path) -> PathBuf {
 
 pub fn cells_log(out: &Path) -> PathBuf {
     out.join(CELLS_FILE)
+}
+
+pub fn cloud_run(out: &Path) -> PathBuf {
+    out.join(CLOUD_RUN_FILE)
+}
+
+pub fn cloud_dir(out: &Path) -> PathBuf {
+    out.join(CLOUD_DIR)
 }
 
 #[cfg(test)]
