@@ -2,6 +2,7 @@
 //! Each subcommand lives in its own file and exposes `Args` plus `run(args) -> Result<ExitCode>`.
 
 pub mod cells;
+pub mod cloud;
 pub mod compare;
 mod config_args;
 pub mod data;
@@ -14,6 +15,7 @@ pub mod plot;
 pub mod report;
 pub mod run;
 mod run_cells;
+pub mod stage;
 pub mod validate;
 pub mod worker;
 
@@ -55,6 +57,11 @@ pub enum Command {
     /// Python environments per library group: list, build, clean, lock.
     #[command(subcommand)]
     Env(env::EnvCommand),
+    /// Pack a data folder into a deterministic tarball for cloud runs; prints its SHA-256.
+    Stage(stage::Args),
+    /// Follow a cloud run: status, fetch (merge results and cells), cancel.
+    #[command(subcommand)]
+    Cloud(cloud::CloudCommand),
     /// Datasets: generate the synthetic dataset, clean the cache.
     #[command(subcommand)]
     Data(data::DataCommand),
@@ -82,6 +89,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(a) => report::run(a),
         Command::Docs(c) => docs::run(c),
         Command::Env(c) => env::run(c),
+        Command::Stage(a) => stage::run(a),
+        Command::Cloud(c) => cloud::run(c),
         Command::Data(c) => data::run(c),
         Command::Worker(a) => worker::run(a),
     }
