@@ -1,3 +1,12 @@
-//! augbench-cloud: cloud runs (GCP) — job payload, VM startup script, dataset staging and result
-//! collection. Not built yet: configs with a `cloud:` section validate and plan, and `run` refuses
-//! them with a clear message. The config types live in augbench-core (`config::CloudConfig`).
+//! augbench-cloud: cloud runs on Google Cloud Batch through the `gcloud` CLI (DESIGN §13) —
+//! dataset staging, the Batch job JSON and task script, submission, following a run, and
+//! fetching its results into the local output. The config types, validation and sharding are
+//! pure and live in augbench-core (`config::CloudConfig`, `cloud`).
+
+pub mod fetch;
+pub mod follow;
+pub mod gcloud;
+pub mod job;
+pub mod record;
+pub mod stage;
+pub mod submit;

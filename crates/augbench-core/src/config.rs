@@ -183,20 +183,41 @@ pub enum CloudProvider {
     Gcp,
 }
 
+/// A cloud run on Google Cloud Batch (DESIGN §13): one Batch task per shard of the plan, one VM
+/// per task, results under `output.gcs_results_uri`. Omitted fields are filled by `resolve`
+/// (`crate::cloud`) from policy.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CloudConfig {
     pub provider: Option<CloudProvider>,
+    /// Google Cloud project; absent means gcloud's configured project.
     pub project: Option<String>,
+    /// Batch location; derived from `zone` when absent.
+    pub region: Option<String>,
+    /// Zone the VMs run in; absent means any zone of `region`.
     pub zone: Option<String>,
     pub machine_type: Option<String>,
+    /// Accelerator type (e.g. `nvidia-l4`) for GPU jobs; absent for CPU machine shapes.
     pub gpu_type: Option<String>,
+    pub gpu_count: Option<u64>,
     pub disk_size_gb: Option<u64>,
-    /// Blocking SSH run (debug); detached runs upload a job and collect results from GCS.
-    pub attached: Option<bool>,
-    pub dry_run: Option<bool>,
-    pub keep_instance: Option<bool>,
+    /// Spot VMs; a preempted task is retried, a failed one is not.
     pub preemptible: Option<bool>,
+    /// Write the job JSON, task script and plan into the output folder and call nothing.
+    pub dry_run: Option<bool>,
+    /// Wait for the job, show its tasks, and fetch the results at the end.
+    pub attached: Option<bool>,
+    /// Cache each built Python environment in GCS by lock hash, so later tasks restore it.
+    pub venv_cache: Option<bool>,
+    /// Where the environment cache lives (default `<gcs_results_uri>/envs`).
+    pub venv_cache_uri: Option<String>,
+    /// Tasks (VMs) running at once.
+    pub parallelism: Option<u64>,
+    /// Tasks the plan is split into (interleaved: slices of the transform list, every library in
+    /// each; sequential: one library per task).
+    pub shards: Option<u64>,
+    /// A task running longer than this is stopped by Batch.
+    pub max_run_duration_sec: Option<u64>,
 }
 
 /// Command-line overrides. `None` means the user did not type the flag, so the file wins.

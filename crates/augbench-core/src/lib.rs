@@ -2,6 +2,7 @@
 //! registry, the scenario/library matrix, policy defaults, the plan, output naming, result types and
 //! statistics. No processes, no network.
 
+pub mod cloud;
 pub mod config;
 pub mod config_error;
 pub mod equivalence;

@@ -9,6 +9,10 @@ pub const RESOLVED_CONFIG_FILE: &str = "resolved_config.yaml";
 pub const CELLS_FILE: &str = "cells.parquet";
 /// Held by the one `augbench run` writing into an output folder.
 pub const RUN_LOCK_FILE: &str = ".augbench-run.lock";
+/// The record of a submitted cloud run, in the output folder.
+pub const CLOUD_RUN_FILE: &str = "cloud_run.json";
+/// Local folder of a cloud run's files (job JSON, task script, shards, fetched tasks).
+pub const CLOUD_DIR: &str = "cloud";
 
 /// The parameters that make a result file name unique.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,6 +67,14 @@ pub fn cells_log(out: &Path) -> PathBuf {
 
 pub fn run_lock(out: &Path) -> PathBuf {
     out.join(RUN_LOCK_FILE)
+}
+
+pub fn cloud_run(out: &Path) -> PathBuf {
+    out.join(CLOUD_RUN_FILE)
+}
+
+pub fn cloud_dir(out: &Path) -> PathBuf {
+    out.join(CLOUD_DIR)
 }
 
 #[cfg(test)]

@@ -191,3 +191,34 @@ pub const BUSY_STEAL_PERCENT: f64 = 2.0;
 
 /// Milliseconds over which CPU steal is sampled (`/proc/stat` before and after).
 pub const STEAL_SAMPLE_MS: u64 = 200;
+
+/// Cloud: machine shape of CPU rows (the reference benchmark's CPU shape).
+pub const CLOUD_CPU_MACHINE_TYPE: &str = "c4-standard-16";
+/// Cloud: machine shape of GPU rows (one NVIDIA L4), used when `gpu_type` is set.
+pub const CLOUD_GPU_MACHINE_TYPE: &str = "g2-standard-16";
+/// Cloud: accelerators per GPU VM.
+pub const CLOUD_GPU_COUNT: u64 = 1;
+/// Cloud: boot disk of each VM (GB): OS, Python environments, the unpacked dataset, results.
+pub const CLOUD_DISK_SIZE_GB: u64 = 200;
+/// Cloud: the wall time one Batch task aims to stay under; the default shard count is the
+/// estimated work over this (see `crate::cloud::estimate_sec`).
+pub const CLOUD_TASK_TARGET_SEC: f64 = 3600.0;
+/// Cloud: Batch stops a task after this long (three times the target: the estimate is rough).
+pub const CLOUD_MAX_RUN_DURATION_SEC: u64 = 3 * 3600;
+/// Cloud: how often a task preempted on a Spot VM is retried (never on any other failure).
+pub const CLOUD_PREEMPTION_RETRIES: u64 = 3;
+/// Cloud: the estimate behind the default shard count: seconds one library spends per item on
+/// one timed pass of one transform. A rough middle of the paper rows on one core (image
+/// transforms run from 0.2 to 20 ms per image; slow ones are cut by preflight).
+pub fn cloud_est_sec_per_item(media: Media) -> f64 {
+    match media {
+        Media::Image => 0.004,
+        Media::Video => 0.06,
+    }
+}
+/// Cloud: passes over the items beyond the timed runs (preflight, warmup), per process.
+pub const CLOUD_EST_EXTRA_PASSES: u64 = 2;
+/// Cloud: where the task script unpacks the dataset on the VM when `data.remote_data_dir` is absent.
+pub const CLOUD_REMOTE_DATA_DIR: &str = "/mnt/disks/augbench/data";
+/// Cloud: seconds between two looks at an attached run's tasks.
+pub const CLOUD_POLL_SEC: u64 = 20;

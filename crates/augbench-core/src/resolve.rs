@@ -20,6 +20,7 @@ pub fn resolve(mut cfg: RunConfig, src: &Source) -> Result<RunConfig, ConfigErro
     if cfg.output.output_dir.is_none() {
         cfg.output.output_dir = Some(PathBuf::from(policy::DEFAULT_OUTPUT_DIR));
     }
+    crate::cloud::fill(&mut cfg);
     validate::rules(&cfg, scenario, src)?;
     Ok(cfg)
 }

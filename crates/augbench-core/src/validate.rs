@@ -64,7 +64,7 @@ pub fn rules(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
     micro_batch(cfg, src)?;
     pipeline_settings(cfg, src)?;
     data_source(cfg, src)?;
-    cloud(cfg, src)
+    crate::cloud::check(cfg, src)
 }
 
 fn micro_needs_no_workers(cfg: &RunConfig, src: &Source) -> Check {
@@ -322,24 +322,6 @@ fn data_source(cfg: &RunConfig, src: &Source) -> Check {
             &["data", "gcs_uri"],
             "`gcs_uri` is only read by cloud runs; this is a local run with no `data_dir`".into(),
             "set `data_dir` to a local folder, add a `cloud:` section, or remove `gcs_uri` to use the built-in synthetic dataset",
-        ));
-    }
-    Ok(())
-}
-
-fn cloud(cfg: &RunConfig, src: &Source) -> Check {
-    let Some(c) = &cfg.cloud else { return Ok(()) };
-    if c.attached.unwrap_or(false) {
-        return Ok(());
-    }
-    if cfg.data.gcs_uri.is_none() {
-        return Err(src.error(&["cloud"], "detached cloud runs need `data.gcs_uri`".into(), "point `data.gcs_uri` at a dataset tarball, e.g. gs://bucket/val.tar, or set `cloud.attached: true`"));
-    }
-    if cfg.output.gcs_results_uri.is_none() {
-        return Err(src.error(
-            &["cloud"],
-            "detached cloud runs need `output.gcs_results_uri`".into(),
-            "set `output.gcs_results_uri: gs://bucket/results`, or `cloud.attached: true`",
         ));
     }
     Ok(())

@@ -306,36 +306,131 @@ fn local_run_without_data_dir_falls_back_to_synthetic() {
 
 const CLOUD_DATA: &str = "data:\n  gcs_uri: gs://b/val.tar\n";
 const CLOUD_OUT: &str = "output:\n  gcs_results_uri: gs://b/results\n";
-const DETACHED: &str = "cloud:\n  provider: gcp\n  attached: false\n";
+const CLOUD: &str = "cloud:\n  provider: gcp\n  zone: us-central1-a\n";
 
 #[test]
-fn detached_cloud_needs_gcs_uri() {
-    let text = format!("version: 1\n{CLOUD_OUT}{DETACHED}");
+fn cloud_needs_a_dataset() {
+    let text = format!("version: 1\n{CLOUD_OUT}{CLOUD}");
     assert_at(&err(&text), 4, "data.gcs_uri");
+    let staged = format!("version: 1\ndata:\n  data_dir: media\n{CLOUD_OUT}{CLOUD}");
+    assert_eq!(ok(&staged).data.data_dir, Some(PathBuf::from("media")));
 }
 
 #[test]
-fn detached_cloud_needs_gcs_results_uri() {
-    let text = format!("version: 1\n{CLOUD_DATA}{DETACHED}");
+fn cloud_needs_gcs_results_uri_attached_or_not() {
+    let text = format!("version: 1\n{CLOUD_DATA}{CLOUD}");
     assert_at(&err(&text), 4, "output.gcs_results_uri");
-    let implicit = format!("version: 1\n{CLOUD_DATA}cloud:\n  provider: gcp\n");
-    assert!(
-        err(&implicit).message.contains("gcs_results_uri"),
-        "detached is the default"
+    let attached = format!("version: 1\n{CLOUD_DATA}{CLOUD}  attached: true\n");
+    assert_at(&err(&attached), 4, "output.gcs_results_uri");
+}
+
+#[test]
+fn cloud_uris_must_be_gs() {
+    let text = format!("version: 1\ndata:\n  gcs_uri: /tmp/val.tar\n{CLOUD_OUT}{CLOUD}");
+    assert_at(&err(&text), 3, "gs://");
+    let text = format!("version: 1\n{CLOUD_DATA}output:\n  gcs_results_uri: s3://b\n{CLOUD}");
+    assert_at(&err(&text), 5, "gs://");
+}
+
+#[test]
+fn cloud_needs_a_location_and_a_consistent_zone() {
+    let text = format!("version: 1\n{CLOUD_DATA}{CLOUD_OUT}cloud:\n  provider: gcp\n");
+    assert_at(&err(&text), 6, "cloud.region");
+    let text = format!("version: 1\n{CLOUD_DATA}{CLOUD_OUT}{CLOUD}  region: europe-west4\n");
+    assert_at(&err(&text), 8, "not in region");
+}
+
+#[test]
+fn cloud_with_both_uris_fills_a_cpu_shape_and_no_synthetic_seed() {
+    let cfg = ok(&format!("version: 1\n{CLOUD_DATA}{CLOUD_OUT}{CLOUD}"));
+    assert!(cfg.is_cloud());
+    assert_eq!(cfg.data.synthetic_seed, None);
+    let c = cfg.cloud.unwrap();
+    assert_eq!(c.region.as_deref(), Some("us-central1"));
+    assert_eq!(
+        c.machine_type.as_deref(),
+        Some(policy::CLOUD_CPU_MACHINE_TYPE)
+    );
+    assert_eq!(c.gpu_type, None);
+    assert_eq!(c.venv_cache_uri.as_deref(), Some("gs://b/results/envs"));
+    assert_eq!(c.parallelism, c.shards);
+}
+
+#[test]
+fn gpu_type_on_a_cpu_only_run_is_refused_at_its_line() {
+    let text = format!(
+        "version: 1\nselection:\n  libraries: [albumentationsx, pillow]\n{CLOUD_DATA}{CLOUD_OUT}{CLOUD}  gpu_type: nvidia-l4\n"
+    );
+    assert_at(&err(&text), 11, "CPU-only");
+    let auto = text.replace("version: 1\n", "version: 1\nexecution:\n  device: auto\n");
+    assert_at(&err(&auto), 13, "CPU-only");
+}
+
+#[test]
+fn cuda_needs_a_gpu_shape_and_gets_the_gpu_machine() {
+    let base = format!(
+        "version: 1\nselection:\n  libraries: [kornia]\nexecution:\n  device: cuda\n{CLOUD_DATA}{CLOUD_OUT}{CLOUD}"
+    );
+    assert_at(&err(&base), 5, "GPU machine shape");
+    let cfg = ok(&format!("{base}  gpu_type: nvidia-l4\n"));
+    let c = cfg.cloud.unwrap();
+    assert_eq!(
+        c.machine_type.as_deref(),
+        Some(policy::CLOUD_GPU_MACHINE_TYPE)
+    );
+    assert_eq!(c.gpu_count, Some(policy::CLOUD_GPU_COUNT));
+}
+
+#[test]
+fn shard_counts_are_checked_against_the_schedule() {
+    let libs = "selection:\n  libraries: [albumentationsx, pillow]\n  transforms: [HorizontalFlip, Resize]\n";
+    let head = format!("version: 1\n{libs}{CLOUD_DATA}{CLOUD_OUT}{CLOUD}");
+    assert_at(
+        &err(&format!("{head}  shards: 3\n")),
+        12,
+        "at least one transform",
+    );
+    assert_at(&err(&format!("{head}  shards: 0\n")), 12, "at least 1");
+    assert_eq!(
+        ok(&format!("{head}  shards: 2\n")).cloud.unwrap().shards,
+        Some(2)
+    );
+    let seq = head.replace(
+        CLOUD_DATA,
+        &format!("execution:\n  schedule: sequential\n{CLOUD_DATA}"),
+    );
+    assert_eq!(
+        ok(&seq).cloud.unwrap().shards,
+        Some(2),
+        "one library per shard"
+    );
+    assert_at(
+        &err(&format!("{seq}  shards: 1\n")),
+        14,
+        "one library per shard",
     );
 }
 
 #[test]
-fn detached_cloud_with_both_uris_passes_and_has_no_synthetic_seed() {
-    let cfg = ok(&format!("version: 1\n{CLOUD_DATA}{CLOUD_OUT}{DETACHED}"));
-    assert!(cfg.is_cloud());
-    assert_eq!(cfg.data.synthetic_seed, None);
-}
-
-#[test]
-fn attached_cloud_needs_no_uris() {
-    let cfg = ok("version: 1\ncloud:\n  provider: gcp\n  attached: true\n");
-    assert!(cfg.is_cloud());
+fn every_paper_micro_config_asks_for_a_cpu_shape() {
+    for path in config_files() {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if !name.starts_with("gcp_") || !name.contains("micro") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let cfg = RunConfig::from_yaml(&text, &path).unwrap();
+        let c = resolve(cfg, &Source::new(&path, &text))
+            .unwrap()
+            .cloud
+            .unwrap();
+        assert_eq!(c.gpu_type, None, "{name}");
+        assert_eq!(
+            c.machine_type.as_deref(),
+            Some(policy::CLOUD_CPU_MACHINE_TYPE),
+            "{name}"
+        );
+    }
 }
 
 // ---- names: unknown keys, libraries, transforms, scenarios, variants --------------------------
@@ -752,8 +847,11 @@ fn render(c: &Choice) -> String {
     if let Some(attached) = c.cloud {
         t.push_str("output:\n  gcs_results_uri: gs://b/results\n");
         t.push_str(&format!(
-            "cloud:\n  provider: gcp\n  attached: {attached}\n"
+            "cloud:\n  provider: gcp\n  zone: us-central1-a\n  attached: {attached}\n"
         ));
+        if c.device == Device::Cuda {
+            t.push_str("  gpu_type: nvidia-l4\n");
+        }
     }
     t
 }

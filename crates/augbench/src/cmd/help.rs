@@ -32,6 +32,11 @@ pub const PAGES: &[(&str, &str)] = &[
     ("docs", "ci.md (keeping README tables current)"),
     ("env", "specs.md (environment groups and adding a library)"),
     ("data", "methodology.md (the synthetic dataset)"),
+    ("stage", "cloud.md (staging a dataset for cloud runs)"),
+    (
+        "cloud",
+        "cloud.md (Google Cloud Batch runs: submit, status, fetch, cancel)",
+    ),
     ("worker", "protocol.md (the worker protocol)"),
 ];
 

@@ -3,6 +3,7 @@
 
 pub mod cells;
 pub mod check;
+pub mod cloud;
 pub mod compare;
 mod config_args;
 pub mod data;
@@ -16,6 +17,7 @@ pub mod plot;
 pub mod report;
 pub mod run;
 mod run_cells;
+pub mod stage;
 pub mod validate;
 pub mod worker;
 
@@ -62,6 +64,11 @@ pub enum Command {
     Env(env::EnvCommand),
     /// The machine card (CPU, SIMD, governor, virtualisation, build) and the busy checks of `run`.
     Doctor(doctor::Args),
+    /// Pack a data folder into a deterministic tarball for cloud runs; prints its SHA-256.
+    Stage(stage::Args),
+    /// Follow a cloud run: status, fetch (merge results and cells), cancel.
+    #[command(subcommand)]
+    Cloud(cloud::CloudCommand),
     /// Datasets: generate the synthetic dataset, clean the cache.
     #[command(subcommand)]
     Data(data::DataCommand),
@@ -91,6 +98,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Docs(c) => docs::run(c),
         Command::Env(c) => env::run(c),
         Command::Doctor(a) => doctor::run(a),
+        Command::Stage(a) => stage::run(a),
+        Command::Cloud(c) => cloud::run(c),
         Command::Data(c) => data::run(c),
         Command::Worker(a) => worker::run(a),
     }

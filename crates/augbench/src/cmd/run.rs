@@ -18,18 +18,28 @@ use super::config_args::ConfigArgs;
 pub struct Args {
     #[command(flatten)]
     pub config: ConfigArgs,
+    /// Cloud configs: write the Batch job JSON, task script, shard configs and plan into the
+    /// output folder, and call nothing.
+    #[arg(long)]
+    pub gcp_dry_run: bool,
+    /// Cloud configs: wait for the Batch job, show its tasks, and fetch the results at the end.
+    #[arg(long, conflicts_with = "gcp_dry_run")]
+    pub gcp_attached: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = args.config.resolve()?;
+    refuse_unmeasurable_pipeline(&cfg, &args.config.config)?;
     if cfg.is_cloud() {
+        return super::cloud::run_config(&cfg, args.gcp_dry_run, args.gcp_attached);
+    }
+    if args.gcp_dry_run || args.gcp_attached {
         return Err(augbench_core::UsageError::new(
-            format!("{} describes a cloud run, and this build runs locally only", args.config.config.display()),
-            "`augbench plan` shows its jobs; to run them here, drop the `cloud:` section and set `data.data_dir`",
+            format!("{} has no `cloud:` section, so there is no cloud run to submit", args.config.config.display()),
+            "add a `cloud:` section (see configs/paper/), or drop --gcp-dry-run/--gcp-attached to run here",
         )
         .into());
     }
-    refuse_unmeasurable_pipeline(&cfg, &args.config.config)?;
     warn_oversubscribed_workers(&cfg);
     warn_if_busy();
     let plan = augbench_core::plan::build(&cfg);

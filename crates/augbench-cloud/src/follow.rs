@@ -1,0 +1,105 @@
+//! Following a submitted run: task states (`augbench cloud status`), waiting with a labelled
+//! progress bar and the log tail of each task that fails (`--gcp-attached`), and `cancel`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use augbench_core::policy;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::gcloud::{self, GcloudError, TaskStatus};
+use crate::record::CloudRun;
+
+/// A job's state and its tasks' states.
+#[derive(Debug, Clone)]
+pub struct JobStatus {
+    pub name: String,
+    pub state: String,
+    pub tasks: Vec<TaskStatus>,
+}
+
+pub fn status(run: &CloudRun) -> Result<Vec<JobStatus>, GcloudError> {
+    run.jobs
+        .iter()
+        .map(|j| {
+            Ok(JobStatus {
+                name: j.job.name.clone(),
+                state: gcloud::job_state(&j.job)?,
+                tasks: gcloud::tasks(&j.job)?,
+            })
+        })
+        .collect()
+}
+
+/// Counts of task states, e.g. `3 SUCCEEDED, 1 RUNNING`.
+pub fn summary(tasks: &[TaskStatus]) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for t in tasks {
+        *counts.entry(t.state.as_str()).or_default() += 1;
+    }
+    let parts: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
+    parts.join(", ")
+}
+
+/// The last lines of a task's log in GCS, or why there is none.
+pub fn log_tail(run: &CloudRun, index: u64) -> String {
+    let uri = format!("{}/tasks/{index}/task.log", run.run_uri);
+    match gcloud::run(&["storage", "cat", &uri]) {
+        Ok(text) => {
+            let lines: Vec<&str> = text.lines().collect();
+            let n = policy::STDERR_TAIL_LINES;
+            lines[lines.len().saturating_sub(n)..].join("\n")
+        }
+        Err(_) => format!("(no log at {uri})"),
+    }
+}
+
+/// Waits until every task has finished, drawing a progress bar and printing the log tail of
+/// each task as it fails. Returns the final task states.
+pub fn wait(run: &CloudRun) -> Result<BTreeMap<u64, TaskStatus>, GcloudError> {
+    let total: usize = run.jobs.iter().map(|j| j.shards.len()).sum();
+    let bar = ProgressBar::new(total as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {pos}/{len} tasks finished · {msg} ({elapsed})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(format!("Cloud run {}", run.run_name));
+    let mut reported = BTreeSet::new();
+    loop {
+        let tasks: Vec<TaskStatus> = run
+            .jobs
+            .iter()
+            .map(|j| gcloud::tasks(&j.job))
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .flatten()
+            .collect();
+        for t in tasks.iter().filter(|t| t.state == "FAILED") {
+            if reported.insert(t.index) {
+                bar.suspend(|| {
+                    eprintln!("task {} FAILED; its log ends with:", t.index);
+                    eprintln!("{}", log_tail(run, t.index));
+                });
+            }
+        }
+        let done = tasks.iter().filter(|t| t.finished()).count();
+        bar.set_position(done as u64);
+        bar.set_message(summary(&tasks));
+        if tasks.len() >= total && done == tasks.len() {
+            bar.finish();
+            return Ok(tasks.into_iter().map(|t| (t.index, t)).collect());
+        }
+        std::thread::sleep(Duration::from_secs(policy::CLOUD_POLL_SEC));
+    }
+}
+
+/// Deletes every job of the run (Batch stops its tasks and deletes its VMs).
+pub fn cancel(run: &CloudRun) -> Result<(), GcloudError> {
+    for j in &run.jobs {
+        gcloud::delete(&j.job)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,277 @@
+//! What a cloud run submits, built from a resolved config and pure: the run's GCS layout, one
+//! config per shard, the task script (from `templates/task.sh`) and the Google Cloud Batch job
+//! JSON (one job per machine shape; one task per shard, one task per VM).
+
+use augbench_core::cloud::{self, Shard};
+use augbench_core::config::{CloudConfig, RunConfig};
+use augbench_core::{Matrix, Mode, policy};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+const TASK_TEMPLATE: &str = include_str!("../templates/task.sh");
+/// Batch's exit code for a task whose Spot VM was preempted (Batch troubleshooting, reserved
+/// exit codes); the only failure a cloud run retries.
+pub const PREEMPTED_EXIT_CODE: i64 = 50001;
+
+/// Where one run lives in GCS, under `output.gcs_results_uri`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    pub results_uri: String,
+    /// `<results>/<run name>`.
+    pub run_uri: String,
+    pub run_name: String,
+}
+
+impl Layout {
+    pub fn new(results_uri: &str, run_name: &str) -> Self {
+        let results_uri = results_uri.trim_end_matches('/').to_string();
+        Layout {
+            run_uri: format!("{results_uri}/{run_name}"),
+            results_uri,
+            run_name: run_name.to_string(),
+        }
+    }
+
+    pub fn bundle(&self, file: &str) -> String {
+        format!("{}/bundle/{file}", self.run_uri)
+    }
+
+    pub fn tasks(&self) -> String {
+        format!("{}/tasks", self.run_uri)
+    }
+
+    /// `<results>/data/<sha256>.tar`: a staged dataset, shared by every run with the same bytes.
+    pub fn staged_data(&self, sha256: &str) -> String {
+        format!("{}/data/{sha256}.tar", self.results_uri)
+    }
+}
+
+/// How gcloud names a Batch job: its name, location (region) and project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobRef {
+    /// Batch job name (lower case letters, digits and `-`, at most 63 characters).
+    pub name: String,
+    pub location: String,
+    pub project: Option<String>,
+}
+
+/// The Batch job of one machine shape.
+#[derive(Debug, Clone)]
+pub struct BatchJob {
+    pub job: JobRef,
+    pub shards: Vec<Shard>,
+    pub json: Value,
+}
+
+/// Everything a run uploads and submits.
+#[derive(Debug, Clone)]
+pub struct Submission {
+    pub layout: Layout,
+    pub data_uri: String,
+    pub task_script: String,
+    /// (task index, config YAML) of each shard.
+    pub shard_configs: Vec<(u64, String)>,
+    pub jobs: Vec<BatchJob>,
+}
+
+/// A valid Batch job name from a run name: `augbench-<run>`, cut to 63 characters.
+pub fn job_name(run_name: &str) -> String {
+    let clean: String = format!("augbench-{run_name}")
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9') => c,
+            _ => '-',
+        })
+        .collect();
+    let cut: String = clean.chars().take(63).collect();
+    cut.trim_end_matches('-').to_string()
+}
+
+/// Builds the submission of a resolved cloud config. `data_uri` is the dataset tarball in GCS.
+pub fn build(cfg: &RunConfig, layout: Layout, data_uri: &str) -> anyhow::Result<Submission> {
+    let c = cfg
+        .cloud
+        .as_ref()
+        .ok_or_else(|| anyhow::anyhow!("the config has no `cloud:` section"))?;
+    let shards = cloud::shards(cfg);
+    let shard_configs = shards
+        .iter()
+        .map(|s| Ok((s.index, shard_config(cfg, s)?)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let task_script = task_script(cfg, &layout, data_uri, shards.len());
+    let job = BatchJob {
+        job: JobRef {
+            name: job_name(&layout.run_name),
+            location: cloud::region(c).unwrap_or_default(),
+            project: c.project.clone(),
+        },
+        json: job_json(cfg, c, &layout, shards.len() as u64),
+        shards,
+    };
+    Ok(Submission {
+        layout,
+        data_uri: data_uri.to_string(),
+        task_script,
+        shard_configs,
+        jobs: vec![job],
+    })
+}
+
+/// The config one task runs: the resolved config without its cloud parts, narrowed to the
+/// shard's libraries and transforms, with the committed locks (the environment cache key).
+pub fn shard_config(cfg: &RunConfig, shard: &Shard) -> anyhow::Result<String> {
+    let mut s = cfg.clone();
+    s.cloud = None;
+    s.output.gcs_results_uri = None;
+    s.output.output_dir = None;
+    s.data.gcs_uri = None;
+    s.data.remote_data_dir = None;
+    s.data.data_dir = None;
+    s.selection.libraries = Some(shard.libraries.clone());
+    s.selection.transforms = Some(shard.transforms.clone());
+    s.selection.transform_set = None;
+    s.execution.refresh_requirements = Some(false);
+    s.execution.resume = Some(false);
+    let head = format!(
+        "# Shard {} of a cloud run: `augbench run --config THIS --data-dir DATA --output OUT`.\n",
+        shard.index
+    );
+    Ok(head + &serde_saphyr::to_string(&s)?)
+}
+
+/// The Python environment groups the run's libraries need (sorted, no duplicates; the native
+/// group needs none).
+fn env_groups(cfg: &RunConfig) -> Vec<String> {
+    let m = Matrix::get();
+    let mode = cfg.selection.mode.unwrap_or(Mode::Micro);
+    let mut groups: Vec<String> = cfg
+        .selection
+        .libraries
+        .iter()
+        .flatten()
+        .filter_map(|l| m.library(l))
+        .map(|l| l.env_group_for(mode).to_string())
+        .filter(|g| augbench_exec::env::group_assets(g).is_some())
+        .collect();
+    if cfg.selection.media == Some(augbench_core::Media::Video) {
+        groups.push(augbench_exec::env::VIDEO_DECODE_GROUP.to_string());
+    }
+    groups.sort();
+    groups.dedup();
+    groups
+}
+
+/// The task script: `templates/task.sh` with the run's values filled in.
+pub fn task_script(cfg: &RunConfig, layout: &Layout, data_uri: &str, shards: usize) -> String {
+    let c = cfg.cloud.clone().unwrap_or_default();
+    let cache = match c.venv_cache {
+        Some(false) => String::new(),
+        _ => c.venv_cache_uri.unwrap_or_default(),
+    };
+    let data_dir = cfg
+        .data
+        .remote_data_dir
+        .clone()
+        .unwrap_or_else(|| policy::CLOUD_REMOTE_DATA_DIR.to_string());
+    TASK_TEMPLATE
+        .replace("{{RUN_NAME}}", &layout.run_name)
+        .replace("{{RUN_URI}}", &layout.run_uri)
+        .replace("{{DATA_URI}}", data_uri)
+        .replace("{{ENV_GROUPS}}", &env_groups(cfg).join(" "))
+        .replace("{{VENV_CACHE_URI}}", &cache)
+        .replace("{{REMOTE_DATA_DIR}}", &data_dir)
+        .replace("{{SHARD_COUNT}}", &shards.to_string())
+}
+
+/// The Batch runnable: fetch the task script from the bundle and run it.
+fn bootstrap(layout: &Layout) -> String {
+    format!(
+        "set -euo pipefail\nscript=\"${{TMPDIR:-/tmp}}/augbench-task-$BATCH_TASK_INDEX.sh\"\ngcloud storage cp '{}' \"$script\"\nexec bash \"$script\"\n",
+        layout.bundle("task.sh")
+    )
+}
+
+/// The Batch job JSON (`gcloud batch jobs submit --config`).
+pub fn job_json(cfg: &RunConfig, c: &CloudConfig, layout: &Layout, tasks: u64) -> Value {
+    let spot = c.preemptible.unwrap_or(false);
+    let mut task_spec = json!({
+        "runnables": [{ "script": { "text": bootstrap(layout) } }],
+        "maxRunDuration": format!("{}s", c.max_run_duration_sec.unwrap_or(policy::CLOUD_MAX_RUN_DURATION_SEC)),
+        "maxRetryCount": if spot { policy::CLOUD_PREEMPTION_RETRIES } else { 0 },
+    });
+    if spot {
+        task_spec["lifecyclePolicies"] = json!([{
+            "action": "RETRY_TASK",
+            "actionCondition": { "exitCodes": [PREEMPTED_EXIT_CODE] }
+        }]);
+    }
+    let mut policy_json = json!({
+        "machineType": c.machine_type,
+        "provisioningModel": if spot { "SPOT" } else { "STANDARD" },
+        "bootDisk": { "sizeGb": c.disk_size_gb.unwrap_or(policy::CLOUD_DISK_SIZE_GB) },
+    });
+    let mut instance = json!({});
+    if let Some(gpu) = &c.gpu_type {
+        policy_json["accelerators"] = json!([{
+            "type": gpu,
+            "count": c.gpu_count.unwrap_or(policy::CLOUD_GPU_COUNT)
+        }]);
+        instance["installGpuDrivers"] = json!(true);
+    }
+    instance["policy"] = policy_json;
+    let location = match &c.zone {
+        Some(z) => format!("zones/{z}"),
+        None => format!("regions/{}", cloud::region(c).unwrap_or_default()),
+    };
+    json!({
+        "taskGroups": [{
+            "taskCount": tasks,
+            "parallelism": c.parallelism.unwrap_or(tasks).min(tasks),
+            "taskCountPerNode": 1,
+            "taskSpec": task_spec,
+        }],
+        "allocationPolicy": {
+            "location": { "allowedLocations": [location] },
+            "instances": [instance],
+        },
+        "labels": {
+            "augbench-run": label(&layout.run_name),
+            "augbench-scenario": label(cfg.selection.scenario.as_deref().unwrap_or_default()),
+        },
+        "logsPolicy": { "destination": "CLOUD_LOGGING" },
+    })
+}
+
+/// A GCP label value: lower case letters, digits, `-` and `_`, at most 63 characters.
+fn label(value: &str) -> String {
+    value
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '-' | '_') => c,
+            _ => '-',
+        })
+        .take(63)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_names_are_valid_batch_names() {
+        let n = job_name("image-rgb-micro-0123456789ab-20260101T120000");
+        assert_eq!(n, "augbench-image-rgb-micro-0123456789ab-20260101t120000");
+        let long = job_name(&"x_".repeat(80));
+        assert!(long.len() <= 63 && !long.ends_with('-'), "{long}");
+        assert!(long.chars().all(|c| c.is_ascii_lowercase() || c == '-'));
+    }
+
+    #[test]
+    fn layout_paths() {
+        let l = Layout::new("gs://b/results/", "r1");
+        assert_eq!(l.run_uri, "gs://b/results/r1");
+        assert_eq!(l.bundle("task.sh"), "gs://b/results/r1/bundle/task.sh");
+        assert_eq!(l.staged_data("ab"), "gs://b/results/data/ab.tar");
+    }
+}
