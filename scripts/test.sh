@@ -56,6 +56,6 @@ for group in pillow albumentationsx torch_stack; do
   AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only "$envpy" -m pytest -q -p no:cacheprovider python/tests/test_protocol.py python/tests/test_guard.py python/tests/test_adapters.py python/tests/test_pipeline.py python/tests/test_video.py
 done
 
-step "python: clip decoder (sampling rule, AVI round trip), inside the video_decode environment"
-PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python video_decode)" -m pytest -q -p no:cacheprovider python/tests/test_clips_decode.py
+step "python: clip decoder (sampling rule, AVI round trip) and the decode scenario's decoders, inside the video_decode environment"
+AUGBENCH_EXPECT_DECODERS=opencv,pyav,decord PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python video_decode)" -m pytest -q -p no:cacheprovider python/tests/test_clips_decode.py python/tests/test_decoders.py
 echo "all tests passed"

@@ -1,3 +1,5 @@
-"""augbench's video decoder for the clip cache: reads each video once with OpenCV, samples
-``clip_length`` frames with the same rule as the Rust coordinator, writes them as PNG frames.
+"""augbench's video decoding in Python: ``decode`` reads each video once with OpenCV for the clip
+cache (same sampling rule as the Rust coordinator, frames written as PNG); ``bench`` and
+``decoders`` serve the decode scenario, where OpenCV, PyAV, decord and torchvision (torchcodec)
+each decode the same sampled frames of the same files.
 """

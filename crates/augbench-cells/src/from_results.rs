@@ -12,9 +12,11 @@ use crate::system_card::SystemCard;
 /// Converts every transform of `file` into a benchmark cell.
 pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) -> Vec<BenchCell> {
     let m = &file.metadata;
-    let package = augbench_core::Matrix::get()
+    let matrix = augbench_core::Matrix::get();
+    let package = matrix
         .library(&m.library)
-        .map(|l| l.package.clone());
+        .map(|l| l.package.clone())
+        .or_else(|| matrix.decoder(&m.library).map(|d| d.package.clone()));
     let version = package
         .and_then(|p| m.library_versions.get(&p))
         .or_else(|| m.library_versions.get(&m.library))

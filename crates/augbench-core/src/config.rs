@@ -115,6 +115,9 @@ pub struct Selection {
     pub mode: Option<Mode>,
     pub media: Option<Media>,
     pub libraries: Option<Vec<String>>,
+    /// Decode scenarios: the video decoders to measure (instead of libraries and transforms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoders: Option<Vec<String>>,
     pub transforms: Option<Vec<String>>,
     pub transform_set: Option<TransformSet>,
     pub spec: Option<PathBuf>,
@@ -226,6 +229,7 @@ pub struct Overrides {
     pub data_dir: Option<PathBuf>,
     pub output: Option<PathBuf>,
     pub libraries: Option<Vec<String>>,
+    pub decoders: Option<Vec<String>>,
     pub transforms: Option<Vec<String>>,
     pub transform_set: Option<TransformSet>,
     pub spec: Option<PathBuf>,
@@ -248,6 +252,7 @@ impl Overrides {
         set_if(&mut cfg.data.data_dir, &self.data_dir);
         set_if(&mut cfg.output.output_dir, &self.output);
         set_if(&mut cfg.selection.libraries, &self.libraries);
+        set_if(&mut cfg.selection.decoders, &self.decoders);
         set_if(&mut cfg.selection.transforms, &self.transforms);
         set_if(&mut cfg.selection.transform_set, &self.transform_set);
         set_if(&mut cfg.selection.spec, &self.spec);

@@ -20,6 +20,8 @@ pub enum Media {
 pub enum Mode {
     Micro,
     Pipeline,
+    /// Video decoders on the same files and clips (scenarios of kind `decode`): no transform.
+    Decode,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -49,19 +51,67 @@ macro_rules! display_as_serde {
         }
     )*};
 }
-display_as_serde!(Media, Mode, Device, Backend);
+/// What a scenario measures: augmentation transforms (libraries × transforms), or video decoders.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScenarioKind {
+    #[default]
+    Transforms,
+    Decode,
+}
+
+/// How a decoder reaches a clip's sampled frames (recorded with every decode row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    /// One seek to each sampled index, then one frame read.
+    SeekPerFrame,
+    /// Every frame decoded in order up to the last sampled one; the sampled ones kept.
+    Sequential,
+    /// The sampled indices handed to the decoder in one call.
+    BatchFetch,
+}
+
+display_as_serde!(Media, Mode, Device, Backend, ScenarioKind, Access);
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioInfo {
     pub name: String,
+    #[serde(default)]
+    pub kind: ScenarioKind,
     pub media: Media,
     pub channels: u64,
     #[serde(default)]
     pub clip_length: Option<u64>,
-    /// Curated transform set (a file under `specs/sets/`).
+    /// Curated transform set (a file under `specs/sets/`); empty for a decode scenario.
+    #[serde(default)]
     pub set: String,
+    /// Augmentation libraries (transform scenarios).
+    #[serde(default)]
     pub libraries: Vec<String>,
+    /// Video decoders (decode scenarios).
+    #[serde(default)]
+    pub decoders: Vec<String>,
+}
+
+impl ScenarioInfo {
+    pub fn is_decode(&self) -> bool {
+        self.kind == ScenarioKind::Decode
+    }
+}
+
+/// A video decoder of the decode scenarios: the Python environment it runs in, the distribution
+/// whose version is reported, and its frame-access pattern (the worker reports the same one).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecoderInfo {
+    pub name: String,
+    pub env_group: String,
+    pub package: String,
+    pub access: Access,
+    /// What the decoder hands back for a clip (its native type and layout).
+    pub output: String,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -108,6 +158,8 @@ pub struct Matrix {
     pub version: u32,
     pub scenarios: Vec<ScenarioInfo>,
     pub libraries: Vec<LibraryInfo>,
+    #[serde(default)]
+    pub decoders: Vec<DecoderInfo>,
 }
 
 impl Matrix {
@@ -128,6 +180,19 @@ impl Matrix {
         self.libraries.iter().find(|l| l.name == name)
     }
 
+    pub fn decoder(&self, name: &str) -> Option<&DecoderInfo> {
+        self.decoders.iter().find(|d| d.name == name)
+    }
+
+    pub fn decoder_names(&self) -> Vec<&str> {
+        self.decoders.iter().map(|d| d.name.as_str()).collect()
+    }
+
+    /// The first scenario of `kind` (a config that says `mode: decode` and no scenario).
+    pub fn scenario_of_kind(&self, kind: ScenarioKind) -> Option<&ScenarioInfo> {
+        self.scenarios.iter().find(|s| s.kind == kind)
+    }
+
     pub fn scenario_names(&self) -> Vec<&str> {
         self.scenarios.iter().map(|s| s.name.as_str()).collect()
     }
@@ -138,9 +203,11 @@ impl Matrix {
 
     /// The default scenario for a media and channel count.
     pub fn scenario_for(&self, media: Media, channels: u64) -> Option<&ScenarioInfo> {
-        self.scenarios
-            .iter()
-            .find(|s| s.media == media && (media == Media::Video || s.channels == channels))
+        self.scenarios.iter().find(|s| {
+            s.kind == ScenarioKind::Transforms
+                && s.media == media
+                && (media == Media::Video || s.channels == channels)
+        })
     }
 }
 
@@ -163,6 +230,33 @@ mod tests {
     }
 
     #[test]
+    fn decode_scenarios_name_decoders_and_transform_scenarios_libraries() {
+        let m = Matrix::get();
+        assert!(m.scenarios.iter().any(ScenarioInfo::is_decode));
+        for s in &m.scenarios {
+            if s.is_decode() {
+                assert!(s.set.is_empty() && s.libraries.is_empty(), "{}", s.name);
+                assert!(!s.decoders.is_empty(), "{} has no decoders", s.name);
+                for d in &s.decoders {
+                    let info = m
+                        .decoder(d)
+                        .unwrap_or_else(|| panic!("{} lists unknown {d}", s.name));
+                    assert!(
+                        !info.env_group.is_empty() && !info.package.is_empty(),
+                        "{d}"
+                    );
+                }
+            } else {
+                assert!(!s.set.is_empty() && s.decoders.is_empty(), "{}", s.name);
+            }
+        }
+        let mut names = m.decoder_names();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), m.decoders.len(), "decoder names are unique");
+    }
+
+    #[test]
     fn names_are_unique() {
         let m = Matrix::get();
         let mut libs = m.library_names();
@@ -175,5 +269,7 @@ mod tests {
     fn display_matches_serde_names() {
         assert_eq!(Backend::PythonWorker.to_string(), "python_worker");
         assert_eq!(Device::Cuda.to_string(), "cuda");
+        assert_eq!(Access::SeekPerFrame.to_string(), "seek-per-frame");
+        assert_eq!(Mode::Decode.to_string(), "decode");
     }
 }

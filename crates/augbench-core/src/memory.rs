@@ -83,6 +83,21 @@ fn pipeline_bytes(cfg: &RunConfig, samples: u64) -> (u64, String) {
 /// The estimate for the libraries of a resolved config under its schedule.
 pub fn estimate(cfg: &RunConfig, schedule: Schedule) -> MemoryEstimate {
     let (samples, basis) = samples_per_item(cfg);
+    if cfg.selection.mode == Some(Mode::Decode) {
+        // A decoder holds the clip it is decoding (the check pass keeps no clip either).
+        let per_decoder: BTreeMap<String, u64> = cfg
+            .selection
+            .decoders
+            .iter()
+            .flatten()
+            .map(|d| (d.clone(), samples))
+            .collect();
+        return finish(
+            per_decoder,
+            schedule,
+            format!("{basis}; one clip at a time per decoder"),
+        );
+    }
     if cfg.selection.mode == Some(Mode::Pipeline) {
         let (bytes, what) = pipeline_bytes(cfg, samples);
         let per_library: BTreeMap<String, u64> = cfg

@@ -31,8 +31,9 @@ pub struct JobKey<'a> {
     pub micro_batch: u64,
 }
 
-/// `<scenario>/micro/<lib>_micro[_batch<B>][_dev-<d>]_results.json` or
-/// `<scenario>/pipeline/<lib>_<scope>_n<N|all>_r<R>_w<W>_b<B>[_dev-<d>]_results.json`.
+/// `<scenario>/micro/<lib>_micro[_batch<B>][_dev-<d>]_results.json`,
+/// `<scenario>/pipeline/<lib>_<scope>_n<N|all>_r<R>_w<W>_b<B>[_dev-<d>]_results.json`, or for a
+/// decoder `<scenario>/decode/<decoder>_decode_results.json`.
 pub fn result_file(out: &Path, key: &JobKey<'_>) -> PathBuf {
     let dev = match key.device {
         Device::Cpu => String::new(),
@@ -53,6 +54,7 @@ pub fn result_file(out: &Path, key: &JobKey<'_>) -> PathBuf {
                 key.library, key.scope, key.num_runs, key.workers, key.batch_size
             )
         }
+        Mode::Decode => format!("{}_decode{dev}_results.json", key.library),
     };
     out.join(key.scenario).join(key.mode.to_string()).join(name)
 }
@@ -122,6 +124,18 @@ mod tests {
         assert_eq!(
             p,
             Path::new("out/image-rgb/micro/kornia_micro_dev-cuda_results.json")
+        );
+    }
+
+    #[test]
+    fn a_decoder_has_its_decode_file() {
+        let mut k = key(Mode::Decode, Device::Cpu);
+        k.scenario = "video-decode-16f";
+        k.library = "decord";
+        let p = result_file(Path::new("out"), &k);
+        assert_eq!(
+            p,
+            Path::new("out/video-decode-16f/decode/decord_decode_results.json")
         );
     }
 

@@ -46,7 +46,10 @@ pub fn schedule(cfg: &RunConfig) -> (Schedule, Option<String>) {
     if asked == Schedule::Sequential {
         return (asked, None);
     }
-    let libraries = cfg.selection.libraries.as_ref().map_or(0, Vec::len);
+    let libraries = match cfg.selection.mode {
+        Some(Mode::Decode) => cfg.selection.decoders.as_ref().map_or(0, Vec::len),
+        _ => cfg.selection.libraries.as_ref().map_or(0, Vec::len),
+    };
     if cfg.selection.spec.is_some() {
         let why = "a spec file runs its one library alone (sequential)";
         return (Schedule::Sequential, Some(why.into()));
@@ -60,11 +63,61 @@ pub fn schedule(cfg: &RunConfig) -> (Schedule, Option<String>) {
 
 /// Expands a resolved config. Libraries unknown to the matrix were rejected by validation.
 pub fn build(cfg: &RunConfig) -> Plan {
+    let jobs = if cfg.selection.mode == Some(Mode::Decode) {
+        decode_jobs(cfg)
+    } else {
+        transform_jobs(cfg)
+    };
+    let mut expected_files: Vec<PathBuf> = jobs.iter().map(|j| j.output_file.clone()).collect();
+    expected_files.push(naming::resolved_config(&output_dir(cfg)));
+    expected_files.push(naming::cells_log(&output_dir(cfg)));
+    let (schedule, schedule_note) = schedule(cfg);
+    Plan {
+        config: cfg.clone(),
+        jobs,
+        expected_files,
+        schedule,
+        schedule_note,
+        memory: memory::estimate(cfg, schedule),
+    }
+}
+
+fn output_dir(cfg: &RunConfig) -> PathBuf {
+    cfg.output.output_dir.clone().unwrap_or_default()
+}
+
+/// One job per selected decoder (decode scenarios): a Python worker in the decoder's group.
+fn decode_jobs(cfg: &RunConfig) -> Vec<Job> {
+    let m = Matrix::get();
+    let out = output_dir(cfg);
+    cfg.selection
+        .decoders
+        .iter()
+        .flatten()
+        .filter_map(|name| m.decoder(name))
+        .map(|d| {
+            let key = job_key(cfg, &d.name);
+            Job {
+                scenario: key.scenario.to_string(),
+                mode: Mode::Decode,
+                media: Media::Video,
+                library: d.name.clone(),
+                backend: Backend::PythonWorker,
+                env_group: d.env_group.clone(),
+                device: Device::Cpu,
+                output_file: naming::result_file(&out, &key),
+                transforms: Vec::new(),
+            }
+        })
+        .collect()
+}
+
+/// One job per selected library, each over the selected transforms.
+fn transform_jobs(cfg: &RunConfig) -> Vec<Job> {
     let m = Matrix::get();
     let transforms = selected_transforms(cfg);
-    let out = cfg.output.output_dir.clone().unwrap_or_default();
-    let jobs: Vec<Job> = cfg
-        .selection
+    let out = output_dir(cfg);
+    cfg.selection
         .libraries
         .iter()
         .flatten()
@@ -83,19 +136,7 @@ pub fn build(cfg: &RunConfig) -> Plan {
                 transforms: transforms.clone(),
             }
         })
-        .collect();
-    let mut expected_files: Vec<PathBuf> = jobs.iter().map(|j| j.output_file.clone()).collect();
-    expected_files.push(naming::resolved_config(&out));
-    expected_files.push(naming::cells_log(&out));
-    let (schedule, schedule_note) = schedule(cfg);
-    Plan {
-        config: cfg.clone(),
-        jobs,
-        expected_files,
-        schedule,
-        schedule_note,
-        memory: memory::estimate(cfg, schedule),
-    }
+        .collect()
 }
 
 /// The naming key of one library's job under a resolved config.
@@ -104,14 +145,17 @@ pub fn job_key<'a>(cfg: &'a RunConfig, library: &'a str) -> JobKey<'a> {
     let lib_has_cuda = Matrix::get()
         .library(library)
         .is_some_and(|l| l.devices.contains(&Device::Cuda));
-    // `auto` means CUDA where the library has it: CPU-only libraries are planned on the CPU.
+    let mode = cfg.selection.mode.unwrap_or(Mode::Micro);
+    // `auto` means CUDA where the library has it: CPU-only libraries are planned on the CPU, and
+    // so are decoders (validation refuses `cuda` for them).
     let device = match e.device.unwrap_or(Device::Cpu) {
+        _ if mode == Mode::Decode => Device::Cpu,
         Device::Auto if !lib_has_cuda => Device::Cpu,
         d => d,
     };
     JobKey {
         scenario: cfg.selection.scenario.as_deref().unwrap_or_default(),
-        mode: cfg.selection.mode.unwrap_or(Mode::Micro),
+        mode,
         library,
         device,
         scope: e
@@ -134,13 +178,23 @@ impl Plan {
             scenario: &'a str,
             mode: Mode,
             media: Media,
-            library: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            library: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            decoder: Option<&'a str>,
             backend: Backend,
             env_group: &'a str,
             device: Device,
             output_file: &'a PathBuf,
-            transform_count: usize,
-            transforms: &'a [String],
+            /// Decode jobs: how the decoder reaches the sampled frames, and what it returns.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            access: Option<crate::matrix::Access>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            output: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            transform_count: Option<usize>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            transforms: Option<&'a [String]>,
         }
         #[derive(Serialize)]
         struct ScheduleView<'a> {
@@ -162,17 +216,26 @@ impl Plan {
         let jobs = self
             .jobs
             .iter()
-            .map(|j| JobView {
-                scenario: &j.scenario,
-                mode: j.mode,
-                media: j.media,
-                library: &j.library,
-                backend: j.backend,
-                env_group: &j.env_group,
-                device: j.device,
-                output_file: &j.output_file,
-                transform_count: j.transforms.len(),
-                transforms: &j.transforms,
+            .map(|j| {
+                let decoder = (j.mode == Mode::Decode)
+                    .then(|| Matrix::get().decoder(&j.library))
+                    .flatten();
+                let transforms = decoder.is_none().then_some(j.transforms.as_slice());
+                JobView {
+                    scenario: &j.scenario,
+                    mode: j.mode,
+                    media: j.media,
+                    library: decoder.is_none().then_some(j.library.as_str()),
+                    decoder: decoder.map(|d| d.name.as_str()),
+                    backend: j.backend,
+                    env_group: &j.env_group,
+                    device: j.device,
+                    output_file: &j.output_file,
+                    access: decoder.map(|d| d.access),
+                    output: decoder.map(|d| d.output.as_str()),
+                    transform_count: transforms.map(<[String]>::len),
+                    transforms,
+                }
             })
             .collect();
         let schedule = ScheduleView {

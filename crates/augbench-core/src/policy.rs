@@ -35,10 +35,11 @@ pub fn warmup_window(media: Media) -> u64 {
     }
 }
 
-/// Default thread policy per mode: micro pins one thread, pipelines use production threading.
+/// Default thread policy per mode: micro and decode pin one thread, pipelines use production
+/// threading.
 pub fn default_thread_policy(mode: Mode) -> crate::config::ThreadPolicy {
     match mode {
-        Mode::Micro => crate::config::ThreadPolicy::Single,
+        Mode::Micro | Mode::Decode => crate::config::ThreadPolicy::Single,
         Mode::Pipeline => crate::config::ThreadPolicy::PipelineDefault,
     }
 }
@@ -46,7 +47,7 @@ pub fn default_thread_policy(mode: Mode) -> crate::config::ThreadPolicy {
 /// Default loader workers per mode (micro must be 0).
 pub fn default_workers(mode: Mode) -> u64 {
     match mode {
-        Mode::Micro => 0,
+        Mode::Micro | Mode::Decode => 0,
         Mode::Pipeline => 4,
     }
 }
@@ -88,8 +89,15 @@ pub fn default_processes(mode: Mode) -> u64 {
     match mode {
         Mode::Micro => DEFAULT_PROCESSES,
         Mode::Pipeline => DEFAULT_PIPELINE_PROCESSES,
+        Mode::Decode => DECODE_PROCESSES,
     }
 }
+/// Decode scenarios: one worker process per decoder, alive for the whole run, so that every run
+/// of every decoder is taken in the same rounds.
+pub const DECODE_PROCESSES: u64 = 1;
+/// Decode scenarios: untimed passes per decoder over the first `WARMUP_SUBSET_ITEMS` clips,
+/// after the (also untimed) pass that checks every clip's frames.
+pub const DECODE_WARMUP_PASSES: u64 = 1;
 pub const DEFAULT_BATCH_SIZE: u64 = 32;
 /// Micro: items per call. 1 is the per-item regime every library has; more is a batched regime.
 pub const DEFAULT_MICRO_BATCH: u64 = 1;

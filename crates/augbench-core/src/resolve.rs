@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::config::{RunConfig, TransformSet};
 use crate::config_error::{ConfigError, Source, suggest};
-use crate::matrix::{Device, Matrix, Media, Mode, ScenarioInfo};
+use crate::matrix::{Device, Matrix, Media, Mode, ScenarioInfo, ScenarioKind};
 use crate::policy;
 use crate::registry::Registry;
 use crate::validate;
@@ -33,6 +33,7 @@ fn resolve_scenario(
     let sel = &cfg.selection;
     let found = match &sel.scenario {
         Some(name) => m.scenario(name),
+        None if sel.mode == Some(Mode::Decode) => m.scenario_of_kind(ScenarioKind::Decode),
         None => {
             let media = sel.media.unwrap_or(Media::Image);
             let channels = cfg.data.num_channels.unwrap_or(policy::DEFAULT_CHANNELS);
@@ -56,6 +57,9 @@ fn resolve_scenario(
 }
 
 fn fill_selection(cfg: &mut RunConfig, scenario: &ScenarioInfo) {
+    if scenario.is_decode() {
+        return fill_decode_selection(cfg, scenario);
+    }
     let m = Matrix::get();
     let sel = &mut cfg.selection;
     let mode = *sel.mode.get_or_insert(Mode::Micro);
@@ -75,6 +79,17 @@ fn fill_selection(cfg: &mut RunConfig, scenario: &ScenarioInfo) {
     if sel.transforms.is_none() {
         sel.transform_set.get_or_insert(TransformSet::Paper);
     }
+}
+
+/// A decode scenario selects decoders (all of the scenario's by default); no libraries, no
+/// transforms. What the user wrote is kept, so validation can point at what does not belong.
+fn fill_decode_selection(cfg: &mut RunConfig, scenario: &ScenarioInfo) {
+    let sel = &mut cfg.selection;
+    sel.mode.get_or_insert(Mode::Decode);
+    sel.media.get_or_insert(scenario.media);
+    sel.multichannel.get_or_insert(false);
+    sel.decoders
+        .get_or_insert_with(|| scenario.decoders.clone());
 }
 
 fn fill_data(cfg: &mut RunConfig, scenario: &ScenarioInfo) {

@@ -327,6 +327,53 @@ pub struct TransformResult {
     /// Pipeline mode: the loader's start, warmup and windows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pipeline: Option<PipelineDetail>,
+    /// Decode mode: the decoder, its access pattern, what a clip came back as, frames/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decode: Option<DecodeDetail>,
+}
+
+/// The one row of a decode result file (`results["decode"]`): throughputs in clips/s.
+pub const DECODE_ROW: &str = "decode";
+
+/// Decode mode, per decoder: how it read the same sampled frames of the same clips as every other
+/// decoder, what a clip came back as, and the runs in frames/s (clips/s × `clip_length`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecodeDetail {
+    /// The decoder and its version (`decord 0.6.0`); the bare name when it did not start.
+    pub decoder: String,
+    /// How it reaches the sampled frames: `seek-per-frame`, `sequential` or `batch-fetch`.
+    pub access: String,
+    /// The frame-index rule every decoder was handed the indices of (`linspace-floor-…/v1`).
+    pub sampling_rule: String,
+    pub clip_length: u64,
+    /// Clips decoded per run (the readable videos of the dataset).
+    pub clips: u64,
+    /// One clip as the decoder returned it (empty when it never returned one).
+    pub sample: DecodedSample,
+    /// Frames per second of each run, in run order.
+    pub frames_per_sec: Vec<f64>,
+    pub median_frames_per_sec: Option<f64>,
+    pub frames_ci95: Option<[f64; 2]>,
+    /// How the returned frames were checked against the sampled indices (once, untimed).
+    pub verification: String,
+    /// Seconds of that untimed pass over every clip.
+    pub check_seconds: f64,
+}
+
+/// A decoded clip as the decoder hands it back, in its native type.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecodedSample {
+    /// `numpy.ndarray`, `torch.Tensor`.
+    pub type_name: String,
+    /// `THWC` or `TCHW`.
+    pub layout: String,
+    pub shape: Vec<u64>,
+    pub dtype: String,
+    pub device: String,
+    /// `RGB` or `BGR`.
+    pub channel_order: String,
 }
 
 /// The drift sentinel: a fixed reference kernel timed once every round by the coordinator's own

@@ -43,6 +43,13 @@ pub fn names(cfg: &RunConfig, src: &Source) -> Check {
             ));
         }
     }
+    for d in cfg.selection.decoders.iter().flatten() {
+        if m.decoder(d).is_none() {
+            let msg = format!("unknown decoder `{d}`");
+            let hint = suggest(d, &m.decoder_names());
+            return Err(src.error(&["selection", "decoders"], msg, hint));
+        }
+    }
     let reg = Registry::get();
     for t in cfg.selection.transforms.iter().flatten() {
         if reg.spec(t).is_none() {
@@ -56,6 +63,7 @@ pub fn names(cfg: &RunConfig, src: &Source) -> Check {
 
 /// Cross-field rules on a resolved config.
 pub fn rules(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
+    decode_selection(cfg, scenario, src)?;
     micro_needs_no_workers(cfg, src)?;
     media_matches_scenario(cfg, scenario, src)?;
     multichannel(cfg, src)?;
@@ -65,6 +73,136 @@ pub fn rules(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
     pipeline_settings(cfg, src)?;
     data_source(cfg, src)?;
     crate::cloud::check(cfg, src)
+}
+
+/// A decode scenario measures decoders (mode `decode`): no libraries, transforms or spec file,
+/// only its own decoders, on the CPU, one pinned thread, one process each. A transform scenario
+/// takes no decoders and no `mode: decode`.
+fn decode_selection(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
+    let sel = &cfg.selection;
+    if !scenario.is_decode() {
+        return no_decode_keys(cfg, scenario, src);
+    }
+    let name = &scenario.name;
+    let decoders = scenario.decoders.join(", ");
+    if let Some(mode) = sel.mode.filter(|m| *m != Mode::Decode) {
+        return Err(src.error(
+            &["selection", "mode"],
+            format!("scenario `{name}` measures video decoders (mode `decode`), not {mode} rows"),
+            "remove `mode:` or set `mode: decode`",
+        ));
+    }
+    let foreign = [
+        ("libraries", sel.libraries.is_some()),
+        ("transforms", sel.transforms.is_some()),
+        ("transform_set", sel.transform_set.is_some()),
+        ("spec", sel.spec.is_some()),
+    ];
+    if let Some((key, _)) = foreign.iter().find(|(_, set)| *set) {
+        return Err(src.error(
+            &["selection", key],
+            format!(
+                "scenario `{name}` decodes clips and applies no transform: `{key}` does not apply"
+            ),
+            format!("remove `{key}`; choose decoders with `decoders:` (of {name}: {decoders})"),
+        ));
+    }
+    let chosen = sel.decoders.as_deref().unwrap_or_default();
+    if let Some(d) = chosen.iter().find(|d| !scenario.decoders.contains(d)) {
+        return Err(src.error(
+            &["selection", "decoders"],
+            format!("decoder `{d}` is not one of scenario `{name}`"),
+            format!("decoders of {name}: {decoders}"),
+        ));
+    }
+    if chosen.is_empty() {
+        return Err(src.error(
+            &["selection", "decoders"],
+            "no decoders selected".into(),
+            format!("decoders of {name}: {decoders}"),
+        ));
+    }
+    decode_execution(cfg, name, src)
+}
+
+/// Decoders run on the CPU, each pinned to one thread in one worker process.
+fn decode_execution(cfg: &RunConfig, name: &str, src: &Source) -> Check {
+    let e = &cfg.execution;
+    if e.device == Some(Device::Cuda) {
+        return Err(src.error(
+            &["execution", "device"],
+            format!("the decoders of `{name}` run on the CPU"),
+            "remove `device` or set `device: cpu`",
+        ));
+    }
+    if let Some(p) = e.processes.filter(|p| *p != policy::DECODE_PROCESSES) {
+        return Err(src.error(
+            &["execution", "processes"],
+            format!(
+                "`{name}` runs each decoder in {} worker process, got `processes: {p}`",
+                policy::DECODE_PROCESSES
+            ),
+            "remove `processes`; add runs with `num_runs`",
+        ));
+    }
+    if let Some(w) = e.workers.filter(|w| *w != 0) {
+        return Err(src.error(
+            &["execution", "workers"],
+            format!("`{name}` decodes in the decoder's own process, got `workers: {w}`"),
+            "remove `workers` (or set it to 0)",
+        ));
+    }
+    if e.resume == Some(true) {
+        return Err(src.error(
+            &["execution", "resume"],
+            format!("`{name}` measures every decoder in the same rounds and cannot resume"),
+            "run it again without `resume` / `--resume`",
+        ));
+    }
+    if let Some(t) = e.thread_policy.filter(|t| *t != ThreadPolicy::Single) {
+        let t = serde_json::to_value(t).unwrap_or_default();
+        return Err(src.error(
+            &["execution", "thread_policy"],
+            format!(
+                "`{name}` pins every decoder to one thread, got `thread_policy: {}`",
+                t.as_str().unwrap_or_default()
+            ),
+            "remove `thread_policy` (or set it to `single`)",
+        ));
+    }
+    Ok(())
+}
+
+/// `mode: decode` and `decoders` belong to decode scenarios.
+fn no_decode_keys(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
+    let m = Matrix::get();
+    let decode: Vec<&str> = m
+        .scenarios
+        .iter()
+        .filter(|s| s.is_decode())
+        .map(|s| s.name.as_str())
+        .collect();
+    let name = &scenario.name;
+    if cfg.selection.mode == Some(Mode::Decode) {
+        return Err(src.error(
+            &["selection", "mode"],
+            format!(
+                "`mode: decode` measures video decoders, and scenario `{name}` measures transforms"
+            ),
+            format!(
+                "use `scenario: {}` for decoders, or `mode: micro` / `mode: pipeline`",
+                decode.join("|")
+            ),
+        ));
+    }
+    if cfg.selection.decoders.is_some() {
+        return Err(src.error(
+            &["selection", "decoders"],
+            format!("scenario `{name}` measures libraries, not decoders"),
+            format!("remove `decoders`, or use `scenario: {}`", decode.join("|")),
+        ));
+    }
+    Ok(())
 }
 
 fn micro_needs_no_workers(cfg: &RunConfig, src: &Source) -> Check {

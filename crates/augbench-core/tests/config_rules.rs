@@ -107,6 +107,86 @@ fn micro_batch_flag_is_named_in_its_error() {
     assert!(e.to_string().contains("--micro-batch"), "{e}");
 }
 
+// ---- decode scenario ---------------------------------------------------------------------------
+
+fn decode(extra_selection: &str, rest: &str) -> String {
+    format!("version: 1\nselection:\n  scenario: video-decode-16f\n{extra_selection}{rest}")
+}
+
+#[test]
+fn decode_defaults_to_every_decoder_of_the_scenario_in_decode_mode() {
+    let cfg = ok(&decode("", ""));
+    let scenario = Matrix::get().scenario("video-decode-16f").unwrap();
+    assert_eq!(cfg.selection.mode, Some(Mode::Decode));
+    assert_eq!(cfg.selection.decoders.as_ref(), Some(&scenario.decoders));
+    assert_eq!(cfg.selection.libraries, None);
+    assert_eq!(cfg.selection.transform_set, None);
+    assert_eq!(cfg.execution.processes, Some(policy::DECODE_PROCESSES));
+    assert_eq!(ok(&cfg.to_yaml()), cfg, "resolving again changes nothing");
+    let by_mode = ok("version: 1\nselection:\n  mode: decode\n");
+    assert_eq!(
+        by_mode.selection.scenario.as_deref(),
+        Some("video-decode-16f")
+    );
+}
+
+#[test]
+fn decode_refuses_libraries_transforms_and_spec_at_their_line() {
+    for key in [
+        "libraries: [kornia]",
+        "transforms: [Resize]",
+        "transform_set: paper",
+        "spec: s.py",
+    ] {
+        let e = err(&decode(&format!("  {key}\n"), ""));
+        assert_at(&e, 4, "decodes clips and applies no transform");
+        assert!(e.hint.contains("opencv"), "{e}");
+    }
+}
+
+#[test]
+fn decode_refuses_another_mode_an_unknown_decoder_and_an_empty_list() {
+    assert_at(
+        &err(&decode("  mode: micro\n", "")),
+        4,
+        "measures video decoders",
+    );
+    let e = err(&decode("  decoders: [decrod]\n", ""));
+    assert_at(&e, 4, "unknown decoder `decrod`");
+    assert!(e.hint.contains("did you mean `decord`"), "{e}");
+    assert_at(
+        &err(&decode("  decoders: []\n", "")),
+        4,
+        "no decoders selected",
+    );
+}
+
+#[test]
+fn decode_refuses_cuda_processes_workers_threads_and_resume() {
+    let cases = [
+        ("execution:\n  device: cuda\n", "run on the CPU"),
+        ("execution:\n  processes: 3\n", "worker process"),
+        ("execution:\n  workers: 2\n", "own process"),
+        (
+            "execution:\n  thread_policy: pipeline-default\n",
+            "one thread",
+        ),
+        ("execution:\n  resume: true\n", "cannot resume"),
+    ];
+    for (rest, needle) in cases {
+        assert_at(&err(&decode("", rest)), 5, needle);
+    }
+}
+
+#[test]
+fn transform_scenarios_refuse_decoders_and_decode_mode() {
+    let e = err(&rgb("micro", "  decoders: [opencv]\n", ""));
+    assert_at(&e, 5, "measures libraries, not decoders");
+    let e = err(&rgb("decode", "", ""));
+    assert_at(&e, 4, "`mode: decode` measures video decoders");
+    assert!(e.hint.contains("video-decode-16f"), "{e}");
+}
+
 // ---- micro needs workers 0 -------------------------------------------------------------------
 
 #[test]
@@ -594,6 +674,7 @@ fn every_override() -> Overrides {
         data_dir: Some("flag_media".into()),
         output: Some("flag_out".into()),
         libraries: Some(vec!["torchvision".into(), "albumentationsx".into()]),
+        decoders: None,
         transforms: Some(vec!["HorizontalFlip".into()]),
         transform_set: Some(TransformSet::All),
         spec: Some("my_spec.py".into()),

@@ -42,6 +42,7 @@ plan_snapshots! {
     plan_local_rgb_micro_cpu => "examples/local_rgb_micro_cpu.yaml",
     plan_local_9ch_micro_cpu => "examples/local_9ch_micro_cpu.yaml",
     plan_local_video_micro_cpu => "examples/local_video_micro_cpu.yaml",
+    plan_local_video_decode => "examples/local_video_decode.yaml",
     plan_local_rgb_pipeline_cpu => "examples/local_rgb_pipeline_cpu.yaml",
     plan_gpu_check_pipeline => "examples/gpu_check_pipeline.yaml",
     plan_gcp_rgb_micro => "paper/gcp_rgb_micro.yaml",
@@ -57,6 +58,7 @@ const ALL: &[&str] = &[
     "examples/local_rgb_micro_cpu.yaml",
     "examples/local_9ch_micro_cpu.yaml",
     "examples/local_video_micro_cpu.yaml",
+    "examples/local_video_decode.yaml",
     "examples/local_rgb_pipeline_cpu.yaml",
     "examples/kornia_batched.yaml",
     "examples/gpu_check_micro.yaml",
@@ -152,11 +154,17 @@ fn jobs_carry_backend_and_env_group_from_the_matrix() {
         let p = plan_of(rel);
         assert!(!p.jobs.is_empty(), "{rel}");
         for j in &p.jobs {
+            let s = m.scenario(&j.scenario).unwrap();
+            assert_eq!(j.media, s.media, "{rel}");
+            if s.is_decode() {
+                let d = m.decoder(&j.library).unwrap();
+                assert_eq!(j.env_group, d.env_group, "{rel}");
+                assert!(s.decoders.contains(&j.library), "{rel}");
+                continue;
+            }
             let lib = m.library(&j.library).unwrap();
             let group = lib.env_group_for(j.mode);
             assert_eq!((j.backend, j.env_group.as_str()), (lib.backend, group));
-            let s = m.scenario(&j.scenario).unwrap();
-            assert_eq!(j.media, s.media, "{rel}");
             assert!(s.libraries.contains(&j.library), "{rel}");
         }
     }
@@ -165,7 +173,7 @@ fn jobs_carry_backend_and_env_group_from_the_matrix() {
 #[test]
 fn every_scenario_names_an_existing_curated_set() {
     let reg = Registry::get();
-    for s in &Matrix::get().scenarios {
+    for s in Matrix::get().scenarios.iter().filter(|s| !s.is_decode()) {
         let set = reg.set(&s.set);
         assert!(
             set.is_some_and(|t| !t.is_empty()),
@@ -198,7 +206,7 @@ fn every_spec_has_a_usable_output_rule() {
 #[test]
 fn every_scenario_and_mode_on_cpu_plans_a_nonempty_default_job_list() {
     let m = Matrix::get();
-    for s in &m.scenarios {
+    for s in m.scenarios.iter().filter(|s| !s.is_decode()) {
         for mode in [Mode::Micro, Mode::Pipeline] {
             let text = format!(
                 "version: 1\nselection:\n  scenario: {}\n  mode: {mode}\n",
@@ -215,12 +223,32 @@ fn every_scenario_and_mode_on_cpu_plans_a_nonempty_default_job_list() {
             let own = format!("{}_pipeline", s.set);
             let set = match mode {
                 Mode::Pipeline => reg.set(&own).or(reg.set(&s.set)),
-                Mode::Micro => reg.set(&s.set),
+                _ => reg.set(&s.set),
             };
             // Pipeline plans put the ceiling row (specs/recipe.yaml) first.
             let ceiling = usize::from(mode == Mode::Pipeline);
             let set_len = set.unwrap().len() + ceiling;
             assert!(p.jobs.iter().all(|j| j.transforms.len() == set_len));
         }
+    }
+}
+
+#[test]
+fn a_decode_scenario_plans_one_job_per_decoder_with_no_transforms() {
+    let m = Matrix::get();
+    for s in m.scenarios.iter().filter(|s| s.is_decode()) {
+        let text = format!("version: 1\nselection:\n  scenario: {}\n", s.name);
+        let src = Source::new(Path::new("default.yaml"), &text);
+        let cfg = resolve(RunConfig::from_yaml(&text, &src.file).unwrap(), &src).unwrap();
+        let p = plan::build(&cfg);
+        let names: Vec<&str> = p.jobs.iter().map(|j| j.library.as_str()).collect();
+        assert_eq!(names, s.decoders, "{}", s.name);
+        assert!(
+            p.jobs
+                .iter()
+                .all(|j| j.mode == Mode::Decode && j.transforms.is_empty())
+        );
+        assert!(p.jobs.iter().all(|j| j.device == Device::Cpu));
+        assert_eq!(cfg.data.num_items, Some(policy::default_num_items(s.media)));
     }
 }

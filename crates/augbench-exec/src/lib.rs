@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod client;
 pub mod contract;
+pub mod decode;
 pub mod env;
 pub mod equivalence;
 pub mod fsutil;

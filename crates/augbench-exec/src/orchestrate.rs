@@ -51,6 +51,8 @@ impl RunReport {
 pub struct Media {
     pub paths: Vec<String>,
     pub info: augbench_core::results::DatasetInfo,
+    /// Video: one clip-cache entry per input (readable or skipped with its reason), in input order.
+    pub clip_entries: Vec<media::clip_decode::Entry>,
 }
 
 pub fn prepare_media(cfg: &RunConfig, mp: &MultiProgress) -> anyhow::Result<Media> {
@@ -68,14 +70,20 @@ pub fn prepare_media(cfg: &RunConfig, mp: &MultiProgress) -> anyhow::Result<Medi
             (d.items, d.info)
         }
     };
+    let mut clip_entries = Vec::new();
     if media == augbench_core::Media::Video {
         let clips = video_clips(cfg, &items, mp)?;
         info.skipped = clips.skipped().count() as u64;
         info.clips = Some(clips.info.clone());
         items = clips.clips;
+        clip_entries = clips.entries;
     }
     let paths = items.iter().map(|p| p.display().to_string()).collect();
-    Ok(Media { paths, info })
+    Ok(Media {
+        paths,
+        info,
+        clip_entries,
+    })
 }
 
 /// The clip cache of the video inputs (decoding them on first use), its skips reported.

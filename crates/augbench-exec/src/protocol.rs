@@ -34,7 +34,47 @@ pub enum Request {
     /// Pipeline mode: end the loader and its workers.
     #[serde(rename = "pipeline_stop")]
     PipelineStop,
+    /// Decode mode (the Python decode worker): read every clip once, untimed, and check it.
+    #[serde(rename = "decode_open")]
+    DecodeOpen(DecodeOpenRequest),
+    /// Decode mode: decode the first `count` clips once, timed in the worker.
+    #[serde(rename = "decode_time")]
+    DecodeTime(DecodeTimeRequest),
     Shutdown,
+}
+
+/// One clip of a decode run: the video file and the frame indices the sampling rule picked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecodeItem {
+    pub source: String,
+    pub indices: Vec<u64>,
+}
+
+/// Where the decode worker writes, per clip, the top-left `height × width` region of its frames
+/// (THWC uint8, `<dir>/<k>.u8`) so the coordinator can read the synthetic frame markers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerifyRegion {
+    pub dir: String,
+    pub height: u32,
+    pub width: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecodeOpenRequest {
+    pub items: Vec<DecodeItem>,
+    pub verify: Option<VerifyRegion>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DecodeOpenResponse {
+    pub count: u64,
+    pub seconds: f64,
+    pub sample: augbench_core::results::DecodedSample,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecodeTimeRequest {
+    pub count: u64,
 }
 
 /// A recipe stage: a registry transform and its canonical parameters.
@@ -221,6 +261,9 @@ pub struct HelloResponse {
     /// Pipeline mode: the decoder the library reads files with (Python workers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decoder: Option<String>,
+    /// Decode mode: how the decoder reaches the sampled frames (`seek-per-frame`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

@@ -6,11 +6,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context;
+use augbench_core::plan::Job;
 use augbench_core::results::{
     BenchmarkParams, Metadata, RESULT_FORMAT_VERSION, ResultFile, Status, TimingInfo,
     TransformResult,
 };
-use augbench_core::{Mode, Schedule, policy, stats};
+use augbench_core::{Mode, RunConfig, Schedule, policy, stats};
 use indicatif::MultiProgress;
 
 use crate::fsutil::write_atomic;
@@ -225,17 +226,6 @@ fn metadata(
     schedule: Schedule,
 ) -> Metadata {
     let cfg = input.cfg;
-    let e = &cfg.execution;
-    let threads = hello
-        .threads
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.clone(),
-                v.as_str().map_or_else(|| v.to_string(), str::to_string),
-            )
-        })
-        .collect();
     let mut dataset = input.dataset.clone();
     dataset.skipped += load.skipped.len() as u64;
     dataset.converted += load.converted;
@@ -243,7 +233,7 @@ fn metadata(
         format_version: RESULT_FORMAT_VERSION,
         system_info: crate::system::system_info(&hello.runtime),
         library_versions: hello.versions.clone(),
-        thread_settings: threads,
+        thread_settings: thread_settings(hello),
         environment: crate::system::environment_info(),
         gpu: None,
         dataset,
@@ -252,38 +242,63 @@ fn metadata(
         mode: input.job.mode.to_string(),
         library: input.job.library.clone(),
         device: device.to_string(),
-        benchmark_params: BenchmarkParams {
-            num_items: load.count,
-            num_runs: e.num_runs.unwrap_or_default(),
-            processes: e.processes.unwrap_or(1),
-            channels: cfg.data.num_channels.unwrap_or(policy::DEFAULT_CHANNELS),
-            clip_length: (input.job.media == augbench_core::Media::Video)
-                .then_some(cfg.data.clip_length.unwrap_or_default()),
-            workers: e.workers.unwrap_or_default(),
-            batch_size: e.batch_size.unwrap_or_default(),
-            micro_batch: e.micro_batch.filter(|b| *b > policy::DEFAULT_MICRO_BATCH),
-            min_time: e.min_time.unwrap_or_default(),
-            thread_policy: e
-                .thread_policy
-                .map(|t| {
-                    serde_json::to_value(t)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default()
-                })
-                .unwrap_or_default(),
-            precision_target: e.precision_target,
-            slow_threshold_sec_per_item: e.slow_threshold_sec_per_item.unwrap_or_default(),
-            slow_preflight_items: e.slow_preflight_items.unwrap_or_default(),
-            disable_slow_skip: e.disable_slow_skip.unwrap_or_default(),
-            warmup_window: e.warmup.window.unwrap_or_default(),
-            warmup_threshold: e.warmup.threshold.unwrap_or_default(),
-            max_warmup_iterations: e.warmup.max_passes.unwrap_or_default(),
-            schedule: Some(schedule.to_string()),
-        },
+        benchmark_params: benchmark_params(cfg, input.job, load.count, schedule),
         run_config: serde_json::to_value(cfg).unwrap_or_default(),
         pipeline: (input.job.mode == Mode::Pipeline)
             .then(|| crate::pipeline::info(input, hello, device)),
+    }
+}
+
+/// The thread settings a worker reported in its `hello`, as text.
+pub(crate) fn thread_settings(hello: &HelloResponse) -> BTreeMap<String, String> {
+    hello
+        .threads
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v.as_str().map_or_else(|| v.to_string(), str::to_string),
+            )
+        })
+        .collect()
+}
+
+/// The run's shape as a result file records it, for a job that measured `count` items.
+pub(crate) fn benchmark_params(
+    cfg: &RunConfig,
+    job: &Job,
+    count: u64,
+    schedule: Schedule,
+) -> BenchmarkParams {
+    let e = &cfg.execution;
+    BenchmarkParams {
+        num_items: count,
+        num_runs: e.num_runs.unwrap_or_default(),
+        processes: e.processes.unwrap_or(1),
+        channels: cfg.data.num_channels.unwrap_or(policy::DEFAULT_CHANNELS),
+        clip_length: (job.media == augbench_core::Media::Video)
+            .then_some(cfg.data.clip_length.unwrap_or_default()),
+        workers: e.workers.unwrap_or_default(),
+        batch_size: e.batch_size.unwrap_or_default(),
+        micro_batch: e.micro_batch.filter(|b| *b > policy::DEFAULT_MICRO_BATCH),
+        min_time: e.min_time.unwrap_or_default(),
+        thread_policy: e
+            .thread_policy
+            .map(|t| {
+                serde_json::to_value(t)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default(),
+        precision_target: e.precision_target,
+        slow_threshold_sec_per_item: e.slow_threshold_sec_per_item.unwrap_or_default(),
+        slow_preflight_items: e.slow_preflight_items.unwrap_or_default(),
+        disable_slow_skip: e.disable_slow_skip.unwrap_or_default(),
+        warmup_window: e.warmup.window.unwrap_or_default(),
+        warmup_threshold: e.warmup.threshold.unwrap_or_default(),
+        max_warmup_iterations: e.warmup.max_passes.unwrap_or_default(),
+        schedule: Some(schedule.to_string()),
     }
 }
 

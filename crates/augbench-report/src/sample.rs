@@ -126,6 +126,7 @@ fn metadata(scenario: &str, mode: Mode, library: &str, version: &str, media: Med
             measurement_scope: match mode {
                 Mode::Pipeline => policy::DEFAULT_PIPELINE_SCOPE.to_string(),
                 Mode::Micro => "transform".to_string(),
+                Mode::Decode => "decode".to_string(),
             },
             includes: vec![],
         },

@@ -302,6 +302,7 @@ fn help_works_on_every_command() {
         "list",
         "list scenarios",
         "list libraries",
+        "list decoders",
         "list transforms",
     ] {
         assert!(
@@ -354,6 +355,7 @@ fn defaults_shown_in_help_come_from_policy() {
 fn list_tables_snapshot() {
     insta::assert_snapshot!("list_scenarios", stdout_of(&["list", "scenarios"]));
     insta::assert_snapshot!("list_libraries", stdout_of(&["list", "libraries"]));
+    insta::assert_snapshot!("list_decoders", stdout_of(&["list", "decoders"]));
 }
 
 #[test]

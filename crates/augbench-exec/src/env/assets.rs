@@ -134,6 +134,18 @@ mod tests {
     }
 
     #[test]
+    fn every_decoder_of_the_matrix_has_its_group() {
+        for d in &augbench_core::Matrix::get().decoders {
+            assert!(
+                group_assets(&d.env_group).is_some(),
+                "{} lacks envs/{}.in",
+                d.name,
+                d.env_group
+            );
+        }
+    }
+
+    #[test]
     fn worker_package_is_embedded() {
         let mut files = Vec::new();
         collect(&WORKER_PACKAGE, &mut files);
@@ -141,6 +153,7 @@ mod tests {
         let mut files = Vec::new();
         collect(&CLIPS_PACKAGE, &mut files);
         assert!(files.iter().any(|(p, _)| p.ends_with("decode.py")));
+        assert!(files.iter().any(|(p, _)| p.ends_with("bench.py")));
         assert!(group_assets(VIDEO_DECODE_GROUP).is_some());
     }
 }

@@ -18,6 +18,8 @@ use super::{avi, synth};
 const BAND: (u32, u32) = (64, 32);
 /// Gray levels are multiples of this: a decoder's error below half of it reads back exactly.
 const LEVEL: u64 = 16;
+/// The top-left region (width, height) that holds a frame's marker: what [`read_marker`] needs.
+pub const MARKER_REGION: (u32, u32) = (2 * BAND.0, BAND.1);
 /// Pixels left out at each band edge when reading (chroma upsampling can bleed across edges).
 const INSET: u32 = 6;
 

@@ -188,6 +188,11 @@ impl Worker {
                 }
                 Ok(ok_line(&serde_json::json!({})))
             }
+            Request::DecodeOpen(_) | Request::DecodeTime(_) => Err(failure(
+                FailureKind::BadRequest,
+                "decode ops are served by the Python decode worker (python -m augbench_clips.bench)"
+                    .into(),
+            )),
             Request::Shutdown => Ok(ok_line(&serde_json::json!({}))),
         }
     }
@@ -245,6 +250,7 @@ impl Worker {
             runtime: format!("rustc {}", versions::RUSTC_VERSION),
             threads,
             decoder: Some(versions::decoder()),
+            access: None,
         }
     }
 }

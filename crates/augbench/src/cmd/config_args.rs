@@ -22,6 +22,9 @@ pub struct ConfigArgs {
     /// Libraries to run (space- or comma-separated).
     #[arg(long, num_args = 1.., value_delimiter = ',')]
     pub libraries: Option<Vec<String>>,
+    /// Video decoders to measure (decode scenarios; space- or comma-separated).
+    #[arg(long, num_args = 1.., value_delimiter = ',')]
+    pub decoders: Option<Vec<String>>,
     /// Transforms to run (canonical names; space- or comma-separated).
     #[arg(long, num_args = 1.., value_delimiter = ',')]
     pub transforms: Option<Vec<String>>,
@@ -113,6 +116,7 @@ impl ConfigArgs {
             data_dir: self.data_dir.clone(),
             output: self.output.clone(),
             libraries: self.libraries.clone(),
+            decoders: self.decoders.clone(),
             transforms: self.transforms.clone(),
             transform_set: self.transform_set.map(|t| match t {
                 TransformSetArg::Paper => TransformSet::Paper,
@@ -141,10 +145,11 @@ impl ConfigArgs {
 
     /// (config key, flag) pairs the user set on the command line, for error messages.
     fn cli_keys(&self) -> Vec<(&'static str, &'static str)> {
-        let pairs: [(&'static str, &'static str, bool); 14] = [
+        let pairs: [(&'static str, &'static str, bool); 15] = [
             ("data_dir", "--data-dir", self.data_dir.is_some()),
             ("output_dir", "--output", self.output.is_some()),
             ("libraries", "--libraries", self.libraries.is_some()),
+            ("decoders", "--decoders", self.decoders.is_some()),
             ("transforms", "--transforms", self.transforms.is_some()),
             (
                 "transform_set",

@@ -1,4 +1,5 @@
-//! `augbench list scenarios|libraries|transforms`: the support matrix and registry as tables.
+//! `augbench list scenarios|libraries|decoders|transforms`: the support matrix and registry as
+//! tables.
 
 use std::process::ExitCode;
 
@@ -21,6 +22,8 @@ pub enum What {
         #[arg(long)]
         scenario: Option<String>,
     },
+    /// Video decoders of the decode scenarios, with environment group, access pattern and output.
+    Decoders,
     /// Registered transforms with their output rule; `--scenario` limits to its curated set.
     Transforms {
         #[arg(long)]
@@ -32,6 +35,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let rows = match args.what {
         What::Scenarios => scenarios(),
         What::Libraries { scenario } => libraries(scenario.as_deref())?,
+        What::Decoders => decoders(),
         What::Transforms { scenario } => transforms(scenario.as_deref())?,
     };
     print!("{}", augbench_core::text::columns(&rows, false, false));
@@ -47,12 +51,40 @@ fn scenarios() -> Vec<Vec<String>> {
         "libraries",
     ])];
     for s in &Matrix::get().scenarios {
+        let (set, who) = if s.is_decode() {
+            (
+                "-".to_string(),
+                format!("decoders: {}", s.decoders.join(", ")),
+            )
+        } else {
+            (s.set.clone(), s.libraries.join(", "))
+        };
         rows.push(vec![
             s.name.clone(),
             s.media.to_string(),
             s.channels.to_string(),
-            s.set.clone(),
-            s.libraries.join(", "),
+            set,
+            who,
+        ]);
+    }
+    rows
+}
+
+fn decoders() -> Vec<Vec<String>> {
+    let mut rows = vec![header(&[
+        "decoder",
+        "env group",
+        "package",
+        "access",
+        "returns",
+    ])];
+    for d in &Matrix::get().decoders {
+        rows.push(vec![
+            d.name.clone(),
+            d.env_group.clone(),
+            d.package.clone(),
+            d.access.to_string(),
+            d.output.clone(),
         ]);
     }
     rows

@@ -60,14 +60,39 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     let mp = MultiProgress::new();
     let media = orchestrate::prepare_media(&cfg, &mp)?;
-    let report = orchestrate::execute(&plan, &media, &mp, &stop);
+    let decode = cfg.selection.mode == Some(Mode::Decode);
+    let report = if decode {
+        augbench_exec::decode::run(&plan, &media, &mp, &stop)?
+    } else {
+        orchestrate::execute(&plan, &media, &mp, &stop)
+    };
     super::run_cells::append(&cfg, &report)?;
-    print_summary(
-        &report,
-        &plan.jobs,
-        cfg.selection.media.unwrap_or(Media::Image),
-    );
+    if decode {
+        print_decode_summary(&report);
+    } else {
+        print_summary(
+            &report,
+            &plan.jobs,
+            cfg.selection.media.unwrap_or(Media::Image),
+        );
+    }
     Ok(exit_code(&report))
+}
+
+/// Decoders: clips/s and frames/s per decoder, then where each file went.
+fn print_decode_summary(report: &RunReport) {
+    let files: Vec<_> = report
+        .jobs
+        .iter()
+        .filter_map(|(_, s)| match s {
+            JobStatus::Finished(f) | JobStatus::Interrupted(f) => Some(f),
+            JobStatus::Failed(_) => None,
+        })
+        .collect();
+    if !files.is_empty() {
+        println!("\n{}", augbench_exec::decode::summary_table(&files));
+    }
+    print_files(report);
 }
 
 fn print_summary(report: &RunReport, jobs: &[augbench_core::plan::Job], media: Media) {
@@ -106,6 +131,11 @@ fn print_summary(report: &RunReport, jobs: &[augbench_core::plan::Job], media: M
     if let Some(line) = augbench_exec::summary::schedule_line(&files) {
         println!("{line}");
     }
+    print_files(report);
+}
+
+/// Each job's file, or why it failed.
+fn print_files(report: &RunReport) {
     for (job, status) in &report.jobs {
         match status {
             JobStatus::Finished(_) => println!("  {} → {}", job.library, job.output_file.display()),

@@ -13,12 +13,13 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = args.config.resolve()?;
     let plan = augbench_core::plan::build(&cfg);
-    let transforms = plan.jobs.first().map_or(0, |j| j.transforms.len());
-    println!(
-        "{}: ok ({} jobs, {} transforms each)",
-        args.config.config.display(),
-        plan.jobs.len(),
-        transforms
-    );
+    let shape = if cfg.selection.mode == Some(augbench_core::Mode::Decode) {
+        let clips = cfg.data.num_items.unwrap_or_default();
+        format!("{} decoders, {clips} clips", plan.jobs.len())
+    } else {
+        let transforms = plan.jobs.first().map_or(0, |j| j.transforms.len());
+        format!("{} jobs, {transforms} transforms each", plan.jobs.len())
+    };
+    println!("{}: ok ({shape})", args.config.config.display());
     Ok(ExitCode::SUCCESS)
 }
