@@ -87,16 +87,21 @@ class Session:
     thread_reports: list[dict[str, Any]] = field(default_factory=list)
 
 
-def check_batch(batch: Any, batch_size: int, size: list[int] | None) -> dict[str, Any]:
-    """The output contract: one float32 tensor B×3×H×W with normalized statistics, H×W the
-    transform's output size for a 224×224 crop (``size``; None: any, the same for every item)."""
-    expected = f"[{batch_size}, 3, {'x'.join(map(str, size)) if size else 'H, W'}]"
+def check_batch(batch: Any, batch_size: int, size: list[int] | None, frames: int | None = None) -> dict[str, Any]:
+    """The output contract: one float32 tensor B×3×H×W (clips: B×T×3×H×W, T = ``frames``) with
+    normalized statistics, H×W the transform's output size for a 224×224 crop (``size``; None:
+    any, the same for every item)."""
+    lead = [batch_size] if frames is None else [batch_size, frames]
+    spatial = "x".join(map(str, size)) if size else "H, W"
+    expected = f"[{', '.join(map(str, lead))}, 3, {spatial}]"
     if not isinstance(batch, torch.Tensor):
         raise WorkerError(CONTRACT, f"the batch is {describe(batch)}, expected one float32 tensor {expected}")
     shape, dtype = list(batch.shape), str(batch.dtype).removeprefix("torch.")
-    if batch.dtype != torch.float32 or shape[:2] != [batch_size, CHANNELS] or len(shape) != 4 or (size and shape[2:] != size):
-        raise WorkerError(CONTRACT, f"the batch is {describe(batch)}, expected float32 {expected} (normalized CHW)")
-    flat = batch.detach().to("cpu").transpose(0, 1).reshape(CHANNELS, -1)
+    axis = len(lead)  # the channel axis
+    layout = "normalized CHW" if frames is None else "normalized TCHW clips"
+    if batch.dtype != torch.float32 or len(shape) != axis + 3 or shape[: axis + 1] != [*lead, CHANNELS] or (size and shape[axis + 1 :] != size):
+        raise WorkerError(CONTRACT, f"the batch is {describe(batch)}, expected float32 {expected} ({layout})")
+    flat = batch.detach().to("cpu").movedim(axis, 0).reshape(CHANNELS, -1)
     means, low = flat.mean(dim=1).tolist(), float(flat.min())
     if any(abs(m) > MEAN_BAND for m in means) or low >= 0:
         raise WorkerError(
@@ -154,6 +159,9 @@ def start(adapter: Any, recipe: Recipe, request: dict, items: list[Any], read: A
     size = request.get("size")
     if size is not None and not (isinstance(size, list) and len(size) == 2 and all(isinstance(v, int) for v in size)):
         raise BadRequest('"size" must be [height, width] or null')
+    frames = request.get("frames")
+    if frames is not None and (isinstance(frames, bool) or not isinstance(frames, int) or frames < 1):
+        raise BadRequest(f'"frames" must be an integer >= 1 (clips) or null (images), got {frames!r}')
     device = adapter.device
     context = multiprocessing.get_context()
     reports = context.SimpleQueue()
@@ -176,7 +184,7 @@ def start(adapter: Any, recipe: Recipe, request: dict, items: list[Any], read: A
     try:
         first = next_batch(session)
         ttfb = time.perf_counter() - started
-        contract = check_batch(first, batch_size, size)
+        contract = check_batch(first, batch_size, size, frames)
         for _ in range(warm):
             next_batch(session)
     except BaseException:
@@ -402,7 +410,7 @@ class PipelineOps:
 
     def _source(self) -> tuple[list[Any], Any]:
         adapter = self.adapter
-        return adapter.items, (None if adapter.preloaded else adapter.pipeline_decode)
+        return adapter.items, (None if adapter.preloaded else adapter.pipeline_read)
 
     def _require_session(self) -> Session:
         if self.session is None:

@@ -15,6 +15,19 @@ pub enum Media {
     Video,
 }
 
+impl Media {
+    /// The second unit of video rows: frames per second (clips/s × the clip's frames).
+    pub const FRAMES_UNIT: &'static str = "frames/s";
+
+    /// The throughput unit of rows: images per second, or clips per second for video.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Media::Image => "img/s",
+            Media::Video => "clips/s",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {

@@ -47,7 +47,7 @@ fn samples_per_item(cfg: &RunConfig) -> (u64, String) {
 }
 
 /// Pipeline mode: preloaded items (memory scope, uint8) plus the float32 batches the loader keeps
-/// in flight (workers × prefetch, of the recipe's 3×224×224 output).
+/// in flight (workers × prefetch, of the recipe's 3×224×224 output, × frames for clips).
 fn pipeline_bytes(cfg: &RunConfig, samples: u64) -> (u64, String) {
     let e = &cfg.execution;
     let scope = e.pipeline_scope.unwrap_or(policy::DEFAULT_PIPELINE_SCOPE);
@@ -57,9 +57,14 @@ fn pipeline_bytes(cfg: &RunConfig, samples: u64) -> (u64, String) {
     } else {
         items.saturating_mul(samples)
     };
+    let frames = match cfg.selection.media.unwrap_or(Media::Image) {
+        Media::Image => 1,
+        Media::Video => cfg.data.clip_length.unwrap_or(policy::DEFAULT_CLIP_LENGTH),
+    };
     let batch_bytes = e
         .batch_size
         .unwrap_or(policy::DEFAULT_BATCH_SIZE)
+        .saturating_mul(frames)
         .saturating_mul(3 * 224 * 224 * 4);
     let in_flight = e
         .workers
@@ -177,6 +182,24 @@ mod tests {
             pillow > 100 * 300 * 300 * 3,
             "ImageNet-like items: {pillow}"
         );
+    }
+
+    #[test]
+    fn a_video_pipeline_counts_every_frame_of_its_clips() {
+        let mut c = cfg(&["torchvision"], 10);
+        c.selection.mode = Some(Mode::Pipeline);
+        c.execution.pipeline_scope = Some(crate::PipelineScope::MemoryDataloaderAugment);
+        let image = estimate(&c, Schedule::Sequential).held_at_once;
+        c.selection.media = Some(Media::Video);
+        c.data.clip_length = Some(8);
+        let video = estimate(&c, Schedule::Sequential);
+        let (w, h) = policy::SYNTH_VIDEO_SIZE;
+        let preloaded = 10 * 8 * u64::from(w) * u64::from(h) * 3;
+        let batch = policy::DEFAULT_BATCH_SIZE * 8 * 3 * 224 * 224 * 4;
+        let in_flight = (policy::PIPELINE_PREFETCH_FACTOR + 2) * batch;
+        assert_eq!(video.held_at_once, preloaded + in_flight);
+        assert!(video.held_at_once > 8 * image / 2, "{video:?} vs {image}");
+        assert!(video.basis.contains("8 frames"), "{}", video.basis);
     }
 
     #[test]

@@ -54,6 +54,9 @@ pub struct PipelineInfo {
     pub workers: u64,
     pub main_process_loading: bool,
     pub batch_size: u64,
+    /// Video: frames per item (each item is a clip; batches are `B×T×3×H×W`); absent for images.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clip_length: Option<u64>,
     pub prefetch_factor: u64,
     pub min_batches: u64,
     pub min_time: f64,

@@ -130,6 +130,7 @@ fn start_loader(paths: &[String], workers: u64) -> anyhow::Result<Worker> {
         order: augbench_exec::pipeline::sample_order(ITEMS),
         seed: policy::PIPELINE_ORDER_SEED,
         size: Some([crop_size().1 as u64, crop_size().0 as u64]),
+        frames: None,
     };
     let _: PipelineStartResponse = w.call(&Request::PipelineStart(start), timeout)?;
     Ok(w)

@@ -126,6 +126,9 @@ pub struct PipelineStartRequest {
     pub seed: u64,
     /// The batch's spatial size the contract expects; absent = any, the same for every item.
     pub size: Option<[u64; 2]>,
+    /// Video: frames per clip; the contract expects `B×T×3×H×W` (absent: images, `B×3×H×W`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

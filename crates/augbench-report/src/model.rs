@@ -59,6 +59,8 @@ pub struct Row {
     pub scenario: String,
     pub mode: String,
     pub media: Media,
+    /// Video: frames per clip (from the results metadata), so frames/s = clips/s × this.
+    pub clip_length: Option<u64>,
     pub library: String,
     pub library_version: String,
     pub device: String,
@@ -93,6 +95,11 @@ impl Row {
             device: self.device.clone(),
             variant: self.variant.clone(),
         }
+    }
+
+    /// Frames per second of a measured video row (median clips/s × frames per clip).
+    pub fn frames_per_sec(&self) -> Option<f64> {
+        Some(self.measured()? * self.clip_length? as f64)
     }
 
     /// The median when the row was measured (status `ok`).
@@ -222,12 +229,9 @@ impl Dataset {
     }
 }
 
-/// `img/s` or `videos/s`.
+/// `img/s` or `clips/s` (the core's unit of each media).
 pub fn unit(media: Media) -> &'static str {
-    match media {
-        Media::Image => "img/s",
-        Media::Video => "videos/s",
-    }
+    media.unit()
 }
 
 #[cfg(test)]

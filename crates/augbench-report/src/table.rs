@@ -114,6 +114,9 @@ pub struct TableRow {
     /// (the `DecodeOnly` row: decode → crop → normalize, no transform); none for the ceiling row.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub of_ceiling: Vec<Option<f64>>,
+    /// Video groups: each measured cell in frames/s (clips/s × its file's clip length), by column.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub frames_per_sec: Vec<Option<f64>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -137,6 +140,9 @@ pub struct Table {
     pub title: String,
     pub media: Media,
     pub unit: &'static str,
+    /// Video groups: the unit of each cell's second figure (`frames/s`); none for images.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames_unit: Option<&'static str>,
     /// Throughput at the run's slow threshold (items/s): slow cells are at or below it.
     pub slow_items_per_sec: f64,
     pub reference: String,
@@ -231,6 +237,7 @@ fn build(group: &Group<'_>, reference: &str, sort: Sort) -> Table {
         key: group.key.clone(),
         media: group.media(),
         unit: unit(group.media()),
+        frames_unit: (group.media() == Media::Video).then_some(Media::FRAMES_UNIT),
         slow_items_per_sec: 1.0 / group.slow_threshold(),
         reference: reference.to_string(),
         reference_present,
@@ -314,7 +321,18 @@ fn table_row(
         speedup_ci: fastest_other.and_then(|r| r.ci_low.zip(r.ci_high).map(|(l, h)| [l, h])),
         ratios,
         of_ceiling: Vec::new(),
+        frames_per_sec: frames_per_sec(group, transform, libs),
     }
+}
+
+/// Video groups: each library's frames/s at `transform`; empty for images.
+fn frames_per_sec(group: &Group<'_>, transform: &str, libs: &[&str]) -> Vec<Option<f64>> {
+    if group.media() != Media::Video {
+        return Vec::new();
+    }
+    libs.iter()
+        .map(|l| group.row(l, transform)?.frames_per_sec())
+        .collect()
 }
 
 /// The reference's speedup over `other` where both measured the transform: paired when they
@@ -393,6 +411,7 @@ mod tests {
             speedup_ci: None,
             ratios: Vec::new(),
             of_ceiling: Vec::new(),
+            frames_per_sec: Vec::new(),
         }
     }
 

@@ -74,12 +74,30 @@ fn mixed_scenarios_are_grouped_never_mixed() {
         ["image-rgb · micro · cpu", "video-16f · micro · cpu"]
     );
     assert_eq!(tables[0].unit, "img/s");
-    assert_eq!(tables[1].unit, "videos/s");
+    assert_eq!(tables[1].unit, "clips/s");
     assert_eq!(
         tables[1].columns.len(),
         1,
         "video table holds only the video library"
     );
+    assert_eq!(
+        (tables[0].frames_unit, tables[1].frames_unit),
+        (None, Some("frames/s"))
+    );
+    assert!(tables[0].rows.iter().all(|r| r.frames_per_sec.is_empty()));
+}
+
+#[test]
+fn video_cells_show_frames_per_second_from_the_clip_length() {
+    let dir = common::demo_dir();
+    let video = &tables_of(dir.path(), &TableOptions::default())[1];
+    let clip = augbench_core::policy::DEFAULT_CLIP_LENGTH as f64;
+    for row in &video.rows {
+        let clips = row.cells[0].median();
+        let frames = row.frames_per_sec[0];
+        assert_eq!(frames, clips.map(|c| c * clip), "{}", row.transform);
+    }
+    assert!(video.rows.iter().any(|r| r.frames_per_sec[0].is_some()));
 }
 
 #[test]

@@ -393,10 +393,10 @@ fn config_error_messages_snapshot() {
 fn run_refuses_pipeline_modes_it_cannot_measure_before_measuring_anything() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let config = dir.path().join("video_pipeline.yaml");
+    let config = dir.path().join("multichannel_pipeline.yaml");
     std::fs::write(
         &config,
-        "version: 1\nselection: {scenario: video-16f, mode: pipeline, libraries: [torchvision]}\n",
+        "version: 1\nselection: {scenario: image-9ch, mode: pipeline, libraries: [torchvision]}\n",
     )
     .unwrap();
     let stderr = usage_error(&[
@@ -407,7 +407,8 @@ fn run_refuses_pipeline_modes_it_cannot_measure_before_measuring_anything() {
         out.to_str().unwrap(),
     ]);
     assert!(
-        stderr.contains("pipeline mode for RGB images only"),
+        stderr.contains("9-channel image pipeline")
+            && stderr.contains("pipeline mode for RGB images and RGB video clips only"),
         "{stderr}"
     );
     assert!(stderr.contains("hint: use `mode: micro`"), "{stderr}");

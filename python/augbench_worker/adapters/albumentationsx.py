@@ -474,6 +474,8 @@ class AlbumentationsXAdapter(Adapter):
             seed=self.current_seed,
         )
         self.compose = compose
+        if self.video:  # THWC uint8 through ``images=``: one crop window and one draw per clip
+            return (lambda clip: compose(images=clip)["images"]), None  # T×3×H×W float32
         return (lambda image: compose(image=image)["image"]), None
 
     def reseed_recipe(self, seed: int) -> None:

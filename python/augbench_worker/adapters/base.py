@@ -101,17 +101,19 @@ class Adapter:
         """The transform applied to a whole clip with one parameter draw (default: as is)."""
         return apply
 
-    def decode_clip(self, folder: str) -> Any:
-        """A clip folder's frames, in sorted file-name order (the coordinator wrote them so)."""
+    def decode_clip(self, folder: str, decode: Callable[[str], Any] | None = None) -> Any:
+        """A clip folder's frames, in sorted file-name order (the coordinator wrote them so), each
+        read with ``decode`` (default: the micro decoder)."""
         names = sorted(n for n in os.listdir(folder) if not n.startswith("."))
         frames = [os.path.join(folder, n) for n in names if os.path.isfile(os.path.join(folder, n))]
         if not frames:
             raise ValueError("the clip folder holds no frames")
-        return self.stack_clip([self._frame(path) for path in frames])
+        return self.stack_clip([self._frame(path, decode or self.decode) for path in frames])
 
-    def _frame(self, path: str) -> Any:
+    @staticmethod
+    def _frame(path: str, decode: Callable[[str], Any]) -> Any:
         try:
-            return self.decode(path)
+            return decode(path)
         except Exception as exc:  # noqa: BLE001 - named with the frame, the clip is skipped
             raise ValueError(f"frame {path}: {type(exc).__name__}: {exc}") from None
 
@@ -160,11 +162,18 @@ class Adapter:
         """Pipeline mode reads a file with the library's usual decoder (default: as micro does)."""
         return self.decode(path)
 
+    def pipeline_read(self, path: str) -> Any:
+        """One pipeline item: an image file, or a clip folder whose frames are read with the
+        pipeline decoder and stacked in ``video_layout`` (the loader's decode scopes call this)."""
+        return self.decode_clip(path, self.pipeline_decode) if self.video else self.pipeline_decode(path)
+
     def build_recipe(
         self, crop: dict | None, name: str, params: dict, mean: list[float], std: list[float], split: bool
     ) -> tuple[Apply, Apply | None]:
         """The recipe ``crop → T → Normalize → CHW float32`` built with the library's own API:
-        (per-sample function for the loader workers, main-process batch stage or None).
+        (per-sample function for the loader workers, main-process batch stage or None). With
+        clips (``self.video``) an item is a clip in ``video_layout`` and the recipe makes a
+        T×3×H×W float32 tensor: one crop window and one parameter draw for the whole clip.
         ``crop`` is None when T is itself the crop; ``name`` is None for the ceiling row (no T).
         ``split``: workers crop, the rest runs on the batch in the main process (GPU split)."""
         raise Unsupported(f"{self.library} has no pipeline recipe")
@@ -202,7 +211,7 @@ class Adapter:
         self.preloaded = not pipeline or request.get("preload", True) is not False
         started = time.perf_counter()
         read = self.decode_clip if self.video else self.decode
-        skipped = self._decode_all(paths, self.pipeline_decode if pipeline else read)
+        skipped = self._decode_all(paths, self.pipeline_read if pipeline else read)
         self.sync()
         decode_seconds = time.perf_counter() - started
         if not self.items:
@@ -229,17 +238,16 @@ class Adapter:
             raise BadRequest(f'"media" must be "image" or "video", got {media!r}')
         if not self.video_layout:
             raise Unsupported(f"{self.library} has no video clip layout in augbench")
-        if request.get("pipeline", False) is True:
-            raise Unsupported("video pipeline rows are not built yet: measure clips in micro mode")
         if request.get("channels", 3) != 3:
             raise Unsupported("video clips are RGB")
         return True
 
     def _decode_all(self, paths: list[str], decode: Callable[[str], Any]) -> list[dict[str, str]]:
-        if not self.preloaded:  # a decode scope: the loader decodes; a missing file is skipped now
-            self.items = [p for p in paths if os.path.isfile(p)]
+        if not self.preloaded:  # a decode scope: the loader decodes; a missing item is skipped now
+            exists, what = (os.path.isdir, "no such clip folder") if self.video else (os.path.isfile, "no such file")
+            self.items = [p for p in paths if exists(p)]
             self.paths = list(self.items)
-            return [{"path": p, "reason": "no such file"} for p in paths if not os.path.isfile(p)]
+            return [{"path": p, "reason": what} for p in paths if not exists(p)]
         skipped = []
         for path in paths:
             try:

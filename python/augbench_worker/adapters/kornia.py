@@ -407,24 +407,27 @@ class KorniaAdapter(TorchAdapter):
 
     def recipe_crop(self, name: str, params: dict) -> Any:
         # Crops run in the loader workers, on the CPU (a module on CUDA would sample there, in a
-        # forked process).
+        # forked process). A clip (TCHW) gets one crop window for all its frames.
         module = super().recipe_crop(name, params)
         core = getattr(module, "module", module)
         if isinstance(core, torch.nn.Module):
             core.to("cpu")
+        if self.video:
+            module = self.video_apply(module)
+        shaped = (lambda out: out.contiguous()) if self.video else _chw
         if name not in _UINT8_CROPS:  # e.g. RandomResizedCrop resamples: it needs the float frame
-            return lambda image: _chw(module(_to_float(image)))
+            return lambda image: shaped(module(_to_float(image)))
         height, width = params["height"], params["width"]
 
         def crop(image: torch.Tensor) -> torch.Tensor:
             # Kornia's crop modules take float input; its sampler draws the box and the uint8
-            # frame is sliced, so only the 224×224 crop is converted to float32.
-            channels, rows, cols = image.shape
+            # frame (or every frame of a clip) is sliced, so only the 224×224 crop becomes float32.
+            channels, rows, cols = image.shape[-3:]
             if rows < height or cols < width:  # kornia pads a smaller frame (in float)
-                return _chw(module(_to_float(image))).mul(255.0).round_().to(torch.uint8)
+                return shaped(module(_to_float(image))).mul(255.0).round_().to(torch.uint8)
             box = module.forward_parameters(torch.Size((1, channels, rows, cols)))["src"][0]
             left, top = int(box[0, 0]), int(box[0, 1])
-            return image[:, top : top + height, left : left + width]
+            return image[..., top : top + height, left : left + width]
 
         return crop
 
@@ -435,20 +438,28 @@ class KorniaAdapter(TorchAdapter):
         else:
             head = self.recipe_crop(crop["name"], crop["params"])
             transform = self.build(name, params) if name is not None else None  # None: the ceiling row
+        if transform is not None and self.video:
+            transform = self.video_apply(transform)  # a clip's frames share one parameter draw
         if not split:
 
             def sample(image: torch.Tensor) -> torch.Tensor:
                 out = _to_float(head(image))
                 out = transform(out) if transform else out
+                if self.video:  # TCHW: the clip's frames are Kornia's batch
+                    return normalize(out).contiguous()
                 return _chw(normalize(out[None] if out.dim() == 3 else out))
 
             return sample, None
         # GPU split: workers crop (uint8); the main process runs T on the batch on the device
-        # (same_on_batch=False: every item draws its own parameters) and normalizes there.
-        device = self.device
+        # (same_on_batch=False: every item draws its own parameters; a clip: one draw per clip)
+        # and normalizes there.
+        device, video = self.device, self.video
 
         def batch_stage(batch: torch.Tensor) -> torch.Tensor:
             batch = _to_float(batch.to(device, non_blocking=True))
+            if video:  # B×T×C×H×W: T per clip, then normalize the frames as one batch
+                out = torch.stack([transform(clip) for clip in batch]) if transform else batch
+                return normalize(out.flatten(0, 1)).view(out.shape).contiguous()
             return normalize(transform(batch) if transform else batch).contiguous()
 
         return head, batch_stage

@@ -249,6 +249,8 @@ class TorchvisionAdapter(TorchAdapter):
         return {"torchvision": torchvision.__version__, **self.torch_versions()}
 
     def build_recipe(self, crop, name, params, mean, std, split):  # type: ignore[no-untyped-def]
+        # Clips are TCHW uint8 tensors: v2 treats the leading T axis as a batch, so the crop
+        # window and T's parameters are drawn once per clip (a GPU split runs T per clip too).
         middle = [self.build(name, params)] if name is not None else []  # None: the ceiling row
         head = [self.recipe_crop(crop["name"], crop["params"])] if crop else []
         tail = [v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean=mean, std=std)]

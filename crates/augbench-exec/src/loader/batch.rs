@@ -1,6 +1,7 @@
-//! The native loader's batch: one preallocated `B×3×H×W` float32 buffer that items are
-//! normalized into in place (collation is the write itself), and the output contract the first
-//! batch must meet, the same contract the Python workers check on a `DataLoader` batch.
+//! The native loader's batch: one preallocated `B×3×H×W` float32 buffer (clips: `B×T×3×H×W`)
+//! that items are normalized into in place (collation is the write itself), and the output
+//! contract the first batch must meet, the same contract the Python workers check on a
+//! `DataLoader` batch.
 
 use serde_json::json;
 
@@ -38,19 +39,52 @@ impl Normalize {
 #[derive(Debug, Default)]
 pub struct Batch {
     pub data: Vec<f32>,
-    /// `[B, 3, H, W]`; `H`, `W` are 0 until the first item arrives.
+    /// `[slots, 3, H, W]`, one slot per image (per frame for clips); `H`, `W` are 0 until the
+    /// first item arrives.
     pub shape: [usize; 4],
+    /// Clips: frames per item (slots `i·T .. (i+1)·T` hold item `i`); `None` for images.
+    pub frames: Option<usize>,
     /// The loader worker that filled it (its buffer goes back there).
     pub(super) origin: usize,
 }
 
 impl Batch {
     pub fn new(batch_size: usize) -> Batch {
+        Batch::with_frames(batch_size, None)
+    }
+
+    /// A batch of `batch_size` items; with `frames`, each item is a clip of that many frames.
+    pub fn with_frames(batch_size: usize, frames: Option<usize>) -> Batch {
         Batch {
             data: Vec::new(),
-            shape: [batch_size, CHANNELS, 0, 0],
+            shape: [batch_size * frames.unwrap_or(1), CHANNELS, 0, 0],
+            frames,
             origin: 0,
         }
+    }
+
+    /// The batch as the training step sees it: `[B, 3, H, W]`, or `[B, T, 3, H, W]` for clips.
+    pub fn dims(&self) -> Vec<u64> {
+        let [n, c, h, w] = self.shape.map(|d| d as u64);
+        match self.frames {
+            None => vec![n, c, h, w],
+            Some(t) => vec![n / (t.max(1) as u64), t as u64, c, h, w],
+        }
+    }
+
+    /// Normalizes frame `t` of clip `i` into its slot (see [`Batch::put`]).
+    pub fn put_frame(
+        &mut self,
+        i: usize,
+        t: usize,
+        px: Pixels<'_>,
+        norm: &Normalize,
+    ) -> Result<(), String> {
+        let frames = self.frames.unwrap_or(1);
+        if t >= frames {
+            return Err(format!("frame {t} is outside a clip of {frames}"));
+        }
+        self.put(i * frames + t, px, norm)
     }
 
     /// Normalizes `px` into slot `i` as CHW float32. The first item of a buffer fixes its
@@ -119,11 +153,22 @@ impl Batch {
     }
 }
 
-/// The output contract on the first batch: `B×3×H×W` float32 (`H×W` = `size` when the recipe
-/// fixes it), normalized. Returns what the contract saw, for the results.
-pub fn check(batch: &Batch, size: Option<[u64; 2]>) -> Result<serde_json::Value, String> {
-    let [n, c, h, w] = batch.shape;
-    let shape = [n, c, h, w].map(|d| d as u64);
+/// The output contract on the first batch: `B×3×H×W` float32 (clips of `frames` frames:
+/// `B×T×3×H×W`; `H×W` = `size` when the recipe fixes it), normalized. Returns what the contract
+/// saw, for the results.
+pub fn check(
+    batch: &Batch,
+    size: Option<[u64; 2]>,
+    frames: Option<u64>,
+) -> Result<serde_json::Value, String> {
+    let [_, _, h, w] = batch.shape;
+    let shape = batch.dims();
+    if batch.frames.map(|t| t as u64) != frames {
+        let want = frames.map_or("images".to_string(), |t| format!("clips of {t} frames"));
+        return Err(format!(
+            "a tensor {shape:?} float32, where the recipe makes {want}"
+        ));
+    }
     if let Some([eh, ew]) = size
         && (h as u64, w as u64) != (eh, ew)
     {
@@ -193,10 +238,46 @@ mod tests {
         let gray = vec![100u8; 4 * 4 * 3];
         b.put(0, px(4, 4, &gray), &Normalize::new(mean, std))
             .unwrap();
-        assert!(check(&b, Some([4, 4])).is_ok());
-        assert!(check(&b, Some([224, 224])).unwrap_err().contains("224×224"));
+        assert!(check(&b, Some([4, 4]), None).is_ok());
+        assert!(
+            check(&b, Some([224, 224]), None)
+                .unwrap_err()
+                .contains("224×224")
+        );
+        assert!(check(&b, None, Some(2)).unwrap_err().contains("clips of 2"));
         b.put(0, px(4, 4, &gray), &Normalize::new([0.0; 3], [1.0; 3]))
             .unwrap();
-        assert!(check(&b, None).unwrap_err().starts_with("not normalized"));
+        assert!(
+            check(&b, None, None)
+                .unwrap_err()
+                .starts_with("not normalized")
+        );
+    }
+
+    #[test]
+    fn a_clip_batch_holds_each_clip_s_frames_in_order() {
+        let (mean, std) = IMAGENET;
+        let norm = Normalize::new(mean, std);
+        let mut b = Batch::with_frames(2, Some(3));
+        for i in 0..2 {
+            for t in 0..3 {
+                let v = (40 * (i * 3 + t)) as u8;
+                b.put_frame(i, t, px(2, 2, &[v; 12]), &norm).unwrap();
+            }
+        }
+        assert_eq!(b.dims(), vec![2, 3, 3, 2, 2]);
+        assert!(b.put_frame(0, 3, px(2, 2, &[0; 12]), &norm).is_err());
+        assert!(b.put_frame(2, 0, px(2, 2, &[0; 12]), &norm).is_err());
+        // Clip 1, frame 2 is slot 5: its red plane holds pixel value 200.
+        let want = (200.0 / 255.0 - mean[0]) / std[0];
+        let start = 5 * 3 * 4;
+        assert!((f64::from(b.data[start]) - want).abs() < 1e-5);
+        let seen = check(&b, Some([2, 2]), Some(3)).unwrap();
+        assert_eq!(seen["shape"], serde_json::json!([2, 3, 3, 2, 2]));
+        assert!(
+            check(&b, Some([2, 2]), None)
+                .unwrap_err()
+                .contains("images")
+        );
     }
 }

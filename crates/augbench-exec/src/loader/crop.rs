@@ -1,6 +1,7 @@
 //! The recipe's shared crop for native rows (a uniformly placed `width×height` window, seeded):
 //! the crates are compared on their transform, so every native row crops with this one
-//! implementation, as every row normalizes with [`super::Normalize`].
+//! implementation, as every row normalizes with [`super::Normalize`]. A clip draws one window
+//! ([`Crop::place`]) and cuts every frame there ([`Crop::apply_at`]).
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -25,31 +26,8 @@ impl Crop {
         }
     }
 
-    /// Crops into the reusable buffer and returns a view of it.
-    pub fn apply(&mut self, px: Pixels<'_>) -> Result<Pixels<'_>, String> {
-        let mut buf = std::mem::take(&mut self.buf);
-        self.crop_into(px, &mut buf)?;
-        self.buf = buf;
-        Ok(Pixels {
-            width: self.width,
-            height: self.height,
-            channels: px.channels,
-            data: &self.buf,
-        })
-    }
-
-    /// Crops into a new buffer (the next stage takes ownership of it).
-    pub fn apply_owned(&mut self, px: Pixels<'_>) -> Result<Vec<u8>, String> {
-        let mut out = Vec::new();
-        self.crop_into(px, &mut out)?;
-        Ok(out)
-    }
-
-    pub fn size(&self) -> (usize, usize) {
-        (self.width, self.height)
-    }
-
-    fn crop_into(&mut self, px: Pixels<'_>, out: &mut Vec<u8>) -> Result<(), String> {
+    /// Draws a window's top-left corner for an item of `px`'s size.
+    pub fn place(&mut self, px: Pixels<'_>) -> Result<(usize, usize), String> {
         let (w, h) = (self.width, self.height);
         if px.width < w || px.height < h {
             return Err(format!(
@@ -59,6 +37,59 @@ impl Crop {
         }
         let x = self.rng.random_range(0..=px.width - w);
         let y = self.rng.random_range(0..=px.height - h);
+        Ok((x, y))
+    }
+
+    /// Crops at a freshly drawn window into the reusable buffer and returns a view of it.
+    pub fn apply(&mut self, px: Pixels<'_>) -> Result<Pixels<'_>, String> {
+        let at = self.place(px)?;
+        self.apply_at(px, at)
+    }
+
+    /// Crops at the window `at` (from [`Crop::place`]) into the reusable buffer.
+    pub fn apply_at(&mut self, px: Pixels<'_>, at: (usize, usize)) -> Result<Pixels<'_>, String> {
+        let mut buf = std::mem::take(&mut self.buf);
+        self.crop_into(px, at, &mut buf)?;
+        self.buf = buf;
+        Ok(Pixels {
+            width: self.width,
+            height: self.height,
+            channels: px.channels,
+            data: &self.buf,
+        })
+    }
+
+    /// Crops at the window `at` into a new buffer (the next stage takes ownership of it).
+    pub fn apply_owned_at(&self, px: Pixels<'_>, at: (usize, usize)) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        self.crop_into(px, at, &mut out)?;
+        Ok(out)
+    }
+
+    /// Crops at a freshly drawn window into a new buffer.
+    pub fn apply_owned(&mut self, px: Pixels<'_>) -> Result<Vec<u8>, String> {
+        let at = self.place(px)?;
+        self.apply_owned_at(px, at)
+    }
+
+    pub fn size(&self) -> (usize, usize) {
+        (self.width, self.height)
+    }
+
+    fn crop_into(
+        &self,
+        px: Pixels<'_>,
+        at: (usize, usize),
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        let (w, h) = (self.width, self.height);
+        let (x, y) = at;
+        if px.width < x + w || px.height < y + h {
+            return Err(format!(
+                "a {}×{} item has no {w}×{h} window at ({x}, {y})",
+                px.width, px.height
+            ));
+        }
         let c = px.channels;
         out.clear();
         out.reserve(w * h * c);
@@ -105,6 +136,16 @@ mod tests {
                 .apply(px)
                 .unwrap_err()
                 .contains("smaller")
+        );
+        // One window for several frames: the same place cuts the same pixels.
+        let mut crop = Crop::new(2, 2, 3);
+        let at = crop.place(px).unwrap();
+        let a = crop.apply_at(px, at).unwrap().data.to_vec();
+        assert_eq!(crop.apply_owned_at(px, at).unwrap(), a);
+        assert!(
+            crop.apply_at(px, (3, 0))
+                .unwrap_err()
+                .contains("no 2×2 window")
         );
     }
 }

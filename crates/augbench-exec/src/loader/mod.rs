@@ -2,7 +2,8 @@
 //! bounded queue of `prefetch` batches, and batch `k` comes from worker `k mod W` in the seeded
 //! sample order (as PyTorch's `DataLoader` hands batches out), so batches arrive in order. With
 //! no workers the caller's thread fills each batch when asked. Knows nothing about image
-//! crates: what an item is comes from the [`Fill`] each thread builds for itself.
+//! crates: what an item is (an image, or a clip of `frames` frames) comes from the [`Fill`] each
+//! thread builds for itself.
 
 pub mod batch;
 pub mod crop;
@@ -15,7 +16,8 @@ use std::thread::JoinHandle;
 pub use batch::{Batch, Normalize, Pixels};
 pub use crop::Crop;
 
-/// Writes one item, by its index in the dataset, into slot `slot` of a batch.
+/// Writes one item, by its index in the dataset, into slot `slot` of a batch (a clip: all its
+/// frames, with [`Batch::put_frame`]).
 pub trait Fill {
     fn fill(&mut self, index: u64, batch: &mut Batch, slot: usize) -> Result<(), String>;
 }
@@ -32,9 +34,16 @@ pub struct Shape {
     pub prefetch: usize,
     /// Item indices, repeated without end.
     pub order: Arc<Vec<u64>>,
+    /// Clips: frames per item (batches are `B×T×3×H×W`); `None` for images.
+    pub frames: Option<usize>,
 }
 
 impl Shape {
+    /// An empty batch buffer of this loader's shape.
+    pub fn blank(&self) -> Batch {
+        Batch::with_frames(self.batch_size, self.frames)
+    }
+
     /// The dataset indices of batch `k`.
     fn indices(&self, k: u64) -> impl Iterator<Item = u64> + '_ {
         let n = self.order.len().max(1) as u64;
@@ -78,7 +87,7 @@ impl Loader {
         }
         if shape.workers == 0 {
             let (fill, report) = make(None)?;
-            let main = Some((fill, Batch::new(shape.batch_size)));
+            let main = Some((fill, shape.blank()));
             return Ok(Loader {
                 shape,
                 lanes: Vec::new(),
@@ -108,8 +117,8 @@ impl Loader {
         self.next += 1;
         if let Some((fill, batch)) = self.main.as_mut() {
             let mut b = std::mem::take(batch);
-            if b.shape[0] != self.shape.batch_size {
-                b = Batch::new(self.shape.batch_size); // the last one was not handed back
+            if b.shape[0] != self.shape.blank().shape[0] {
+                b = self.shape.blank(); // the last one was not handed back
             }
             if let Err(e) = self.shape.fill(fill.as_mut(), k, &mut b) {
                 *batch = b; // the buffer stays for the next call
@@ -244,7 +253,7 @@ fn next_buffer(
     }
     if *fresh > 0 {
         *fresh -= 1;
-        let mut b = Batch::new(shape.batch_size);
+        let mut b = shape.blank();
         b.origin = worker;
         return Some(b);
     }

@@ -43,6 +43,7 @@ fn shape(workers: usize) -> Shape {
         batch_size: 3,
         prefetch: 2,
         order: Arc::new(vec![4, 2, 0, 1, 3]),
+        frames: None,
     }
 }
 
@@ -116,4 +117,51 @@ fn dropping_a_loader_with_full_queues_ends_its_threads() {
     let _ = loader.next_batch().unwrap(); // never recycled
     std::thread::sleep(std::time::Duration::from_millis(20));
     drop(loader); // must return: workers blocked on full queues see the channels close
+}
+
+/// Writes frame `t` of clip `index` as pixel value `10·index + t` (1×1 frames, 2 a clip).
+struct ClipStamp;
+
+impl Fill for ClipStamp {
+    fn fill(&mut self, index: u64, batch: &mut Batch, slot: usize) -> Result<(), String> {
+        for t in 0..2 {
+            let v = (10 * index + t as u64) as u8;
+            let px = Pixels {
+                width: 1,
+                height: 1,
+                channels: 3,
+                data: &[v, v, v],
+            };
+            batch.put_frame(slot, t, px, &Normalize::new([0.0; 3], [1.0 / 255.0; 3]))?;
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn clip_batches_hold_every_frame_of_each_clip_in_order() {
+    let make: MakeFill = Arc::new(|w| {
+        Ok((
+            Box::new(ClipStamp) as Box<dyn Fill>,
+            serde_json::json!({ "worker": w }),
+        ))
+    });
+    for workers in [0, 2] {
+        let clips = Shape {
+            frames: Some(2),
+            ..shape(workers)
+        };
+        let mut loader = Loader::start(clips, make.clone()).unwrap();
+        let b = loader.next_batch().unwrap();
+        assert_eq!(b.dims(), vec![3, 2, 3, 1, 1], "{workers} workers");
+        // Batch 0 holds clips 4, 2, 0; each clip's frames sit side by side (3 channels each).
+        let firsts: Vec<f32> = (0..6).map(|s| b.data[s * 3]).collect();
+        assert_eq!(
+            firsts,
+            [40.0, 41.0, 20.0, 21.0, 0.0, 1.0],
+            "{workers} workers"
+        );
+        loader.recycle(b);
+        assert_eq!(loader.next_batch().unwrap().dims()[..2], [3, 2]);
+    }
 }

@@ -16,7 +16,7 @@ use crate::protocol::{
     CheckResponse, Failure, FailureKind, LoadRequest, LoadResponse, Skipped, TimeRequest,
 };
 
-const LAYOUT: &str = "THWC";
+pub(crate) const LAYOUT: &str = "THWC";
 
 /// Answers `load` with `media: video`: one clip per folder; an unreadable folder is skipped.
 pub(crate) fn load(
@@ -67,7 +67,7 @@ pub(crate) fn load(
 }
 
 /// The decoded frames of one clip folder, in sorted file-name order.
-fn read_clip(folder: &Path) -> Result<Vec<Rgb8>, String> {
+pub(crate) fn read_clip(folder: &Path) -> Result<Vec<Rgb8>, String> {
     let mut names: Vec<String> = std::fs::read_dir(folder)
         .map_err(|e| format!("cannot list the clip folder: {e}"))?
         .filter_map(|e| e.ok())

@@ -134,8 +134,8 @@ pub(crate) fn load(
 }
 
 pub(crate) fn check_request(lib: Library, req: &LoadRequest) -> Result<(), Failure> {
-    if req.media == "video" && (req.channels != 3 || req.pipeline) {
-        let msg = format!("{} measures RGB video clips in micro mode only", lib.name());
+    if req.media == "video" && req.channels != 3 {
+        let msg = format!("{} measures RGB video clips only", lib.name());
         return Err(failure(FailureKind::Unsupported, msg));
     }
     if req.media != "image" && req.media != "video" {

@@ -88,6 +88,7 @@ pub fn start(
         order: sample_order(items),
         seed: policy::PIPELINE_ORDER_SEED,
         size: row.size,
+        frames: set.frames,
     };
     let call = w.call(&Request::PipelineStart(start), set.request_timeout);
     match settle(call, &params)? {

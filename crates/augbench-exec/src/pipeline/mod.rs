@@ -33,6 +33,8 @@ pub struct PipelineSettings {
     pub request_timeout: Duration,
     /// GPU split: on CUDA, workers crop and the main process runs T and Normalize on the device.
     pub split: bool,
+    /// Video: frames per item (each item is a clip of `clip_length` frames); `None` for images.
+    pub frames: Option<u64>,
 }
 
 impl PipelineSettings {
@@ -56,6 +58,8 @@ impl PipelineSettings {
             disable_slow_skip: micro.disable_slow_skip,
             request_timeout: micro.request_timeout,
             split: device == augbench_core::Device::Cuda.to_string(),
+            frames: (cfg.selection.media == Some(augbench_core::Media::Video))
+                .then(|| cfg.data.clip_length.unwrap_or(policy::DEFAULT_CLIP_LENGTH)),
         }
     }
 
@@ -92,6 +96,9 @@ pub(crate) fn info(input: &JobInput<'_>, hello: &HelloResponse, device: &str) ->
     if set.workers == 0 {
         notes.push("workers: 0: the main process loads every batch (no loader workers)".into());
     }
+    if let Some(frames) = set.frames {
+        notes.push(clip_note(frames, native(input)));
+    }
     if native(input) {
         notes.push(native_note());
     }
@@ -101,6 +108,7 @@ pub(crate) fn info(input: &JobInput<'_>, hello: &HelloResponse, device: &str) ->
         workers: set.workers,
         main_process_loading: set.workers == 0,
         batch_size: set.batch_size,
+        clip_length: set.frames,
         prefetch_factor: if set.workers == 0 { 0 } else { set.prefetch },
         min_batches: set.min_batches,
         min_time: set.min_time,
@@ -115,6 +123,18 @@ fn native_note() -> String {
     format!(
         "native loader (augbench's own, threads): each worker thread reads, decodes (the image crate), crops, runs the crate's transform and normalizes each item straight into its slot of a preallocated batch; the crop ({}) and Normalize are augbench's one shared implementation for every Rust crate (they are not what is compared), the transform is the crate's own; each loader thread has a one-thread rayon pool",
         augbench_core::recipe::Recipe::get().crop
+    )
+}
+
+/// How a video row's items are clips, said in every video pipeline file.
+fn clip_note(frames: u64, native: bool) -> String {
+    let draws = if native {
+        "the Rust crates have no clip type: the transform runs frame by frame, and its random parameters are drawn per frame, as in video micro rows"
+    } else {
+        "the transform runs on the whole clip in the library's clip layout with one parameter draw per clip, as in video micro rows"
+    };
+    format!(
+        "clips: each item is a clip of {frames} frames from the clip cache (`dataset.clips`: decoder and sampling rule); one crop window per clip, the same for all its frames; {draws}; batches are B×{frames}×3×H×W float32 and throughput counts clips (frames/s = clips/s × {frames})"
     )
 }
 
@@ -136,8 +156,13 @@ pub(crate) fn timing(input: &JobInput<'_>, backend: String, device: &str) -> Tim
     } else {
         "collation into one batch tensor"
     };
+    let recipe = if PipelineSettings::from_config(cfg, device).frames.is_some() {
+        "crop (one window per clip), transform, normalize, TCHW float32 (the recipe, on clips)"
+    } else {
+        "crop, transform, normalize, CHW float32 (the recipe)"
+    };
     includes.extend([
-        "crop, transform, normalize, CHW float32 (the recipe)".to_string(),
+        recipe.to_string(),
         collation.to_string(),
         "delivery to the training step (steady-state window)".to_string(),
     ]);

@@ -6,7 +6,7 @@ use anyhow::Context;
 
 use crate::table::{Cell, Table};
 
-const HEADER: [&str; 19] = [
+const HEADER: [&str; 20] = [
     "scenario",
     "mode",
     "device",
@@ -26,6 +26,7 @@ const HEADER: [&str; 19] = [
     "speedup_ci_low",
     "speedup_ci_high",
     "reason",
+    "frames_per_sec",
 ];
 
 pub fn render(tables: &[Table]) -> anyhow::Result<String> {
@@ -33,7 +34,7 @@ pub fn render(tables: &[Table]) -> anyhow::Result<String> {
     w.write_record(HEADER).context("writing CSV")?;
     for t in tables {
         for r in &t.rows {
-            for (c, col) in r.cells.iter().zip(&t.columns) {
+            for (i, (c, col)) in r.cells.iter().zip(&t.columns).enumerate() {
                 let k = &t.key;
                 let mut rec = vec![
                     k.scenario.clone(),
@@ -52,6 +53,7 @@ pub fn render(tables: &[Table]) -> anyhow::Result<String> {
                 rec.push(opt(r.speedup_ci.map(|c| c[0])));
                 rec.push(opt(r.speedup_ci.map(|c| c[1])));
                 rec.push(reason(c));
+                rec.push(opt(r.frames_per_sec.get(i).copied().flatten()));
                 w.write_record(&rec).context("writing CSV")?;
             }
         }

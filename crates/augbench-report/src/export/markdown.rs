@@ -1,5 +1,6 @@
 //! Markdown tables: `median ± std` cells, the fastest library of a row in bold, slow cells as
 //! `≤20 img/s`, unsupported as `–`, failures as `error`, then a legend and a per-library footer.
+//! Video tables give each library a second column in frames/s.
 
 use std::fmt::Write;
 
@@ -21,11 +22,12 @@ pub fn render_all(tables: &[Table]) -> String {
 pub fn render_table(t: &Table) -> String {
     let mut out = String::new();
     let mut header = vec!["Transform".to_string()];
-    header.extend(
-        t.columns
-            .iter()
-            .map(|c| column_title(&c.library, &c.version, t.unit)),
-    );
+    for c in &t.columns {
+        header.push(column_title(&c.library, &c.version, t.unit));
+        if let Some(frames) = t.frames_unit {
+            header.push(format!("[{frames}]"));
+        }
+    }
     header.push(format!("Speedup ({} / fastest other)", t.reference));
     let _ = writeln!(out, "| {} |", header.join(" | "));
     let _ = writeln!(out, "|---|{}", "--:|".repeat(header.len() - 1));
@@ -54,6 +56,10 @@ fn row_cells(t: &Table, r: &TableRow) -> Vec<String> {
         }
         let bold = r.fastest.as_deref() == Some(col.library.as_str());
         v.push(if bold { format!("**{text}**") } else { text });
+        if t.frames_unit.is_some() {
+            let frames = r.frames_per_sec.get(i).copied().flatten();
+            v.push(frames.map_or_else(String::new, |f| format!("{f:.0}")));
+        }
     }
     v.push(fmt_row_speedup(r));
     v
@@ -74,6 +80,9 @@ fn legend(t: &Table) -> String {
          not measured in full · `–`: unsupported · `error`: failed",
         t.slow_label()
     );
+    if let Some(frames) = t.frames_unit {
+        let _ = write!(s, " · `[{frames}]`: the cell to its left × frames per clip");
+    }
     if !t.reference_present {
         let _ = write!(s, " · speedup n/a: {} has no results here", t.reference);
     }

@@ -136,6 +136,13 @@ fn results_table(out: &mut String, t: &Table) {
             esc(&version),
             t.unit
         );
+        if let Some(frames) = t.frames_unit {
+            let _ = write!(
+                out,
+                "<th data-key=\"{} {frames}\" data-type=\"num\">[{frames}]</th>",
+                esc(&c.library)
+            );
+        }
     }
     let _ = writeln!(
         out,
@@ -148,6 +155,15 @@ fn results_table(out: &mut String, t: &Table) {
             let fastest = r.fastest.as_deref() == Some(col.library.as_str());
             let share = r.of_ceiling.get(i).copied().flatten();
             out.push_str(&cell_html(t, cell, fastest, share));
+            if t.frames_unit.is_some() {
+                let frames = r.frames_per_sec.get(i).copied().flatten();
+                let (value, text) =
+                    frames.map_or_else(Default::default, |f| (f.to_string(), format!("{f:.0}")));
+                let _ = write!(
+                    out,
+                    "<td class=\"frames\" data-value=\"{value}\">{text}</td>"
+                );
+            }
         }
         let value = r.speedup.map(|s| s.to_string()).unwrap_or_default();
         let _ = writeln!(
@@ -161,6 +177,12 @@ fn results_table(out: &mut String, t: &Table) {
         let note = format!(
             "(x%): share of the library's own decode ceiling ({ceiling}: decode → crop → normalize, no transform; \
              its row is outlined and tagged ceiling)"
+        );
+        let _ = writeln!(out, "<p class=\"legend\">{}</p>", esc(&note));
+    }
+    if let Some(frames) = t.frames_unit {
+        let note = format!(
+            "[{frames}]: the cell to its left × frames per clip (from each file's clip length)"
         );
         let _ = writeln!(out, "<p class=\"legend\">{}</p>", esc(&note));
     }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use augbench_cells::{BenchCell, CellsError, PAIRED_SCOPE, parse_paired_label, read_bench_cells};
 use augbench_core::results::Status;
-use augbench_core::{Media, policy};
+use augbench_core::{Matrix, Media, policy};
 use serde_json::json;
 
 use crate::model::{Dataset, GroupKey, PairedRatio, Row, Source};
@@ -118,10 +118,15 @@ fn row(c: &BenchCell, path: &Path, warnings: &mut Vec<String>) -> Row {
         ));
     }
     let k = key(c);
+    // Cells record no clip length: a video cell's frames are its scenario's.
+    let clip_length = (media == Media::Video)
+        .then(|| Matrix::get().scenario(&c.scenario)?.clip_length)
+        .flatten();
     Row {
         scenario: k.scenario,
         mode: k.mode,
         media,
+        clip_length,
         library: c.library.clone(),
         library_version: c.library_version.clone(),
         device: k.device,

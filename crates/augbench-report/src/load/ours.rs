@@ -27,6 +27,13 @@ pub fn load(path: &Path, text: &str) -> anyhow::Result<Dataset> {
         "video" => Media::Video,
         _ => Media::Image,
     };
+    let clip_length = (media == Media::Video)
+        .then(|| {
+            m.benchmark_params
+                .clip_length
+                .or(m.dataset.clips.as_ref().map(|c| c.clip_length))
+        })
+        .flatten();
     let version = super::reference::version_of(&m.library, &m.library_versions);
     let threshold = m.benchmark_params.slow_threshold_sec_per_item;
     let rows = file
@@ -36,6 +43,7 @@ pub fn load(path: &Path, text: &str) -> anyhow::Result<Dataset> {
             scenario: key.scenario.clone(),
             mode: key.mode.clone(),
             media,
+            clip_length,
             library: m.library.clone(),
             library_version: version.clone(),
             device: key.device.clone(),

@@ -24,10 +24,14 @@ pub fn load(path: &Path, v: &Value) -> Dataset {
     let version = version_of(&library, &versions);
     let threshold = number(&params, "/slow_threshold_sec_per_item")
         .unwrap_or_else(|| policy::slow_threshold_sec_per_item(media));
+    let clip_length = (media == Media::Video)
+        .then(|| clip_length(&params, &key.scenario))
+        .flatten();
     let base = Row {
         scenario: key.scenario.clone(),
         mode: key.mode.clone(),
         media,
+        clip_length,
         library: library.clone(),
         library_version: version.clone(),
         device: key.device.clone(),
@@ -149,6 +153,14 @@ fn status(e: &Value, throughputs: &[f64]) -> Status {
     } else {
         Status::Ok
     }
+}
+
+/// Frames per clip: the file's own `clip_length` (or `num_frames`), else its scenario's.
+fn clip_length(params: &Value, scenario: &str) -> Option<u64> {
+    let recorded = ["/clip_length", "/num_frames"]
+        .iter()
+        .find_map(|k| params.pointer(k).and_then(Value::as_u64));
+    recorded.or_else(|| Matrix::get().scenario(scenario)?.clip_length)
 }
 
 fn media(path: &Path, meta: &Value, params: &Value) -> Media {

@@ -177,10 +177,13 @@ fn print_table(cfg: &RunConfig, plan: &augbench_core::plan::Plan) {
         .first()
         .map(|j| j.transforms.clone())
         .unwrap_or_default();
-    let unit = if cfg.selection.media == Some(Media::Video) {
-        "videos/s"
-    } else {
-        "img/s"
-    };
-    println!("\n{}", augbench_exec::summary::table(&refs, &order, unit));
+    let media = cfg.selection.media.unwrap_or(Media::Image);
+    let clip_length = refs
+        .iter()
+        .find_map(|f| f.metadata.benchmark_params.clip_length);
+    let unit = augbench_exec::summary::unit(media);
+    println!(
+        "\n{}",
+        augbench_exec::summary::table(&refs, &order, unit, clip_length)
+    );
 }

@@ -108,11 +108,8 @@ fn print_summary(report: &RunReport, jobs: &[augbench_core::plan::Job], media: M
         .first()
         .map(|j| j.transforms.clone())
         .unwrap_or_default();
-    let noun = if media == Media::Video {
-        "videos/s"
-    } else {
-        "img/s"
-    };
+    let clip_length = (media == Media::Video).then(|| video_clip_length(&files));
+    let noun = augbench_exec::summary::unit(media);
     // A pipeline number is only meaningful with its loader shape: say it in the column head.
     let unit = match report.jobs.iter().find_map(|(_, s)| match s {
         JobStatus::Finished(f) | JobStatus::Interrupted(f) => f.metadata.pipeline.as_ref(),
@@ -123,7 +120,8 @@ fn print_summary(report: &RunReport, jobs: &[augbench_core::plan::Job], media: M
     };
     let unit = unit.as_str();
     if !files.is_empty() {
-        println!("\n{}", augbench_exec::summary::table(&files, &order, unit));
+        let table = augbench_exec::summary::table(&files, &order, unit, clip_length.flatten());
+        println!("\n{table}");
     }
     let counts = augbench_exec::summary::status_counts(&files);
     let counts: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
@@ -149,8 +147,15 @@ fn print_files(report: &RunReport) {
     }
 }
 
+/// Frames per clip of a video run, from its result files (every library's is the same).
+fn video_clip_length(files: &[&augbench_core::results::ResultFile]) -> Option<u64> {
+    files
+        .iter()
+        .find_map(|f| f.metadata.benchmark_params.clip_length)
+}
+
 /// Never write a result under a label it was not measured with: pipeline mode measures the RGB
-/// image recipe; video and multichannel loaders do not exist yet.
+/// recipe (on images, or on video clips); multichannel loaders do not exist yet.
 fn refuse_unmeasurable_pipeline(
     cfg: &augbench_core::RunConfig,
     file: &std::path::Path,
@@ -160,15 +165,15 @@ fn refuse_unmeasurable_pipeline(
     }
     let media = cfg.selection.media.unwrap_or(Media::Image);
     let channels = cfg.data.num_channels.unwrap_or(policy::DEFAULT_CHANNELS);
-    if media == Media::Image && channels == policy::DEFAULT_CHANNELS {
+    if channels == policy::DEFAULT_CHANNELS {
         return Ok(());
     }
     Err(augbench_core::UsageError::new(
         format!(
-            "{} asks for a {channels}-channel {media} pipeline, and this build measures pipeline mode for RGB images only",
+            "{} asks for a {channels}-channel {media} pipeline, and this build measures pipeline mode for RGB images and RGB video clips only",
             file.display()
         ),
-        "use `mode: micro` for this scenario, or `scenario: image-rgb` for pipeline rows; `augbench plan` still shows the jobs",
+        "use `mode: micro` for this scenario, or `scenario: image-rgb` (or `video-16f`) for pipeline rows; `augbench plan` still shows the jobs",
     ))
 }
 

@@ -1,7 +1,8 @@
 //! Pipeline mode in the native worker: the loaded media (decoded items in the memory scope,
-//! paths in the decode scopes), the in-process preflight, and the loader's start (first batch,
-//! contract, warm batches), steady-state windows and stop. The row's recipe is in `recipe`;
-//! `crate::loader` owns the threads and the batch buffers.
+//! paths in the decode scopes; for video, clips of frames or clip folders), the in-process
+//! preflight, and the loader's start (first batch, contract, warm batches), steady-state windows
+//! and stop. The row's recipe is in `recipe`; `crate::loader` owns the threads and the batch
+//! buffers.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -33,7 +34,8 @@ pub(crate) trait Pipeline {
     fn stop(&mut self);
 }
 
-/// Answers `load` with `pipeline: true`: RGB only; `preload: false` keeps the paths.
+/// Answers `load` with `pipeline: true`: RGB only; `preload: false` keeps the paths (clip
+/// folders for `media: video`).
 pub(crate) fn load(
     lib: Library,
     req: &LoadRequest,
@@ -59,14 +61,32 @@ pub(crate) fn load(
 enum Source<A: Adapter> {
     Paths(Vec<String>),
     Items(Vec<A::Item>),
+    /// Video, decode scopes: clip folders, read frame by frame in the loader.
+    ClipPaths(Vec<String>),
+    /// Video, memory scope: each clip's decoded frames.
+    Clips(Vec<Vec<A::Item>>),
 }
 
 impl<A: Adapter> Source<A> {
     fn len(&self) -> usize {
         match self {
             Source::Items(v) => v.len(),
-            Source::Paths(v) => v.len(),
+            Source::Paths(v) | Source::ClipPaths(v) => v.len(),
+            Source::Clips(v) => v.len(),
         }
+    }
+
+    /// What `load` answers as the first item's shape (`[T, H, W, C]` for a clip).
+    fn first_shape(&self) -> Vec<u64> {
+        match self {
+            Source::Items(items) => items.first().map(|i| A::shape(i).to_vec()),
+            Source::Clips(clips) => clips.first().map(|c| {
+                let [h, w, ch] = c.first().map(A::shape).unwrap_or_default();
+                vec![c.len() as u64, h, w, ch]
+            }),
+            Source::Paths(_) | Source::ClipPaths(_) => None,
+        }
+        .unwrap_or_default()
     }
 }
 
@@ -83,18 +103,17 @@ fn load_as<A: Adapter>(
     test_faults: bool,
 ) -> Result<(Box<dyn Pipeline>, LoadResponse), Failure> {
     let t0 = Instant::now();
-    let read = if preload {
-        decoded::<A>(&req.paths)?
-    } else {
-        paths_only(&req.paths)
+    let video = req.media == "video";
+    let read = match (video, preload) {
+        (false, true) => decoded::<A>(&req.paths)?,
+        (false, false) => paths_only(&req.paths, false),
+        (true, true) => decoded_clips::<A>(&req.paths)?,
+        (true, false) => paths_only(&req.paths, true),
     };
     if read.source.len() == 0 {
         return Err(nothing_read(req, &read.skipped));
     }
-    let shape = match &read.source {
-        Source::Items(items) => A::shape(&items[0]).to_vec(),
-        Source::Paths(_) => Vec::new(),
-    };
+    let shape = read.source.first_shape();
     let dtype = if preload {
         super::session::DTYPE
     } else {
@@ -105,11 +124,17 @@ fn load_as<A: Adapter>(
         decode_seconds: t0.elapsed().as_secs_f64(),
         shape,
         dtype: dtype.into(),
-        layout: super::session::LAYOUT.into(),
+        layout: if video {
+            super::clips::LAYOUT
+        } else {
+            super::session::LAYOUT
+        }
+        .into(),
         skipped: read.skipped,
         converted: read.converted,
     };
     let pipe = Pipe::<A> {
+        clip_length: video.then_some(req.clip_length as usize),
         source: Arc::new(read.source),
         stages: None,
         loader: None,
@@ -138,21 +163,60 @@ fn decoded<A: Adapter>(paths: &[String]) -> Result<Read<A>, Failure> {
     })
 }
 
-/// The decode scopes: the loader decodes; a missing file is skipped now.
-fn paths_only<A: Adapter>(paths: &[String]) -> Read<A> {
-    let (found, missing): (Vec<_>, Vec<_>) = paths
-        .iter()
-        .cloned()
-        .partition(|p| std::path::Path::new(p).is_file());
+/// Video, memory scope: every clip folder read now (an unreadable one skipped with the reason).
+fn decoded_clips<A: Adapter>(folders: &[String]) -> Result<Read<A>, Failure> {
+    let mut clips = Vec::new();
+    let mut skipped = Vec::new();
+    for folder in folders {
+        match super::clips::read_clip(std::path::Path::new(folder)) {
+            Ok(frames) => clips.push(convert_frames::<A>(frames)?),
+            Err(reason) => skipped.push(Skipped {
+                path: folder.clone(),
+                reason,
+            }),
+        }
+    }
+    Ok(Read {
+        source: Source::Clips(clips),
+        skipped,
+        converted: 0,
+    })
+}
+
+fn convert_frames<A: Adapter>(frames: Vec<load::Rgb8>) -> Result<Vec<A::Item>, Failure> {
+    frames
+        .into_iter()
+        .map(|f| A::convert(f.width, f.height, f.data))
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(|e| failure(FailureKind::Exception, format!("{}: {e}", A::LIBRARY)))
+}
+
+/// The decode scopes: the loader decodes; a missing file (clip folder) is skipped now.
+fn paths_only<A: Adapter>(paths: &[String], clips: bool) -> Read<A> {
+    let exists = |p: &String| {
+        let p = std::path::Path::new(p);
+        if clips { p.is_dir() } else { p.is_file() }
+    };
+    let (found, missing): (Vec<_>, Vec<_>) = paths.iter().cloned().partition(exists);
+    let reason = if clips {
+        "no such clip folder"
+    } else {
+        "no such file"
+    };
     let skipped = missing
         .into_iter()
         .map(|path| Skipped {
             path,
-            reason: "no such file".into(),
+            reason: reason.into(),
         })
         .collect();
+    let source = if clips {
+        Source::ClipPaths(found)
+    } else {
+        Source::Paths(found)
+    };
     Read {
-        source: Source::Paths(found),
+        source,
         skipped,
         converted: 0,
     }
@@ -169,6 +233,8 @@ fn nothing_read(req: &LoadRequest, skipped: &[Skipped]) -> Failure {
 
 struct Pipe<A: Adapter> {
     source: Arc<Source<A>>,
+    /// Video: frames per clip (from `load`); `None` for images.
+    clip_length: Option<usize>,
     stages: Option<Arc<Stages>>,
     loader: Option<Loader>,
     batch_size: usize,
@@ -199,7 +265,8 @@ impl<A: Adapter> Pipeline for Pipe<A> {
                 &Params::new(&stages.transform, &stages.params),
             )?;
         }
-        let per_item = preflight::<A>(&self.source, &stages, req.preflight_items)?;
+        let per_item =
+            preflight::<A>(&self.source, &stages, req.preflight_items, self.clip_length)?;
         self.stages = Some(stages);
         Ok(PipelinePrepareResponse {
             transform: req.transform.clone(),
@@ -217,18 +284,21 @@ impl<A: Adapter> Pipeline for Pipe<A> {
             .stages
             .clone()
             .ok_or_else(|| bad("pipeline_start before pipeline_prepare"))?;
+        check_frames(req.frames, self.clip_length)?;
         let shape = Shape {
             workers: req.workers as usize,
             batch_size: req.batch_size as usize,
             prefetch: req.prefetch as usize,
             order: Arc::new(req.order.clone()),
+            frames: req.frames.map(|t| t as usize),
         };
         let t0 = Instant::now();
         let mut loader =
             Loader::start(shape, recipe::make_fill(&self.source, &stages)).map_err(exception)?;
         let first = loader.next_batch().map_err(exception)?;
         let time_to_first_batch = t0.elapsed().as_secs_f64();
-        let seen = batch::check(&first, req.size).map_err(|e| failure(FailureKind::Contract, e))?;
+        let seen = batch::check(&first, req.size, req.frames)
+            .map_err(|e| failure(FailureKind::Contract, e))?;
         loader.recycle(first);
         take(&mut loader, req.warm_batches).map_err(exception)?;
         let response = PipelineStartResponse {
@@ -236,7 +306,7 @@ impl<A: Adapter> Pipeline for Pipe<A> {
             warm_batches: req.warm_batches,
             batch: seen,
             worker_threads: loader.threads.clone(),
-            loader: loader_label(req, &stages),
+            loader: loader_label(req, &stages, self.clip_length.is_some()),
         };
         self.batch_size = req.batch_size as usize;
         self.loader = Some(loader);
@@ -271,15 +341,32 @@ fn preflight<A: Adapter>(
     source: &Arc<Source<A>>,
     stages: &Arc<Stages>,
     items: u64,
+    frames: Option<usize>,
 ) -> Result<f64, Failure> {
     let (mut fill, _) = recipe::make_fill(source, stages)(None).map_err(exception)?;
     let n = (items.max(1) as usize).min(source.len());
-    let mut one = Batch::new(1);
+    let mut one = Batch::with_frames(1, frames);
     let t0 = Instant::now();
     for index in 0..n {
         fill.fill(index as u64, &mut one, 0).map_err(exception)?;
     }
     Ok(t0.elapsed().as_secs_f64() / n as f64)
+}
+
+/// The contract's clip length (`frames`) against the loaded items': a mismatch would batch clips
+/// as images or images as clips, so it breaks the contract before any loader starts.
+fn check_frames(frames: Option<u64>, clip_length: Option<usize>) -> Result<(), Failure> {
+    let items = clip_length.map(|t| t as u64);
+    if frames == items {
+        return Ok(());
+    }
+    let name = |f: Option<u64>| f.map_or("images".to_string(), |t| format!("clips of {t} frames"));
+    let msg = format!(
+        "the items are {}, where the recipe makes batches of {}",
+        name(items),
+        name(frames)
+    );
+    Err(failure(FailureKind::Contract, msg))
 }
 
 /// Takes `n` batches untimed.
@@ -308,12 +395,17 @@ fn window(loader: &mut Loader, req: PipelineRunRequest) -> Result<Vec<u64>, Stri
     }
 }
 
-fn loader_label(req: &PipelineStartRequest, stages: &Stages) -> Value {
+fn loader_label(req: &PipelineStartRequest, stages: &Stages, clips: bool) -> Value {
+    let collation = if clips {
+        "in place: each clip's frames are normalized into their slots of a preallocated B×T×3×H×W float32 buffer"
+    } else {
+        "in place: each item is normalized into its slot of a preallocated B×3×H×W float32 buffer"
+    };
     json!({
         "kind": "native threads (augbench)",
         "workers": req.workers,
         "prefetch_per_worker": req.prefetch,
-        "collation": "in place: each item is normalized into its slot of a preallocated B×3×H×W float32 buffer",
+        "collation": collation,
         "crop": if stages.crop.is_some() { "shared (augbench)" } else { "the crate's own (the row's transform)" },
         "normalize": "shared (augbench)",
     })

@@ -1,6 +1,8 @@
 //! One row's recipe inside a loader thread: the stages a `pipeline_prepare` names (shared crop,
 //! the crate's transform or none for the ceiling, shared normalize), built per thread with its
-//! own seeded crop and one-thread rayon pool, and the item fill that writes into the batch.
+//! own seeded crop and one-thread rayon pool, and the item fill that writes into the batch. A
+//! clip gets one crop window for all its frames; the crate's transform runs frame by frame and
+//! draws its random parameters per frame (the crates have no clip type), as in video micro.
 
 use std::sync::Arc;
 
@@ -120,34 +122,91 @@ struct RecipeFill<A: Adapter> {
 impl<A: Adapter> Fill for RecipeFill<A> {
     fn fill(&mut self, index: u64, batch: &mut Batch, slot: usize) -> Result<(), String> {
         let i = index as usize;
+        let missing = || format!("no item {index}");
         match &*self.source.clone() {
             Source::Items(items) => {
-                let item = items.get(i).ok_or_else(|| format!("no item {index}"))?;
-                self.recipe(item, batch, slot)
+                let item = items.get(i).ok_or_else(missing)?;
+                self.image(item, batch, slot)
                     .map_err(|e| format!("item {index}: {e}"))
             }
             Source::Paths(paths) => {
-                let path = paths.get(i).ok_or_else(|| format!("no item {index}"))?;
+                let path = paths.get(i).ok_or_else(missing)?;
                 let item = read::<A>(path)?;
-                self.recipe(&item, batch, slot)
+                self.image(&item, batch, slot)
                     .map_err(|e| format!("{path}: {e}"))
+            }
+            Source::Clips(clips) => {
+                let clip = clips.get(i).ok_or_else(missing)?;
+                self.clip(clip, batch, slot)
+                    .map_err(|e| format!("clip {index}: {e}"))
+            }
+            Source::ClipPaths(folders) => {
+                let folder = folders.get(i).ok_or_else(missing)?;
+                let clip = read_clip::<A>(folder)?;
+                self.clip(&clip, batch, slot)
+                    .map_err(|e| format!("{folder}: {e}"))
             }
         }
     }
 }
 
 impl<A: Adapter> RecipeFill<A> {
-    fn recipe(&mut self, item: &A::Item, batch: &mut Batch, slot: usize) -> Result<(), String> {
+    fn image(&mut self, item: &A::Item, batch: &mut Batch, slot: usize) -> Result<(), String> {
+        if let Some(t) = batch.frames {
+            return Err(format!(
+                "the batch holds clips of {t} frames, and this item is an image"
+            ));
+        }
+        self.recipe(item, None, batch, slot)
+    }
+
+    /// Every frame of a clip into its slots, cut at one crop window drawn for the whole clip.
+    fn clip(&mut self, frames: &[A::Item], batch: &mut Batch, slot: usize) -> Result<(), String> {
+        let t_len = batch
+            .frames
+            .ok_or("the batch holds images, and this item is a clip")?;
+        if frames.len() != t_len {
+            return Err(format!(
+                "the clip has {} frames, where the batch holds clips of {t_len}",
+                frames.len()
+            ));
+        }
+        let at = match (self.crop.as_mut(), frames.first()) {
+            (Some(crop), Some(first)) => Some(crop.place(A::pixels(first))?),
+            _ => None,
+        };
+        for (t, frame) in frames.iter().enumerate() {
+            self.recipe(frame, at, batch, slot * t_len + t)
+                .map_err(|e| format!("frame {t}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// One image (or frame) into batch slot `plane`; `at`: the clip's crop window, else drawn.
+    fn recipe(
+        &mut self,
+        item: &A::Item,
+        at: Option<(usize, usize)>,
+        batch: &mut Batch,
+        plane: usize,
+    ) -> Result<(), String> {
         let norm = self.norm;
         match (self.crop.as_mut(), self.t.as_mut()) {
-            (Some(crop), None) => batch.put(slot, crop.apply(A::pixels(item))?, &norm),
-            (Some(crop), Some(t)) => {
+            (Some(crop), t) => {
+                let px = A::pixels(item);
+                let at = match at {
+                    Some(at) => at,
+                    None => crop.place(px)?,
+                };
+                let Some(t) = t else {
+                    return batch.put(plane, crop.apply_at(px, at)?, &norm);
+                };
                 let (w, h) = crop.size();
-                let cropped = A::convert(w as u32, h as u32, crop.apply_owned(A::pixels(item))?)?;
-                batch.put(slot, A::out_pixels(&t(&cropped)?), &norm)
+                let cropped = A::convert(w as u32, h as u32, crop.apply_owned_at(px, at)?)?;
+                batch.put(plane, A::out_pixels(&t(&cropped)?), &norm)
             }
-            (None, Some(t)) => batch.put(slot, A::out_pixels(&t(item)?), &norm),
-            (None, None) => batch.put(slot, A::pixels(item), &norm),
+            (None, Some(t)) => batch.put(plane, A::out_pixels(&t(item)?), &norm),
+            (None, None) => batch.put(plane, A::pixels(item), &norm),
         }
     }
 }
@@ -156,6 +215,17 @@ impl<A: Adapter> RecipeFill<A> {
 /// ceiling row too, so a test can break any row).
 fn fault_op<A: Adapter>(f: Fault) -> Op<A> {
     Box::new(move |_| trigger(f))
+}
+
+/// Reads one clip folder inside the loader (decode scopes), named in the error.
+fn read_clip<A: Adapter>(folder: &str) -> Result<Vec<A::Item>, String> {
+    let frames = crate::native::clips::read_clip(std::path::Path::new(folder))
+        .map_err(|e| format!("could not read clip {folder}: {e}"))?;
+    frames
+        .into_iter()
+        .map(|f| A::convert(f.width, f.height, f.data))
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(|e| format!("{folder}: {e}"))
 }
 
 /// Decodes one file inside the loader (decode scopes), named in the error.

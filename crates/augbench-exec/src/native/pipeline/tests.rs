@@ -185,3 +185,92 @@ fn pipeline_ops_need_pipeline_media() {
     let replies = serve(Library::KorniaRs, &[nine]);
     assert_eq!(replies[0]["kind"], "unsupported", "{}", replies[0]);
 }
+
+/// `clips` folders of `frames` 320×256 PNG frames; every frame of a clip is the same image.
+fn clip_folders(dir: &Path, clips: usize, frames: usize) -> Vec<String> {
+    let frame = jpegs(dir, 1).remove(0);
+    let img = image::open(&frame).unwrap().to_rgb8();
+    (0..clips)
+        .map(|c| {
+            let folder = dir.join(format!("clip_{c:06}"));
+            std::fs::create_dir(&folder).unwrap();
+            for t in 0..frames {
+                img.save(folder.join(format!("frame_{t:03}.png"))).unwrap();
+            }
+            folder.display().to_string()
+        })
+        .collect()
+}
+
+fn load_clips(folders: &[String], frames: u64, preload: bool) -> Value {
+    json!({"op": "load", "media": "video", "paths": folders, "channels": 3, "clip_length": frames,
+           "device": "cpu", "pipeline": true, "preload": preload})
+}
+
+#[test]
+fn clips_make_clip_batches_in_the_memory_and_decode_scopes() {
+    let dir = tempfile::tempdir().unwrap();
+    let folders = clip_folders(dir.path(), 3, 3);
+    for preload in [true, false] {
+        let mut clip_start = start("HorizontalFlip", 2, 1);
+        clip_start["frames"] = json!(3);
+        let run = json!({"op": "pipeline_run", "min_batches": 2, "min_time": 0.0});
+        let replies = serve(
+            Library::Image,
+            &[
+                load_clips(&folders, 3, preload),
+                prepare("HorizontalFlip"),
+                clip_start,
+                run,
+                start("HorizontalFlip", 0, 0),
+            ],
+        );
+        assert_eq!(replies[0]["layout"], "THWC", "{}", replies[0]);
+        if preload {
+            assert_eq!(replies[0]["shape"], json!([3, 256, 320, 3]));
+        }
+        assert_eq!(
+            replies[2]["batch"]["shape"],
+            json!([2, 3, 3, 224, 224]),
+            "{}",
+            replies[2]
+        );
+        assert_eq!(replies[3]["items"], 4, "items are clips");
+        // An image contract on clip items is broken before timing.
+        assert_eq!(replies[4]["kind"], "contract", "{}", replies[4]);
+    }
+}
+
+#[test]
+fn a_clip_draws_one_crop_window_for_all_its_frames() {
+    use super::recipe;
+    use crate::loader::Batch;
+    use crate::native::image_rs::ImageRs;
+    use crate::native::session::Adapter;
+    use crate::protocol::PipelinePrepareRequest;
+
+    let dir = tempfile::tempdir().unwrap();
+    let folder = &clip_folders(dir.path(), 1, 3)[0];
+    let frames = crate::native::clips::read_clip(Path::new(folder)).unwrap();
+    let clip: Vec<_> = frames
+        .into_iter()
+        .map(|f| ImageRs::convert(f.width, f.height, f.data).unwrap())
+        .collect();
+    let source = std::sync::Arc::new(super::Source::<ImageRs>::Clips(vec![clip]));
+    let req: PipelinePrepareRequest = serde_json::from_value(prepare("DecodeOnly")).unwrap();
+    let stages = std::sync::Arc::new(recipe::stages(&req).unwrap());
+    let (mut fill, _) = recipe::make_fill(&source, &stages)(None).unwrap();
+    let plane = 3 * 224 * 224;
+    let mut cuts = Vec::new();
+    for _ in 0..2 {
+        let mut b = Batch::with_frames(1, Some(3));
+        fill.fill(0, &mut b, 0).unwrap();
+        let first = &b.data[..plane];
+        assert!((1..3).all(|t| &b.data[t * plane..(t + 1) * plane] == first));
+        cuts.push(first.to_vec());
+    }
+    assert_ne!(cuts[0], cuts[1], "each clip draws its own window");
+    let mut images = Batch::new(1);
+    let e = fill.fill(0, &mut images, 0).unwrap_err();
+    assert!(e.contains("this item is a clip"), "{e}");
+}
