@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable
 
-from .protocol import EXCEPTION, Unsupported, WorkerError
+from .protocol import BAD_INPUT, Unsupported, WorkerError
 
 
 class SpecError(WorkerError):
@@ -22,7 +22,7 @@ class SpecError(WorkerError):
 
     def __init__(self, path: str, line: int | None, problem: str, detail: str = "") -> None:
         where = f"spec file {path} line {line}" if line else f"spec file {path}"
-        super().__init__(EXCEPTION, f"{where}: {problem}", detail)
+        super().__init__(BAD_INPUT, f"{where}: {problem}", detail)
 
 
 @dataclass

@@ -159,6 +159,8 @@ pub enum FailureKind {
     Contract,
     Exception,
     BadRequest,
+    /// The user's input cannot be used: a spec file to fix, or media none of which decodes.
+    BadInput,
 }
 
 /// A failed response: `{"ok": false, "error", "kind", "detail"}`.

@@ -30,6 +30,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     refuse_unmeasurable_pipeline(&cfg, &args.config.config)?;
     warn_oversubscribed_workers(&cfg);
     let plan = augbench_core::plan::build(&cfg);
+    // A spec file's LIBRARY line is checked before any media is prepared or worker started.
+    orchestrate::with_spec(&plan)?;
     let resolved = orchestrate::write_resolved_config(&cfg)?;
     eprintln!(
         "augbench: {} jobs; resolved config: {}",
@@ -141,6 +143,10 @@ fn exit_code(report: &RunReport) -> ExitCode {
             "interrupted: finished transforms are saved; rerun the same command with --resume to continue"
         );
         return ExitCode::from(1);
+    }
+    if report.bad_input() {
+        eprintln!("nothing was measured: every job stopped on the input above (exit code 2)");
+        return ExitCode::from(2);
     }
     if report.failed() {
         ExitCode::from(1)
