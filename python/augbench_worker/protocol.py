@@ -19,6 +19,8 @@ UNSUPPORTED = "unsupported"
 CONTRACT = "contract"
 EXCEPTION = "exception"
 BAD_REQUEST = "bad_request"
+# The user's input cannot be used: a spec file to fix, or media none of which decodes.
+BAD_INPUT = "bad_input"
 
 
 class WorkerError(Exception):

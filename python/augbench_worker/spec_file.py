@@ -16,7 +16,7 @@ from typing import Any
 from collections.abc import Callable
 
 from . import guard
-from .protocol import CONTRACT, EXCEPTION, Unsupported, WorkerError
+from .protocol import BAD_INPUT, CONTRACT, Unsupported, WorkerError
 
 
 class SpecError(WorkerError):
@@ -24,7 +24,7 @@ class SpecError(WorkerError):
 
     def __init__(self, path: str, line: int | None, problem: str, detail: str = "") -> None:
         where = f"spec file {path} line {line}" if line else f"spec file {path}"
-        super().__init__(EXCEPTION, f"{where}: {problem}", detail)
+        super().__init__(BAD_INPUT, f"{where}: {problem}", detail)
 
 
 @dataclass

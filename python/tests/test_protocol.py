@@ -124,7 +124,7 @@ def test_undecodable_files_are_skipped_and_named(tmp_path, jpeg_paths, worker_fa
     assert loaded["ok"] and loaded["count"] == 1, loaded
     assert loaded["skipped"][0]["path"] == str(broken) and loaded["skipped"][0]["reason"]
     nothing = load_images(client, [str(broken)])
-    assert nothing["kind"] == "exception" and str(broken) in nothing["error"]
+    assert nothing["kind"] == "bad_input" and str(broken) in nothing["error"]
 
 
 def test_transform_raising_on_some_images(tmp_path, jpeg_paths, worker_factory) -> None:
@@ -158,7 +158,7 @@ def test_spec_file_errors_name_file_and_line(tmp_path, worker_factory, source, f
     path = write_spec(tmp_path, source.replace("{library}", library), name="broken_spec.py")
     client = worker_factory("--spec", path)
     hello = client.request("hello")
-    assert hello["ok"] is False and hello["kind"] == "exception", hello
+    assert hello["ok"] is False and hello["kind"] == "bad_input", hello
     assert f"spec file {path}" in hello["error"]
     for fragment in fragments:
         assert fragment in hello["error"], hello["error"]

@@ -42,10 +42,12 @@ pub enum CellsError {
     #[error("{}: cannot write Parquet: {detail}", path.display())]
     ParquetWrite { path: PathBuf, detail: String },
 
-    #[error("{}: {at}: malformed JSON: {detail}", path.display())]
+    #[error("{}: {at}{column}: malformed JSON: {detail}", path.display())]
     MalformedJson {
         path: PathBuf,
         at: Location,
+        /// `, column C (byte B)` where the parser stopped (B: offset in the file), or empty.
+        column: String,
         detail: String,
     },
 

@@ -153,8 +153,13 @@ impl CardSource {
                 let path = std::path::Path::new(file);
                 let text =
                     std::fs::read_to_string(path).map_err(|e| CellsError::io(path, "read", e))?;
-                let value: Value = serde_json::from_str(&text)
-                    .map_err(|e| card_error(file, format!("is not valid JSON: {e}")))?;
+                let value: Value = serde_json::from_str(&text).map_err(|e| {
+                    let at = augbench_core::json_text::error_at(&text, &e)
+                        .map(|a| format!(" at {a}"))
+                        .unwrap_or_default();
+                    let msg = augbench_core::json_text::message(&e);
+                    card_error(file, format!("is not valid JSON{at}: {msg}"))
+                })?;
                 Self::from_json(value, file)
             }
         }

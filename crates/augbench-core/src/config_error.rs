@@ -43,6 +43,13 @@ impl ConfigError {
     }
 
     pub fn io(file: &Path, err: &std::io::Error) -> Self {
+        if err.kind() == std::io::ErrorKind::InvalidData {
+            return ConfigError::new(
+                file,
+                "not UTF-8 text (a binary file, or another text encoding such as UTF-16)",
+                "a config is YAML saved as UTF-8; check the path given to --config, or re-save the file as UTF-8",
+            );
+        }
         ConfigError::new(
             file,
             format!("cannot read config: {err}"),
@@ -51,14 +58,15 @@ impl ConfigError {
     }
 
     /// Turns a YAML/serde error into a located error with a suggestion where one exists.
-    pub fn from_parse(file: &Path, _text: &str, err: &serde_saphyr::Error) -> Self {
+    pub fn from_parse(file: &Path, text: &str, err: &serde_saphyr::Error) -> Self {
         let raw = err.without_snippet().to_string();
-        let message = strip_location(&first_line(&raw));
-        let hint = unknown_name_hint(&message).unwrap_or_else(|| {
-            "see configs/examples/ for valid configs; `augbench validate --config F` checks a file"
-                .to_string()
-        });
         let loc = err.location();
+        let message = strip_location(&first_line(&raw));
+        let token = loc.and_then(|l| token_at(text, l.line(), l.column()));
+        let (message, hint) = match unknown_name_hint(&message) {
+            Some(hint) => (message, hint),
+            None => explain(&message, text, token.as_deref()),
+        };
         ConfigError {
             file: file.to_path_buf(),
             line: loc.map(|l| l.line()),
@@ -83,6 +91,96 @@ impl ConfigError {
         }
         e
     }
+}
+
+/// Where to look when nothing more specific applies.
+const GENERIC_HINT: &str =
+    "see configs/examples/ for valid configs; `augbench validate --config F` checks a file";
+
+/// A clearer message and a specific hint for the parser's terse ones.
+fn explain(message: &str, text: &str, token: Option<&str>) -> (String, String) {
+    let given = token.map(|t| format!(", got `{t}`")).unwrap_or_default();
+    let pair = |m: String, h: &str| (m, h.to_string());
+    if text.trim().is_empty() {
+        return pair(
+            "the file is empty".into(),
+            "a config needs at least `version: 1`; see configs/examples/ for complete ones",
+        );
+    }
+    if let Some(kind) = message.strip_prefix("invalid ") {
+        let want = match kind {
+            "u64" | "u32" | "u16" | "u8" | "usize" => "a whole number of at least 0",
+            "i64" | "i32" => "a whole number",
+            "f64" | "f32" => "a number",
+            "bool" => "true or false",
+            _ => return pair(message.to_string(), GENERIC_HINT),
+        };
+        return pair(
+            format!("expected {want}{given}"),
+            "write the number plainly (no quotes, no unit); counts are whole numbers such as 10",
+        );
+    }
+    if let Some(key) = message.strip_prefix("duplicate mapping key: ") {
+        let key = key.split(',').next().unwrap_or(key).trim();
+        return pair(
+            format!("duplicate key `{key}`"),
+            "each key may appear once in its section; remove one of the two",
+        );
+    }
+    if message.contains("tabs disallowed") {
+        return pair(
+            "a tab in the indentation".into(),
+            "YAML indents with spaces only; replace the tabs with spaces",
+        );
+    }
+    if message == "expected mapping start" {
+        return pair(
+            format!("expected a mapping (`key: value` lines){given}"),
+            "a config is a mapping such as `version: 1` and `selection:` sections; see configs/examples/",
+        );
+    }
+    if message == "missing field `version`" {
+        return pair(
+            message.to_string(),
+            "add `version: 1` as the first line (the config format version)",
+        );
+    }
+    if message.starts_with("mapping values are not allowed") {
+        return pair(
+            format!("{message} (a key indented deeper than its section)"),
+            "line up this key with the other keys of its section, using spaces",
+        );
+    }
+    if message.contains("unclosed quote") {
+        return pair(
+            message.to_string(),
+            "close the quoted string on the same line, or drop the quotes",
+        );
+    }
+    if message == "expected sequence start" {
+        return pair(
+            format!("expected a list{given}"),
+            "write a list as `[a, b]` or as `- a` lines",
+        );
+    }
+    pair(message.to_string(), GENERIC_HINT)
+}
+
+/// The word at 1-based (line, column) of `text`, up to the end of the line or a separator.
+fn token_at(text: &str, line: u64, column: u64) -> Option<String> {
+    let l = text
+        .lines()
+        .nth(usize::try_from(line).ok()?.checked_sub(1)?)?;
+    let start = usize::try_from(column).ok()?.checked_sub(1)?;
+    let rest = l.get(start..)?;
+    // A flow collection (`{a: 1}`, `[a]`) is shown whole; a scalar up to its separator.
+    let end = if rest.starts_with(['{', '[']) {
+        rest.find(" #").unwrap_or(rest.len())
+    } else {
+        rest.find([',', ']', '}', '#']).unwrap_or(rest.len())
+    };
+    let token = rest[..end].trim();
+    (!token.is_empty() && token.len() <= 80).then(|| token.to_string())
 }
 
 fn first_line(s: &str) -> String {
@@ -209,6 +307,21 @@ mod tests {
             strip_location("unknown field `x` at line 5, column 3"),
             "unknown field `x`"
         );
+    }
+
+    #[test]
+    fn terse_parser_messages_are_explained() {
+        let (m, h) = explain("invalid u64", "x: -5\n", Some("-5"));
+        assert_eq!(m, "expected a whole number of at least 0, got `-5`");
+        assert!(h.contains("whole numbers"), "{h}");
+        let (m, _) = explain(
+            "duplicate mapping key: mode, set DuplicateKeyPolicy in Options if acceptable",
+            "a: 1",
+            None,
+        );
+        assert_eq!(m, "duplicate key `mode`");
+        assert_eq!(explain("anything", " \n", None).0, "the file is empty");
+        assert_eq!(token_at("a: 1\nb: [x, y]\n", 2, 5), Some("x".into()));
     }
 
     #[test]

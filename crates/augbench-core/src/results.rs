@@ -257,6 +257,14 @@ impl std::fmt::Display for Status {
     }
 }
 
+/// A list of numbers read back as it was written: serde_json writes a NaN or infinite float as
+/// `null` (and Python's `json` writes `NaN`, read as `null`), so a `null` entry is read as NaN;
+/// readers drop non-finite runs with a warning.
+fn floats_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+    let v: Vec<Option<f64>> = Deserialize::deserialize(d)?;
+    Ok(v.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect())
+}
+
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TransformResult {
@@ -264,6 +272,7 @@ pub struct TransformResult {
     pub supported: bool,
     /// Canonical parameters measured; `--resume` only skips a transform whose params match.
     pub params: serde_json::Value,
+    #[serde(deserialize_with = "floats_or_null")]
     pub throughputs: Vec<f64>,
     pub median_throughput: Option<f64>,
     pub mean_throughput: Option<f64>,
@@ -285,6 +294,7 @@ pub struct TransformResult {
     pub p90_throughput: Option<f64>,
     pub p95_throughput: Option<f64>,
     /// Seconds per run (one pass over all items).
+    #[serde(deserialize_with = "floats_or_null")]
     pub times: Vec<f64>,
     pub mean_time: Option<f64>,
     pub std_time: Option<f64>,
@@ -457,5 +467,24 @@ impl TransformResult {
             self.status,
             Some(Status::Ok | Status::Slow | Status::Unsupported)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_finite_runs_survive_a_json_round_trip_as_nan() {
+        let r = TransformResult {
+            throughputs: vec![1.0, f64::NAN],
+            times: vec![f64::INFINITY],
+            ..Default::default()
+        };
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(text.contains("\"throughputs\":[1.0,null]"), "{text}");
+        let back: TransformResult = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.throughputs[0], 1.0);
+        assert!(back.throughputs[1].is_nan() && back.times[0].is_nan());
     }
 }

@@ -50,6 +50,7 @@ pub fn names(cfg: &RunConfig, src: &Source) -> Check {
             return Err(src.error(&["selection", "decoders"], msg, hint));
         }
     }
+    empty_transforms(cfg, src)?;
     let reg = Registry::get();
     for t in cfg.selection.transforms.iter().flatten() {
         if reg.spec(t).is_none() {
@@ -57,6 +58,19 @@ pub fn names(cfg: &RunConfig, src: &Source) -> Check {
             let hint = suggest(t, &reg.names());
             return Err(src.error(&["selection", "transforms"], msg, hint));
         }
+    }
+    Ok(())
+}
+
+/// `transforms: []` (without a spec file) would measure nothing.
+fn empty_transforms(cfg: &RunConfig, src: &Source) -> Check {
+    if cfg.selection.spec.is_none() && cfg.selection.transforms.as_ref().is_some_and(Vec::is_empty)
+    {
+        return Err(src.error(
+            &["selection", "transforms"],
+            "`transforms` is empty: nothing would be measured".into(),
+            "list at least one transform, or remove the key and set `transform_set`",
+        ));
     }
     Ok(())
 }

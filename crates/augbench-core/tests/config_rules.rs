@@ -973,3 +973,12 @@ fn timing_values_must_be_positive_and_finite() {
         assert_eq!(e.line, Some(3), "{key}={bad}");
     }
 }
+
+#[test]
+fn empty_transform_list_fails() {
+    assert_at(
+        &err(&rgb("micro", "  transforms: []\n", "")),
+        5,
+        "`transforms` is empty",
+    );
+}

@@ -14,7 +14,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use crate::client::{Worker, WorkerCommand, WorkerError};
 use crate::micro::MicroSettings;
-use crate::protocol::{HelloResponse, LoadRequest, LoadResponse, Request};
+use crate::protocol::{FailureKind, HelloResponse, LoadRequest, LoadResponse, Request};
 use crate::record::Recorder;
 
 /// Everything one job needs besides the plan entry.
@@ -150,6 +150,7 @@ pub(crate) fn start_worker(input: &JobInput<'_>, mp: &MultiProgress) -> anyhow::
     let mut worker = Worker::spawn(&input.command, policy::STDERR_TAIL_LINES)?;
     let raw = worker
         .request(&Request::Hello, timeout)
+        .map_err(|e| bad_input(e, SPEC_HINT, false))
         .with_context(|| format!("starting {}", input.command.label))?;
     let hello: HelloResponse = serde_json::from_value(raw.clone())
         .with_context(|| format!("{} sent a malformed hello: {raw}", input.command.label))?;
@@ -188,7 +189,9 @@ pub(crate) fn start_worker(input: &JobInput<'_>, mp: &MultiProgress) -> anyhow::
     };
     let load: Result<LoadResponse, WorkerError> = worker.call(&Request::Load(req), timeout);
     spinner.finish_and_clear();
-    let load = load.with_context(|| format!("{} could not load the media", input.command.label))?;
+    let load = load
+        .map_err(|e| bad_input(e, MEDIA_HINT, true))
+        .with_context(|| format!("{} could not load the media", input.command.label))?;
     if load.count == 0 {
         anyhow::bail!(
             "{} loaded no items: all {} files were skipped (first reason: {})",
@@ -207,6 +210,39 @@ pub(crate) fn start_worker(input: &JobInput<'_>, mp: &MultiProgress) -> anyhow::
         custom: spec_transforms(&raw),
     })
 }
+
+/// Hint of a spec file the worker refused.
+const SPEC_HINT: &str =
+    "fix the spec file (docs/specs.md: LIBRARY, __call__ and TRANSFORMS), or drop --spec";
+/// Hint of media none of which decodes.
+const MEDIA_HINT: &str = "check or replace the files named above, or remove data_dir to use the built-in synthetic dataset";
+
+/// A worker failure of kind `bad_input` (the user's spec file or media) becomes a usage error
+/// with `hint` (exit code 2 when every job fails so), listing the failure's detail lines (the
+/// files and their reasons) when `list`; any other failure stays as it is.
+fn bad_input(e: WorkerError, hint: &str, list: bool) -> anyhow::Error {
+    let WorkerError::Failed { label, failure } = e else {
+        return e.into();
+    };
+    if failure.kind != FailureKind::BadInput {
+        return WorkerError::Failed { label, failure }.into();
+    }
+    let mut message = format!("{label}: {}", failure.error);
+    let lines: Vec<&str> = failure.detail.lines().filter(|l| !l.is_empty()).collect();
+    if list && !lines.is_empty() {
+        message = format!("{label}: no file could be decoded:");
+        for l in lines.iter().take(NAMED_SKIPS) {
+            message.push_str(&format!("\n    {l}"));
+        }
+        if lines.len() > NAMED_SKIPS {
+            message.push_str(&format!("\n    … and {} more", lines.len() - NAMED_SKIPS));
+        }
+    }
+    UsageError::new(message, hint).into()
+}
+
+/// Undecodable files named one by one when none decodes; the rest are counted.
+const NAMED_SKIPS: usize = 5;
 
 /// The pipeline scope of a resolved config.
 pub(crate) fn pipeline_scope(cfg: &RunConfig) -> PipelineScope {

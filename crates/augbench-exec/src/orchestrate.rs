@@ -24,7 +24,38 @@ use crate::threads::worker_env;
 pub enum JobStatus {
     Finished(ResultFile),
     Interrupted(ResultFile),
-    Failed(String),
+    Failed(JobFailure),
+}
+
+/// Why a job failed: the whole error chain in one message, and whether the user's input caused
+/// it (a spec file or media to fix; see `RunReport::bad_input`).
+#[derive(Debug, Clone)]
+pub struct JobFailure {
+    pub message: String,
+    pub bad_input: bool,
+}
+
+impl JobFailure {
+    /// A failure that is not the user's input to fix.
+    pub fn message(message: String) -> Self {
+        JobFailure {
+            message,
+            bad_input: false,
+        }
+    }
+
+    pub(crate) fn of(e: &anyhow::Error) -> Self {
+        JobFailure {
+            message: format!("{e:#}"),
+            bad_input: e.chain().any(|c| c.is::<UsageError>()),
+        }
+    }
+}
+
+impl std::fmt::Display for JobFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
 }
 
 pub struct RunReport {
@@ -43,6 +74,16 @@ impl RunReport {
         self.jobs
             .iter()
             .any(|(_, s)| matches!(s, JobStatus::Failed(_)))
+    }
+
+    /// Every job failed, each because of the user's input (bad media, a broken spec file):
+    /// nothing was measured, and the fix is the user's (exit code 2).
+    pub fn bad_input(&self) -> bool {
+        !self.jobs.is_empty()
+            && self
+                .jobs
+                .iter()
+                .all(|(_, s)| matches!(s, JobStatus::Failed(f) if f.bad_input))
     }
 }
 
@@ -125,7 +166,7 @@ pub fn execute(plan: &Plan, media: &Media, mp: &MultiProgress, stop: &AtomicBool
     let plan = match with_spec(plan) {
         Ok(p) => p,
         Err(e) => {
-            let why = format!("{e:#}");
+            let why = JobFailure::of(&e);
             let jobs = plan
                 .jobs
                 .iter()
@@ -182,7 +223,7 @@ fn sequential(
             break;
         }
         let status = match worker_command(cfg, job, mp) {
-            Err(e) => JobStatus::Failed(format!("{e:#}")),
+            Err(e) => JobStatus::Failed(JobFailure::of(&e)),
             Ok(command) => {
                 let input = job_input(cfg, job, command, media);
                 status_of(run_job(&input, mp, stop))
@@ -208,7 +249,7 @@ fn interleaved(
     for job in &plan.jobs {
         match worker_command(cfg, job, mp) {
             Ok(command) => inputs.push(job_input(cfg, job, command, media)),
-            Err(e) => failed.push((job.clone(), JobStatus::Failed(format!("{e:#}")))),
+            Err(e) => failed.push((job.clone(), JobStatus::Failed(JobFailure::of(&e)))),
         }
     }
     let sentinel = native_command(SENTINEL_LIBRARY).map(|mut c| {
@@ -247,7 +288,7 @@ fn status_of(outcome: anyhow::Result<JobOutcome>) -> JobStatus {
     match outcome {
         Ok(o) if o.interrupted => JobStatus::Interrupted(o.results),
         Ok(o) => JobStatus::Finished(o.results),
-        Err(e) => JobStatus::Failed(format!("{e:#}")),
+        Err(e) => JobStatus::Failed(JobFailure::of(&e)),
     }
 }
 
@@ -284,8 +325,12 @@ pub fn with_spec(plan: &Plan) -> anyhow::Result<Plan> {
 /// The `LIBRARY = "<name>"` line of a spec file, read without running Python so the right
 /// environment can be chosen; the worker validates the whole file before any timing.
 pub fn spec_library(path: &Path) -> anyhow::Result<String> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading spec file {}", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        UsageError::new(
+            format!("cannot read spec file {}: {e}", path.display()),
+            "a spec file is Python source saved as UTF-8; check the path given to --spec",
+        )
+    })?;
     let python: Vec<String> = Matrix::get()
         .libraries
         .iter()

@@ -231,6 +231,8 @@ pub enum FailureKind {
     Contract,
     Exception,
     BadRequest,
+    /// The user's input cannot be used: a spec file to fix, or media none of which decodes.
+    BadInput,
 }
 
 impl FailureKind {
@@ -241,6 +243,7 @@ impl FailureKind {
             FailureKind::Contract => augbench_core::results::CONTRACT_ERROR,
             FailureKind::Exception => "exception",
             FailureKind::BadRequest => "bad_request",
+            FailureKind::BadInput => "bad_input",
         }
     }
 }

@@ -234,6 +234,8 @@ fn nothing_decodable_is_a_failure_listing_every_file() {
     let bad = vec![write(&t.path().join("x.jpg"), b"nope")];
     let r = &exchange("imageproc", &[load(&bad, 3)])[0];
     assert_eq!(r["ok"], false);
+    assert_eq!(r["kind"], "bad_input", "{r}");
+    assert!(r["error"].as_str().unwrap().contains("x.jpg"), "{r}");
     assert!(r["detail"].as_str().unwrap().contains("x.jpg"), "{r}");
 }
 

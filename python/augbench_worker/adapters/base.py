@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import guard
-from ..protocol import CONTRACT, EXCEPTION, BadRequest, Unsupported, WorkerError
+from ..protocol import BAD_INPUT, CONTRACT, EXCEPTION, BadRequest, Unsupported, WorkerError
 
 Apply = Callable[[Any], Any]
 Builder = Callable[[dict], Apply]
@@ -216,9 +216,10 @@ class Adapter:
         decode_seconds = time.perf_counter() - started
         if not self.items:
             raise WorkerError(
-                EXCEPTION,
+                BAD_INPUT,
                 f"{self.library} could not decode any of the {len(paths)} files "
                 f"(first: {skipped[0]['path']}: {skipped[0]['reason']})",
+                "\n".join(f"{s['path']}: {s['reason']}" for s in skipped),
             )
         shape, dtype = self.shape_dtype(self.items[0]) if self.preloaded else ([], "path")
         return {

@@ -14,6 +14,8 @@ use arrow_schema::{Field, Schema};
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
+use augbench_core::json_text::{self, non_finite_to_null};
+
 use crate::error::{CellsError, Location, Result};
 use crate::schema::{ColumnType, known_type};
 use crate::table::{CellTable, CellValue};
@@ -44,45 +46,26 @@ impl<'de> Deserialize<'de> for OrderedObject {
     }
 }
 
-/// Parses one line; Python-style `NaN`, `Infinity`, `-Infinity` tokens are read as null.
-pub fn parse_line(line: &str, path: &Path, lineno: u64) -> Result<OrderedObject> {
-    match serde_json::from_str::<OrderedObject>(line) {
-        Ok(o) => Ok(o),
-        Err(first) => {
-            serde_json::from_str::<OrderedObject>(&nonfinite_to_null(line)).map_err(|_| {
-                CellsError::MalformedJson {
-                    path: path.to_path_buf(),
-                    at: Location::Line(lineno),
-                    detail: first.to_string(),
-                }
-            })
+/// Parses one line; Python-style `NaN`, `Infinity`, `-Infinity` tokens are read as null (strings
+/// holding those words are untouched). `offset` is the line's byte offset in the file, so an
+/// error names line, column and byte.
+pub fn parse_line(line: &str, path: &Path, lineno: u64, offset: u64) -> Result<OrderedObject> {
+    let repaired = non_finite_to_null(line);
+    serde_json::from_str::<OrderedObject>(&repaired.text).map_err(|e| {
+        let at = json_text::error_at_repaired(line, &repaired, &e);
+        let mut detail = json_text::message(&e);
+        if line.trim_start().starts_with('[') {
+            detail.push_str(" (a JSON array: JSON Lines holds one object per line)");
         }
-    }
-}
-
-/// Replaces bare `NaN`, `Infinity` and `-Infinity` tokens (outside strings) with `null`.
-fn nonfinite_to_null(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let (mut in_str, mut escaped) = (false, false);
-    let mut rest = line;
-    while let Some(c) = rest.chars().next() {
-        if in_str {
-            in_str = escaped || c != '"';
-            escaped = !escaped && c == '\\';
-        } else if c == '"' {
-            in_str = true;
-        } else if let Some(tok) = ["-Infinity", "Infinity", "NaN"]
-            .iter()
-            .find(|t| rest.starts_with(**t))
-        {
-            out.push_str("null");
-            rest = &rest[tok.len()..];
-            continue;
+        CellsError::MalformedJson {
+            path: path.to_path_buf(),
+            at: Location::Line(lineno),
+            column: at.map_or_else(String::new, |a| {
+                format!(", column {} (byte {})", a.column, offset + a.byte as u64)
+            }),
+            detail,
         }
-        out.push(c);
-        rest = &rest[c.len_utf8()..];
-    }
-    out
+    })
 }
 
 /// Calls `f(line_number, object)` for every non-blank line of a JSON Lines file.
@@ -93,13 +76,14 @@ pub fn for_each_object(
     let file = std::fs::File::open(path).map_err(|e| CellsError::io(path, "read", e))?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let mut line = String::new();
-    let mut lineno = 0u64;
+    let (mut lineno, mut offset) = (0u64, 0u64);
     loop {
         line.clear();
         let n = reader.read_line(&mut line).map_err(|e| match e.kind() {
             std::io::ErrorKind::InvalidData => CellsError::MalformedJson {
                 path: path.to_path_buf(),
                 at: Location::Line(lineno + 1),
+                column: String::new(),
                 detail: "not valid UTF-8".into(),
             },
             _ => CellsError::io(path, "read", e),
@@ -109,8 +93,9 @@ pub fn for_each_object(
         }
         lineno += 1;
         if !line.trim().is_empty() {
-            f(lineno, parse_line(line.trim_end(), path, lineno)?)?;
+            f(lineno, parse_line(line.trim_end(), path, lineno, offset)?)?;
         }
+        offset += n as u64;
     }
 }
 
@@ -148,6 +133,7 @@ pub fn read(path: &Path) -> Result<CellTable> {
                 CellsError::MalformedJson {
                     path: path.to_path_buf(),
                     at: Location::Line(0),
+                    column: String::new(),
                     detail: e.to_string(),
                 }
             })?;
@@ -379,28 +365,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn python_nonfinite_tokens_become_null_outside_strings() {
+    fn python_nonfinite_tokens_are_read_as_null_and_strings_stay() {
         let s = r#"{"a": NaN, "b": -Infinity, "c": "NaN \" Infinity", "d": Infinity}"#;
-        assert_eq!(
-            nonfinite_to_null(s),
-            r#"{"a": null, "b": null, "c": "NaN \" Infinity", "d": null}"#
-        );
+        let o = parse_line(s, Path::new("f"), 1, 0).unwrap();
+        let v: Vec<&Value> = o.0.iter().map(|(_, v)| v).collect();
+        assert_eq!(v[0], &Value::Null);
+        assert_eq!(v[1], &Value::Null);
+        assert_eq!(v[2], &Value::String("NaN \" Infinity".into()));
+        assert_eq!(v[3], &Value::Null);
     }
 
     #[test]
     fn ordered_object_keeps_key_order() {
-        let o = parse_line(r#"{"z": 1, "a": 2}"#, Path::new("f"), 1).unwrap();
+        let o = parse_line(r#"{"z": 1, "a": 2}"#, Path::new("f"), 1, 0).unwrap();
         let keys: Vec<&str> = o.0.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["z", "a"]);
     }
 
     #[test]
     fn malformed_line_names_the_line() {
-        let e = parse_line("{\"a\": ", Path::new("f.jsonl"), 7)
+        let e = parse_line("{\"a\": ", Path::new("f.jsonl"), 7, 100)
             .err()
             .unwrap();
         assert!(
-            e.to_string().starts_with("f.jsonl: line 7: malformed JSON"),
+            e.to_string()
+                .starts_with("f.jsonl: line 7, column 7 (byte 106): malformed JSON"),
             "{e}"
         );
     }

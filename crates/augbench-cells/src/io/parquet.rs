@@ -1,8 +1,12 @@
 //! Parquet reading and writing of cell logs (arrow-rs). Floats are stored as real IEEE values, so
 //! NaN and ±inf survive a round trip. Files from other writers are normalized on read (see `table`).
-//! Row groups are decoded in parallel, one thread per core, when a file has several.
+//! Row groups are decoded in parallel, one thread per core, when a file has several. The decoder
+//! panics on some corrupt files (parquet 60: a division by zero, a negative column range); such a
+//! panic is contained and reported as a corrupt file, never shown as a crash.
 
+use std::cell::Cell;
 use std::fs::File;
+use std::panic::AssertUnwindSafe;
 use std::path::Path;
 
 use arrow_array::RecordBatch;
@@ -76,6 +80,10 @@ pub fn read_batches_dictionary(path: &Path) -> Result<(SchemaRef, Vec<RecordBatc
 }
 
 fn read_batches_with(path: &Path, dictionary: bool) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    contained(path, || read_all(path, dictionary))
+}
+
+fn read_all(path: &Path, dictionary: bool) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let builder = open(path, dictionary)?;
     let schema = builder.schema().clone();
     let groups = builder.metadata().num_row_groups();
@@ -93,7 +101,11 @@ fn read_batches_with(path: &Path, dictionary: bool) -> Result<(SchemaRef, Vec<Re
         let handles: Vec<_> = chunks
             .into_iter()
             .map(|rgs| {
-                s.spawn(move || decode(path, open(path, dictionary)?, dictionary, Some(rgs)))
+                s.spawn(move || {
+                    contained(path, || {
+                        decode(path, open(path, dictionary)?, dictionary, Some(rgs))
+                    })
+                })
             })
             .collect();
         handles
@@ -173,6 +185,45 @@ fn decode(
         out.push(batches.map_err(|e| corrupt(path, &e.to_string()))?);
     }
     Ok(out)
+}
+
+thread_local! {
+    /// Set while this thread runs the Parquet decoder under `contained`.
+    static IN_DECODER: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f`, which calls the Parquet decoder on `path`; a panic of the decoder (a corrupt file it
+/// does not check) becomes a `CorruptParquet` error, and its message stays off the terminal.
+fn contained<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    quiet_decoder_panics();
+    let outer = IN_DECODER.with(|c| c.replace(true));
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(f));
+    IN_DECODER.with(|c| c.set(outer));
+    outcome.unwrap_or_else(|payload| {
+        let why = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        Err(corrupt(
+            path,
+            &format!("the Parquet decoder failed on corrupt data ({why})"),
+        ))
+    })
+}
+
+/// Wraps the panic hook once: a panic inside `contained` is silent (it is reported as an error),
+/// any other goes to the hook that was there before.
+fn quiet_decoder_panics() {
+    static WRAP: std::sync::Once = std::sync::Once::new();
+    WRAP.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !IN_DECODER.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
 }
 
 fn corrupt(path: &Path, detail: &str) -> CellsError {

@@ -27,10 +27,12 @@ pub fn write(
 ) -> JobStatus {
     let file = file(cfg, lane, dataset, clips, schedule, interrupted);
     if let Err(e) = write_results(&lane.job.output_file, &file) {
-        return JobStatus::Failed(format!("{e:#}"));
+        return JobStatus::Failed(crate::orchestrate::JobFailure::of(&e));
     }
     match &lane.stopped {
-        Some((_, why)) if lane.failed_to_start => JobStatus::Failed(why.clone()),
+        Some((_, why)) if lane.failed_to_start => {
+            JobStatus::Failed(crate::orchestrate::JobFailure::message(why.clone()))
+        }
         _ if interrupted => JobStatus::Interrupted(file),
         _ => JobStatus::Finished(file),
     }

@@ -49,6 +49,9 @@ pub(crate) fn decode_all(paths: &[String]) -> Decoded {
 
 pub(crate) fn decode(path: &Path) -> Result<(Rgb8, bool), String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot open: {e}"))?;
+    if bytes.is_empty() {
+        return Err("empty file (0 bytes)".into());
+    }
     let reader = ImageReader::new(Cursor::new(&bytes))
         .with_guessed_format()
         .map_err(|e| format!("cannot read: {e}"))?;
@@ -171,18 +174,22 @@ fn unreachable_channels<T>(lib: Library, channels: u64) -> Result<T, Failure> {
     ))
 }
 
+/// Every file was skipped: a `bad_input` failure naming the first file (every file and its
+/// reason in `detail`, one a line).
 fn nothing_loaded(req: &LoadRequest, decoded: &Decoded) -> Failure {
-    let detail = decoded
+    let detail: Vec<String> = decoded
         .skipped
         .iter()
         .map(|s| format!("{}: {}", s.path, s.reason))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let error = format!("none of the {} files could be decoded", req.paths.len());
+        .collect();
+    let first = detail.first().map_or("none given", String::as_str);
     Failure {
-        error,
-        kind: FailureKind::Exception,
-        detail,
+        error: format!(
+            "none of the {} files could be decoded (first: {first})",
+            req.paths.len()
+        ),
+        kind: FailureKind::BadInput,
+        detail: detail.join("\n"),
     }
 }
 

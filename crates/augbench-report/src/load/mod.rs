@@ -3,7 +3,6 @@
 //! Lines), all into one `Dataset`. Rejects empty inputs and duplicate measurements with hints.
 
 mod cells;
-mod json_text;
 mod ours;
 mod reference;
 
@@ -11,6 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use augbench_core::json_text::{self, Repaired};
 use augbench_core::results::{RESULT_FORMAT_VERSION, Status};
 use augbench_core::stats;
 
@@ -44,13 +44,24 @@ pub fn load_paths(paths: &[PathBuf]) -> anyhow::Result<Dataset> {
 }
 
 fn load_path(path: &Path) -> anyhow::Result<Dataset> {
-    let mut data = load_raw(path)?;
+    Ok(finalize_all(load_raw(path)?))
+}
+
+/// One result JSON file from its bytes, checked and finalized as `load_paths` does for a file
+/// (for callers that hold the bytes, such as the fuzz test); `path` names it in errors.
+pub fn load_result_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<Dataset> {
+    let data = finalize_all(parse_result_bytes(path, bytes)?);
+    check_duplicates(&data)?;
+    Ok(data)
+}
+
+fn finalize_all(mut data: Dataset) -> Dataset {
     let rows = std::mem::take(&mut data.rows);
     data.rows = rows
         .into_iter()
         .map(|r| finalize(r, &mut data.warnings))
         .collect();
-    Ok(data)
+    data
 }
 
 fn load_raw(path: &Path) -> anyhow::Result<Dataset> {
@@ -117,15 +128,27 @@ fn collect_results(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
 
 /// Reads one result JSON: ours (has `metadata.format_version`) or the reference format.
 fn load_result_file(path: &Path) -> anyhow::Result<Dataset> {
-    let raw =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let text = json_text::non_finite_to_null(&raw);
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    parse_result_bytes(path, &bytes)
+}
+
+/// Parses the bytes of one result JSON file; `path` names it in errors. Every malformed input
+/// is a usage error naming the file and, where the parser stopped, the byte offset, line and
+/// column; none panics (the fuzz test holds it to that).
+fn parse_result_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<Dataset> {
+    let raw = std::str::from_utf8(bytes).map_err(|e| {
         usage(
-            format!("{}: not valid JSON: {e}", path.display()),
-            "the file may be truncated; rerun the job or remove the file",
+            format!(
+                "{}: not UTF-8 text: invalid bytes at byte {}",
+                path.display(),
+                e.valid_up_to()
+            ),
+            "a result file is JSON text; was it overwritten, or is it another kind of file?",
         )
     })?;
+    let repaired = json_text::non_finite_to_null(raw);
+    let value: serde_json::Value =
+        serde_json::from_str(&repaired.text).map_err(|e| invalid_json(path, raw, &repaired, &e))?;
     if !value
         .get("results")
         .is_some_and(serde_json::Value::is_object)
@@ -139,9 +162,32 @@ fn load_result_file(path: &Path) -> anyhow::Result<Dataset> {
         None | Some(serde_json::Value::Null) => Ok(reference::load(path, &value)),
         Some(v) => {
             check_version(path, v)?;
-            ours::load(path, &text)
+            ours::load(path, raw, &repaired)
         }
     }
+}
+
+/// A JSON syntax error, placed in the original text; a text that ends early is called truncated.
+fn invalid_json(
+    path: &Path,
+    raw: &str,
+    repaired: &Repaired<'_>,
+    err: &serde_json::Error,
+) -> anyhow::Error {
+    let at = json_text::error_at_repaired(raw, repaired, err)
+        .map(|a| format!(" at {a}"))
+        .unwrap_or_default();
+    let msg = json_text::message(err);
+    if err.is_eof() {
+        return usage(
+            format!("{}: the JSON ends early{at}: {msg}", path.display()),
+            "the file is truncated (an interrupted copy, or a full disk?); restore it, or rerun the job that wrote it",
+        );
+    }
+    usage(
+        format!("{}: not valid JSON{at}: {msg}", path.display()),
+        "a result file is the JSON augbench writes; was it edited by hand? restore it, or rerun the job",
+    )
 }
 
 fn check_version(path: &Path, v: &serde_json::Value) -> anyhow::Result<()> {

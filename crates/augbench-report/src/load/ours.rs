@@ -4,15 +4,25 @@
 use std::path::Path;
 
 use augbench_core::Media;
+use augbench_core::json_text::{self, Repaired};
 use augbench_core::results::{ResultFile, Status, TransformResult};
 
 use crate::model::{Dataset, GroupKey, PairedRatio, Row, Source};
 use crate::output::usage;
 
-pub fn load(path: &Path, text: &str) -> anyhow::Result<Dataset> {
-    let file: ResultFile = serde_json::from_str(text).map_err(|e| {
+/// Parses `repaired` (the text of `raw` with Python's NaN tokens as null); errors are placed
+/// in `raw`.
+pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<Dataset> {
+    let file: ResultFile = serde_json::from_str(&repaired.text).map_err(|e| {
+        let at = json_text::error_at_repaired(raw, repaired, &e)
+            .map(|a| format!(" at {a}"))
+            .unwrap_or_default();
         usage(
-            format!("{}: does not match augbench's result format: {e}", path.display()),
+            format!(
+                "{}: does not match augbench's result format{at}: {}",
+                path.display(),
+                json_text::message(&e)
+            ),
             "the file claims `metadata.format_version` but its fields differ; was it edited by hand?",
         )
     })?;

@@ -43,6 +43,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     warn_oversubscribed_workers(&cfg);
     warn_if_busy();
     let plan = augbench_core::plan::build(&cfg);
+    // A spec file's LIBRARY line is checked before any media is prepared or worker started.
+    orchestrate::with_spec(&plan)?;
     // Held until `run` returns, whichever way (its guard releases the folder on drop).
     let lock = RunLock::acquire(&orchestrate::output_dir(&cfg))?;
     if let Some(note) = &lock.note {
@@ -205,6 +207,10 @@ fn exit_code(report: &RunReport) -> ExitCode {
             "interrupted: finished transforms are saved; rerun the same command with --resume to continue"
         );
         return ExitCode::from(1);
+    }
+    if report.bad_input() {
+        eprintln!("nothing was measured: every job stopped on the input above (exit code 2)");
+        return ExitCode::from(2);
     }
     if report.failed() {
         ExitCode::from(1)

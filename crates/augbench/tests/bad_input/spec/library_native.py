@@ -1,0 +1,3 @@
+# LIBRARY must name a Python library
+LIBRARY = "image"
+TRANSFORMS = []

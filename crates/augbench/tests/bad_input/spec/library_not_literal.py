@@ -1,0 +1,3 @@
+NAME = "pillow"
+LIBRARY = NAME
+TRANSFORMS = []

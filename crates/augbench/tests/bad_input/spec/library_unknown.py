@@ -1,0 +1,2 @@
+LIBRARY = "opencv"
+TRANSFORMS = []

@@ -1,0 +1,4 @@
+def __call__(transform, image):
+    return transform(image)
+
+TRANSFORMS = []

@@ -1,0 +1,5 @@
+LIBRARY = "pillow"
+
+
+def __call__(transform, image):
+    return transform(image)

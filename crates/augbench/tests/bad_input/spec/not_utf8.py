@@ -1,0 +1,2 @@
+LIBRARY = "pillow"  # café
+TRANSFORMS = []

@@ -1,0 +1,7 @@
+LIBRARY = "pillow"
+
+
+def __call__(transform, image)
+    return transform(image)
+
+TRANSFORMS = []
