@@ -92,7 +92,7 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
         key,
         library: m.library.clone(),
         library_version: version,
-        system_info: serde_json::to_value(&m.system_info).unwrap_or_default(),
+        system_info: machine_facts(&m.system_info),
         library_versions: m.library_versions.clone(),
         benchmark_params: serde_json::to_value(&m.benchmark_params).unwrap_or_default(),
         thread_settings: serde_json::to_value(&m.thread_settings).unwrap_or_default(),
@@ -102,6 +102,17 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
         sources: vec![source],
         warnings: Vec::new(),
     })
+}
+
+/// The system as the report groups it: the machine card without its per-job load and steal
+/// (which differ between any two jobs; they stay in the result files and the cells).
+fn machine_facts(info: &augbench_core::results::SystemInfo) -> serde_json::Value {
+    let mut info = info.clone();
+    if let Some(card) = info.card.as_mut() {
+        card.before = None;
+        card.after = None;
+    }
+    serde_json::to_value(&info).unwrap_or_default()
 }
 
 /// Pipeline sweep point: `<scope> w<workers> b<batch>`; for micro, `batch <B>` in the batched

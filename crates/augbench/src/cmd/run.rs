@@ -195,7 +195,7 @@ fn warn_if_busy() {
     let why = augbench_exec::machine::busy_reasons(&augbench_exec::machine::state());
     if !why.is_empty() {
         eprintln!(
-            "warning: the machine is busy ({}): numbers measured now carry more noise; `augbench doctor` shows the machine card",
+            "warning: the machine is busy: {}. Numbers measured now carry more noise; `augbench doctor` shows the machine card",
             why.join("; ")
         );
     }
