@@ -128,7 +128,12 @@ impl Group {
 #[cfg(unix)]
 impl Drop for Group {
     fn drop(&mut self) {
-        Group::kill(&format!("-{}", self.0.id()));
+        // `pkill -g` matches only members of this group. Never `kill -KILL -<pgid>`: once the
+        // group is gone, some `kill` builds read that as `-1` and signal every process we own.
+        let pgid = self.0.id().to_string();
+        let _ = StdCommand::new("pkill")
+            .args(["-KILL", "-g", &pgid])
+            .status();
         let _ = self.0.wait();
     }
 }
