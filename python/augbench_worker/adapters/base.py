@@ -376,7 +376,9 @@ class Adapter:
         contiguous = self.is_contiguous(first)
         apply_ns, force_ns = cold
         if sum(cold) < FORM_MAX_SECONDS * 1e9:
-            contiguous, apply_ns, force_ns = self._form_loop(prepared, contiguous)
+            looped = self._form_loop(prepared, contiguous)
+            if looped[1] + looped[2] > 0:  # else the first other item raised: keep the check's call
+                contiguous, apply_ns, force_ns = looped
         form: dict[str, Any] = {}
         if contiguous is not None:
             form["output_contiguous"] = contiguous
@@ -385,18 +387,22 @@ class Adapter:
         return form
 
     def _form_loop(self, prepared: Prepared, contiguous: bool | None) -> tuple[bool | None, int, int]:
-        """Apply and force timed apart on up to ``FORM_ITEMS`` items, within ``FORM_MAX_SECONDS``."""
+        """Apply and force timed apart on up to ``FORM_ITEMS`` items, within ``FORM_MAX_SECONDS``.
+        An item the transform raises on ends the loop: the timed runs report it, with the item."""
         apply_ns = force_ns = 0
         clock, sync = time.perf_counter_ns, self.sync
         deadline = clock() + int(FORM_MAX_SECONDS * 1e9)
         for sample in self._form_samples(prepared):
-            sync()
-            started = clock()
-            raw = prepared.apply(sample)
-            sync()
-            applied = clock()
-            self.force(raw)
-            sync()
+            try:
+                sync()
+                started = clock()
+                raw = prepared.apply(sample)
+                sync()
+                applied = clock()
+                self.force(raw)
+                sync()
+            except Exception:  # noqa: BLE001 - not this measurement's to report
+                break
             apply_ns, force_ns = apply_ns + applied - started, force_ns + clock() - applied
             seen = self.is_contiguous(raw)
             contiguous = None if seen is None or contiguous is None else contiguous and seen
