@@ -1,6 +1,7 @@
 //! Benchmark cells: one `BenchCell` per measured (run, library, transform, scenario, mode, device,
 //! shape, scope, thread policy), appended to `<output>/cells.parquet` by `append_bench_cells`, which
 //! replaces a row with the same key (so `--resume` never duplicates) and rewrites the file atomically.
+//! Machine-card and output-form columns are optional on read (older logs lack them).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -12,7 +13,9 @@ use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, String
 
 use crate::error::{CellsError, Location, Result};
 use crate::io::{self, Format};
-use crate::schema::{BENCH_CARD, BENCH_FIXED, BENCH_METRICS, bench_schema, metric_col};
+use crate::schema::{
+    BENCH_CARD, BENCH_FIXED, BENCH_FORM, BENCH_METRICS, ColumnType, bench_schema, metric_col,
+};
 use crate::table::CellTable;
 
 /// Measured figures of a benchmark cell; `None` where not measured (slow, unsupported, error).
@@ -114,6 +117,16 @@ impl CellCard {
     }
 }
 
+/// What the micro check saw of the library's own output, outside the timed runs (`BENCH_FORM`
+/// columns); `None` where not known (pipeline rows, older logs, workers that cannot tell).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct OutputForm {
+    /// Whether the output was already contiguous (false: a strided view or lazy work).
+    pub contiguous: Option<bool>,
+    /// Share (0–1) of apply + force spent forcing the output.
+    pub force_share: Option<f64>,
+}
+
 /// One benchmark cell. Empty `gpu_name` and `git_sha` are written as null and read back as "".
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BenchCell {
@@ -152,6 +165,7 @@ pub struct BenchCell {
     pub throughputs: Vec<f64>,
     pub metrics: BenchMetrics,
     pub card: CellCard,
+    pub form: OutputForm,
 }
 
 impl BenchCell {
@@ -293,6 +307,7 @@ pub fn to_table(cells: &[BenchCell]) -> CellTable {
         ));
     }
     cols.extend(card_columns(cells));
+    cols.extend(form_columns(cells));
     // Every column was built from the same cells with the schema's types.
     let batches = RecordBatch::try_new(schema.clone(), cols)
         .map(|b| vec![b])
@@ -342,6 +357,24 @@ fn card_columns(cells: &[BenchCell]) -> Vec<ArrayRef> {
     ]
 }
 
+/// The `BENCH_FORM` columns, in their order (contiguous as 1/0).
+fn form_columns(cells: &[BenchCell]) -> [ArrayRef; 2] {
+    [
+        Arc::new(
+            cells
+                .iter()
+                .map(|c| c.form.contiguous.map(i64::from))
+                .collect::<Int64Array>(),
+        ),
+        Arc::new(
+            cells
+                .iter()
+                .map(|c| c.form.force_share)
+                .collect::<Float64Array>(),
+        ),
+    ]
+}
+
 fn throughputs(cells: &[BenchCell]) -> ArrayRef {
     let mut b = ListBuilder::new(Float64Builder::new());
     for c in cells {
@@ -354,7 +387,8 @@ fn throughputs(cells: &[BenchCell]) -> ArrayRef {
 /// Reads benchmark cells from a table; every fixed and metric column must be present and typed.
 pub fn from_table(table: &CellTable, path: &Path) -> Result<Vec<BenchCell>> {
     let idx = column_indices(table, path)?;
-    let card = card_indices(table, path)?;
+    let card = optional_indices(table, path, BENCH_CARD)?;
+    let form = optional_indices(table, path, BENCH_FORM)?;
     let mut out = Vec::with_capacity(table.num_rows());
     let mut row0 = 0u64;
     for batch in table.batches() {
@@ -362,6 +396,7 @@ pub fn from_table(table: &CellTable, path: &Path) -> Result<Vec<BenchCell>> {
             batch,
             idx: &idx,
             card: &card,
+            form: &form,
             path,
             row0,
         };
@@ -405,9 +440,13 @@ fn column_indices(table: &CellTable, path: &Path) -> Result<Vec<usize>> {
         .collect()
 }
 
-/// Positions of the `BENCH_CARD` columns; a present column must have its type.
-fn card_indices(table: &CellTable, path: &Path) -> Result<Vec<Option<usize>>> {
-    BENCH_CARD
+/// Positions of optional columns (`BENCH_CARD`, `BENCH_FORM`); a present column must have its type.
+fn optional_indices(
+    table: &CellTable,
+    path: &Path,
+    columns: &[(&str, ColumnType)],
+) -> Result<Vec<Option<usize>>> {
+    columns
         .iter()
         .map(|(name, ty)| {
             let Some(i) = table.column_index(name) else {
@@ -432,6 +471,8 @@ struct View<'a> {
     idx: &'a [usize],
     /// Positions of the `BENCH_CARD` columns, `None` where the log lacks one.
     card: &'a [Option<usize>],
+    /// Positions of the `BENCH_FORM` columns, likewise.
+    form: &'a [Option<usize>],
     path: &'a Path,
     row0: u64,
 }
@@ -512,6 +553,37 @@ impl View<'_> {
             throughputs: self.list(26, r),
             metrics: BenchMetrics::from_values(metrics),
             card: self.card_of(r),
+            form: self.form_of(r)?,
+        })
+    }
+
+    fn form_of(&self, r: usize) -> Result<OutputForm> {
+        let col = |k: usize| self.form[k].map(|i| self.batch.column(i).as_ref());
+        let flag = col(0)
+            .map(|a| a.as_primitive::<Int64Type>())
+            .filter(|a| a.is_valid(r))
+            .map(|a| a.value(r));
+        let contiguous = match flag {
+            None => None,
+            Some(0) => Some(false),
+            Some(1) => Some(true),
+            Some(v) => {
+                return Err(CellsError::BadValue {
+                    path: self.path.to_path_buf(),
+                    at: Location::Row(self.row0 + r as u64 + 1),
+                    column: BENCH_FORM[0].0.to_string(),
+                    expected: "1 (contiguous), 0 (a view or lazy) or null",
+                    found: v.to_string(),
+                });
+            }
+        };
+        let force_share = col(1)
+            .map(|a| a.as_primitive::<Float64Type>())
+            .filter(|a| a.is_valid(r))
+            .map(|a| a.value(r));
+        Ok(OutputForm {
+            contiguous,
+            force_share,
         })
     }
 

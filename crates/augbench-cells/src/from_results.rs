@@ -6,7 +6,7 @@
 use augbench_core::results::{ResultFile, TransformResult};
 use augbench_core::stats::PairedSummary;
 
-use crate::bench::{BenchCell, BenchMetrics, CellCard};
+use crate::bench::{BenchCell, BenchMetrics, CellCard, OutputForm};
 use crate::system_card::SystemCard;
 
 /// Converts every transform of `file` into a benchmark cell.
@@ -61,6 +61,10 @@ pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) ->
             throughputs: r.throughputs.clone(),
             metrics: metrics(r),
             card: machine.clone(),
+            form: OutputForm {
+                contiguous: r.output_contiguous,
+                force_share: r.force_share,
+            },
         })
         .collect();
     let paired: Vec<BenchCell> = cells
@@ -137,6 +141,7 @@ fn paired_cell(cell: &BenchCell, p: &PairedSummary, partner: &str) -> BenchCell 
             ci_high: Some(p.ci_high),
             ..BenchMetrics::default()
         },
+        form: OutputForm::default(), // a ratio of two rows, not an output
         ..cell.clone()
     }
 }

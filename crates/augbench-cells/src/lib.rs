@@ -17,7 +17,8 @@ pub mod system_card;
 pub mod table;
 
 pub use bench::{
-    AppendReport, BenchCell, BenchMetrics, CellCard, append_bench_cells, read_bench_cells,
+    AppendReport, BenchCell, BenchMetrics, CellCard, OutputForm, append_bench_cells,
+    read_bench_cells,
 };
 pub use error::{CellsError, Location, Result};
 pub use eval::{EvalCell, EvalLog, PreAggregated};

@@ -146,6 +146,16 @@ pub const BENCH_CARD: &[(&str, ColumnType)] = &[
     ("steal_percent_after", ColumnType::Float64),
 ];
 
+/// Output-form columns of a benchmark cell, after the card: what the micro check saw of the
+/// library's own output, outside the timed runs. `output_contiguous` is 1 (already contiguous),
+/// 0 (a strided view or lazy work the row's forcing finished) or null (not known; the log's
+/// types hold no booleans); `force_share` is the share (0–1) of apply + force spent forcing.
+/// Written always, read when present (logs written before them lack them).
+pub const BENCH_FORM: &[(&str, ColumnType)] = &[
+    ("output_contiguous", ColumnType::Int64),
+    ("force_share", ColumnType::Float64),
+];
+
 /// Metric names of a benchmark cell, in column order (each becomes `metric:<name>`).
 pub const BENCH_METRICS: &[&str] = &[
     "median",
@@ -218,6 +228,7 @@ pub fn known_type(column: &str) -> Option<ColumnType> {
         .iter()
         .chain(BENCH_FIXED)
         .chain(BENCH_CARD)
+        .chain(BENCH_FORM)
         .find(|(n, _)| *n == column)
         .map(|(_, t)| *t)
 }
@@ -243,6 +254,7 @@ pub fn bench_schema() -> SchemaRef {
         .map(|m| Field::new(metric_col(m), DataType::Float64, true));
     let card = BENCH_CARD
         .iter()
+        .chain(BENCH_FORM)
         .map(|(n, t)| Field::new(*n, t.arrow(), true));
     Arc::new(Schema::new(
         fixed.chain(metrics).chain(card).collect::<Vec<_>>(),

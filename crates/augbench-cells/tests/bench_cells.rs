@@ -2,7 +2,7 @@
 //! replaces rows with the same key instead of duplicating them, and the file reads in order.
 
 use augbench_cells::bench::{BenchCell, BenchMetrics, append_bench_cells, read_bench_cells};
-use augbench_cells::schema::{BENCH_CARD, BENCH_FIXED, BENCH_METRICS};
+use augbench_cells::schema::{BENCH_CARD, BENCH_FIXED, BENCH_FORM, BENCH_METRICS};
 
 fn result(transform: &str, median: f64) -> BenchCell {
     BenchCell {
@@ -40,6 +40,7 @@ fn result(transform: &str, median: f64) -> BenchCell {
             ..Default::default()
         },
         card: Default::default(),
+        form: Default::default(),
     }
 }
 
@@ -86,7 +87,7 @@ fn the_file_has_the_fixed_columns_a_list_column_and_the_metric_columns() {
     let names = table.column_names();
     assert_eq!(
         names.len(),
-        BENCH_FIXED.len() + BENCH_METRICS.len() + BENCH_CARD.len()
+        BENCH_FIXED.len() + BENCH_METRICS.len() + BENCH_CARD.len() + BENCH_FORM.len()
     );
     assert_eq!(names[BENCH_FIXED.len()], "metric:median");
     let tp = table.column_index("throughputs").unwrap();
@@ -162,4 +163,55 @@ fn the_machine_card_round_trips_and_a_log_without_it_reads_as_empty() {
     let back = read_bench_cells(&jsonl).unwrap();
     assert_eq!(back[0].card, augbench_cells::CellCard::default());
     assert_eq!(back[0].metrics, cell.metrics);
+}
+
+/// The cell's row as a JSON object (through a JSON Lines copy of the Parquet log).
+fn json_row(
+    parquet: &std::path::Path,
+    jsonl: &std::path::Path,
+) -> serde_json::Map<String, serde_json::Value> {
+    let table = augbench_cells::read_table(parquet).unwrap();
+    augbench_cells::write_table(&table, jsonl, augbench_cells::Format::Jsonl).unwrap();
+    serde_json::from_str(std::fs::read_to_string(jsonl).unwrap().trim()).unwrap()
+}
+
+#[test]
+fn the_output_form_round_trips_and_a_log_without_it_reads_as_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cell = result("HorizontalFlip", 500.0);
+    cell.form = augbench_cells::OutputForm {
+        contiguous: Some(false),
+        force_share: Some(0.95),
+    };
+    let path = dir.path().join("cells.parquet");
+    append_bench_cells(&path, std::slice::from_ref(&cell)).unwrap();
+    assert_eq!(read_bench_cells(&path).unwrap(), [cell.clone()]);
+    let jsonl = dir.path().join("cells.jsonl");
+    let mut row = json_row(&path, &jsonl);
+    assert_eq!(row["output_contiguous"], serde_json::json!(0));
+    assert_eq!(row["force_share"], serde_json::json!(0.95));
+    assert_eq!(read_bench_cells(&jsonl).unwrap(), [cell.clone()]);
+    for (name, _) in BENCH_FORM {
+        row.remove(*name);
+    }
+    std::fs::write(&jsonl, serde_json::to_string(&row).unwrap() + "\n").unwrap();
+    let back = read_bench_cells(&jsonl).unwrap();
+    assert_eq!(back[0].form, augbench_cells::OutputForm::default());
+    assert_eq!(back[0].metrics, cell.metrics);
+}
+
+#[test]
+fn an_output_contiguous_flag_other_than_0_or_1_is_an_error_naming_the_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cells.parquet");
+    append_bench_cells(&path, &[result("Resize", 100.0)]).unwrap();
+    let jsonl = dir.path().join("cells.jsonl");
+    let mut row = json_row(&path, &jsonl);
+    row.insert("output_contiguous".into(), serde_json::json!(2));
+    std::fs::write(&jsonl, serde_json::to_string(&row).unwrap() + "\n").unwrap();
+    let e = read_bench_cells(&jsonl).unwrap_err().to_string();
+    assert!(
+        e.contains("output_contiguous") && e.contains("0 (a view or lazy)"),
+        "{e}"
+    );
 }

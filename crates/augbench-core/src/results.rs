@@ -322,6 +322,14 @@ pub struct TransformResult {
     /// Output contract seen by the check (shape/dtype), for the record.
     pub output_shape: Option<Vec<u64>>,
     pub output_dtype: Option<String>,
+    /// Micro: whether the library's own output was already contiguous (false: a strided view or
+    /// lazy work that forcing finished), as the check saw it, outside the timed runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_contiguous: Option<bool>,
+    /// Micro: the share (0–1) of apply + force the check spent forcing the output; near 1, the
+    /// row measures the copy rather than the transform.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force_share: Option<f64>,
     /// Interleaved schedule: the rounds this transform's runs were taken in. Libraries with the
     /// same id ran in the same rounds, run i of each in round i, so their runs pair up.
     #[serde(default, skip_serializing_if = "Option::is_none")]

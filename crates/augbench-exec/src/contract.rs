@@ -79,6 +79,7 @@ mod tests {
             input_dtype: "uint8".into(),
             output_dtype: dt.into(),
             layout: layout.into(),
+            ..Default::default()
         }
     }
 

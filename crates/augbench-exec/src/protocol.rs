@@ -310,6 +310,13 @@ pub struct CheckResponse {
     pub input_dtype: String,
     pub output_dtype: String,
     pub layout: String,
+    /// Whether the library's own output was already complete in memory (not a strided view, not
+    /// lazy); absent from workers that cannot tell (or predate the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_contiguous: Option<bool>,
+    /// Share of apply + force spent forcing the output, measured outside the timed runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force_share: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

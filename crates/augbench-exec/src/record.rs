@@ -127,6 +127,8 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
             m.preflight_sec_per_item = old.preflight_sec_per_item;
             m.output_shape = old.output_shape;
             m.output_dtype = old.output_dtype;
+            m.output_contiguous = old.output_contiguous.or(new.output_contiguous);
+            m.force_share = old.force_share.or(new.force_share);
             m.rounds_id = old.rounds_id;
             m.pipeline = merge_pipeline(old.pipeline, new.pipeline);
             m.preflight_throughput = old.preflight_throughput;

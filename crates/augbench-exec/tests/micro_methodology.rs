@@ -66,6 +66,7 @@ impl Session for Scripted {
             input_dtype: "uint8".into(),
             output_dtype: "uint8".into(),
             layout: "HWC".into(),
+            ..Default::default()
         })
     }
     fn time(&mut self, req: TimeRequest, _: Duration) -> Result<Vec<u64>, WorkerError> {

@@ -83,6 +83,13 @@ pub struct Row {
     /// Seconds per item at or above which the run called a transform slow.
     pub slow_threshold: f64,
     pub reason: Option<String>,
+    /// Micro: whether the library's own output was already contiguous (false: a strided view or
+    /// lazy work that the row's forcing finished), from the untimed check; `None` where unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_contiguous: Option<bool>,
+    /// Micro: the share (0–1) of apply + force the check spent forcing the output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub force_share: Option<f64>,
     /// File the row came from (for messages).
     pub source: PathBuf,
 }

@@ -42,6 +42,9 @@ pub enum Cell {
         std: Option<f64>,
         ci_low: Option<f64>,
         ci_high: Option<f64>,
+        /// What the untimed check saw of the library's own output, when the source recorded it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        form: Option<Form>,
     },
     /// Too slow for training use; `preflight` is the preflight throughput when known.
     Slow {
@@ -57,6 +60,26 @@ pub enum Cell {
     Missing,
 }
 
+/// A measured cell's output form, from the untimed check: whether the library's own output was
+/// contiguous (false: a strided view or lazy work, so every timed call also forced it) and the
+/// share of apply + force that forcing took (near 1: the row measures a copy, not the transform).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Form {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_contiguous: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub force_share: Option<f64>,
+}
+
+impl Form {
+    fn of(r: &Row) -> Option<Form> {
+        (r.output_contiguous.is_some() || r.force_share.is_some()).then_some(Form {
+            output_contiguous: r.output_contiguous,
+            force_share: r.force_share,
+        })
+    }
+}
+
 impl Cell {
     fn from_row(row: Option<&Row>) -> Cell {
         let Some(r) = row else { return Cell::Missing };
@@ -66,6 +89,7 @@ impl Cell {
                 std: r.std,
                 ci_low: r.ci_low,
                 ci_high: r.ci_high,
+                form: Form::of(r),
             },
             (Status::Slow, m) => Cell::Slow { preflight: m },
             (Status::Unsupported, _) => Cell::Unsupported {
@@ -82,6 +106,20 @@ impl Cell {
             Cell::Ok { median, .. } => Some(*median),
             _ => None,
         }
+    }
+
+    /// The output form of a measured cell, when known.
+    pub fn form(&self) -> Option<Form> {
+        match self {
+            Cell::Ok { form, .. } => *form,
+            _ => None,
+        }
+    }
+
+    /// Whether the library's output was not contiguous, so the row also times forcing it.
+    pub fn forced(&self) -> bool {
+        self.form()
+            .is_some_and(|f| f.output_contiguous == Some(false))
     }
 }
 
@@ -159,6 +197,20 @@ pub struct Table {
 }
 
 impl Table {
+    /// `(transform, library, force share)` of every measured cell whose output was not
+    /// contiguous, in row then column order.
+    pub fn forced_cells(&self) -> Vec<(&str, &str, Option<f64>)> {
+        self.rows
+            .iter()
+            .flat_map(|r| {
+                r.cells.iter().zip(&self.columns).filter_map(|(c, col)| {
+                    let share = c.form().filter(|_| c.forced())?.force_share;
+                    Some((r.transform.as_str(), col.library.as_str(), share))
+                })
+            })
+            .collect()
+    }
+
     /// `≤20 img/s`: the label of slow cells.
     pub fn slow_label(&self) -> String {
         format!(
@@ -398,6 +450,7 @@ mod tests {
             std: None,
             ci_low: None,
             ci_high: None,
+            form: None,
         }
     }
 

@@ -153,3 +153,110 @@ fn a_batched_regime_stays_apart_from_per_item_numbers_in_files_and_cells() {
     variants.sort();
     assert_eq!(variants, ["", "batch 32"]);
 }
+
+/// Two libraries' micro results for HorizontalFlip: AlbumentationsX returned a view that forcing
+/// spent 95% of the time on, Pillow a complete image.
+fn flip_results() -> Vec<augbench_core::results::ResultFile> {
+    use augbench_core::Mode;
+    use augbench_report::sample::{result_file, runs};
+    let form = [("albumentationsx", false, 0.95), ("pillow", true, 0.3)];
+    form.iter()
+        .map(|(library, contiguous, share)| {
+            let mut f = result_file(
+                "image-rgb",
+                Mode::Micro,
+                library,
+                "1.0",
+                &[("HorizontalFlip", runs(1000.0))],
+            );
+            for r in f.results.values_mut() {
+                r.output_contiguous = Some(*contiguous);
+                r.force_share = Some(*share);
+            }
+            f
+        })
+        .collect()
+}
+
+#[test]
+fn the_output_form_flows_from_results_through_cells_into_every_report_format() {
+    use augbench_cells::from_results::cells_from_results;
+    use augbench_report::export::{Format, render};
+    let card = augbench_cells::SystemCard::default();
+    let cells: Vec<BenchCell> = flip_results()
+        .iter()
+        .flat_map(|f| cells_from_results(f, "run-1", &card))
+        .collect();
+    let forms: Vec<_> = cells.iter().map(|c| c.form).collect();
+    assert_eq!(
+        forms[0],
+        augbench_cells::OutputForm {
+            contiguous: Some(false),
+            force_share: Some(0.95)
+        }
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("cells.parquet");
+    append_bench_cells(&log, &cells).unwrap();
+    let data = load_paths(&[log]).unwrap();
+    let rows: Vec<_> = data
+        .rows
+        .iter()
+        .map(|r| (r.library.as_str(), r.output_contiguous, r.force_share))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("albumentationsx", Some(false), Some(0.95)),
+            ("pillow", Some(true), Some(0.3))
+        ]
+    );
+    let tables = build_tables(&data, &TableOptions::default()).unwrap();
+    let md = render(&tables, Format::Markdown).unwrap();
+    assert!(md.contains("1000 ± 8†"), "the view's cell is marked:\n{md}");
+    assert_eq!(md.matches('†').count(), 2, "one cell and the note:\n{md}");
+    assert!(md.contains("HorizontalFlip (albumentationsx 95%)"), "{md}");
+    let csv = render(&tables, Format::Csv).unwrap();
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",output_contiguous,force_share")
+    );
+    assert!(
+        csv.contains(",false,0.95\n") && csv.contains(",true,0.3\n"),
+        "{csv}"
+    );
+    let html = augbench_report::html::render(&data, &TableOptions::default()).unwrap();
+    assert!(
+        html.contains("forcing it took 95% of apply + force"),
+        "tooltip"
+    );
+    assert!(
+        html.contains("<span class=\"forced\">†</span>"),
+        "legend line"
+    );
+}
+
+#[test]
+fn result_files_carry_the_output_form_and_rows_without_it_are_unmarked() {
+    let out = tempfile::tempdir().unwrap();
+    let mut files = flip_results();
+    files[0].results.values_mut().for_each(|r| {
+        r.output_contiguous = None;
+        r.force_share = None;
+    });
+    for f in &files {
+        augbench_report::sample::write(out.path(), f).unwrap();
+    }
+    let data = load_paths(&[out.path().to_path_buf()]).unwrap();
+    let pillow = data.rows.iter().find(|r| r.library == "pillow").unwrap();
+    assert_eq!(
+        (pillow.output_contiguous, pillow.force_share),
+        (Some(true), Some(0.3))
+    );
+    let tables = build_tables(&data, &TableOptions::default()).unwrap();
+    let md = augbench_report::export::render(&tables, augbench_report::export::Format::Markdown)
+        .unwrap();
+    assert!(!md.contains('†'), "no view, no marker:\n{md}");
+}

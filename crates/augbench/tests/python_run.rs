@@ -102,8 +102,27 @@ fn albumentationsx_and_pillow_micro_run_writes_valid_results() {
             let runs = 3 * f.metadata.benchmark_params.processes;
             assert_eq!(r.throughputs.len() as u64, runs, "{lib} {name}");
             assert!(r.median_throughput.is_some_and(|m| m > 0.0), "{lib} {name}");
+            let share = r.force_share.unwrap_or(f64::NAN);
+            assert!((0.0..=1.0).contains(&share), "{lib} {name}: {share}");
         }
     }
+    // The output form: AlbumentationsX flips by returning a strided view, Pillow a loaded image.
+    let flip = |f: &ResultFile| f.results["HorizontalFlip"].output_contiguous;
+    assert_eq!(
+        (flip(&files[0]), flip(&files[1])),
+        (Some(false), Some(true))
+    );
+    let cells = augbench_cells::read_bench_cells(&t.path().join("cells.parquet")).unwrap();
+    let albx_flip = cells
+        .iter()
+        .find(|c| c.library == "albumentationsx" && c.transform == "HorizontalFlip")
+        .unwrap();
+    assert_eq!(
+        albx_flip.form.contiguous,
+        Some(false),
+        "the cell log carries it"
+    );
+    assert!(albx_flip.form.force_share.is_some_and(|s| s > 0.0));
 }
 
 #[test]

@@ -129,6 +129,11 @@ fn quick_run_writes_strict_results_cells_and_a_summary() {
         assert_eq!(r.throughputs.len() as u64, 2 * policy::DEFAULT_PROCESSES);
         assert!(r.median_throughput.unwrap() > 0.0);
         assert!(r.ci_low.unwrap() <= r.median_throughput.unwrap());
+        // Native crates return owned buffers and force nothing: stated by construction.
+        assert_eq!(
+            (r.output_contiguous, r.force_share),
+            (Some(true), Some(0.0))
+        );
     }
     // Rotate: unsupported by kornia-rs (nearest warp), recorded with a reason, never timed.
     let k = env.results("kornia-rs");

@@ -549,6 +549,9 @@ class AlbumentationsXAdapter(Adapter):
     def is_native(self, out: Any) -> bool:
         return isinstance(out, np.ndarray)
 
+    def is_contiguous(self, out: Any) -> bool:
+        return bool(out.flags.c_contiguous)  # False: a strided view (a flip, a crop) ``force`` copies
+
     def shape_dtype(self, value: Any) -> tuple[list[int], str]:
         return list(value.shape), value.dtype.name
 

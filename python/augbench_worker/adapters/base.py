@@ -2,8 +2,9 @@
 check and the timed loop (stdlib + numpy only).
 
 A library module subclasses ``Adapter`` and supplies the hooks marked "library hook": decoding in
-its native layout, forcing lazy outputs, describing shapes, and a ``BUILDERS`` table mapping each
-canonical transform name (specs/transforms.yaml) to a function ``params -> callable(image)``.
+its native layout, forcing lazy outputs (and saying whether an output needed it), describing
+shapes, and a ``BUILDERS`` table mapping each canonical transform name (specs/transforms.yaml) to
+a function ``params -> callable(image)``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ from ..protocol import BAD_INPUT, CONTRACT, EXCEPTION, BadRequest, Unsupported, 
 Apply = Callable[[Any], Any]
 Builder = Callable[[dict], Apply]
 DEFAULT_SEED = 0
+# The check's output-form measurement (untimed): the transform on up to this many items (batches,
+# clips), and no new item once this many seconds went by (a slow transform stops after one).
+FORM_ITEMS = 5
+FORM_MAX_SECONDS = 1.0
 
 
 def registry() -> tuple[dict[str, Builder], Callable[[str], Callable[[Builder], Builder]]]:
@@ -129,6 +134,11 @@ class Adapter:
 
     def is_native(self, out: Any) -> bool:
         raise NotImplementedError
+
+    def is_contiguous(self, out: Any) -> bool | None:
+        """Whether a native output is already complete in memory: no view with strides, nothing
+        lazy left for ``force`` to do (None: the library cannot tell)."""
+        return None
 
     def shape_dtype(self, value: Any) -> tuple[list[int], str]:
         raise NotImplementedError
@@ -342,15 +352,69 @@ class Adapter:
     def check(self, request: dict) -> dict:
         prepared = self._require_prepared("check")
         sample = self.batch_inputs(0, prepared.batch)[0] if prepared.batch > 1 else self.items[0]
+        clock = time.perf_counter_ns
+        self.sync()
+        started = clock()
         raw = prepared.apply(sample)
+        self.sync()
+        applied = clock()
         if not self.is_native(raw):
             raise WorkerError(
                 CONTRACT,
                 f"{prepared.name} returned {type(raw).__module__}.{type(raw).__name__}, expected {self.native_type}",
             )
+        forcing = clock()
         out = self.force(raw)
         self.sync()
-        return self._shapes(sample, out, prepared.batch)
+        cold = (applied - started, clock() - forcing)
+        return {**self._shapes(sample, out, prepared.batch), **self._output_form(prepared, raw, cold)}
+
+    def _output_form(self, prepared: Prepared, first: Any, cold: tuple[int, int]) -> dict:
+        """Whether the library's own outputs were contiguous, and the share of apply + force
+        spent forcing them: measured here, outside every timed run, on the first few items
+        (``cold``: the check's own first call, used alone when it already took long)."""
+        contiguous = self.is_contiguous(first)
+        apply_ns, force_ns = cold
+        if sum(cold) < FORM_MAX_SECONDS * 1e9:
+            looped = self._form_loop(prepared, contiguous)
+            if looped[1] + looped[2] > 0:  # else the first other item raised: keep the check's call
+                contiguous, apply_ns, force_ns = looped
+        form: dict[str, Any] = {}
+        if contiguous is not None:
+            form["output_contiguous"] = contiguous
+        if apply_ns + force_ns > 0:
+            form["force_share"] = force_ns / (apply_ns + force_ns)
+        return form
+
+    def _form_loop(self, prepared: Prepared, contiguous: bool | None) -> tuple[bool | None, int, int]:
+        """Apply and force timed apart on up to ``FORM_ITEMS`` items, within ``FORM_MAX_SECONDS``.
+        An item the transform raises on ends the loop: the timed runs report it, with the item."""
+        apply_ns = force_ns = 0
+        clock, sync = time.perf_counter_ns, self.sync
+        deadline = clock() + int(FORM_MAX_SECONDS * 1e9)
+        for sample in self._form_samples(prepared):
+            try:
+                sync()
+                started = clock()
+                raw = prepared.apply(sample)
+                sync()
+                applied = clock()
+                self.force(raw)
+                sync()
+            except Exception:  # noqa: BLE001 - not this measurement's to report
+                break
+            apply_ns, force_ns = apply_ns + applied - started, force_ns + clock() - applied
+            seen = self.is_contiguous(raw)
+            contiguous = None if seen is None or contiguous is None else contiguous and seen
+            if clock() > deadline:
+                break
+        return contiguous, apply_ns, force_ns
+
+    def _form_samples(self, prepared: Prepared) -> list[Any]:
+        """The inputs of the output-form measurement: the first items (or batches), in order."""
+        if prepared.batch > 1:
+            return [self.batch_inputs(i * prepared.batch, prepared.batch)[0] for i in range(FORM_ITEMS)]
+        return self.items[:FORM_ITEMS]
 
     def _shapes(self, sample: Any, out: Any, batch: int) -> dict:
         in_shape, in_dtype = self.shape_dtype(sample)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import PIL
-from PIL import Image, ImageEnhance, ImageFilter, ImageOps
+from PIL import Image, ImageEnhance, ImageFile, ImageFilter, ImageOps
 
 from ..protocol import Unsupported
 from .base import Adapter, registry
@@ -317,6 +317,11 @@ class PillowAdapter(Adapter):
 
     def is_native(self, out: Any) -> bool:
         return isinstance(out, Image.Image)
+
+    def is_contiguous(self, out: Any) -> bool:
+        """True once the pixels are in memory: only a file-backed image not read yet is lazy.
+        ``force`` still converts the image to a numpy array, so its share is that copy."""
+        return not (isinstance(out, ImageFile.ImageFile) and out.tile)
 
     def shape_dtype(self, value: Any) -> tuple[list[int], str]:
         if isinstance(value, Image.Image):

@@ -72,6 +72,9 @@ class TorchAdapter(Adapter):
     def is_native(self, out: Any) -> bool:
         return isinstance(out, torch.Tensor) and out.device.type == self.device
 
+    def is_contiguous(self, out: Any) -> bool:
+        return bool(out.is_contiguous())  # False: a strided view (a crop, a permute) ``.contiguous()`` copies
+
     def to_hwc_uint8(self, out: Any) -> np.ndarray:
         """CHW (or 1×CHW) uint8, or float in [0, 1] as Kornia holds it, as numpy HWC uint8."""
         image = out.detach().to("cpu")

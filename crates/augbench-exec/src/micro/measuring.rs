@@ -32,6 +32,8 @@ pub struct Measuring {
 struct Setup {
     output_shape: Vec<u64>,
     output_dtype: String,
+    output_contiguous: Option<bool>,
+    force_share: Option<f64>,
     warnings: Vec<String>,
 }
 
@@ -57,6 +59,8 @@ impl Measuring {
             setup: Box::new(Setup {
                 output_shape: checked.output_shape,
                 output_dtype: checked.output_dtype,
+                output_contiguous: checked.output_contiguous,
+                force_share: checked.force_share,
                 warnings: Vec::new(),
             }),
             throughputs: Vec::new(),
@@ -150,6 +154,8 @@ impl Measuring {
         let setup = *self.setup;
         r.output_shape = Some(setup.output_shape);
         r.output_dtype = Some(setup.output_dtype);
+        r.output_contiguous = setup.output_contiguous;
+        r.force_share = setup.force_share;
         r.warnings = setup.warnings;
         r
     }
@@ -193,6 +199,11 @@ mod tests {
         );
         let r = m.finish();
         assert_eq!(r.throughputs.len(), 3);
+        assert_eq!(
+            (r.output_contiguous, r.force_share),
+            (Some(false), Some(0.75)),
+            "the check's output form reaches the row"
+        );
         assert!(
             r.median_throughput
                 .is_some_and(|t| (t - 1000.0).abs() < 1e-6)

@@ -74,7 +74,9 @@ fn start_inner(
     on_phase(Phase::Preflight);
     let per_item = match preflight(s, items, set)? {
         Preflight::Slow(result) => {
-            let r = slow_result(params, set.slow_threshold, set.preflight_items, result);
+            let mut r = slow_result(params, set.slow_threshold, set.preflight_items, result);
+            r.output_contiguous = checked.output_contiguous;
+            r.force_share = checked.force_share;
             return Ok(Started::Finished(Box::new(r)));
         }
         Preflight::PerItem(sec) => sec,

@@ -1,5 +1,5 @@
-//! A scripted session for the methodology's unit tests: every item takes 1 ms, and it logs what
-//! it was asked.
+//! A scripted session for the methodology's unit tests: every item takes 1 ms, its check reports a
+//! strided output that forcing spends three quarters of the time on, and it logs what it was asked.
 
 use std::time::Duration;
 
@@ -31,6 +31,8 @@ impl Session for Log {
             input_dtype: "uint8".into(),
             output_dtype: "uint8".into(),
             layout: "HWC".into(),
+            output_contiguous: Some(false),
+            force_share: Some(0.75),
         })
     }
     fn time(&mut self, r: TimeRequest, _: Duration) -> Result<Vec<u64>, WorkerError> {

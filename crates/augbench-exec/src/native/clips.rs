@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::load::{self, Rgb8};
 use super::params::Params;
-use super::session::{Adapter, DTYPE, Op, Session};
+use super::session::{Adapter, DTYPE, FORCE_SHARE, OUTPUT_CONTIGUOUS, Op, Session};
 use super::{Library, failure, fir, image_rs, imageproc, kornia};
 use crate::protocol::{
     CheckResponse, Failure, FailureKind, LoadRequest, LoadResponse, Skipped, TimeRequest,
@@ -140,6 +140,8 @@ impl<A: Adapter> Session for Clips<A> {
             input_dtype: DTYPE.into(),
             output_dtype: DTYPE.into(),
             layout: LAYOUT.into(),
+            output_contiguous: OUTPUT_CONTIGUOUS,
+            force_share: FORCE_SHARE,
         })
     }
 

@@ -1,12 +1,12 @@
 //! CSV export in long form: one line per (group, transform, library) with status, median, std,
-//! interval and the row's speedup (paired or not, with its interval), so spreadsheets and data
-//! frames can pivot it freely.
+//! interval, the row's speedup (paired or not, with its interval) and, where the library's output
+//! was not contiguous, the share forcing it took, so spreadsheets and data frames can pivot it freely.
 
 use anyhow::Context;
 
 use crate::table::{Cell, Table};
 
-const HEADER: [&str; 20] = [
+const HEADER: [&str; 22] = [
     "scenario",
     "mode",
     "device",
@@ -27,6 +27,8 @@ const HEADER: [&str; 20] = [
     "speedup_ci_high",
     "reason",
     "frames_per_sec",
+    "output_contiguous",
+    "force_share",
 ];
 
 pub fn render(tables: &[Table]) -> anyhow::Result<String> {
@@ -54,12 +56,24 @@ pub fn render(tables: &[Table]) -> anyhow::Result<String> {
                 rec.push(opt(r.speedup_ci.map(|c| c[1])));
                 rec.push(reason(c));
                 rec.push(opt(r.frames_per_sec.get(i).copied().flatten()));
+                rec.extend(form_fields(c));
                 w.write_record(&rec).context("writing CSV")?;
             }
         }
     }
     let bytes = w.into_inner().context("finishing CSV")?;
     String::from_utf8(bytes).context("CSV is not UTF-8")
+}
+
+/// output_contiguous (`true`/`false`), force_share; empty where not recorded.
+fn form_fields(c: &Cell) -> [String; 2] {
+    let form = c.form();
+    [
+        form.and_then(|f| f.output_contiguous)
+            .map(|b| b.to_string())
+            .unwrap_or_default(),
+        opt(form.and_then(|f| f.force_share)),
+    ]
 }
 
 /// status, median, std, ci_low, ci_high.
@@ -70,6 +84,7 @@ fn cell_fields(c: &Cell) -> [String; 5] {
             std,
             ci_low,
             ci_high,
+            ..
         } => [
             "ok".into(),
             median.to_string(),

@@ -4,7 +4,9 @@
 
 use std::fmt::Write;
 
-use crate::export::{fmt_footer_speedup, fmt_median_std, fmt_row_speedup, paired_note};
+use crate::export::{
+    FORCED_MARK, fmt_footer_speedup, fmt_median_std, fmt_row_speedup, forced_note, paired_note,
+};
 use crate::table::{Cell, Table, TableRow};
 
 /// Every table under a `### <group>` heading.
@@ -67,7 +69,10 @@ fn row_cells(t: &Table, r: &TableRow) -> Vec<String> {
 
 fn cell_text(t: &Table, c: &Cell) -> String {
     match c {
-        Cell::Ok { median, std, .. } => fmt_median_std(*median, *std),
+        Cell::Ok { median, std, .. } => {
+            let mark = if c.forced() { FORCED_MARK } else { "" };
+            format!("{}{mark}", fmt_median_std(*median, *std))
+        }
         Cell::Slow { .. } => t.slow_label(),
         Cell::Unsupported { .. } | Cell::Missing => "–".into(),
         Cell::Error { .. } => "error".into(),
@@ -94,6 +99,9 @@ fn legend(t: &Table) -> String {
     }
     if let Some(note) = paired_note(t) {
         let _ = write!(s, "\n\n{note}");
+    }
+    if let Some(note) = forced_note(t) {
+        let _ = write!(s, "\n\n{}", escape(&note));
     }
     s
 }

@@ -81,6 +81,31 @@ pub fn paired_note(t: &crate::table::Table) -> Option<String> {
     })
 }
 
+/// The marker after a cell whose library's output was not contiguous (the row includes forcing it).
+pub const FORCED_MARK: &str = "†";
+
+/// The note that explains `FORCED_MARK` and lists each marked cell with the share of apply +
+/// force that forcing took (`HorizontalFlip (albumentationsx 95%)`); none when no cell is marked.
+pub fn forced_note(t: &crate::table::Table) -> Option<String> {
+    let cells = t.forced_cells();
+    if cells.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = cells
+        .iter()
+        .map(|(transform, library, share)| match share {
+            Some(s) => format!("{transform} ({library} {:.0}%)", s * 100.0),
+            None => format!("{transform} ({library})"),
+        })
+        .collect();
+    Some(format!(
+        "{FORCED_MARK}: the library returned a strided view or lazy work, not a contiguous output, so the row \
+         also times the copy that finishes it; measured once outside the timed runs, the share of apply + \
+         force that the copy took: {}.",
+        list.join(", ")
+    ))
+}
+
 /// `1.85× over 12 rows (12 paired)`, the footer's speedup column.
 pub fn fmt_footer_speedup(f: &crate::table::FooterEntry) -> String {
     let paired = if f.paired > 0 {

@@ -6,7 +6,9 @@ mod context;
 
 use std::fmt::Write;
 
-use crate::export::{fmt_footer_speedup, fmt_median_std, fmt_row_speedup, paired_note};
+use crate::export::{
+    FORCED_MARK, fmt_footer_speedup, fmt_median_std, fmt_row_speedup, forced_note, paired_note,
+};
 use crate::model::Dataset;
 use crate::plot;
 use crate::table::{Cell, Table, TableOptions, build_tables};
@@ -80,10 +82,23 @@ fn legend(out: &mut String, tables: &[Table]) {
         "<section id=\"legend\"><h2>Legend</h2><p class=\"legend\"><span class=\"fastest\">bold</span> fastest \
          library in the row · <span>median ± std</span> over the timed runs · <span class=\"slow\">{}</span> slow: \
          at or below the run's slow threshold, stopped after preflight · <span>–</span> unsupported by the \
-         library · <span class=\"error\">error</span> failed (reasons below each table). Speedups compare only \
+         library · <span class=\"error\">error</span> failed (reasons below each table){} Speedups compare only \
          transforms both libraries measured. Click a column header to sort.</p></section>",
-        esc(&slow.join(" / "))
+        esc(&slow.join(" / ")),
+        forced_legend(tables)
     );
+}
+
+/// The legend's line on `FORCED_MARK`, when some cell carries it.
+fn forced_legend(tables: &[Table]) -> String {
+    if tables.iter().all(|t| t.forced_cells().is_empty()) {
+        return ".".into();
+    }
+    format!(
+        " · <span class=\"forced\">{FORCED_MARK}</span> the library's output was a strided view or lazy, so the \
+         row also times the copy that makes it contiguous (hover for the share of the time it took; listed \
+         below each table)."
+    )
 }
 
 fn warnings(out: &mut String, data: &Dataset) {
@@ -189,6 +204,9 @@ fn results_table(out: &mut String, t: &Table) {
     if let Some(note) = paired_note(t) {
         let _ = writeln!(out, "<p class=\"legend\">{}</p>", esc(&note));
     }
+    if let Some(note) = forced_note(t) {
+        let _ = writeln!(out, "<p class=\"legend forced\">{}</p>", esc(&note));
+    }
 }
 
 /// A row's opening and its transform cell; a pipeline group's ceiling row gets the `ceiling`
@@ -214,7 +232,11 @@ fn cell_html(t: &Table, cell: &Cell, fastest: bool, share: Option<f64>) -> Strin
             if let Some(s) = share {
                 let _ = write!(text, " ({:.0}%)", s * 100.0);
             }
-            (class, median.to_string(), text, String::new())
+            let title = forced_title(cell);
+            if !title.is_empty() {
+                text.push_str(FORCED_MARK);
+            }
+            (class, median.to_string(), text, title)
         }
         Cell::Slow { preflight } => {
             let title = preflight
@@ -241,6 +263,20 @@ fn cell_html(t: &Table, cell: &Cell, fastest: bool, share: Option<f64>) -> Strin
         esc(&title),
         esc(&text)
     )
+}
+
+/// A marked cell's tooltip: what forcing its output cost (empty for a contiguous output).
+fn forced_title(cell: &Cell) -> String {
+    if !cell.forced() {
+        return String::new();
+    }
+    match cell.form().and_then(|f| f.force_share) {
+        Some(s) => format!(
+            "output not contiguous (a view or lazy): forcing it took {:.0}% of apply + force in the untimed check",
+            s * 100.0
+        ),
+        None => "output not contiguous (a view or lazy): the row also times forcing it".into(),
+    }
 }
 
 fn footer_table(out: &mut String, t: &Table) {

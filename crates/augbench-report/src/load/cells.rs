@@ -145,6 +145,8 @@ fn row(c: &BenchCell, path: &Path, warnings: &mut Vec<String>) -> Row {
         reason: parsed
             .err()
             .map(|_| format!("unknown status `{}`", c.status)),
+        output_contiguous: c.form.contiguous,
+        force_share: c.form.force_share,
         source: path.to_path_buf(),
     }
 }

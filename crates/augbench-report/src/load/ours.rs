@@ -84,6 +84,8 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
             pairing: tr.rounds_id.clone(),
             slow_threshold: tr.slow_threshold_sec_per_item.unwrap_or(threshold),
             reason: tr.reason.clone().or(tr.early_stop_reason.clone()),
+            output_contiguous: tr.output_contiguous,
+            force_share: tr.force_share,
             source: path.to_path_buf(),
         })
         .collect();

@@ -48,6 +48,8 @@ pub fn load(path: &Path, v: &Value) -> Dataset {
         pairing: None,
         slow_threshold: threshold,
         reason: None,
+        output_contiguous: None, // the reference format does not record the output form
+        force_share: None,
         source: path.to_path_buf(),
     };
     let mut warnings = Vec::new();
