@@ -31,7 +31,7 @@ pub struct EquivalenceArgs {
     pub json: Option<PathBuf>,
 }
 
-const SCENARIO: &str = "image-rgb";
+use augbench_core::equivalence::SCENARIO;
 
 pub fn run(cmd: CheckCommand) -> anyhow::Result<ExitCode> {
     match cmd {
@@ -42,7 +42,8 @@ pub fn run(cmd: CheckCommand) -> anyhow::Result<ExitCode> {
 fn equivalence_cmd(a: EquivalenceArgs) -> anyhow::Result<ExitCode> {
     let libraries = libraries(&a.libraries)?;
     let transforms = transforms(&a.transforms)?;
-    let check = run_check(&libraries, &transforms)?;
+    // The standalone check reuses locked environments as they are (no re-resolution).
+    let check = equivalence::run_check(&libraries, &transforms, false, &MultiProgress::new())?;
     print!("{}", equivalence::verdict::table(&check));
     println!();
     print!("{}", equivalence::verdict::summary(&check));
@@ -56,28 +57,6 @@ fn equivalence_cmd(a: EquivalenceArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// Runs the check for these libraries and transforms in a scratch folder.
-pub fn run_check(
-    libraries: &[String],
-    transforms: &[String],
-) -> anyhow::Result<equivalence::Check> {
-    let scratch = tempfile::tempdir().context("creating a scratch folder for the check")?;
-    let inputs = equivalence::write_inputs(scratch.path())?;
-    let mp = MultiProgress::new();
-    let produced = equivalence::collect(
-        libraries,
-        transforms,
-        &inputs,
-        &scratch.path().join("out"),
-        &mp,
-    )?;
-    Ok(equivalence::verdict::judge(
-        transforms,
-        &produced,
-        &equivalence::INPUT_SIZES,
-    ))
 }
 
 fn libraries(given: &[String]) -> anyhow::Result<Vec<String>> {
