@@ -23,7 +23,7 @@ pub struct PairVerdict {
     /// Against the reference (deterministic transforms; absent for the reference itself).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<Diff>,
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
 }
 
