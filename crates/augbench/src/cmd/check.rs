@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use augbench_core::equivalence::SCENARIO;
 use augbench_core::{Matrix, Mode, Registry, UsageError};
 use augbench_exec::equivalence;
 use indicatif::MultiProgress;
@@ -30,8 +31,6 @@ pub struct EquivalenceArgs {
     #[arg(long)]
     pub json: Option<PathBuf>,
 }
-
-use augbench_core::equivalence::SCENARIO;
 
 pub fn run(cmd: CheckCommand) -> anyhow::Result<ExitCode> {
     match cmd {
