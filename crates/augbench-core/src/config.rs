@@ -169,6 +169,9 @@ pub struct Execution {
     pub disable_slow_skip: Option<bool>,
     pub request_timeout_sec: Option<f64>,
     pub resume: Option<bool>,
+    /// Before the timed measurements, run the equivalence check (`augbench check equivalence`)
+    /// over the run's libraries and transforms; image-rgb micro runs on the CPU only.
+    pub check_equivalence: Option<bool>,
     #[serde(default)]
     pub warmup: Warmup,
 }

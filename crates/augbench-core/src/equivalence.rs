@@ -1,12 +1,16 @@
 //! The equivalence spec (embedded `specs/equivalence.yaml`: tolerance classes, which transforms
 //! are deterministic, the reference library order) and the pure pixel comparison behind
 //! `augbench check equivalence`: per pair of HWC uint8 outputs the max and mean absolute
-//! difference and the PSNR, and the verdict against a tolerance class.
+//! difference and the PSNR, and the verdict against a tolerance class. Also the verdict words
+//! and the per-library summary a run's result files carry (`metadata.equivalence`).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
+
+/// The scenario the check's images stand for (RGB images, one item per call).
+pub const SCENARIO: &str = "image-rgb";
 
 const EQUIVALENCE_YAML: &str = include_str!("../../../specs/equivalence.yaml");
 
@@ -80,6 +84,75 @@ impl EquivalenceSpec {
         };
         produced.iter().copied().min_by_key(ranked)
     }
+}
+
+/// What the check concluded, per library pair or per transform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Within tolerance (deterministic), or statistics as expected (random).
+    Ok,
+    /// Outside tolerance, or a shape that breaks the registry's rule.
+    Mismatch,
+    /// Outside tolerance, but explained in the spec's `known_differences` (reported, not failed).
+    KnownDifference,
+    /// A random transform gave the same outputs under two seeds (reported, not failed).
+    SameForSeeds,
+    /// Only one library produced an output: nothing to compare with.
+    Alone,
+    Unsupported,
+    Error,
+}
+
+impl Verdict {
+    /// The word tables and reports print.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::Mismatch => "MISMATCH",
+            Verdict::SameForSeeds => "same for two seeds",
+            Verdict::KnownDifference => "known difference",
+            Verdict::Alone => "one library only",
+            Verdict::Unsupported => "unsupported",
+            Verdict::Error => "error",
+        }
+    }
+}
+
+/// One library's view of a run's equivalence check (`metadata.equivalence` of its result file):
+/// per transform, the transform's verdict and this library's line. The whole check (every
+/// library's lines) is `naming::EQUIVALENCE_FILE` in the run's output folder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EquivalenceSummary {
+    /// The whole check, relative to the run's output folder.
+    pub file: String,
+    /// The check's input images (width × height): lossless RGB PNG written by the check itself,
+    /// not the run's dataset; every library applied each transform on the CPU.
+    pub inputs: Vec<[u32; 2]>,
+    /// Libraries the check ran (the run's libraries).
+    pub libraries: Vec<String>,
+    pub transforms: BTreeMap<String, TransformEquivalence>,
+}
+
+/// One transform in one library's summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransformEquivalence {
+    /// The tolerance class (deterministic transforms), or `random`.
+    pub class: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// The transform's verdict over every library.
+    pub verdict: Verdict,
+    /// This library's verdict.
+    pub library_verdict: Verdict,
+    /// This library's output against the reference's (deterministic transforms, not the reference).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<Diff>,
+    /// Why (a known difference's explanation, an error, `reference`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
 }
 
 /// One output: `[height, width, channels]` and its row-major bytes.

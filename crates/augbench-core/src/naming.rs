@@ -7,12 +7,19 @@ use crate::matrix::{Device, Mode};
 
 pub const RESOLVED_CONFIG_FILE: &str = "resolved_config.yaml";
 pub const CELLS_FILE: &str = "cells.parquet";
+/// The equivalence check of a run with `execution.check_equivalence` on, in its output folder.
+pub const EQUIVALENCE_FILE: &str = "equivalence.json";
 /// Held by the one `augbench run` writing into an output folder.
 pub const RUN_LOCK_FILE: &str = ".augbench-run.lock";
 /// The record of a submitted cloud run, in the output folder.
 pub const CLOUD_RUN_FILE: &str = "cloud_run.json";
 /// Local folder of a cloud run's files (job JSON, task script, shards, fetched tasks).
 pub const CLOUD_DIR: &str = "cloud";
+
+/// `<out>/equivalence.json`.
+pub fn equivalence(out: &Path) -> PathBuf {
+    out.join(EQUIVALENCE_FILE)
+}
 
 /// The parameters that make a result file name unique.
 #[derive(Debug, Clone, PartialEq)]

@@ -101,6 +101,9 @@ pub const DECODE_WARMUP_PASSES: u64 = 1;
 pub const DEFAULT_BATCH_SIZE: u64 = 32;
 /// Micro: items per call. 1 is the per-item regime every library has; more is a batched regime.
 pub const DEFAULT_MICRO_BATCH: u64 = 1;
+/// `execution.check_equivalence`: runs skip the equivalence check unless the config asks for it
+/// (it starts every library's worker once more, on the check's own images).
+pub const DEFAULT_CHECK_EQUIVALENCE: bool = false;
 /// One timed value lasts at least this long (the worker loops a pass until it does).
 pub const DEFAULT_MIN_TIME_SEC: f64 = 0.05;
 /// Pipeline: batches each loader worker keeps in flight (PyTorch's default `prefetch_factor`).

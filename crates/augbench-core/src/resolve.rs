@@ -132,6 +132,8 @@ fn fill_execution(cfg: &mut RunConfig) {
     e.request_timeout_sec
         .get_or_insert(policy::REQUEST_TIMEOUT_SEC);
     e.resume.get_or_insert(false);
+    e.check_equivalence
+        .get_or_insert(policy::DEFAULT_CHECK_EQUIVALENCE);
     let w = &mut e.warmup;
     w.window.get_or_insert(policy::warmup_window(media));
     w.threshold.get_or_insert(policy::WARMUP_THRESHOLD);

@@ -41,6 +41,9 @@ pub struct Metadata {
     /// Pipeline mode: how the loader ran (scope, decoder, workers, schedule); absent for micro.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pipeline: Option<PipelineInfo>,
+    /// With `execution.check_equivalence`: the run's equivalence check as this library saw it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equivalence: Option<crate::equivalence::EquivalenceSummary>,
 }
 
 /// Pipeline mode, for the whole file: what every row's clock covered and how the loader ran.

@@ -86,6 +86,7 @@ pub fn rules(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
     micro_batch(cfg, src)?;
     pipeline_settings(cfg, src)?;
     data_source(cfg, src)?;
+    equivalence_check(cfg, scenario, src)?;
     crate::cloud::check(cfg, src)
 }
 
@@ -477,4 +478,39 @@ fn data_source(cfg: &RunConfig, src: &Source) -> Check {
         ));
     }
     Ok(())
+}
+
+/// `check_equivalence` applies each registry transform, per item, on the CPU, to RGB images: its
+/// verdicts would be mislabelled on any run that measures something else, so such runs refuse it.
+fn equivalence_check(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
+    if cfg.execution.check_equivalence != Some(true) {
+        return Ok(());
+    }
+    let key = ["execution", "check_equivalence"];
+    let hint = "remove `check_equivalence`, or run `augbench check equivalence --libraries … --transforms …` on its own";
+    let e = &cfg.execution;
+    let why = if scenario.name != crate::equivalence::SCENARIO {
+        format!(
+            "scenario `{}`: the check compares RGB images, and this run measures other media or channels",
+            scenario.name
+        )
+    } else if cfg.selection.mode != Some(Mode::Micro) {
+        "the check applies each transform alone (micro), and this run measures pipelines".into()
+    } else if e.device != Some(Device::Cpu) {
+        "the check runs every library on the CPU, and this run's device is not `cpu`".into()
+    } else if cfg.selection.spec.is_some() {
+        "the check uses the registry's parameters, and this run measures a spec file's transforms"
+            .into()
+    } else if e.micro_batch.is_some_and(|b| b > 1) {
+        "the check applies each transform per item, and this run measures a batched regime (`micro_batch`)".into()
+    } else if cfg.is_cloud() {
+        "a cloud run splits the transforms over tasks; the check runs on the local machine".into()
+    } else {
+        return Ok(());
+    };
+    Err(src.error(
+        &key,
+        format!("`check_equivalence: true` does not apply here: {why}"),
+        hint,
+    ))
 }

@@ -187,6 +187,91 @@ fn transform_scenarios_refuse_decoders_and_decode_mode() {
     assert!(e.hint.contains("video-decode-16f"), "{e}");
 }
 
+// ---- equivalence check in a run ----------------------------------------------------------------
+
+const CHECK_ON: &str = "  check_equivalence: true\n";
+
+#[test]
+fn check_equivalence_defaults_from_policy_and_passes_on_rgb_micro_cpu() {
+    let plain = ok(&rgb("micro", "", ""));
+    assert_eq!(
+        plain.execution.check_equivalence,
+        Some(policy::DEFAULT_CHECK_EQUIVALENCE)
+    );
+    let on = ok(&rgb("micro", "", &format!("execution:\n{CHECK_ON}")));
+    assert_eq!(on.execution.check_equivalence, Some(true));
+    assert_eq!(
+        ok(&on.to_yaml()),
+        on,
+        "resolving the resolved config changes nothing"
+    );
+    let off = ok(&rgb(
+        "pipeline",
+        "",
+        "execution:\n  check_equivalence: false\n",
+    ));
+    assert_eq!(off.execution.check_equivalence, Some(false));
+}
+
+#[test]
+fn check_equivalence_is_refused_where_its_labels_would_be_wrong() {
+    let scenario = |name: &str| {
+        format!("version: 1\nselection:\n  scenario: {name}\n  mode: micro\nexecution:\n{CHECK_ON}")
+    };
+    let cases = [
+        (scenario("image-9ch"), 6, "scenario `image-9ch`"),
+        (scenario("video-16f"), 6, "scenario `video-16f`"),
+        (
+            rgb("pipeline", "", &format!("execution:\n{CHECK_ON}")),
+            6,
+            "measures pipelines",
+        ),
+        (
+            rgb(
+                "micro",
+                "",
+                &format!("execution:\n  device: cuda\n{CHECK_ON}"),
+            ),
+            7,
+            "not `cpu`",
+        ),
+        (
+            batched("kornia", "micro", 64)
+                .replace("micro_batch: 8\n", &format!("micro_batch: 8\n{CHECK_ON}")),
+            10,
+            "batched regime",
+        ),
+    ];
+    for (text, line, needle) in cases {
+        let e = err(&text);
+        assert_at(&e, line, needle);
+        assert!(
+            e.message
+                .starts_with("`check_equivalence: true` does not apply here"),
+            "{e}"
+        );
+        assert!(e.hint.contains("augbench check equivalence"), "{e}");
+    }
+}
+
+#[test]
+fn check_equivalence_is_refused_with_a_spec_file_and_in_the_cloud() {
+    let spec = rgb(
+        "micro",
+        "  spec: my_spec.py\n",
+        &format!("execution:\n{CHECK_ON}"),
+    );
+    assert_at(&err(&spec), 7, "spec file");
+    let cloud = rgb(
+        "micro",
+        "",
+        &format!(
+            "execution:\n{CHECK_ON}output:\n  gcs_results_uri: gs://b/r\ncloud:\n  provider: gcp\n"
+        ),
+    );
+    assert_at(&err(&cloud), 6, "cloud run");
+}
+
 // ---- micro needs workers 0 -------------------------------------------------------------------
 
 #[test]

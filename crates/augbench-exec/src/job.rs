@@ -24,6 +24,8 @@ pub struct JobInput<'a> {
     pub command: WorkerCommand,
     pub paths: &'a [String],
     pub dataset: DatasetInfo,
+    /// With `execution.check_equivalence`: the run's check as this job's library saw it.
+    pub equivalence: Option<augbench_core::equivalence::EquivalenceSummary>,
 }
 
 pub struct JobOutcome {

@@ -13,6 +13,7 @@ use augbench_core::{Backend, Matrix, RunConfig, Schedule, UsageError, memory, na
 use indicatif::MultiProgress;
 
 use crate::client::WorkerCommand;
+use crate::equivalence::Check;
 use crate::fsutil::write_atomic;
 use crate::job::{JobInput, JobOutcome};
 use crate::media;
@@ -162,7 +163,14 @@ pub fn output_dir(cfg: &RunConfig) -> PathBuf {
 
 /// Runs every job of the plan in order; stops early when `stop` is raised (Ctrl-C).
 /// With a `--spec` file, the one job of the spec's `LIBRARY` runs instead of the plan's jobs.
-pub fn execute(plan: &Plan, media: &Media, mp: &MultiProgress, stop: &AtomicBool) -> RunReport {
+/// `check`: the run's equivalence check, recorded in each job's metadata.
+pub fn execute(
+    plan: &Plan,
+    media: &Media,
+    check: Option<&Check>,
+    mp: &MultiProgress,
+    stop: &AtomicBool,
+) -> RunReport {
     let plan = match with_spec(plan) {
         Ok(p) => p,
         Err(e) => {
@@ -180,8 +188,8 @@ pub fn execute(plan: &Plan, media: &Media, mp: &MultiProgress, stop: &AtomicBool
     };
     let cfg = &plan.config;
     let jobs = match effective_schedule(&plan, mp) {
-        Schedule::Interleaved => interleaved(&plan, media, mp, stop),
-        Schedule::Sequential => sequential(&plan, media, mp, stop),
+        Schedule::Interleaved => interleaved(&plan, media, check, mp, stop),
+        Schedule::Sequential => sequential(&plan, media, check, mp, stop),
     };
     RunReport {
         jobs,
@@ -213,6 +221,7 @@ fn effective_schedule(plan: &Plan, mp: &MultiProgress) -> Schedule {
 fn sequential(
     plan: &Plan,
     media: &Media,
+    check: Option<&Check>,
     mp: &MultiProgress,
     stop: &AtomicBool,
 ) -> Vec<(Job, JobStatus)> {
@@ -225,7 +234,7 @@ fn sequential(
         let status = match worker_command(cfg, job, mp) {
             Err(e) => JobStatus::Failed(JobFailure::of(&e)),
             Ok(command) => {
-                let input = job_input(cfg, job, command, media);
+                let input = job_input(cfg, job, command, media, check);
                 status_of(run_job(&input, mp, stop))
             }
         };
@@ -239,6 +248,7 @@ fn sequential(
 fn interleaved(
     plan: &Plan,
     media: &Media,
+    check: Option<&Check>,
     mp: &MultiProgress,
     stop: &AtomicBool,
 ) -> Vec<(Job, JobStatus)> {
@@ -248,7 +258,7 @@ fn interleaved(
     let mut inputs = Vec::new();
     for job in &plan.jobs {
         match worker_command(cfg, job, mp) {
-            Ok(command) => inputs.push(job_input(cfg, job, command, media)),
+            Ok(command) => inputs.push(job_input(cfg, job, command, media, check)),
             Err(e) => failed.push((job.clone(), JobStatus::Failed(JobFailure::of(&e)))),
         }
     }
@@ -274,6 +284,7 @@ fn job_input<'a>(
     job: &'a Job,
     command: WorkerCommand,
     media: &'a Media,
+    check: Option<&Check>,
 ) -> JobInput<'a> {
     JobInput {
         cfg,
@@ -281,6 +292,7 @@ fn job_input<'a>(
         command,
         paths: &media.paths,
         dataset: media.info.clone(),
+        equivalence: check.map(|c| crate::equivalence::in_run::summary(c, &job.library)),
     }
 }
 

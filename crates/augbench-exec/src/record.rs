@@ -248,6 +248,7 @@ fn metadata(
         run_config: serde_json::to_value(cfg).unwrap_or_default(),
         pipeline: (input.job.mode == Mode::Pipeline)
             .then(|| crate::pipeline::info(input, hello, device)),
+        equivalence: input.equivalence.clone(),
     }
 }
 

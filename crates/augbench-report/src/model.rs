@@ -140,6 +140,9 @@ pub struct Source {
     pub library_versions: BTreeMap<String, String>,
     pub benchmark_params: serde_json::Value,
     pub thread_settings: serde_json::Value,
+    /// The run's equivalence check as this file's library saw it (our result files of a run
+    /// with `execution.check_equivalence`; absent otherwise).
+    pub equivalence: Option<augbench_core::equivalence::EquivalenceSummary>,
 }
 
 /// Everything loaded: rows, their sources, and warnings worth showing (NaN/zero values, …).

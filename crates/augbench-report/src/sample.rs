@@ -135,6 +135,7 @@ fn metadata(scenario: &str, mode: Mode, library: &str, version: &str, media: Med
         library: library.into(),
         device: Device::Cpu.to_string(),
         pipeline: None,
+        equivalence: None,
         benchmark_params: params(media, mode),
         run_config: serde_json::json!({}),
     }

@@ -112,3 +112,109 @@ fn pipeline_group_marks_its_ceiling_row() {
         "page.css styles the ceiling row"
     );
 }
+
+/// `library`'s summary of a check where Grayscale is a known difference of `image` and
+/// HorizontalFlip mismatches in `pillow`, against albumentationsx.
+fn equivalence_of(library: &str) -> augbench_core::equivalence::EquivalenceSummary {
+    use augbench_core::equivalence::{Diff, EquivalenceSummary, TransformEquivalence, Verdict};
+    let line = |verdict, library_verdict, diff, note: &str| TransformEquivalence {
+        class: "exact".into(),
+        reference: Some("albumentationsx".into()),
+        verdict,
+        library_verdict,
+        diff,
+        note: note.into(),
+    };
+    let off = Diff {
+        max_abs: 9,
+        mean_abs: 0.5,
+        psnr: Some(31.25),
+    };
+    let (flip, gray) = match library {
+        "pillow" => (
+            line(
+                Verdict::Mismatch,
+                Verdict::Mismatch,
+                Some(off),
+                "outside tolerance",
+            ),
+            line(
+                Verdict::KnownDifference,
+                Verdict::Ok,
+                Some(Diff::IDENTICAL),
+                "",
+            ),
+        ),
+        "image" => (
+            line(Verdict::Mismatch, Verdict::Ok, Some(Diff::IDENTICAL), ""),
+            line(
+                Verdict::KnownDifference,
+                Verdict::KnownDifference,
+                Some(off),
+                "Rec. 709 <luma>",
+            ),
+        ),
+        _ => (
+            line(Verdict::Mismatch, Verdict::Ok, None, "reference"),
+            line(Verdict::KnownDifference, Verdict::Ok, None, "reference"),
+        ),
+    };
+    EquivalenceSummary {
+        file: "equivalence.json".into(),
+        inputs: vec![[500, 375], [333, 251]],
+        libraries: vec!["albumentationsx".into(), "image".into(), "pillow".into()],
+        transforms: [
+            ("HorizontalFlip".to_string(), flip),
+            ("Grayscale".to_string(), gray),
+        ]
+        .into_iter()
+        .collect(),
+    }
+}
+
+#[test]
+fn the_equivalence_check_is_a_table_with_mismatches_highlighted_and_known_differences_noted() {
+    assert!(!report().contains("Same work?"), "no check, no table");
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<_> = ["albumentationsx", "image", "pillow"]
+        .iter()
+        .map(|lib| {
+            let mut f = augbench_report::sample::result_file(
+                "image-rgb",
+                augbench_core::Mode::Micro,
+                lib,
+                "1",
+                &[
+                    ("HorizontalFlip", augbench_report::sample::runs(900.0)),
+                    ("Grayscale", augbench_report::sample::runs(500.0)),
+                ],
+            );
+            f.metadata.equivalence = Some(equivalence_of(lib));
+            f
+        })
+        .collect();
+    common::write_all(dir.path(), &files);
+    let data = load_paths(&[dir.path().to_path_buf()]).unwrap();
+    let page = html::render(&data, &TableOptions::default()).unwrap();
+    let at = page
+        .find("<h3>Same work? (equivalence check)</h3>")
+        .expect("the table");
+    let section = &page[at..page[at..].find("</ol>").map_or(page.len(), |e| at + e)];
+    for needle in [
+        "2 lossless RGB check images (500×375, 333×251)",
+        "<th>Transform</th><th>Class</th><th>Verdict</th><th>albumentationsx</th><th>image</th><th>pillow</th>",
+        "<td class=\"eq-mismatch\">MISMATCH (reference albumentationsx)</td>",
+        "<td class=\"eq-mismatch\" title=\"outside tolerance\">MISMATCH · max 9 · 31.2 dB</td>",
+        "<td class=\"eq-ok\" title=\"\">ok · max 0 · inf dB</td>",
+        "<td class=\"eq-ok\" title=\"reference\">reference</td>",
+        "known difference · max 9 · 31.2 dB [1]</td>",
+        "<li><b>Grayscale</b>, image: Rec. 709 &lt;luma&gt;</li>",
+    ] {
+        assert!(section.contains(needle), "lacks {needle:?} in:\n{section}");
+    }
+    assert!(
+        page.contains("td.eq-mismatch {"),
+        "page.css highlights mismatches"
+    );
+    assert!(!page.contains("<luma>"), "notes are escaped");
+}

@@ -144,6 +144,7 @@ fn metadata(
         benchmark_params: benchmark_params(cfg, lane.job, clips, schedule),
         run_config: serde_json::to_value(cfg).unwrap_or_default(),
         pipeline: None,
+        equivalence: None,
     }
 }
 

@@ -1,8 +1,10 @@
 //! `augbench check equivalence`, the running side: writes the check's input images (lossless PNG,
 //! one with odd width and height, so every decoder agrees), starts each library's worker, and
 //! asks it to `emit` each transform's outputs (deterministic ones once, random ones under two
-//! seeds). The verdicts are computed in [`verdict`] from what was collected here.
+//! seeds). The verdicts are computed in [`verdict`] from what was collected here; [`in_run`]
+//! runs the same check inside `augbench run`.
 
+pub mod in_run;
 pub mod verdict;
 
 use std::collections::BTreeMap;
@@ -61,12 +63,29 @@ pub fn write_inputs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         .collect()
 }
 
+/// The whole check for these libraries and transforms, in a scratch folder: writes the inputs,
+/// collects every output and judges them. `refresh`: re-resolve the Python environments' locks
+/// (as the run does, so the check and the timing use the same environment).
+pub fn run_check(
+    libraries: &[String],
+    transforms: &[String],
+    refresh: bool,
+    mp: &MultiProgress,
+) -> anyhow::Result<Check> {
+    let scratch = tempfile::tempdir().context("creating a scratch folder for the check")?;
+    let inputs = write_inputs(scratch.path())?;
+    let out = scratch.path().join("out");
+    let produced = collect(libraries, transforms, &inputs, &out, refresh, mp)?;
+    Ok(verdict::judge(transforms, &produced, &INPUT_SIZES))
+}
+
 /// Every library's outputs for every transform: `library → transform → Produced`.
 pub fn collect(
     libraries: &[String],
     transforms: &[String],
     inputs: &[PathBuf],
     scratch: &Path,
+    refresh: bool,
     mp: &MultiProgress,
 ) -> anyhow::Result<BTreeMap<String, BTreeMap<String, Produced>>> {
     let mut all = BTreeMap::new();
@@ -76,7 +95,7 @@ pub fn collect(
             format!("Equivalence ({library})"),
             transforms.len() as u64,
         );
-        let produced = match start(library, inputs, mp) {
+        let produced = match start(library, inputs, refresh, mp) {
             Ok(mut worker) => {
                 let dir = scratch.join(library);
                 std::fs::create_dir_all(&dir)
@@ -104,8 +123,13 @@ pub fn collect(
 }
 
 /// Starts `library`'s worker and loads the inputs on the CPU.
-fn start(library: &str, inputs: &[PathBuf], mp: &MultiProgress) -> anyhow::Result<Worker> {
-    let cmd = command(library, mp)?;
+fn start(
+    library: &str,
+    inputs: &[PathBuf],
+    refresh: bool,
+    mp: &MultiProgress,
+) -> anyhow::Result<Worker> {
+    let cmd = command(library, refresh, mp)?;
     let mut worker = Worker::spawn(&cmd, policy::STDERR_TAIL_LINES)?;
     let timeout = timeout();
     worker
@@ -133,14 +157,14 @@ fn start(library: &str, inputs: &[PathBuf], mp: &MultiProgress) -> anyhow::Resul
     Ok(worker)
 }
 
-fn command(library: &str, mp: &MultiProgress) -> anyhow::Result<WorkerCommand> {
+fn command(library: &str, refresh: bool, mp: &MultiProgress) -> anyhow::Result<WorkerCommand> {
     let info = Matrix::get()
         .library(library)
         .with_context(|| format!("`{library}` is not in the support matrix"))?;
     match info.backend {
         Backend::NativeWorker => crate::orchestrate::native_command(library),
         Backend::PythonWorker => {
-            let env = crate::env::ensure(&info.env_group, false, Some(mp))?;
+            let env = crate::env::ensure(&info.env_group, refresh, Some(mp))?;
             crate::env::python_worker_command(&env, library, None)
         }
         Backend::DaliPipeline => anyhow::bail!("{library} has no micro worker to check"),

@@ -6,29 +6,14 @@
 use std::collections::BTreeMap;
 
 use augbench_core::Registry;
-use augbench_core::equivalence::{self, Diff, EquivalenceSpec, Pixels};
+pub use augbench_core::equivalence::Verdict;
+use augbench_core::equivalence::{
+    self, Diff, EquivalenceSpec, EquivalenceSummary, Pixels, TransformEquivalence,
+};
 use augbench_core::registry::OutputRule;
 use serde::{Deserialize, Serialize};
 
 use super::{Output, Produced};
-
-/// What the check concluded, per library pair or per transform.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// Within tolerance (deterministic), or statistics as expected (random).
-    Ok,
-    /// Outside tolerance, or a shape that breaks the registry's rule.
-    Mismatch,
-    /// Outside tolerance, but explained in the spec's `known_differences` (reported, not failed).
-    KnownDifference,
-    /// A random transform gave the same outputs under two seeds (reported, not failed).
-    SameForSeeds,
-    /// Only one library produced an output: nothing to compare with.
-    Alone,
-    Unsupported,
-    Error,
-}
 
 /// One library's line for one transform.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -38,7 +23,7 @@ pub struct PairVerdict {
     /// Against the reference (deterministic transforms; absent for the reference itself).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<Diff>,
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
 }
 
@@ -53,10 +38,13 @@ pub struct TransformCheck {
     pub libraries: Vec<PairVerdict>,
 }
 
-/// The whole check: inputs (width × height) and one entry per transform.
+/// The whole check: inputs (width × height), the libraries it ran, and one entry per transform.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Check {
     pub inputs: Vec<[u32; 2]>,
+    /// Absent in checks written before it was recorded.
+    #[serde(default)]
+    pub libraries: Vec<String>,
     pub transforms: Vec<TransformCheck>,
 }
 
@@ -66,6 +54,52 @@ impl Check {
         self.transforms
             .iter()
             .any(|t| t.verdict == Verdict::Mismatch)
+    }
+
+    /// The transforms that mismatched, in order.
+    pub fn mismatches(&self) -> Vec<&str> {
+        self.transforms
+            .iter()
+            .filter(|t| t.verdict == Verdict::Mismatch)
+            .map(|t| t.transform.as_str())
+            .collect()
+    }
+
+    /// Whether this check ran exactly these libraries (any order) and transforms (in order).
+    pub fn covers(&self, libraries: &[String], transforms: &[String]) -> bool {
+        let mut mine = self.libraries.clone();
+        let mut theirs = libraries.to_vec();
+        mine.sort();
+        theirs.sort();
+        let names: Vec<&String> = self.transforms.iter().map(|t| &t.transform).collect();
+        mine == theirs && names == transforms.iter().collect::<Vec<_>>()
+    }
+
+    /// What `library`'s result file records: per transform, the verdict and its own line;
+    /// `file` is where the whole check was written (relative to the output folder).
+    pub fn summary_for(&self, library: &str, file: &str) -> EquivalenceSummary {
+        let transforms = self
+            .transforms
+            .iter()
+            .filter_map(|t| {
+                let line = t.libraries.iter().find(|l| l.library == library)?;
+                let entry = TransformEquivalence {
+                    class: t.class.clone(),
+                    reference: t.reference.clone(),
+                    verdict: t.verdict,
+                    library_verdict: line.verdict,
+                    diff: line.diff,
+                    note: line.note.clone(),
+                };
+                Some((t.transform.clone(), entry))
+            })
+            .collect();
+        EquivalenceSummary {
+            file: file.to_string(),
+            inputs: self.inputs.clone(),
+            libraries: self.libraries.clone(),
+            transforms,
+        }
     }
 }
 
@@ -91,6 +125,7 @@ pub fn judge(
         .collect();
     Check {
         inputs: inputs.iter().map(|&(w, h)| [w, h]).collect(),
+        libraries: produced.keys().cloned().collect(),
         transforms: checks,
     }
 }
@@ -333,15 +368,7 @@ pub fn summary(check: &Check) -> String {
 }
 
 pub fn verdict_word(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Ok => "ok",
-        Verdict::Mismatch => "MISMATCH",
-        Verdict::SameForSeeds => "same for two seeds",
-        Verdict::KnownDifference => "known difference",
-        Verdict::Alone => "one library only",
-        Verdict::Unsupported => "unsupported",
-        Verdict::Error => "error",
-    }
+    v.word()
 }
 
 fn short(note: &str) -> String {
@@ -416,6 +443,7 @@ mod tests {
         assert_eq!(line(&c, "imageproc").verdict, Verdict::Unsupported);
         let check = Check {
             inputs: vec![],
+            libraries: vec![],
             transforms: vec![c],
         };
         assert!(check.mismatched());

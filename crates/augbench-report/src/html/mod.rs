@@ -3,6 +3,7 @@
 //! versions, then per group the sortable table, footer, run parameters, plots and what failed.
 
 mod context;
+mod equivalence;
 
 use std::fmt::Write;
 
@@ -121,6 +122,7 @@ fn group(out: &mut String, data: &Dataset, t: &Table) -> anyhow::Result<()> {
     );
     results_table(out, t);
     footer_table(out, t);
+    equivalence::table(out, data, t);
     context::params(out, data, t);
     for chart in plot::charts(t) {
         let _ = writeln!(

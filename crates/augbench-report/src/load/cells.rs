@@ -168,5 +168,6 @@ fn source(c: &BenchCell, path: &Path) -> Source {
             "channels": c.channels, "scope": c.scope, "thread_policy": c.thread_policy,
         }),
         thread_settings: json!({ "thread_policy": c.thread_policy }),
+        equivalence: None,
     }
 }

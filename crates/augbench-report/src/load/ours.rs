@@ -98,6 +98,7 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
         library_versions: m.library_versions.clone(),
         benchmark_params: serde_json::to_value(&m.benchmark_params).unwrap_or_default(),
         thread_settings: serde_json::to_value(&m.thread_settings).unwrap_or_default(),
+        equivalence: m.equivalence.clone(),
     };
     Ok(Dataset {
         rows,

@@ -78,6 +78,7 @@ pub fn load(path: &Path, v: &Value) -> Dataset {
         library_versions: versions,
         benchmark_params: params,
         thread_settings: meta.get("thread_settings").cloned().unwrap_or(Value::Null),
+        equivalence: None,
     };
     Dataset {
         rows,

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use augbench_core::equivalence::SCENARIO;
 use augbench_core::{Matrix, Mode, Registry, UsageError};
 use augbench_exec::equivalence;
 use indicatif::MultiProgress;
@@ -31,8 +32,6 @@ pub struct EquivalenceArgs {
     pub json: Option<PathBuf>,
 }
 
-const SCENARIO: &str = "image-rgb";
-
 pub fn run(cmd: CheckCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         CheckCommand::Equivalence(a) => equivalence_cmd(a),
@@ -42,7 +41,8 @@ pub fn run(cmd: CheckCommand) -> anyhow::Result<ExitCode> {
 fn equivalence_cmd(a: EquivalenceArgs) -> anyhow::Result<ExitCode> {
     let libraries = libraries(&a.libraries)?;
     let transforms = transforms(&a.transforms)?;
-    let check = run_check(&libraries, &transforms)?;
+    // The standalone check reuses locked environments as they are (no re-resolution).
+    let check = equivalence::run_check(&libraries, &transforms, false, &MultiProgress::new())?;
     print!("{}", equivalence::verdict::table(&check));
     println!();
     print!("{}", equivalence::verdict::summary(&check));
@@ -56,28 +56,6 @@ fn equivalence_cmd(a: EquivalenceArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// Runs the check for these libraries and transforms in a scratch folder.
-pub fn run_check(
-    libraries: &[String],
-    transforms: &[String],
-) -> anyhow::Result<equivalence::Check> {
-    let scratch = tempfile::tempdir().context("creating a scratch folder for the check")?;
-    let inputs = equivalence::write_inputs(scratch.path())?;
-    let mp = MultiProgress::new();
-    let produced = equivalence::collect(
-        libraries,
-        transforms,
-        &inputs,
-        &scratch.path().join("out"),
-        &mp,
-    )?;
-    Ok(equivalence::verdict::judge(
-        transforms,
-        &produced,
-        &equivalence::INPUT_SIZES,
-    ))
 }
 
 fn libraries(given: &[String]) -> anyhow::Result<Vec<String>> {

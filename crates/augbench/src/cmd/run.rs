@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use augbench_core::{Media, Mode, policy};
+use augbench_exec::equivalence::in_run;
 use augbench_exec::orchestrate::{self, JobStatus, RunReport};
 use augbench_exec::run_lock::RunLock;
 use indicatif::MultiProgress;
@@ -62,11 +63,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     let mp = MultiProgress::new();
     let media = orchestrate::prepare_media(&cfg, &mp)?;
+    let check = equivalence_check(&plan, &mp)?;
     let decode = cfg.selection.mode == Some(Mode::Decode);
     let report = if decode {
         augbench_exec::decode::run(&plan, &media, &mp, &stop)?
     } else {
-        orchestrate::execute(&plan, &media, &mp, &stop)
+        orchestrate::execute(&plan, &media, check.as_ref(), &mp, &stop)
     };
     super::run_cells::append(&cfg, &report)?;
     if decode {
@@ -78,7 +80,33 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             cfg.selection.media.unwrap_or(Media::Image),
         );
     }
+    if let Some(check) = &check {
+        println!("{}", in_run::summary_line(check, &report.out_dir));
+    }
     Ok(exit_code(&report))
+}
+
+/// With `execution.check_equivalence`: the check, before any timing, its table printed. A
+/// mismatch is reported (here and in the summary) and does not fail the run: the timings stay
+/// valid measurements of what each library does; `augbench check equivalence` is the gate.
+fn equivalence_check(
+    plan: &augbench_core::plan::Plan,
+    mp: &MultiProgress,
+) -> anyhow::Result<Option<augbench_exec::equivalence::Check>> {
+    let Some(check) = in_run::for_run(plan, mp)? else {
+        return Ok(None);
+    };
+    mp.suspend(|| {
+        println!("Equivalence check (before timing; not timed)");
+        print!("{}", augbench_exec::equivalence::verdict::table(&check));
+        if check.mismatched() {
+            eprintln!(
+                "warning: the equivalence check found a MISMATCH in {}: those rows may not compare the same work",
+                check.mismatches().join(", ")
+            );
+        }
+    });
+    Ok(Some(check))
 }
 
 /// Decoders: clips/s and frames/s per decoder, then where each file went.
