@@ -14,7 +14,8 @@ use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, String
 use crate::error::{CellsError, Location, Result};
 use crate::io::{self, Format};
 use crate::schema::{
-    BENCH_CARD, BENCH_FIXED, BENCH_FORM, BENCH_METRICS, ColumnType, bench_schema, metric_col,
+    BENCH_CARD, BENCH_FIXED, BENCH_FORM, BENCH_MEDIA, BENCH_METRICS, ColumnType, bench_schema,
+    metric_col,
 };
 use crate::table::CellTable;
 
@@ -166,6 +167,8 @@ pub struct BenchCell {
     pub metrics: BenchMetrics,
     pub card: CellCard,
     pub form: OutputForm,
+    /// Video: frames per clip (`BENCH_MEDIA`); `None` for images and logs written before it.
+    pub clip_length: Option<u64>,
 }
 
 impl BenchCell {
@@ -308,6 +311,12 @@ pub fn to_table(cells: &[BenchCell]) -> CellTable {
     }
     cols.extend(card_columns(cells));
     cols.extend(form_columns(cells));
+    cols.push(Arc::new(
+        cells
+            .iter()
+            .map(|c| c.clip_length.map(|n| i64::try_from(n).unwrap_or(i64::MAX)))
+            .collect::<Int64Array>(),
+    ));
     // Every column was built from the same cells with the schema's types.
     let batches = RecordBatch::try_new(schema.clone(), cols)
         .map(|b| vec![b])
@@ -389,6 +398,7 @@ pub fn from_table(table: &CellTable, path: &Path) -> Result<Vec<BenchCell>> {
     let idx = column_indices(table, path)?;
     let card = optional_indices(table, path, BENCH_CARD)?;
     let form = optional_indices(table, path, BENCH_FORM)?;
+    let media = optional_indices(table, path, BENCH_MEDIA)?;
     let mut out = Vec::with_capacity(table.num_rows());
     let mut row0 = 0u64;
     for batch in table.batches() {
@@ -397,6 +407,7 @@ pub fn from_table(table: &CellTable, path: &Path) -> Result<Vec<BenchCell>> {
             idx: &idx,
             card: &card,
             form: &form,
+            media: &media,
             path,
             row0,
         };
@@ -473,6 +484,8 @@ struct View<'a> {
     card: &'a [Option<usize>],
     /// Positions of the `BENCH_FORM` columns, likewise.
     form: &'a [Option<usize>],
+    /// Positions of the `BENCH_MEDIA` columns, likewise.
+    media: &'a [Option<usize>],
     path: &'a Path,
     row0: u64,
 }
@@ -554,7 +567,29 @@ impl View<'_> {
             metrics: BenchMetrics::from_values(metrics),
             card: self.card_of(r),
             form: self.form_of(r)?,
+            clip_length: self.clip_length_of(r)?,
         })
+    }
+
+    fn clip_length_of(&self, r: usize) -> Result<Option<u64>> {
+        let Some(i) = self.media[0] else {
+            return Ok(None);
+        };
+        let a = self.batch.column(i).as_primitive::<Int64Type>();
+        if !a.is_valid(r) {
+            return Ok(None);
+        }
+        let v = a.value(r);
+        match u64::try_from(v) {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(CellsError::BadValue {
+                path: self.path.to_path_buf(),
+                at: Location::Row(self.row0 + r as u64 + 1),
+                column: BENCH_MEDIA[0].0.to_string(),
+                expected: "frames per clip (a whole number >= 1) or null",
+                found: v.to_string(),
+            }),
+        }
     }
 
     fn form_of(&self, r: usize) -> Result<OutputForm> {

@@ -28,6 +28,12 @@ pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) ->
     // report row) with the per-item numbers.
     let library = regime_label(&m.library, p.micro_batch);
     let machine = cell_card(m.system_info.card.as_ref());
+    let clip_length = m
+        .dataset
+        .clips
+        .as_ref()
+        .map(|c| c.clip_length)
+        .or_else(|| m.pipeline.as_ref().and_then(|p| p.clip_length));
     let cells: Vec<BenchCell> = file
         .results
         .iter()
@@ -65,6 +71,7 @@ pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) ->
                 contiguous: r.output_contiguous,
                 force_share: r.force_share,
             },
+            clip_length: r.decode.as_ref().map(|d| d.clip_length).or(clip_length),
         })
         .collect();
     let paired: Vec<BenchCell> = cells

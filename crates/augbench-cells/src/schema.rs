@@ -156,6 +156,11 @@ pub const BENCH_FORM: &[(&str, ColumnType)] = &[
     ("force_share", ColumnType::Float64),
 ];
 
+/// Media column of a benchmark cell, after the output form: `clip_length` is the frames per clip
+/// of a video row (what its frames/s multiplies by), null for images. Written always, read when
+/// present (logs written before it lack it, and their video rows show no frames/s).
+pub const BENCH_MEDIA: &[(&str, ColumnType)] = &[("clip_length", ColumnType::Int64)];
+
 /// Metric names of a benchmark cell, in column order (each becomes `metric:<name>`).
 pub const BENCH_METRICS: &[&str] = &[
     "median",
@@ -229,6 +234,7 @@ pub fn known_type(column: &str) -> Option<ColumnType> {
         .chain(BENCH_FIXED)
         .chain(BENCH_CARD)
         .chain(BENCH_FORM)
+        .chain(BENCH_MEDIA)
         .find(|(n, _)| *n == column)
         .map(|(_, t)| *t)
 }
@@ -255,6 +261,7 @@ pub fn bench_schema() -> SchemaRef {
     let card = BENCH_CARD
         .iter()
         .chain(BENCH_FORM)
+        .chain(BENCH_MEDIA)
         .map(|(n, t)| Field::new(*n, t.arrow(), true));
     Arc::new(Schema::new(
         fixed.chain(metrics).chain(card).collect::<Vec<_>>(),

@@ -2,7 +2,7 @@
 //! replaces rows with the same key instead of duplicating them, and the file reads in order.
 
 use augbench_cells::bench::{BenchCell, BenchMetrics, append_bench_cells, read_bench_cells};
-use augbench_cells::schema::{BENCH_CARD, BENCH_FIXED, BENCH_FORM, BENCH_METRICS};
+use augbench_cells::schema::{BENCH_CARD, BENCH_FIXED, BENCH_FORM, BENCH_MEDIA, BENCH_METRICS};
 
 fn result(transform: &str, median: f64) -> BenchCell {
     BenchCell {
@@ -41,6 +41,7 @@ fn result(transform: &str, median: f64) -> BenchCell {
         },
         card: Default::default(),
         form: Default::default(),
+        clip_length: None,
     }
 }
 
@@ -87,7 +88,11 @@ fn the_file_has_the_fixed_columns_a_list_column_and_the_metric_columns() {
     let names = table.column_names();
     assert_eq!(
         names.len(),
-        BENCH_FIXED.len() + BENCH_METRICS.len() + BENCH_CARD.len() + BENCH_FORM.len()
+        BENCH_FIXED.len()
+            + BENCH_METRICS.len()
+            + BENCH_CARD.len()
+            + BENCH_FORM.len()
+            + BENCH_MEDIA.len()
     );
     assert_eq!(names[BENCH_FIXED.len()], "metric:median");
     let tp = table.column_index("throughputs").unwrap();

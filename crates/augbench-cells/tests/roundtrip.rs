@@ -161,10 +161,11 @@ fn bench_cell() -> impl Strategy<Value = BenchCell> {
         (
             proptest::option::of(any::<bool>()),
             proptest::option::of(0.0..=1.0f64),
+            proptest::option::of(1..64u64),
         ),
     )
         .prop_map(
-            |((lib, tr, ch, th), median, sha, (contiguous, force_share))| BenchCell {
+            |((lib, tr, ch, th), median, sha, (contiguous, force_share, clip_length))| BenchCell {
                 run_id: "r1".into(),
                 library: lib,
                 library_version: "1.0".into(),
@@ -201,6 +202,7 @@ fn bench_cell() -> impl Strategy<Value = BenchCell> {
                     contiguous,
                     force_share,
                 },
+                clip_length,
             },
         )
 }

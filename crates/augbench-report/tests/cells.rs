@@ -260,3 +260,61 @@ fn result_files_carry_the_output_form_and_rows_without_it_are_unmarked() {
         .unwrap();
     assert!(!md.contains('†'), "no view, no marker:\n{md}");
 }
+
+#[test]
+fn video_cells_give_frames_from_their_own_clip_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("cells.parquet");
+    let video = |library: &str, clip_length: Option<u64>| {
+        let mut c = cell(library, "HorizontalFlip", 10.0, "r1", "t");
+        c.scenario = "video-16f".into();
+        c.media = "video".into();
+        c.clip_length = clip_length;
+        c
+    };
+    // An 8-frame run of the 16-frame scenario (`--clip-length 8`), and a row of an older log.
+    append_bench_cells(
+        &log,
+        &[video("kornia", Some(8)), video("torchvision", None)],
+    )
+    .unwrap();
+    let data = load_paths(&[log]).unwrap();
+    let frames = |library: &str| {
+        let row = data.rows.iter().find(|r| r.library == library).unwrap();
+        row.frames_per_sec()
+    };
+    assert_eq!(frames("kornia"), Some(80.0));
+    assert_eq!(frames("torchvision"), None, "no clip length: no frames/s");
+}
+
+#[test]
+fn a_video_result_file_gives_its_cells_the_clip_length_it_ran_with() {
+    use augbench_cells::from_results::cells_from_results;
+    use augbench_core::Mode;
+    use augbench_core::results::ClipsInfo;
+    use augbench_report::sample::{result_file, runs};
+    let mut f = result_file(
+        "video-16f",
+        Mode::Micro,
+        "kornia",
+        "0.9.0",
+        &[("Resize", runs(20.0))],
+    );
+    f.metadata.dataset.clips = Some(ClipsInfo {
+        clip_length: 8,
+        sampling_rule: "linspace-floor-repeat-last/v1".into(),
+        decoder: "opencv".into(),
+        cache: "clips".into(),
+    });
+    let cells = cells_from_results(&f, "run-1", &augbench_cells::SystemCard::default());
+    assert_eq!(cells[0].clip_length, Some(8));
+    let image = result_file(
+        "image-rgb",
+        Mode::Micro,
+        "kornia",
+        "0.9.0",
+        &[("Resize", runs(20.0))],
+    );
+    let cells = cells_from_results(&image, "run-1", &augbench_cells::SystemCard::default());
+    assert_eq!(cells[0].clip_length, None);
+}

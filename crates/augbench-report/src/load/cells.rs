@@ -7,7 +7,7 @@ use std::path::Path;
 
 use augbench_cells::{BenchCell, CellsError, PAIRED_SCOPE, parse_paired_label, read_bench_cells};
 use augbench_core::results::Status;
-use augbench_core::{Matrix, Media, policy};
+use augbench_core::{Media, policy};
 use serde_json::json;
 
 use crate::model::{Dataset, GroupKey, PairedRatio, Row, Source};
@@ -118,10 +118,8 @@ fn row(c: &BenchCell, path: &Path, warnings: &mut Vec<String>) -> Row {
         ));
     }
     let k = key(c);
-    // Cells record no clip length: a video cell's frames are its scenario's.
-    let clip_length = (media == Media::Video)
-        .then(|| Matrix::get().scenario(&c.scenario)?.clip_length)
-        .flatten();
+    // A video cell's frames per clip, as measured (logs written before the column show no frames/s).
+    let clip_length = c.clip_length.filter(|_| media == Media::Video);
     Row {
         scenario: k.scenario,
         mode: k.mode,
