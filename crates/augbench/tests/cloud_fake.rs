@@ -207,11 +207,20 @@ fn detached_submit_then_status_then_fetch_twice_matches_a_local_run() {
             .len()
     };
     assert_eq!(rows(&env.out()), rows(&local), "same cells as a local run");
+    // The output folder itself, as after a local run: the fetched per-task copies under `cloud/`
+    // are not read a second time.
+    for results in [env.out(), env.out().join("cells.parquet")] {
+        env.augbench()
+            .args(["report", "--results"])
+            .arg(&results)
+            .arg("--out")
+            .arg(env.root.join("report.html"))
+            .assert()
+            .success();
+    }
     env.augbench()
-        .args(["report", "--results"])
-        .arg(env.out().join("cells.parquet"))
-        .arg("--out")
-        .arg(env.root.join("report.html"))
+        .arg("compare")
+        .arg(env.out())
         .assert()
         .success();
 }

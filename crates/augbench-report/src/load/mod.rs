@@ -118,12 +118,23 @@ fn collect_results(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
             .with_context(|| format!("reading folder {}", dir.display()))?
             .path();
         if path.is_dir() {
-            collect_results(&path, out)?;
+            if !is_cloud_copy(dir, &path) {
+                collect_results(&path, out)?;
+            }
         } else if path.to_string_lossy().ends_with(RESULTS_SUFFIX) {
             out.push(path);
         }
     }
     Ok(())
+}
+
+/// A cloud run's own folder (`cloud/` beside `cloud_run.json`): the per-task copies that
+/// `augbench cloud fetch` already merged into the result files above it, so reading them as well
+/// would count every row twice.
+fn is_cloud_copy(parent: &Path, path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n == augbench_core::naming::CLOUD_DIR)
+        && augbench_core::naming::cloud_run(parent).is_file()
 }
 
 /// Reads one result JSON: ours (has `metadata.format_version`) or the reference format.
