@@ -71,6 +71,17 @@ impl RunReport {
             .any(|(_, s)| matches!(s, JobStatus::Interrupted(_)))
     }
 
+    /// The result files the run wrote: finished jobs and interrupted ones (their finished rows).
+    pub fn written(&self) -> Vec<&ResultFile> {
+        self.jobs
+            .iter()
+            .filter_map(|(_, s)| match s {
+                JobStatus::Finished(f) | JobStatus::Interrupted(f) => Some(f),
+                JobStatus::Failed(_) => None,
+            })
+            .collect()
+    }
+
     pub fn failed(&self) -> bool {
         self.jobs
             .iter()

@@ -111,14 +111,7 @@ fn equivalence_check(
 
 /// Decoders: clips/s and frames/s per decoder, then where each file went.
 fn print_decode_summary(report: &RunReport) {
-    let files: Vec<_> = report
-        .jobs
-        .iter()
-        .filter_map(|(_, s)| match s {
-            JobStatus::Finished(f) | JobStatus::Interrupted(f) => Some(f),
-            JobStatus::Failed(_) => None,
-        })
-        .collect();
+    let files = report.written();
     if !files.is_empty() {
         println!("\n{}", augbench_exec::decode::summary_table(&files));
     }
@@ -126,14 +119,7 @@ fn print_decode_summary(report: &RunReport) {
 }
 
 fn print_summary(report: &RunReport, jobs: &[augbench_core::plan::Job], media: Media) {
-    let files: Vec<_> = report
-        .jobs
-        .iter()
-        .filter_map(|(_, s)| match s {
-            JobStatus::Finished(f) | JobStatus::Interrupted(f) => Some(f),
-            JobStatus::Failed(_) => None,
-        })
-        .collect();
+    let files = report.written();
     let order = jobs
         .first()
         .map(|j| j.transforms.clone())
@@ -141,10 +127,7 @@ fn print_summary(report: &RunReport, jobs: &[augbench_core::plan::Job], media: M
     let clip_length = (media == Media::Video).then(|| video_clip_length(&files));
     let noun = augbench_exec::summary::unit(media);
     // A pipeline number is only meaningful with its loader shape: say it in the column head.
-    let unit = match report.jobs.iter().find_map(|(_, s)| match s {
-        JobStatus::Finished(f) | JobStatus::Interrupted(f) => f.metadata.pipeline.as_ref(),
-        JobStatus::Failed(_) => None,
-    }) {
+    let unit = match files.iter().find_map(|f| f.metadata.pipeline.as_ref()) {
         Some(p) => format!("{noun} (pipeline, w={}, b={})", p.workers, p.batch_size),
         None => noun.to_string(),
     };

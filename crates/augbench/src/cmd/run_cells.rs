@@ -3,19 +3,15 @@
 
 use augbench_cells::{SystemCard, append_bench_cells, cells_from_results};
 use augbench_core::{RunConfig, naming};
-use augbench_exec::orchestrate::{JobStatus, RunReport};
+use augbench_exec::orchestrate::RunReport;
 use sha2::{Digest, Sha256};
 
 pub fn append(cfg: &RunConfig, report: &RunReport) -> anyhow::Result<()> {
     let run_id = run_id(cfg);
     let card = SystemCard::detect();
     let cells: Vec<_> = report
-        .jobs
-        .iter()
-        .filter_map(|(_, s)| match s {
-            JobStatus::Finished(f) | JobStatus::Interrupted(f) => Some(f),
-            JobStatus::Failed(_) => None,
-        })
+        .written()
+        .into_iter()
         .flat_map(|f| cells_from_results(f, &run_id, &card))
         .filter(|c| !c.status.is_empty())
         .collect();
