@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Engine benchmarks of issue 3, item 7, as figures (never timed tests):
 #   (a) harness overhead and (b) protocol round trips: the criterion bench
-#       `cargo bench -p augbench-exec --bench harness`, spawning the release `augbench worker`;
+#       `cargo bench -p augbench-native --bench harness`, spawning the release `augbench worker`;
 #   (c) quickstart wall time and peak memory (/usr/bin/time -v), first-time (fresh AUGBENCH_CACHE,
 #       so the synthetic dataset is generated) and cached (same cache, second run).
 # Usage: scripts/bench_engine.sh [OUT_DIR]   (default: a new temp folder). Prints a markdown table;
@@ -30,7 +30,7 @@ BIN="$OUT/bin/augbench"
 step "(a)+(b) criterion bench: harness overhead and hello round trips"
 stamp bench
 CRITERION_HOME="$OUT/criterion" AUGBENCH_BIN="$BIN" AUGBENCH_BENCH_OUT="$OUT/rtt.json" \
-  cargo bench -p augbench-exec --bench harness 2>&1 | tee "$OUT/bench.log" >&2
+  cargo bench -p augbench-native --bench harness 2>&1 | tee "$OUT/bench.log" >&2
 
 step "(c) quickstart: first time (fresh cache) then cached"
 for run in first cached; do

@@ -21,13 +21,15 @@ import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 from . import guard
-from .adapters.base import _int_field
 from .protocol import CONTRACT, EXCEPTION, BadRequest, WorkerError
+from .protocol import int_field as _int_field
 
 # The recipe's output channels, identical in every library (checked on the first batch).
 CHANNELS = 3
 # A normalized batch has per-channel means near 0 and negative values (ImageNet statistics map
 # pixel 0 to about -2); un-normalized [0, 1] data never goes below 0, 0-255 data has means ≈ 110.
+# The native loader checks the same band (`MEAN_BAND`, augbench-native loader/batch.rs, whose test
+# reads this line and fails when the two differ).
 MEAN_BAND = 1.5
 THREAD_REPORT_WAIT_SEC = 5.0
 

@@ -51,6 +51,14 @@ class ShutdownRequested(Exception):
     """Raised by the handler after answering ``shutdown``."""
 
 
+def int_field(request: dict, key: str, minimum: int, default: int | None = None) -> int:
+    """The integer ``request[key]`` (``default`` when absent), at least ``minimum``; else ``BadRequest``."""
+    value = request.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise BadRequest(f'"{key}" must be an integer >= {minimum}, got {value!r}')
+    return value
+
+
 def claim_stdout() -> TextIO:
     """Keep the protocol on a duplicate of fd 1, then send fd 1 and ``sys.stdout`` to stderr.
 

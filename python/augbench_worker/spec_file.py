@@ -70,17 +70,34 @@ def _definition_lines(tree: ast.Module) -> dict[str, int]:
     return lines
 
 
+def library_line(source: str) -> tuple[int, str | None] | None:
+    """The ``LIBRARY`` line of a spec file's source: its 1-based number and the quoted name on it
+    (``None``: not a string literal). The coordinator reads it by the same rule before choosing the
+    environment (``library_line`` in augbench-exec); ``tests/fixtures/spec_library_cases.json``
+    states the rule and both sides test against its cases."""
+    for number, line in enumerate(source.split("\n"), start=1):
+        line = line.removesuffix("\r")
+        if not line.startswith("LIBRARY"):
+            continue
+        rest = line[len("LIBRARY") :].lstrip()
+        if not rest.startswith("="):
+            continue
+        value = rest[1:].strip()
+        quote = value[:1] if value[:1] in ("'", '"') else None
+        return number, (value[1:].split(quote)[0] if quote else None)
+    return None
+
+
 def declared_library(path: str, known: tuple[str, ...]) -> str:
     """``LIBRARY`` read from the source without running it (so threads can be pinned first)."""
-    _, tree = _parse(path)
-    choices = ", ".join(known)
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "LIBRARY" for t in node.targets):
-            value = node.value.value if isinstance(node.value, ast.Constant) else None
-            if value not in known:
-                raise SpecError(path, node.lineno, f"LIBRARY must be a string literal, one of {choices}")
-            return value
-    raise SpecError(path, None, 'LIBRARY is not defined; add a line such as LIBRARY = "albumentationsx"')
+    source, _ = _parse(path)
+    found = library_line(source)
+    if found is None:
+        raise SpecError(path, None, 'LIBRARY is not defined; add a line such as LIBRARY = "albumentationsx"')
+    number, name = found
+    if name not in known:
+        raise SpecError(path, number, f"LIBRARY must be a string literal, one of {', '.join(known)}")
+    return name
 
 
 def _failing_line(path: str, exc: BaseException) -> int | None:

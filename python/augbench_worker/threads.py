@@ -8,6 +8,7 @@ its own runtime (OpenCV, torch) and everything applied is reported in ``hello.th
 from __future__ import annotations
 
 import os
+from typing import Any
 
 POLICY_VAR = "AUGBENCH_THREAD_POLICY"
 SINGLE = "single"
@@ -46,3 +47,19 @@ def apply_env(policy: str) -> dict[str, str]:
     for var in THREAD_ENV_VARS:
         report[var] = os.environ.get(var, "unset")
     return report
+
+
+def pin_torch(torch: Any, single: bool) -> dict[str, str]:
+    """Pin an imported ``torch`` module to one intra-op and one inter-op thread under ``single``;
+    return its thread counts now in effect. Takes the module so this file imports no library:
+    the torch adapters pass theirs, AlbumentationsX the one it imported itself."""
+    if single:
+        torch.set_num_threads(1)
+        try:
+            torch.set_num_interop_threads(1)
+        except RuntimeError:  # only settable before the first inter-op parallel work
+            pass
+    return {
+        "torch.num_threads": str(torch.get_num_threads()),
+        "torch.num_interop_threads": str(torch.get_num_interop_threads()),
+    }

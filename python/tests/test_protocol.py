@@ -274,3 +274,18 @@ def test_eof_ends_the_worker_cleanly(worker_factory) -> None:
     assert client.request("hello")["ok"]
     client.proc.stdin.close()
     assert client.proc.wait(timeout=60) == 0
+
+
+def test_the_library_line_follows_the_rule_shared_with_the_coordinator() -> None:
+    """The coordinator (Rust) runs the same cases: both read LIBRARY by one rule."""
+    import json
+    from pathlib import Path
+
+    from augbench_worker.spec_file import library_line
+
+    fixture = Path(__file__).parent / "fixtures" / "spec_library_cases.json"
+    cases = json.loads(fixture.read_text(encoding="utf-8"))["cases"]
+    assert len(cases) >= 10
+    for case in cases:
+        want = None if case["line"] is None else (case["line"], case["name"])
+        assert library_line(case["source"]) == want, case["why"]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use augbench_cells::io::parquet::read_batches_dictionary;
-use augbench_cells::io::rows::group_batches;
+use augbench_cells::rows::group_batches;
 use augbench_cells::{EvalCell, EvalLog, Format, GroupOptions, Grouper, read_table};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -11,6 +11,7 @@ pub mod group;
 pub mod io;
 pub mod merge;
 pub mod render;
+pub mod rows;
 pub mod schema;
 pub mod summary;
 pub mod system_card;

@@ -63,18 +63,8 @@ impl SystemCard {
 }
 
 fn host_cpu_ram() -> (Option<String>, Option<u64>, Option<f64>) {
-    let Ok(mut sys) = sysinfo::System::new() else {
-        return (None, None, None);
-    };
-    sys.refresh_cpu_list(sysinfo::CpuRefreshKind::nothing());
-    sys.refresh_memory();
-    let cpus = sys.cpus();
-    let name = cpus
-        .first()
-        .map(|c| c.brand().trim().to_string())
-        .filter(|s| !s.is_empty());
-    let cores = (!cpus.is_empty()).then_some(cpus.len() as u64);
-    let ram = sys.total_memory();
+    let (name, cpus, ram) = augbench_host::facts::cpu();
+    let cores = (cpus > 0).then_some(cpus as u64);
     (
         name,
         cores,

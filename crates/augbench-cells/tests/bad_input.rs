@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use augbench_cells::io::rows::group_file;
 use augbench_cells::merge::merge_files;
+use augbench_cells::rows::group_file;
 use augbench_cells::{CellsError, EvalLog, Format, GroupOptions, PreAggregated, read_table};
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use augbench_cells::io::rows::group_file;
+use augbench_cells::rows::group_file;
 use augbench_cells::schema::EVAL_FIXED;
 use augbench_cells::{CardSource, EvalLog, Format, GroupOptions};
 use serde_json::Value;

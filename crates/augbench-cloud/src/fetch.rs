@@ -11,7 +11,8 @@ use anyhow::Context;
 use augbench_cells::{BenchCell, append_bench_cells, read_bench_cells};
 use augbench_core::results::ResultFile;
 use augbench_core::{RunConfig, naming, policy};
-use augbench_exec::fsutil::write_atomic;
+use augbench_host::facts::last_lines;
+use augbench_host::fsutil::write_atomic;
 
 use crate::gcloud::{self, TaskStatus};
 use crate::record::CloudRun;
@@ -101,11 +102,7 @@ fn missing(index: u64, dir: &Path, state: Option<&TaskStatus>) -> Missing {
         None => "no DONE.json (Batch state unknown)".into(),
     };
     let log_tail = std::fs::read_to_string(dir.join("task.log"))
-        .map(|t| {
-            let lines: Vec<&str> = t.lines().collect();
-            let n = policy::STDERR_TAIL_LINES;
-            lines[lines.len().saturating_sub(n)..].join("\n")
-        })
+        .map(|t| last_lines(&t, policy::STDERR_TAIL_LINES))
         .unwrap_or_else(|_| "(no task log was uploaded)".into());
     Missing {
         index,

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use augbench_core::policy;
+use augbench_host::facts::last_lines;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::gcloud::{self, GcloudError, TaskStatus};
@@ -45,11 +46,7 @@ pub fn summary(tasks: &[TaskStatus]) -> String {
 pub fn log_tail(run: &CloudRun, index: u64) -> String {
     let uri = format!("{}/tasks/{index}/task.log", run.run_uri);
     match gcloud::run(&["storage", "cat", &uri]) {
-        Ok(text) => {
-            let lines: Vec<&str> = text.lines().collect();
-            let n = policy::STDERR_TAIL_LINES;
-            lines[lines.len().saturating_sub(n)..].join("\n")
-        }
+        Ok(text) => last_lines(&text, policy::STDERR_TAIL_LINES),
         Err(_) => format!("(no log at {uri})"),
     }
 }

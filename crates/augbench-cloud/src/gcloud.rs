@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use augbench_host::facts::last_lines;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -27,11 +28,6 @@ pub enum GcloudError {
     },
 }
 
-fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
 /// Runs `gcloud ARGS` and returns its stdout.
 pub fn run(args: &[&str]) -> Result<String, GcloudError> {
     let out = Command::new("gcloud")
@@ -44,7 +40,7 @@ pub fn run(args: &[&str]) -> Result<String, GcloudError> {
     Err(GcloudError::Failed {
         args: args.join(" "),
         code: out.status.code().unwrap_or(-1),
-        stderr: tail(&String::from_utf8_lossy(&out.stderr), ERROR_TAIL_LINES),
+        stderr: last_lines(&String::from_utf8_lossy(&out.stderr), ERROR_TAIL_LINES),
     })
 }
 

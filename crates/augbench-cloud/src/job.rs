@@ -151,10 +151,10 @@ fn env_groups(cfg: &RunConfig) -> Vec<String> {
         .flatten()
         .filter_map(|l| m.library(l))
         .map(|l| l.env_group_for(mode).to_string())
-        .filter(|g| augbench_exec::env::group_assets(g).is_some())
+        .filter(|g| augbench_env::group_assets(g).is_some())
         .collect();
     if cfg.selection.media == Some(augbench_core::Media::Video) {
-        groups.push(augbench_exec::env::VIDEO_DECODE_GROUP.to_string());
+        groups.push(augbench_env::VIDEO_DECODE_GROUP.to_string());
     }
     groups.sort();
     groups.dedup();

@@ -33,7 +33,7 @@ pub struct JobRecord {
 impl CloudRun {
     pub fn write(&self, out: &Path) -> anyhow::Result<()> {
         let json = serde_json::to_vec_pretty(self).context("encoding the cloud run record")?;
-        augbench_exec::fsutil::write_atomic(&naming::cloud_run(out), &json)
+        augbench_host::fsutil::write_atomic(&naming::cloud_run(out), &json)
     }
 
     pub fn read(out: &Path) -> anyhow::Result<CloudRun> {

@@ -7,7 +7,7 @@ use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use augbench_exec::media::{IMAGE_EXTENSIONS, VIDEO_EXTENSIONS};
+use augbench_media::{IMAGE_EXTENSIONS, VIDEO_EXTENSIONS};
 use sha2::{Digest, Sha256};
 
 /// Modification time stamped on every entry (2000-01-01T00:00:00Z): the archive never depends on

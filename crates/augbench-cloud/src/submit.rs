@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use augbench_core::{RunConfig, naming};
-use augbench_exec::fsutil::write_atomic;
+use augbench_host::fsutil::write_atomic;
 
 use crate::gcloud;
 use crate::job::{self, Layout, Submission};
@@ -52,7 +52,7 @@ pub fn run_name(cfg: &RunConfig, cell_run_id: &str) -> String {
 
 /// Stages the dataset when it is local and writes every file of the run under `<output>/cloud/`.
 pub fn prepare(cfg: &RunConfig, opts: &Options) -> anyhow::Result<Prepared> {
-    let out = augbench_exec::orchestrate::output_dir(cfg);
+    let out = augbench_core::naming::output_dir(cfg);
     let cloud_dir = naming::cloud_dir(&out);
     let results = cfg.output.gcs_results_uri.clone().unwrap_or_default();
     let layout = Layout::new(&results, &opts.run_name);
@@ -123,7 +123,7 @@ pub fn submit(cfg: &RunConfig, prepared: &Prepared, opts: &Options) -> anyhow::R
             shards: j.shards.clone(),
         });
     }
-    let out = augbench_exec::orchestrate::output_dir(cfg);
+    let out = augbench_core::naming::output_dir(cfg);
     let shown = out.display();
     let record = CloudRun {
         run_name: sub.layout.run_name.clone(),

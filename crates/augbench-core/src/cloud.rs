@@ -10,7 +10,7 @@ use crate::matrix::{Device, Media, Mode};
 use crate::plan;
 use crate::policy;
 use crate::recipe::Recipe;
-use crate::resolve::selected_transforms;
+use crate::selection::selected_transforms;
 
 type Check = Result<(), ConfigError>;
 

@@ -17,6 +17,7 @@ pub mod recipe;
 pub mod registry;
 pub mod resolve;
 pub mod results;
+pub mod selection;
 pub mod stats;
 pub mod text;
 pub mod validate;

@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::config::RunConfig;
 use crate::matrix::{Device, Mode};
+use crate::policy;
 
 pub const RESOLVED_CONFIG_FILE: &str = "resolved_config.yaml";
 pub const CELLS_FILE: &str = "cells.parquet";
@@ -15,6 +17,14 @@ pub const RUN_LOCK_FILE: &str = ".augbench-run.lock";
 pub const CLOUD_RUN_FILE: &str = "cloud_run.json";
 /// Local folder of a cloud run's files (job JSON, task script, shards, fetched tasks).
 pub const CLOUD_DIR: &str = "cloud";
+
+/// The run's output folder: `output.output_dir`, else the policy default.
+pub fn output_dir(cfg: &RunConfig) -> PathBuf {
+    cfg.output
+        .output_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(policy::DEFAULT_OUTPUT_DIR))
+}
 
 /// `<out>/equivalence.json`.
 pub fn equivalence(out: &Path) -> PathBuf {

@@ -10,9 +10,9 @@ use serde::Serialize;
 use crate::config::{RunConfig, Schedule};
 use crate::matrix::{Backend, Device, Matrix, Media, Mode};
 use crate::memory::{self, MemoryEstimate};
-use crate::naming::{self, JobKey};
+use crate::naming::{self, JobKey, output_dir};
 use crate::policy;
-use crate::resolve::selected_transforms;
+use crate::selection::selected_transforms;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Job {
@@ -80,10 +80,6 @@ pub fn build(cfg: &RunConfig) -> Plan {
         schedule_note,
         memory: memory::estimate(cfg, schedule),
     }
-}
-
-fn output_dir(cfg: &RunConfig) -> PathBuf {
-    cfg.output.output_dir.clone().unwrap_or_default()
 }
 
 /// One job per selected decoder (decode scenarios): a Python worker in the decoder's group.

@@ -7,8 +7,9 @@ use crate::config::{RunConfig, TransformSet};
 use crate::config_error::{ConfigError, Source, suggest};
 use crate::matrix::{Device, Matrix, Media, Mode, ScenarioInfo, ScenarioKind};
 use crate::policy;
-use crate::registry::Registry;
 use crate::validate;
+
+pub use crate::selection::selected_transforms;
 
 /// Validates and fills defaults. The returned config has every field of the run explicit.
 pub fn resolve(mut cfg: RunConfig, src: &Source) -> Result<RunConfig, ConfigError> {
@@ -140,41 +141,4 @@ fn fill_execution(cfg: &mut RunConfig) {
     w.max_passes.get_or_insert(policy::WARMUP_MAX_PASSES);
     w.min_windows.get_or_insert(policy::WARMUP_MIN_WINDOWS);
     w.max_seconds.get_or_insert(policy::WARMUP_MAX_SEC);
-}
-
-/// The transforms a resolved config selects, in order. Pipeline mode puts the ceiling row
-/// (`DecodeOnly`, specs/recipe.yaml) first: every library's pipeline rows are read against it.
-pub fn selected_transforms(cfg: &RunConfig) -> Vec<String> {
-    let mut names = chosen_transforms(cfg);
-    let ceiling = &crate::recipe::Recipe::get().ceiling;
-    if cfg.selection.mode == Some(Mode::Pipeline) && !names.contains(ceiling) {
-        names.insert(0, ceiling.clone());
-    }
-    names
-}
-
-fn chosen_transforms(cfg: &RunConfig) -> Vec<String> {
-    if let Some(list) = &cfg.selection.transforms {
-        return list.clone();
-    }
-    let reg = Registry::get();
-    match cfg.selection.transform_set {
-        Some(TransformSet::All) => reg.names().into_iter().map(str::to_string).collect(),
-        _ => {
-            let scenario = cfg
-                .selection
-                .scenario
-                .as_deref()
-                .and_then(|s| Matrix::get().scenario(s));
-            // Pipeline mode has its own set where one exists (transforms two libraries support).
-            let pipeline = cfg.selection.mode == Some(Mode::Pipeline);
-            scenario
-                .and_then(|s| {
-                    let own = pipeline.then(|| reg.set(&format!("{}_pipeline", s.set)));
-                    own.flatten().or_else(|| reg.set(&s.set))
-                })
-                .map(<[String]>::to_vec)
-                .unwrap_or_default()
-        }
-    }
 }

@@ -1,6 +1,6 @@
 //! One library's job as both schedules run it: its inputs, its live worker with the media loaded
 //! (replaced when lost), the device it resolved to, and the spec it measures each transform
-//! against. `Lane` ties a worker to the job's `Recorder`.
+//! against. `lane::Lane` ties a worker to the job's `Recorder`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -9,13 +9,13 @@ use anyhow::Context;
 use augbench_core::plan::Job;
 use augbench_core::registry::{DtypeRule, OutputRule, TransformSpec};
 use augbench_core::results::{DatasetInfo, ResultFile, Status, TransformResult};
-use augbench_core::{Device, Mode, PipelineScope, RunConfig, Schedule, UsageError, policy};
-use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use augbench_core::{Device, Mode, PipelineScope, RunConfig, UsageError, policy};
+use indicatif::MultiProgress;
 
 use crate::client::{Worker, WorkerCommand, WorkerError};
 use crate::micro::MicroSettings;
+use crate::progress::labelled_spinner;
 use crate::protocol::{FailureKind, HelloResponse, LoadRequest, LoadResponse, Request};
-use crate::record::Recorder;
 
 /// Everything one job needs besides the plan entry.
 pub struct JobInput<'a> {
@@ -43,80 +43,6 @@ pub(crate) struct Loaded {
     /// With `--spec`: the spec file's transform names (`hello.spec.transforms`), measured instead
     /// of the registry's.
     pub custom: Option<Vec<String>>,
-}
-
-/// A library's job under way: its worker and its results.
-pub(crate) struct Lane<'a> {
-    pub input: &'a JobInput<'a>,
-    pub w: Loaded,
-    pub rec: Recorder<'a>,
-}
-
-impl<'a> Lane<'a> {
-    /// Starts the job's worker and writes its result file (with what `--resume` keeps).
-    pub fn open(
-        input: &'a JobInput<'a>,
-        schedule: Schedule,
-        mp: &MultiProgress,
-    ) -> anyhow::Result<Lane<'a>> {
-        let w = start_worker(input, mp)?;
-        let rec = Recorder::open(input, &w, schedule, mp)?;
-        Ok(Lane { input, w, rec })
-    }
-
-    /// The transforms this job measures: the plan's, or a spec file's.
-    pub fn names(&self) -> Vec<String> {
-        self.w
-            .custom
-            .clone()
-            .unwrap_or_else(|| self.input.job.transforms.clone())
-    }
-
-    pub fn settings(&self) -> MicroSettings {
-        MicroSettings::from_config(self.input.cfg, &self.w.device)
-    }
-
-    /// A fresh worker process (the next process round, or after a loss).
-    pub fn restart(&mut self, mp: &MultiProgress) -> anyhow::Result<()> {
-        self.w.worker.close();
-        self.w = start_worker(self.input, mp)?;
-        Ok(())
-    }
-
-    /// A lost worker costs the transform in flight: its `error` (with the worker's story) is
-    /// recorded, then a fresh worker is started. The outer `Err` is a failed write; the inner
-    /// one a worker that cannot start again, which stops this library alone.
-    pub fn record_loss(
-        &mut self,
-        spec: &TransformSpec,
-        e: WorkerError,
-        mp: &MultiProgress,
-    ) -> anyhow::Result<anyhow::Result<()>> {
-        let params = serde_json::to_value(&spec.params).unwrap_or_default();
-        let result = TransformResult::not_measured(Status::Error, params, e.to_string());
-        self.rec.record(&spec.name, result)?;
-        Ok(start_worker(self.input, mp).map(|w| self.w = w))
-    }
-
-    /// A worker that a preflight past its wall cap killed is replaced for the next transform.
-    pub fn revive(&mut self, mp: &MultiProgress) -> anyhow::Result<()> {
-        if !self.w.worker.is_alive() {
-            self.w = start_worker(self.input, mp)?;
-        }
-        Ok(())
-    }
-
-    /// Whether this job's transform ended `ok` in the processes so far.
-    pub fn measured(&self, name: &str) -> bool {
-        self.rec
-            .acc
-            .get(name)
-            .is_some_and(|r| r.status == Some(Status::Ok))
-    }
-
-    pub fn shutdown(&mut self) {
-        self.w.worker.close();
-    }
 }
 
 /// Whether a lost worker was lost to the user's Ctrl-C. The terminal sends SIGINT to the whole
@@ -307,28 +233,6 @@ pub fn resolve_device(
             ),
         )),
     }
-}
-
-pub(crate) fn labelled_spinner(mp: &MultiProgress, label: String) -> ProgressBar {
-    let pb = mp.add(ProgressBar::new_spinner());
-    pb.set_style(
-        ProgressStyle::with_template("{spinner} {prefix} {elapsed}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    pb.set_prefix(label);
-    pb.enable_steady_tick(Duration::from_millis(120));
-    pb
-}
-
-/// A labelled bar of `len` steps.
-pub(crate) fn steps_bar(mp: &MultiProgress, label: String, len: u64) -> ProgressBar {
-    let pb = mp.add(ProgressBar::new(len));
-    let style = ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {elapsed} {msg}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ");
-    pb.set_style(style);
-    pb.set_prefix(label);
-    pb
 }
 
 #[cfg(test)]

@@ -1,28 +1,29 @@
-//! augbench-exec: everything that runs — the worker protocol and client, the native Rust worker,
-//! Python environments, media loading and the synthetic dataset, and the measurement loops.
+//! augbench-exec: the coordinator — plans become jobs (`job`, `scheduler`, `rounds`), each job
+//! measured through a worker over the protocol (`micro`, `pipeline`, `decode`), the equivalence
+//! check (`equivalence`), result records and summaries (`record`, `summary`) and the run itself
+//! (`orchestrate`, `runner`). It starts workers (`worker`) but never links the native image
+//! crates: a native library's worker is the `augbench worker` subcommand (augbench-native).
 
-pub mod cache;
-pub mod client;
-pub mod contract;
 pub mod decode;
-pub mod env;
 pub mod equivalence;
-pub mod fsutil;
 pub mod job;
-pub mod loader;
-pub mod machine;
-pub mod media;
+mod lane;
 pub mod micro;
-pub mod native;
 pub mod orchestrate;
+mod outcome;
 pub mod pipeline;
-pub mod protocol;
+mod progress;
 pub mod record;
 pub mod rounds;
-pub mod run_lock;
+mod run_media;
 pub mod runner;
 pub mod scheduler;
 pub mod summary;
-pub mod system;
-pub mod threads;
 mod underway;
+pub mod worker;
+
+// Sibling crates under the paths the modules name them by (`crate::protocol::…`, `crate::env`).
+use augbench_env as env;
+use augbench_host::{fsutil, machine, system};
+use augbench_media as media;
+use augbench_protocol::{client, contract, protocol, threads};

@@ -6,156 +6,22 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use anyhow::Context;
 use augbench_core::plan::{Job, Plan};
-use augbench_core::results::ResultFile;
 use augbench_core::{Backend, Matrix, RunConfig, Schedule, UsageError, memory, naming, policy};
 use indicatif::MultiProgress;
+
+use augbench_core::naming::output_dir;
 
 use crate::client::WorkerCommand;
 use crate::equivalence::Check;
 use crate::fsutil::write_atomic;
 use crate::job::{JobInput, JobOutcome};
-use crate::media;
 use crate::runner::run_job;
 use crate::scheduler::run_interleaved;
-use crate::threads::worker_env;
+use crate::worker::{self, Role, Target};
 
-/// The outcome of one job.
-pub enum JobStatus {
-    Finished(ResultFile),
-    Interrupted(ResultFile),
-    Failed(JobFailure),
-}
-
-/// Why a job failed: the whole error chain in one message, and whether the user's input caused
-/// it (a spec file or media to fix; see `RunReport::bad_input`).
-#[derive(Debug, Clone)]
-pub struct JobFailure {
-    pub message: String,
-    pub bad_input: bool,
-}
-
-impl JobFailure {
-    /// A failure that is not the user's input to fix.
-    pub fn message(message: String) -> Self {
-        JobFailure {
-            message,
-            bad_input: false,
-        }
-    }
-
-    pub(crate) fn of(e: &anyhow::Error) -> Self {
-        JobFailure {
-            message: format!("{e:#}"),
-            bad_input: e.chain().any(|c| c.is::<UsageError>()),
-        }
-    }
-}
-
-impl std::fmt::Display for JobFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-pub struct RunReport {
-    pub jobs: Vec<(Job, JobStatus)>,
-    pub out_dir: PathBuf,
-}
-
-impl RunReport {
-    pub fn interrupted(&self) -> bool {
-        self.jobs
-            .iter()
-            .any(|(_, s)| matches!(s, JobStatus::Interrupted(_)))
-    }
-
-    /// The result files the run wrote: finished jobs and interrupted ones (their finished rows).
-    pub fn written(&self) -> Vec<&ResultFile> {
-        self.jobs
-            .iter()
-            .filter_map(|(_, s)| match s {
-                JobStatus::Finished(f) | JobStatus::Interrupted(f) => Some(f),
-                JobStatus::Failed(_) => None,
-            })
-            .collect()
-    }
-
-    pub fn failed(&self) -> bool {
-        self.jobs
-            .iter()
-            .any(|(_, s)| matches!(s, JobStatus::Failed(_)))
-    }
-
-    /// Every job failed, each because of the user's input (bad media, a broken spec file):
-    /// nothing was measured, and the fix is the user's (exit code 2).
-    pub fn bad_input(&self) -> bool {
-        !self.jobs.is_empty()
-            && self
-                .jobs
-                .iter()
-                .all(|(_, s)| matches!(s, JobStatus::Failed(f) if f.bad_input))
-    }
-}
-
-/// Media for every job of the run: a scanned `data_dir` or the cached synthetic dataset; for
-/// video, the clip folders of the clip cache.
-pub struct Media {
-    pub paths: Vec<String>,
-    pub info: augbench_core::results::DatasetInfo,
-    /// Video: one clip-cache entry per input (readable or skipped with its reason), in input order.
-    pub clip_entries: Vec<media::clip_decode::Entry>,
-}
-
-pub fn prepare_media(cfg: &RunConfig, mp: &MultiProgress) -> anyhow::Result<Media> {
-    let media = cfg.selection.media.unwrap_or(augbench_core::Media::Image);
-    let n = cfg.data.num_items;
-    let (mut items, mut info) = match &cfg.data.data_dir {
-        Some(dir) => {
-            let s = media::scan(dir, media, n)?;
-            (s.items, s.info)
-        }
-        None => {
-            let seed = cfg.data.synthetic_seed.unwrap_or(policy::SYNTH_SEED);
-            let count = n.unwrap_or_else(|| policy::default_num_items(media));
-            let d = media::synthetic_dataset(seed, count, media, Some(mp))?;
-            (d.items, d.info)
-        }
-    };
-    let mut clip_entries = Vec::new();
-    if media == augbench_core::Media::Video {
-        let clips = video_clips(cfg, &items, mp)?;
-        info.skipped = clips.skipped().count() as u64;
-        info.clips = Some(clips.info.clone());
-        items = clips.clips;
-        clip_entries = clips.entries;
-    }
-    let paths = items.iter().map(|p| p.display().to_string()).collect();
-    Ok(Media {
-        paths,
-        info,
-        clip_entries,
-    })
-}
-
-/// The clip cache of the video inputs (decoding them on first use), its skips reported.
-fn video_clips(
-    cfg: &RunConfig,
-    items: &[PathBuf],
-    mp: &MultiProgress,
-) -> anyhow::Result<media::ClipCache> {
-    let clip_length = cfg.data.clip_length.unwrap_or(policy::DEFAULT_CLIP_LENGTH);
-    let decoder = if items.iter().any(|p| media::scan::is_video_file(p)) {
-        let refresh = cfg.execution.refresh_requirements.unwrap_or(true);
-        Some(media::Decoder::ensure(refresh, Some(mp))?)
-    } else {
-        None
-    };
-    let clips = media::clip_cache::build(items, clip_length, decoder.as_ref(), Some(mp))?;
-    clips.report(mp);
-    Ok(clips)
-}
+pub use crate::outcome::{JobFailure, JobStatus, RunReport};
+pub use crate::run_media::{Media, prepare_media};
 
 /// Writes `<out>/resolved_config.yaml`; feeding it back reproduces the plan.
 pub fn write_resolved_config(cfg: &RunConfig) -> anyhow::Result<PathBuf> {
@@ -163,13 +29,6 @@ pub fn write_resolved_config(cfg: &RunConfig) -> anyhow::Result<PathBuf> {
     let path = naming::resolved_config(&out);
     write_atomic(&path, cfg.to_yaml().as_bytes())?;
     Ok(path)
-}
-
-pub fn output_dir(cfg: &RunConfig) -> PathBuf {
-    cfg.output
-        .output_dir
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(policy::DEFAULT_OUTPUT_DIR))
 }
 
 /// Runs every job of the plan in order; stops early when `stop` is raised (Ctrl-C).
@@ -273,10 +132,7 @@ fn interleaved(
             Err(e) => failed.push((job.clone(), JobStatus::Failed(JobFailure::of(&e)))),
         }
     }
-    let sentinel = native_command(SENTINEL_LIBRARY).map(|mut c| {
-        c.label = "drift sentinel".into();
-        c
-    });
+    let sentinel = worker::sentinel_command();
     let outcomes = run_interleaved(&inputs, sentinel, mp, stop);
     let mut jobs: Vec<(Job, JobStatus)> = inputs
         .iter()
@@ -286,9 +142,6 @@ fn interleaved(
     jobs.extend(failed);
     jobs
 }
-
-/// Any native library's worker serves the sentinel kernel; this one is the one it starts.
-const SENTINEL_LIBRARY: &str = "image";
 
 fn job_input<'a>(
     cfg: &'a RunConfig,
@@ -366,20 +219,11 @@ pub fn spec_library(path: &Path) -> anyhow::Result<String> {
             format!("set LIBRARY to one of {}", python.join(", ")),
         )
     };
-    for (i, line) in text.lines().enumerate() {
-        let Some(value) = line
-            .strip_prefix("LIBRARY")
-            .and_then(|r| r.trim_start().strip_prefix('='))
-        else {
-            continue;
-        };
-        let value = value.trim();
-        let quote = value.chars().next().filter(|c| *c == '"' || *c == '\'');
-        let name = quote.and_then(|q| value[1..].split(q).next());
+    if let Some((line, name)) = library_line(&text) {
         return match name {
             Some(n) if python.iter().any(|p| p == n) => Ok(n.to_string()),
-            Some(n) => Err(at(i + 1, format!("LIBRARY `{n}` is not a Python library")).into()),
-            None => Err(at(i + 1, "LIBRARY must be a string literal".into()).into()),
+            Some(n) => Err(at(line, format!("LIBRARY `{n}` is not a Python library")).into()),
+            None => Err(at(line, "LIBRARY must be a string literal".into()).into()),
         };
     }
     Err(UsageError::new(
@@ -393,48 +237,35 @@ pub fn spec_library(path: &Path) -> anyhow::Result<String> {
     .into())
 }
 
-/// How to start the worker of `job`: this binary for native crates, the group's Python env otherwise.
+/// The `LIBRARY` line of a spec file's source: its 1-based number and the quoted name on it
+/// (`None`: not a string literal). The rule is shared with the Python worker
+/// (`spec_file.library_line`); `python/tests/fixtures/spec_library_cases.json` states it, and
+/// both sides test against those cases.
+pub fn library_line(text: &str) -> Option<(usize, Option<&str>)> {
+    text.lines().enumerate().find_map(|(i, line)| {
+        let value = line
+            .strip_prefix("LIBRARY")
+            .and_then(|r| r.trim_start().strip_prefix('='))?
+            .trim();
+        let quote = value.chars().next().filter(|c| *c == '"' || *c == '\'');
+        Some((i + 1, quote.and_then(|q| value[1..].split(q).next())))
+    })
+}
+
+/// How to start the worker of `job` under the run's thread policy (`crate::worker`).
 pub fn worker_command(
     cfg: &RunConfig,
     job: &Job,
     mp: &MultiProgress,
 ) -> anyhow::Result<WorkerCommand> {
-    let policy = cfg
+    let threads = cfg
         .execution
         .thread_policy
         .unwrap_or(policy::default_thread_policy(job.mode));
-    let mut cmd = match job.backend {
-        Backend::NativeWorker => native_command(&job.library)?,
-        Backend::PythonWorker => {
-            let refresh = cfg.execution.refresh_requirements.unwrap_or(true);
-            let env = crate::env::ensure(&job.env_group, refresh, Some(mp))?;
-            crate::env::python_worker_command(&env, &job.library, cfg.selection.spec.as_deref())?
-        }
-        Backend::DaliPipeline => anyhow::bail!(
-            "{} runs only as a CUDA pipeline backend, which this build does not drive yet",
-            job.library
-        ),
-    };
-    cmd.env.extend(worker_env(policy));
-    Ok(cmd)
-}
-
-pub(crate) fn native_command(library: &str) -> anyhow::Result<WorkerCommand> {
-    let exe =
-        std::env::current_exe().context("locating the augbench binary for the native worker")?;
-    // Rebuilt while running: Linux reports "<path> (deleted)"; the running image is still there.
-    let self_exe = Path::new("/proc/self/exe");
-    let exe = if exe.to_string_lossy().ends_with(" (deleted)") && self_exe.exists() {
-        self_exe.to_path_buf()
-    } else {
-        exe
-    };
-    Ok(WorkerCommand {
-        program: exe,
-        args: vec!["worker".into(), "--library".into(), library.into()],
-        env: Vec::new(),
-        label: format!("{library} worker"),
-    })
+    let refresh = cfg.execution.refresh_requirements.unwrap_or(true);
+    let spec = cfg.selection.spec.as_deref();
+    let role = Role::Transforms { spec };
+    worker::command(Target::of_job(job), role, threads, refresh, mp)
 }
 
 /// The path a job's results are written to, relative to the run's output folder.
@@ -457,6 +288,21 @@ mod tests {
     fn library_is_read_from_the_spec_file() {
         let (_d, p) = spec("import x\nLIBRARY = 'pillow'  # mine\nTRANSFORMS = []\n");
         assert_eq!(spec_library(&p).unwrap(), "pillow");
+    }
+
+    #[test]
+    fn the_library_line_follows_the_rule_shared_with_the_python_worker() {
+        let text = include_str!("../../../python/tests/fixtures/spec_library_cases.json");
+        let cases: serde_json::Value = serde_json::from_str(text).unwrap();
+        let cases = cases["cases"].as_array().unwrap();
+        assert!(cases.len() >= 10);
+        for case in cases {
+            let source = case["source"].as_str().unwrap();
+            let want = case["line"]
+                .as_u64()
+                .map(|l| (l as usize, case["name"].as_str()));
+            assert_eq!(library_line(source), want, "{}", case["why"]);
+        }
     }
 
     #[test]

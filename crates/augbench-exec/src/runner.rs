@@ -10,11 +10,10 @@ use augbench_core::results::Status;
 use augbench_core::{Mode, Schedule};
 use indicatif::MultiProgress;
 
-use crate::job::{
-    JobInput, JobOutcome, Lane, not_in_registry, spec_for, steps_bar, stopped_by_user,
-};
-use crate::micro::Phase;
+use crate::job::{JobInput, JobOutcome, not_in_registry, spec_for, stopped_by_user};
+use crate::lane::Lane;
 use crate::pipeline::PipelineSettings;
+use crate::progress::steps_bar;
 
 pub fn run_job(
     input: &JobInput<'_>,
@@ -102,14 +101,4 @@ fn progress_label(input: &JobInput<'_>) -> String {
         );
     }
     format!("Micro transforms ({}, {})", job.library, job.scenario)
-}
-
-/// The progress display's word for a phase of the methodology.
-pub(crate) fn phase_label(ph: Phase) -> String {
-    match ph {
-        Phase::Check => "check".to_string(),
-        Phase::Preflight => "preflight".to_string(),
-        Phase::Warmup => "warmup".to_string(),
-        Phase::Run(i) => format!("run {i}"),
-    }
 }

@@ -13,9 +13,9 @@ use augbench_core::{Schedule, policy};
 use indicatif::{MultiProgress, ProgressBar};
 
 use crate::client::WorkerCommand;
-use crate::job::{
-    JobInput, JobOutcome, Lane, not_in_registry, spec_for, steps_bar, stopped_by_user,
-};
+use crate::job::{JobInput, JobOutcome, not_in_registry, spec_for, stopped_by_user};
+use crate::lane::Lane;
+use crate::progress::steps_bar;
 use crate::rounds::{Sentinel, annotate, round_order};
 use crate::underway::{Begun, Underway, begin};
 
@@ -56,7 +56,7 @@ pub fn run_interleaved(
     let mut run = Interleaved {
         slots,
         sentinel: start_sentinel(sentinel, mp),
-        token: format!("{}-{}", crate::system::now_utc(), std::process::id()),
+        token: format!("{}-{}", augbench_host::facts::now_utc(), std::process::id()),
         drift: BTreeMap::new(),
         bar: steps_bar(mp, label, 0),
         mp,

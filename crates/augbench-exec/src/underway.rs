@@ -7,10 +7,9 @@ use augbench_core::registry::TransformSpec;
 use augbench_core::results::TransformResult;
 
 use crate::client::WorkerError;
-use crate::job::Lane;
-use crate::micro::{self, Measuring, Started};
+use crate::lane::Lane;
+use crate::micro::{self, Measuring, Phase, Started};
 use crate::pipeline::{self, PipelineRuns, PipelineSettings, PipelineStarted};
-use crate::runner::phase_label;
 
 pub(crate) enum Underway {
     Micro(Measuring),
@@ -126,4 +125,14 @@ pub(crate) fn measure(
         }
     }
     Ok(m.finish(lane))
+}
+
+/// The progress display's word for a phase of the methodology.
+pub(crate) fn phase_label(ph: Phase) -> String {
+    match ph {
+        Phase::Check => "check".to_string(),
+        Phase::Preflight => "preflight".to_string(),
+        Phase::Warmup => "warmup".to_string(),
+        Phase::Run(i) => format!("run {i}"),
+    }
 }

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use augbench_core::registry::{DtypeRule, OutputRule, TransformSpec};
 use augbench_core::results::Status;
-use augbench_exec::client::WorkerError;
 use augbench_exec::micro::{MicroSettings, Session, WarmupSettings, measure};
-use augbench_exec::protocol::{
+use augbench_protocol::client::WorkerError;
+use augbench_protocol::protocol::{
     CheckResponse, Failure, FailureKind, PrepareRequest, PrepareResponse, TimeRequest,
 };
 

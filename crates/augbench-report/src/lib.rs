@@ -7,6 +7,7 @@ pub mod export;
 pub mod html;
 pub mod load;
 pub mod model;
+pub mod number;
 pub mod output;
 pub mod plot;
 pub mod regression;

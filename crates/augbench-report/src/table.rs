@@ -215,7 +215,7 @@ impl Table {
     pub fn slow_label(&self) -> String {
         format!(
             "≤{} {}",
-            crate::export::fmt_num(self.slow_items_per_sec),
+            crate::number::fmt_num(self.slow_items_per_sec),
             self.unit
         )
     }

@@ -2,7 +2,7 @@
 //! JSON. Values are machine-specific, so the asserts are structural.
 
 use assert_cmd::Command;
-use augbench_exec::machine::SIMD_FLAGS;
+use augbench_host::machine::SIMD_FLAGS;
 use predicates::prelude::*;
 
 fn doctor() -> Command {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use augbench_core::naming;
-use augbench_exec::run_lock::{Holder, read_holder, this_host};
+use augbench_host::run_lock::{Holder, read_holder, this_host};
 use predicates::prelude::*;
 
 fn config(root: &Path) -> PathBuf {

@@ -352,7 +352,7 @@ fn rows(dir: &Path) -> impl Fn(&[u8]) -> bool {
             task: "t".into(),
             ..Default::default()
         };
-        augbench_cells::io::rows::group_file(&path, opts).is_ok()
+        augbench_cells::rows::group_file(&path, opts).is_ok()
     }
 }
 

@@ -12,6 +12,7 @@ import albumentations as A
 import cv2
 import numpy as np
 
+from .. import threads
 from ..protocol import Unsupported
 from .base import Adapter, registry
 
@@ -499,14 +500,7 @@ class AlbumentationsXAdapter(Adapter):
         report = {"cv2.num_threads": str(cv2.getNumThreads()), "cv2.use_opencl": str(cv2.ocl.useOpenCL())}
         torch = sys.modules.get("torch")  # AlbumentationsX imports torch itself; pin it without importing it here
         if torch is not None:
-            if single:
-                torch.set_num_threads(1)
-                try:
-                    torch.set_num_interop_threads(1)
-                except RuntimeError:  # only settable before the first inter-op parallel work
-                    pass
-            report["torch.num_threads"] = str(torch.get_num_threads())
-            report["torch.num_interop_threads"] = str(torch.get_num_interop_threads())
+            report.update(threads.pin_torch(torch, single))
         return report
 
     def seed(self, seed: int) -> None:

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import guard
 from ..protocol import BAD_INPUT, CONTRACT, EXCEPTION, BadRequest, Unsupported, WorkerError
+from ..protocol import int_field as _int_field
 
 Apply = Callable[[Any], Any]
 Builder = Callable[[dict], Apply]
@@ -51,13 +52,6 @@ class Prepared:
     apply: Apply  # the library call alone (checked for the native output type)
     run: Apply  # apply + forcing lazy work: what the timed loop calls
     batch: int  # 1 = per-image regime; > 1 = batched regime (Kornia)
-
-
-def _int_field(request: dict, key: str, minimum: int, default: int | None = None) -> int:
-    value = request.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise BadRequest(f'"{key}" must be an integer >= {minimum}, got {value!r}')
-    return value
 
 
 class Adapter:

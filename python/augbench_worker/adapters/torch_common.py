@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .. import threads
 from ..protocol import EXCEPTION, Unsupported, WorkerError
 from .base import Adapter
 
@@ -29,16 +30,7 @@ class TorchAdapter(Adapter):
         return versions
 
     def pin_threads(self, single: bool) -> dict[str, str]:
-        if single:
-            torch.set_num_threads(1)
-            try:
-                torch.set_num_interop_threads(1)
-            except RuntimeError:  # only settable before the first inter-op parallel work
-                pass
-        return {
-            "torch.num_threads": str(torch.get_num_threads()),
-            "torch.num_interop_threads": str(torch.get_num_interop_threads()),
-        }
+        return threads.pin_torch(torch, single)
 
     def recipe_threads(self) -> dict[str, str]:
         return {"torch.num_interop_threads": str(torch.get_num_interop_threads())}

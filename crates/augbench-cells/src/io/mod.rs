@@ -4,7 +4,6 @@
 
 pub mod jsonl;
 pub mod parquet;
-pub mod rows;
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};

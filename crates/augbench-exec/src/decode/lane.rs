@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use augbench_core::config::ThreadPolicy;
 use augbench_core::matrix::DecoderInfo;
 use augbench_core::plan::Job;
 use augbench_core::results::Status;
@@ -17,7 +18,7 @@ use crate::protocol::{
     DecodeItem, DecodeOpenRequest, DecodeOpenResponse, DecodeTimeRequest, FailureKind,
     HelloResponse, Request, TimeResponse,
 };
-use crate::threads::worker_env;
+use crate::worker::{self, Role, Target};
 
 /// A decoder's state: measuring, or stopped with a status and its reason.
 pub struct Lane<'a> {
@@ -159,31 +160,11 @@ impl<'a> Lane<'a> {
     }
 }
 
-/// How to start the decode worker of `job`: `python -m augbench_clips.bench` in its group's
-/// environment, with the clip and worker packages on `PYTHONPATH` and one thread pinned.
+/// How to start the decode worker of `job`: its decoder in its group's environment, one thread.
 fn command(cfg: &RunConfig, job: &Job, mp: &MultiProgress) -> anyhow::Result<WorkerCommand> {
     let refresh = cfg.execution.refresh_requirements.unwrap_or(true);
-    let env = crate::env::ensure(&job.env_group, refresh, Some(mp))?;
-    let path = std::env::join_paths([
-        crate::env::clips_source_dir()?,
-        crate::env::worker_source_dir()?,
-    ])?;
-    let mut env_vars = vec![
-        (
-            "PYTHONPATH".to_string(),
-            path.to_string_lossy().into_owned(),
-        ),
-        ("PYTHONDONTWRITEBYTECODE".to_string(), "1".to_string()),
-    ];
-    env_vars.extend(worker_env(augbench_core::config::ThreadPolicy::Single));
-    Ok(WorkerCommand {
-        program: env.python,
-        args: ["-m", "augbench_clips.bench", "--decoder", &job.library]
-            .map(str::to_string)
-            .to_vec(),
-        env: env_vars,
-        label: format!("{} decoder (env {})", job.library, job.env_group),
-    })
+    let threads = ThreadPolicy::Single;
+    worker::command(Target::of_job(job), Role::Decoder, threads, refresh, mp)
 }
 
 /// A failed request as a row status: the worker's `unsupported` stays unsupported.

@@ -16,8 +16,11 @@ use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use crate::media::clips::sample_indices;
 use crate::media::scan::is_video_file;
-use crate::orchestrate::{JobStatus, Media, RunReport, output_dir};
+use augbench_core::naming::output_dir;
+
+use crate::outcome::{JobStatus, RunReport};
 use crate::protocol::DecodeItem;
+use crate::run_media::Media;
 use lane::Lane;
 pub use result::summary_table;
 

@@ -13,7 +13,7 @@ use augbench_core::{RunConfig, Schedule, policy, stats};
 
 use super::lane::Lane;
 use crate::media::clips::SAMPLING_RULE;
-use crate::orchestrate::JobStatus;
+use crate::outcome::{JobFailure, JobStatus};
 use crate::record::{benchmark_params, thread_settings, write_results};
 
 /// Writes the lane's file and says how its job ended.
@@ -27,11 +27,11 @@ pub fn write(
 ) -> JobStatus {
     let file = file(cfg, lane, dataset, clips, schedule, interrupted);
     if let Err(e) = write_results(&lane.job.output_file, &file) {
-        return JobStatus::Failed(crate::orchestrate::JobFailure::of(&e));
+        return JobStatus::Failed(JobFailure::of(&e));
     }
     match &lane.stopped {
         Some((_, why)) if lane.failed_to_start => {
-            JobStatus::Failed(crate::orchestrate::JobFailure::message(why.clone()))
+            JobStatus::Failed(JobFailure::message(why.clone()))
         }
         _ if interrupted => JobStatus::Interrupted(file),
         _ => JobStatus::Finished(file),

@@ -22,7 +22,7 @@ pub fn for_run(plan: &Plan, mp: &MultiProgress) -> anyhow::Result<Option<Check>>
     }
     let libraries = run_libraries(plan);
     let transforms = resolve::selected_transforms(cfg);
-    let path = naming::equivalence(&crate::orchestrate::output_dir(cfg));
+    let path = naming::equivalence(&augbench_core::naming::output_dir(cfg));
     if cfg.execution.resume == Some(true)
         && let Some(kept) = earlier(&path, &libraries, &transforms)
     {

@@ -11,17 +11,20 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use augbench_core::Registry;
 use augbench_core::policy;
-use augbench_core::{Backend, Matrix, Registry};
 use indicatif::MultiProgress;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+
+use augbench_core::config::ThreadPolicy;
 
 use crate::client::{Worker, WorkerCommand};
 use crate::protocol::{
     EmitRequest, EmitResponse, FailureKind, LoadRequest, LoadResponse, PrepareRequest,
     PrepareResponse, Request,
 };
+use crate::worker::{self, Role, Target};
 pub use verdict::{Check, PairVerdict, Verdict};
 
 /// Input image sizes (width, height): ImageNet-like, one with odd sides; all at most the
@@ -90,7 +93,7 @@ pub fn collect(
 ) -> anyhow::Result<BTreeMap<String, BTreeMap<String, Produced>>> {
     let mut all = BTreeMap::new();
     for library in libraries {
-        let bar = crate::job::steps_bar(
+        let bar = crate::progress::steps_bar(
             mp,
             format!("Equivalence ({library})"),
             transforms.len() as u64,
@@ -157,18 +160,11 @@ fn start(
     Ok(worker)
 }
 
+/// The library's worker, one thread, without a spec file (the check is outside any timing).
 fn command(library: &str, refresh: bool, mp: &MultiProgress) -> anyhow::Result<WorkerCommand> {
-    let info = Matrix::get()
-        .library(library)
-        .with_context(|| format!("`{library}` is not in the support matrix"))?;
-    match info.backend {
-        Backend::NativeWorker => crate::orchestrate::native_command(library),
-        Backend::PythonWorker => {
-            let env = crate::env::ensure(&info.env_group, refresh, Some(mp))?;
-            crate::env::python_worker_command(&env, library, None)
-        }
-        Backend::DaliPipeline => anyhow::bail!("{library} has no micro worker to check"),
-    }
+    let role = Role::Transforms { spec: None };
+    let target = Target::of_library(library)?;
+    worker::command(target, role, ThreadPolicy::Single, refresh, mp)
 }
 
 fn timeout() -> std::time::Duration {

@@ -9,6 +9,8 @@ use serde::Serialize;
 
 use crate::table::Table;
 
+pub use crate::number::{decimals, fmt_num};
+
 /// Output format of `compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -25,25 +27,6 @@ pub fn render(tables: &[Table], format: Format) -> anyhow::Result<String> {
         Format::Markdown => Ok(markdown::render_all(tables)),
         Format::Csv => csv::render(tables),
         Format::Json => json::render(tables),
-    }
-}
-
-/// Decimals for a throughput: 0 from 100 up, 1 from 10 up, else 2.
-pub fn decimals(x: f64) -> usize {
-    match x.abs() {
-        a if a >= 100.0 => 0,
-        a if a >= 10.0 => 1,
-        _ => 2,
-    }
-}
-
-/// A throughput with `decimals(x)` digits; whole numbers below 100 drop a `.0` tail.
-pub fn fmt_num(x: f64) -> String {
-    let s = format!("{x:.*}", decimals(x));
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
     }
 }
 

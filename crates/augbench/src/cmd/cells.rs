@@ -164,7 +164,7 @@ fn group(a: GroupArgs) -> anyhow::Result<()> {
         metric_keys: a.metric_keys,
         stamp,
     };
-    let outcome = io::rows::group_file(&a.rows, opts).map_err(lift)?;
+    let outcome = augbench_cells::rows::group_file(&a.rows, opts).map_err(lift)?;
     if outcome.skipped > 0 {
         eprintln!(
             "note: {} of {} rows skipped (no scene or phase)",

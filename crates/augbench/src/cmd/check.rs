@@ -48,7 +48,7 @@ fn equivalence_cmd(a: EquivalenceArgs) -> anyhow::Result<ExitCode> {
     print!("{}", equivalence::verdict::summary(&check));
     if let Some(path) = &a.json {
         let text = serde_json::to_string_pretty(&check)?;
-        augbench_exec::fsutil::write_atomic(path, text.as_bytes())
+        augbench_host::fsutil::write_atomic(path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(if check.mismatched() {

@@ -146,7 +146,7 @@ pub fn run_config(cfg: &RunConfig, dry_run: bool, attached: bool) -> anyhow::Res
         return Ok(ExitCode::SUCCESS);
     }
     let record = submit::submit(cfg, &prepared, &opts)?;
-    let out = augbench_exec::orchestrate::output_dir(cfg);
+    let out = augbench_core::naming::output_dir(cfg);
     println!("submitted {} to {}", record.run_name, record.run_uri);
     if !attached {
         for f in &record.follow {

@@ -48,7 +48,7 @@ pub fn run(cmd: DataCommand) -> anyhow::Result<ExitCode> {
         } => {
             let media = if video { Media::Video } else { Media::Image };
             let multi = MultiProgress::new();
-            let ds = augbench_exec::media::write_synthetic(&out, seed, n, media, Some(&multi))?;
+            let ds = augbench_media::write_synthetic(&out, seed, n, media, Some(&multi))?;
             println!(
                 "wrote {} {} ({} bytes, seed {seed}) to {}",
                 ds.info.file_count,
@@ -58,7 +58,7 @@ pub fn run(cmd: DataCommand) -> anyhow::Result<ExitCode> {
             );
         }
         DataCommand::Clean => {
-            let dir = augbench_exec::media::dataset::clean()?;
+            let dir = augbench_media::dataset::clean()?;
             println!("removed {}", dir.display());
         }
     }

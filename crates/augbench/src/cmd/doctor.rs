@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use augbench_core::policy;
 use augbench_core::results::{MachineCard, MachineState};
-use augbench_exec::machine;
+use augbench_host::machine;
 use serde::Serialize;
 
 #[derive(Debug, clap::Args)]

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use augbench_exec::env;
+use augbench_env as env;
 use indicatif::MultiProgress;
 
 #[derive(Debug, clap::Subcommand)]

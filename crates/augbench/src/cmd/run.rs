@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use augbench_core::{Media, Mode, policy};
 use augbench_exec::equivalence::in_run;
 use augbench_exec::orchestrate::{self, JobStatus, RunReport};
-use augbench_exec::run_lock::RunLock;
+use augbench_host::run_lock::RunLock;
 use indicatif::MultiProgress;
 
 use super::config_args::ConfigArgs;
@@ -47,7 +47,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // A spec file's LIBRARY line is checked before any media is prepared or worker started.
     orchestrate::with_spec(&plan)?;
     // Held until `run` returns, whichever way (its guard releases the folder on drop).
-    let lock = RunLock::acquire(&orchestrate::output_dir(&cfg))?;
+    let lock = RunLock::acquire(&augbench_core::naming::output_dir(&cfg))?;
     if let Some(note) = &lock.note {
         eprintln!("{note}");
     }
@@ -203,7 +203,7 @@ fn warn_oversubscribed_workers(cfg: &augbench_core::RunConfig) {
 
 /// Like pyperf's system checks: a loaded machine or a stealing hypervisor makes numbers noisy.
 fn warn_if_busy() {
-    let why = augbench_exec::machine::busy_reasons(&augbench_exec::machine::state());
+    let why = augbench_host::machine::busy_reasons(&augbench_host::machine::state());
     if !why.is_empty() {
         eprintln!(
             "warning: the machine is busy: {}. Numbers measured now carry more noise; `augbench doctor` shows the machine card",

@@ -12,7 +12,7 @@ pub struct Args {
 }
 
 fn library_names() -> clap::builder::PossibleValuesParser {
-    let names = augbench_exec::native::Library::ALL.map(augbench_exec::native::Library::name);
+    let names = augbench_native::Library::ALL.map(augbench_native::Library::name);
     clap::builder::PossibleValuesParser::new(names)
 }
 
@@ -21,6 +21,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     std::panic::set_hook(Box::new(|info| eprintln!("worker panicked: {info}")));
     let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
-    augbench_exec::native::serve(&args.library, stdin, stdout)?;
+    augbench_native::serve(&args.library, stdin, stdout)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,86 @@
+//! A library's job under way, as both schedules drive it: its live worker (`job::Loaded`, restarted
+//! for each process round or after a loss) tied to the `Recorder` that writes its result file.
+
+use augbench_core::Schedule;
+use augbench_core::registry::TransformSpec;
+use augbench_core::results::{Status, TransformResult};
+use indicatif::MultiProgress;
+
+use crate::client::WorkerError;
+use crate::job::{JobInput, Loaded, start_worker};
+use crate::micro::MicroSettings;
+use crate::record::Recorder;
+
+/// A library's job under way: its worker and its results.
+pub(crate) struct Lane<'a> {
+    pub input: &'a JobInput<'a>,
+    pub w: Loaded,
+    pub rec: Recorder<'a>,
+}
+
+impl<'a> Lane<'a> {
+    /// Starts the job's worker and writes its result file (with what `--resume` keeps).
+    pub fn open(
+        input: &'a JobInput<'a>,
+        schedule: Schedule,
+        mp: &MultiProgress,
+    ) -> anyhow::Result<Lane<'a>> {
+        let w = start_worker(input, mp)?;
+        let rec = Recorder::open(input, &w, schedule, mp)?;
+        Ok(Lane { input, w, rec })
+    }
+
+    /// The transforms this job measures: the plan's, or a spec file's.
+    pub fn names(&self) -> Vec<String> {
+        self.w
+            .custom
+            .clone()
+            .unwrap_or_else(|| self.input.job.transforms.clone())
+    }
+
+    pub fn settings(&self) -> MicroSettings {
+        MicroSettings::from_config(self.input.cfg, &self.w.device)
+    }
+
+    /// A fresh worker process (the next process round, or after a loss).
+    pub fn restart(&mut self, mp: &MultiProgress) -> anyhow::Result<()> {
+        self.w.worker.close();
+        self.w = start_worker(self.input, mp)?;
+        Ok(())
+    }
+
+    /// A lost worker costs the transform in flight: its `error` (with the worker's story) is
+    /// recorded, then a fresh worker is started. The outer `Err` is a failed write; the inner
+    /// one a worker that cannot start again, which stops this library alone.
+    pub fn record_loss(
+        &mut self,
+        spec: &TransformSpec,
+        e: WorkerError,
+        mp: &MultiProgress,
+    ) -> anyhow::Result<anyhow::Result<()>> {
+        let params = serde_json::to_value(&spec.params).unwrap_or_default();
+        let result = TransformResult::not_measured(Status::Error, params, e.to_string());
+        self.rec.record(&spec.name, result)?;
+        Ok(start_worker(self.input, mp).map(|w| self.w = w))
+    }
+
+    /// A worker that a preflight past its wall cap killed is replaced for the next transform.
+    pub fn revive(&mut self, mp: &MultiProgress) -> anyhow::Result<()> {
+        if !self.w.worker.is_alive() {
+            self.w = start_worker(self.input, mp)?;
+        }
+        Ok(())
+    }
+
+    /// Whether this job's transform ended `ok` in the processes so far.
+    pub fn measured(&self, name: &str) -> bool {
+        self.rec
+            .acc
+            .get(name)
+            .is_some_and(|r| r.status == Some(Status::Ok))
+    }
+
+    pub fn shutdown(&mut self) {
+        self.w.worker.close();
+    }
+}

@@ -1,0 +1,110 @@
+//! The one place the coordinator builds the command that starts a worker: the `augbench worker`
+//! subcommand of this binary for a native library, `python -m augbench_worker` in the library's
+//! environment for a Python one, `python -m augbench_clips.bench` for a video decoder; always
+//! with the thread settings of its policy. Runs, the equivalence check and decode lanes use it.
+
+use std::path::Path;
+
+use anyhow::Context;
+use augbench_core::config::ThreadPolicy;
+use augbench_core::plan::Job;
+use augbench_core::{Backend, Matrix};
+use indicatif::MultiProgress;
+
+use crate::client::WorkerCommand;
+use crate::threads::worker_env;
+
+/// Whose worker: a library (or decoder) with its backend and environment group.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    pub library: &'a str,
+    pub backend: Backend,
+    pub env_group: &'a str,
+}
+
+impl<'a> Target<'a> {
+    /// The worker of a plan's job.
+    pub fn of_job(job: &'a Job) -> Self {
+        Target {
+            library: &job.library,
+            backend: job.backend,
+            env_group: &job.env_group,
+        }
+    }
+
+    /// The worker of a library in the support matrix.
+    pub fn of_library(library: &'a str) -> anyhow::Result<Self> {
+        let info = Matrix::get()
+            .library(library)
+            .with_context(|| format!("`{library}` is not in the support matrix"))?;
+        Ok(Target {
+            library,
+            backend: info.backend,
+            env_group: &info.env_group,
+        })
+    }
+}
+
+/// What a worker is started for.
+#[derive(Debug, Clone, Copy)]
+pub enum Role<'a> {
+    /// Transforms of the library (micro, pipeline, the equivalence check), optionally the ones
+    /// of a `--spec` file.
+    Transforms { spec: Option<&'a Path> },
+    /// Timing the library as a video decoder.
+    Decoder,
+}
+
+/// The command that starts `target`'s worker for `role` under `threads`; a Python worker's
+/// environment is built first when missing (`refresh`: re-resolve its requirements).
+pub fn command(
+    target: Target<'_>,
+    role: Role<'_>,
+    threads: ThreadPolicy,
+    refresh: bool,
+    mp: &MultiProgress,
+) -> anyhow::Result<WorkerCommand> {
+    let library = target.library;
+    let python = || crate::env::ensure(target.env_group, refresh, Some(mp));
+    let mut cmd = match (role, target.backend) {
+        (Role::Decoder, _) => crate::env::decoder_worker_command(&python()?, library)?,
+        (Role::Transforms { .. }, Backend::NativeWorker) => native_command(library)?,
+        (Role::Transforms { spec }, Backend::PythonWorker) => {
+            crate::env::python_worker_command(&python()?, library, spec)?
+        }
+        (Role::Transforms { .. }, Backend::DaliPipeline) => anyhow::bail!(
+            "{library} runs only as a CUDA pipeline backend, which this build does not drive yet"
+        ),
+    };
+    cmd.env.extend(worker_env(threads));
+    Ok(cmd)
+}
+
+/// Any native library's worker serves the drift sentinel's kernel; this one is the one it starts.
+const SENTINEL_LIBRARY: &str = "image";
+
+/// The drift sentinel's worker: the native worker of `SENTINEL_LIBRARY`, labelled as the sentinel.
+pub fn sentinel_command() -> anyhow::Result<WorkerCommand> {
+    let mut cmd = native_command(SENTINEL_LIBRARY)?;
+    cmd.label = "drift sentinel".into();
+    Ok(cmd)
+}
+
+/// This binary's `worker` subcommand for a native library.
+fn native_command(library: &str) -> anyhow::Result<WorkerCommand> {
+    let exe =
+        std::env::current_exe().context("locating the augbench binary for the native worker")?;
+    // Rebuilt while running: Linux reports "<path> (deleted)"; the running image is still there.
+    let self_exe = Path::new("/proc/self/exe");
+    let exe = if exe.to_string_lossy().ends_with(" (deleted)") && self_exe.exists() {
+        self_exe.to_path_buf()
+    } else {
+        exe
+    };
+    Ok(WorkerCommand {
+        program: exe,
+        args: vec!["worker".into(), "--library".into(), library.into()],
+        env: Vec::new(),
+        label: format!("{library} worker"),
+    })
+}

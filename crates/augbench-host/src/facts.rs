@@ -1,0 +1,55 @@
+//! Small facts every part of augbench reads the same way: the time now (UTC, RFC 3339), the CPU
+//! brand and the total memory as sysinfo reports them, and the last lines of a process's output.
+//! Each is written once here; the machine card, the result files, the cells system card, the
+//! environment builder, the clip decoder and the cloud crate all call these.
+
+/// The time now, UTC, to the second (`2026-01-02T03:04:05Z`).
+pub fn now_utc() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// The CPU brand string of the first logical CPU, trimmed; `None` when sysinfo cannot tell.
+pub fn cpu_brand() -> Option<String> {
+    cpu().0
+}
+
+/// The CPU brand, the number of logical CPUs sysinfo lists and the total memory in bytes.
+pub fn cpu() -> (Option<String>, usize, u64) {
+    let Ok(mut sys) = sysinfo::System::new() else {
+        return (None, 0, 0);
+    };
+    sys.refresh_cpu_list(sysinfo::CpuRefreshKind::nothing());
+    sys.refresh_memory();
+    let cpus = sys.cpus();
+    let brand = cpus
+        .first()
+        .map(|c| c.brand().trim().to_string())
+        .filter(|s| !s.is_empty());
+    (brand, cpus.len(), sys.total_memory())
+}
+
+/// The last `n` lines of `text` (all of it when shorter), joined with `\n`.
+pub fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_lines_keeps_the_end() {
+        assert_eq!(last_lines("a\nb\nc\n", 2), "b\nc");
+        assert_eq!(last_lines("a\nb", 5), "a\nb");
+        assert_eq!(last_lines("", 3), "");
+        assert_eq!(last_lines("a\nb", 0), "");
+    }
+
+    #[test]
+    fn now_is_rfc3339_utc_to_the_second() {
+        let t = now_utc();
+        assert_eq!(t.len(), 20, "{t}");
+        assert!(t.ends_with('Z'), "{t}");
+    }
+}

@@ -1,0 +1,281 @@
+//! The native Rust worker: serves the worker protocol (docs/protocol.md) for the Rust image
+//! crates `image`, `imageproc`, `fast_image_resize` and `kornia-rs`. The loop here only parses
+//! requests and writes responses; decoding lives in `load`, timing in `session`, and each crate's
+//! transforms in its own adapter file.
+
+mod clips;
+mod draw;
+mod fir;
+mod image_rs;
+mod imageproc;
+mod in_process;
+mod kornia;
+mod load;
+mod params;
+mod pipeline;
+mod rgb;
+pub mod sentinel;
+mod session;
+pub mod versions;
+
+use std::io::{BufRead, Write};
+
+use anyhow::Context;
+use augbench_core::UsageError;
+
+use crate::protocol::{
+    EmitResponse, Failure, FailureKind, HelloResponse, LoadRequest, LoadResponse, PROTOCOL_VERSION,
+    PrepareResponse, Request, TimeResponse, failure_line, ok_line,
+};
+pub use in_process::exchange;
+use pipeline::Pipeline;
+use session::Session;
+
+/// Env var that enables the debug fault transforms (`__panic`, `__hang`, `__exit`).
+pub use augbench_host::fsutil::TEST_FAULTS_ENV;
+
+/// The native libraries, by the names the support matrix uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Library {
+    Image,
+    Imageproc,
+    FastImageResize,
+    KorniaRs,
+}
+
+impl Library {
+    pub const ALL: [Library; 4] = [
+        Library::Image,
+        Library::Imageproc,
+        Library::FastImageResize,
+        Library::KorniaRs,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Library::Image => "image",
+            Library::Imageproc => "imageproc",
+            Library::FastImageResize => "fast_image_resize",
+            Library::KorniaRs => "kornia-rs",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Library, UsageError> {
+        Library::ALL
+            .into_iter()
+            .find(|l| l.name() == name)
+            .ok_or_else(|| {
+                let known: Vec<&str> = Library::ALL.iter().map(|l| l.name()).collect();
+                UsageError::new(
+                    format!("`{name}` is not a native Rust library"),
+                    format!("use one of: {}", known.join(", ")),
+                )
+            })
+    }
+}
+
+/// How the worker behaves beyond the protocol.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ServeOptions {
+    /// Accept the debug fault transforms `__panic`, `__hang` and `__exit`.
+    pub test_faults: bool,
+}
+
+impl ServeOptions {
+    /// Faults are on only when `AUGBENCH_TEST_FAULTS` is set: `1` enables the `__panic`, `__hang`
+    /// and `__exit` names; `panic:HorizontalFlip,hang:Rotate` also turns real transforms into faults.
+    pub fn from_env() -> Self {
+        let test_faults = std::env::var(TEST_FAULTS_ENV).is_ok_and(|v| !v.is_empty());
+        ServeOptions { test_faults }
+    }
+}
+
+/// Serves requests from `input` until EOF or `shutdown`; one response line per request.
+/// A failed request answers `{"ok":false,...}` and the loop goes on.
+pub fn serve(library: &str, input: impl BufRead, output: impl Write) -> anyhow::Result<()> {
+    serve_with(library, input, output, ServeOptions::from_env())
+}
+
+/// [`serve`] with explicit options.
+pub fn serve_with(
+    library: &str,
+    input: impl BufRead,
+    mut output: impl Write,
+    options: ServeOptions,
+) -> anyhow::Result<()> {
+    let lib = Library::parse(library)?;
+    let threads = session::pin_threads();
+    let mut worker = Worker {
+        lib,
+        threads,
+        options,
+        session: None,
+        pipeline: None,
+    };
+    for line in input.lines() {
+        let line = line.context("reading a request line from stdin")?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (reply, stop) = worker.handle(&line);
+        writeln!(output, "{reply}").context("writing a response to stdout")?;
+        output.flush().context("flushing stdout")?;
+        if stop {
+            break;
+        }
+    }
+    Ok(())
+}
+
+struct Worker {
+    lib: Library,
+    threads: usize,
+    options: ServeOptions,
+    session: Option<Box<dyn Session>>,
+    /// Media loaded for pipeline mode (`load` with `pipeline: true`).
+    pipeline: Option<Box<dyn Pipeline>>,
+}
+
+impl Worker {
+    /// Answers one request line; the flag says whether the worker should stop.
+    fn handle(&mut self, line: &str) -> (String, bool) {
+        let request: Request = match serde_json::from_str(line) {
+            Ok(r) => r,
+            Err(e) => {
+                let f = failure(FailureKind::BadRequest, format!("malformed request: {e}"));
+                return (failure_line(&f.with_detail(line)), false);
+            }
+        };
+        let stop = matches!(request, Request::Shutdown);
+        let reply = match self.answer(request) {
+            Ok(line) => line,
+            Err(f) => failure_line(&f),
+        };
+        (reply, stop)
+    }
+
+    fn answer(&mut self, request: Request) -> Result<String, Failure> {
+        match request {
+            Request::Hello => Ok(ok_line(&self.hello())),
+            Request::Load(req) => self.load(&req),
+            Request::Prepare(req) => {
+                let warnings = match self.options.test_faults {
+                    true => session::injected_prepare(self.lib.name(), &req.transform)?,
+                    false => Vec::new(),
+                };
+                let name = self
+                    .loaded()?
+                    .prepare_seeded(&req.transform, &req.params, req.seed)?;
+                Ok(ok_line(&PrepareResponse {
+                    transform: name,
+                    regime: None,
+                    warnings,
+                }))
+            }
+            Request::Check => Ok(ok_line(&self.loaded()?.check()?)),
+            Request::Time(req) => Ok(ok_line(&TimeResponse {
+                ns: self.loaded()?.time(req)?,
+            })),
+            Request::Emit(req) => Ok(ok_line(&EmitResponse {
+                outputs: self.loaded()?.emit(std::path::Path::new(&req.dir))?,
+            })),
+            Request::Sentinel(req) => Ok(ok_line(&TimeResponse {
+                ns: sentinel::time(req.loops),
+            })),
+            Request::PipelinePrepare(req) => Ok(ok_line(&self.piped()?.prepare(&req)?)),
+            Request::PipelineStart(req) => Ok(ok_line(&self.piped()?.start(&req)?)),
+            Request::PipelineRun(req) => Ok(ok_line(&self.piped()?.run(req)?)),
+            Request::PipelineStop => {
+                if let Some(p) = self.pipeline.as_mut() {
+                    p.stop();
+                }
+                Ok(ok_line(&serde_json::json!({})))
+            }
+            Request::DecodeOpen(_) | Request::DecodeTime(_) => Err(failure(
+                FailureKind::BadRequest,
+                "decode ops are served by the Python decode worker (python -m augbench_clips.bench)"
+                    .into(),
+            )),
+            Request::Shutdown => Ok(ok_line(&serde_json::json!({}))),
+        }
+    }
+
+    /// `load`: a micro session, or the pipeline's media with `pipeline: true`.
+    fn load(&mut self, req: &LoadRequest) -> Result<String, Failure> {
+        self.session = None;
+        self.pipeline = None;
+        let response = if req.pipeline {
+            load::check_request(self.lib, req)?;
+            let (pipeline, response) = pipeline::load(self.lib, req, self.options.test_faults)?;
+            self.pipeline = Some(pipeline);
+            response
+        } else if req.media == "video" {
+            load::check_request(self.lib, req)?;
+            let (session, response) = clips::load(self.lib, req)?;
+            self.session = Some(session);
+            response
+        } else {
+            let (session, response) = load::load(self.lib, req, self.options.test_faults)?;
+            self.session = Some(session);
+            response
+        };
+        Ok(ok_line::<LoadResponse>(&response))
+    }
+
+    fn piped(&mut self) -> Result<&mut Box<dyn Pipeline>, Failure> {
+        self.pipeline.as_mut().ok_or_else(|| {
+            failure(
+                FailureKind::BadRequest,
+                "no pipeline media loaded: send `load` with `pipeline: true` first".to_string(),
+            )
+        })
+    }
+
+    fn loaded(&mut self) -> Result<&mut Box<dyn Session>, Failure> {
+        self.session.as_mut().ok_or_else(|| {
+            failure(
+                FailureKind::BadRequest,
+                "no media loaded: send `load` first".to_string(),
+            )
+        })
+    }
+
+    fn hello(&self) -> HelloResponse {
+        let versions = versions::for_library(self.lib)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let threads = [("rayon".to_string(), serde_json::json!(self.threads))].into();
+        HelloResponse {
+            protocol: PROTOCOL_VERSION,
+            library: self.lib.name().to_string(),
+            versions,
+            runtime: format!("rustc {}", versions::RUSTC_VERSION),
+            threads,
+            decoder: Some(versions::decoder()),
+            access: None,
+        }
+    }
+}
+
+pub(crate) fn failure(kind: FailureKind, error: String) -> Failure {
+    Failure {
+        error,
+        kind,
+        detail: String::new(),
+    }
+}
+
+trait WithDetail {
+    fn with_detail(self, detail: &str) -> Failure;
+}
+
+impl WithDetail for Failure {
+    fn with_detail(mut self, detail: &str) -> Failure {
+        self.detail = detail.to_string();
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,451 @@
+//! No import cycles: builds the module import graph of every crate's `src/` (from `crate::…`,
+//! `super::…` and `self::…` paths) and of the Python packages under `python/` (relative imports
+//! and absolute `augbench_*` imports, lazy ones included) and fails naming every cycle. Modules
+//! are compared level by level: an edge between two files counts between the children of their
+//! lowest common module, so a module's own submodules (and their `use super::*`) never count.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A module as path segments from its crate or package root (`[]` is the root).
+type Module = Vec<String>;
+
+/// Source files as (path relative to the root, text).
+type Sources = Vec<(PathBuf, String)>;
+
+/// The import edges between the modules of one crate or of the Python tree.
+#[derive(Default)]
+struct Graph {
+    modules: BTreeSet<Module>,
+    edges: BTreeSet<(Module, Module)>,
+}
+
+impl Graph {
+    /// The longest prefix of `path` that is a module here.
+    fn resolve(&self, path: &[String]) -> Option<Module> {
+        (0..=path.len())
+            .rev()
+            .map(|n| path[..n].to_vec())
+            .find(|m| self.modules.contains(m))
+    }
+
+    fn add(&mut self, from: &Module, path: &[String]) {
+        if let Some(to) = self.resolve(path) {
+            self.edges.insert((from.clone(), to));
+        }
+    }
+
+    /// Every cycle, each as the sorted names of one strongly connected set of sibling modules.
+    fn cycles(&self) -> Vec<Vec<String>> {
+        let mut levels: BTreeMap<Module, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+        for (a, b) in &self.edges {
+            let l = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+            if l == a.len() || l == b.len() {
+                continue; // one contains the other
+            }
+            let level = levels.entry(a[..l].to_vec()).or_default();
+            level.entry(a[l].clone()).or_default().insert(b[l].clone());
+        }
+        let mut found = Vec::new();
+        for (parent, next) in &levels {
+            for set in strongly_connected(next) {
+                let name = |m: &String| [parent.clone(), vec![m.clone()]].concat().join("::");
+                found.push(set.iter().map(name).collect());
+            }
+        }
+        found
+    }
+}
+
+/// Sets of two or more nodes that reach each other.
+fn strongly_connected(next: &BTreeMap<String, BTreeSet<String>>) -> BTreeSet<BTreeSet<String>> {
+    let reach = |from: &String| {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from.clone()];
+        while let Some(n) = todo.pop() {
+            for m in next.get(&n).into_iter().flatten() {
+                if seen.insert(m.clone()) {
+                    todo.push(m.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reached: BTreeMap<&String, BTreeSet<String>> = next.keys().map(|n| (n, reach(n))).collect();
+    let mut sets = BTreeSet::new();
+    for (n, r) in &reached {
+        if !r.contains(*n) {
+            continue;
+        }
+        let set: BTreeSet<String> = r
+            .iter()
+            .filter(|m| reached.get(m).is_some_and(|back| back.contains(*n)))
+            .cloned()
+            .collect();
+        sets.insert(set);
+    }
+    sets
+}
+
+// ---------------------------------------------------------------- Rust
+
+/// The module a file under `src/` defines: `lib.rs` → root, `a/mod.rs` and `a.rs` → `a`.
+fn rust_module(rel: &Path) -> Module {
+    let mut parts: Vec<String> = rel
+        .with_extension("")
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The import graph of one crate's `src/` files.
+fn rust_graph(files: &Sources) -> Graph {
+    let mut g = Graph::default();
+    for (rel, _) in files {
+        g.modules.insert(rust_module(rel));
+    }
+    for (rel, text) in files {
+        let from = rust_module(rel);
+        for path in rust_paths(&strip_line_comments(text, "//"), &from) {
+            g.add(&from, &path);
+        }
+    }
+    g
+}
+
+fn strip_line_comments(text: &str, marker: &str) -> String {
+    text.lines()
+        .map(|l| l.split_once(marker).map_or(l, |(code, _)| code))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Absolute module paths named by `crate::`, `super::` and `self::` paths in `text`.
+fn rust_paths(text: &str, from: &Module) -> Vec<Vec<String>> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("::") {
+        let start = text[..i]
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |p| p + 1);
+        let head = &text[start..i];
+        let before = start.checked_sub(1).map(|p| bytes[p]);
+        if matches!(before, Some(b':' | b'$')) || before.is_some_and(|b| b.is_ascii_alphanumeric())
+        {
+            continue;
+        }
+        let base: Module = match head {
+            "crate" => Vec::new(),
+            "self" => from.clone(),
+            "super" => {
+                let mut base = from.clone();
+                let mut rest = &text[i..];
+                base.pop();
+                while let Some(r) = rest.strip_prefix("::super") {
+                    base.pop();
+                    rest = r;
+                }
+                let skipped = text.len() - rest.len();
+                for tail in use_tree(&text[skipped + 2..]) {
+                    out.push([base.clone(), tail].concat());
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        for tail in use_tree(&text[i + 2..]) {
+            out.push([base.clone(), tail].concat());
+        }
+    }
+    out
+}
+
+/// The paths of a use tree that starts at `text`: `a::b::C`, `a::{b, c::D}`, `*`.
+fn use_tree(text: &str) -> Vec<Vec<String>> {
+    let text = text.trim_start();
+    if let Some(inner) = text.strip_prefix('{') {
+        let mut depth = 0usize;
+        let mut parts = Vec::new();
+        let mut last = 0;
+        for (i, c) in inner.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => {
+                    parts.push(&inner[last..i]);
+                    break;
+                }
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    parts.push(&inner[last..i]);
+                    last = i + 1;
+                }
+                _ => {}
+            }
+        }
+        return parts.into_iter().flat_map(use_tree).collect();
+    }
+    let ident: String = text
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    if ident.is_empty() || ident == "self" {
+        return vec![Vec::new()];
+    }
+    let rest = &text[ident.len()..];
+    match rest.strip_prefix("::") {
+        Some(r) => use_tree(r)
+            .into_iter()
+            .map(|t| [vec![ident.clone()], t].concat())
+            .collect(),
+        None => vec![vec![ident]],
+    }
+}
+
+// ---------------------------------------------------------------- Python
+
+/// The module a file under `python/` defines: `pkg/a.py` → `pkg.a`, `pkg/__init__.py` → `pkg`.
+fn python_module(rel: &Path) -> Module {
+    let mut parts = rust_module(rel);
+    if parts.last().is_some_and(|p| p == "__init__") {
+        parts.pop();
+    }
+    parts
+}
+
+/// The import graph of the Python files (relative imports and absolute ones into these packages).
+fn python_graph(files: &Sources) -> Graph {
+    let mut g = Graph::default();
+    for (rel, _) in files {
+        g.modules.insert(python_module(rel));
+    }
+    let roots: BTreeSet<String> = g
+        .modules
+        .iter()
+        .filter_map(|m| m.first().cloned())
+        .collect();
+    for (rel, text) in files {
+        let from = python_module(rel);
+        let is_init = rel.file_stem().is_some_and(|s| s == "__init__");
+        let mut package = from.clone();
+        if !is_init {
+            package.pop();
+        }
+        for statement in python_imports(&strip_line_comments(text, "#")) {
+            for path in python_targets(&statement, &package, &roots) {
+                g.add(&from, &path);
+            }
+        }
+    }
+    g
+}
+
+/// Import statements, each on one line (parenthesised name lists joined).
+fn python_imports(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let l = line.trim();
+        if !(l.starts_with("from ") || l.starts_with("import ")) {
+            continue;
+        }
+        let mut stmt = l.to_string();
+        if stmt.contains('(') {
+            while !stmt.contains(')') {
+                let Some(more) = lines.next() else { break };
+                stmt.push(' ');
+                stmt.push_str(more.trim());
+            }
+        }
+        out.push(stmt.replace(['(', ')'], " "));
+    }
+    out
+}
+
+/// The absolute module paths one import statement names.
+fn python_targets(stmt: &str, package: &Module, roots: &BTreeSet<String>) -> Vec<Vec<String>> {
+    let dotted = |s: &str| -> Vec<String> { s.split('.').map(str::to_string).collect() };
+    let ours = |p: &Vec<String>| p.first().is_some_and(|r| roots.contains(r));
+    if let Some(names) = stmt.strip_prefix("import ") {
+        return names
+            .split(',')
+            .filter_map(|n| n.split_whitespace().next())
+            .map(dotted)
+            .filter(ours)
+            .collect();
+    }
+    let Some((source, names)) = stmt
+        .strip_prefix("from ")
+        .and_then(|r| r.split_once(" import "))
+    else {
+        return Vec::new();
+    };
+    let source = source.trim();
+    let dots = source.chars().take_while(|c| *c == '.').count();
+    let base: Vec<String> = if dots > 0 {
+        let keep = package.len().saturating_sub(dots - 1);
+        let rest = &source[dots..];
+        let mut b = package[..keep].to_vec();
+        if !rest.is_empty() {
+            b.extend(dotted(rest));
+        }
+        b
+    } else {
+        dotted(source)
+    };
+    if !ours(&base) {
+        return Vec::new();
+    }
+    names
+        .split(',')
+        .filter_map(|n| n.split_whitespace().next())
+        .map(|n| [base.clone(), vec![n.to_string()]].concat())
+        .collect()
+}
+
+// ---------------------------------------------------------------- the workspace
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every file ending in `ext` below `dir`, relative to `dir`.
+fn read_tree(dir: &Path, ext: &str) -> Sources {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.extension().is_some_and(|e| e == ext)
+                && let (Ok(rel), Ok(text)) = (p.strip_prefix(dir), std::fs::read_to_string(&p))
+            {
+                out.push((rel.to_path_buf(), text));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_crate_has_an_import_cycle() {
+    let crates = std::fs::read_dir(workspace().join("crates")).unwrap();
+    let mut found = Vec::new();
+    let mut seen = 0;
+    for c in crates.flatten() {
+        let files = read_tree(&c.path().join("src"), "rs");
+        seen += usize::from(!files.is_empty());
+        for cycle in rust_graph(&files).cycles() {
+            found.push(format!(
+                "{}: {}",
+                c.file_name().to_string_lossy(),
+                cycle.join(" <-> ")
+            ));
+        }
+    }
+    assert!(seen >= 6, "only {seen} crates were read");
+    assert!(found.is_empty(), "import cycles:\n{}", found.join("\n"));
+}
+
+#[test]
+fn no_python_module_has_an_import_cycle() {
+    let files = read_tree(&workspace().join("python"), "py");
+    assert!(
+        files.len() >= 10,
+        "only {} Python files were read",
+        files.len()
+    );
+    let found = python_graph(&files).cycles();
+    let lines: Vec<String> = found.iter().map(|c| c.join(" <-> ")).collect();
+    assert!(lines.is_empty(), "import cycles:\n{}", lines.join("\n"));
+}
+
+#[cfg(test)]
+mod detector {
+    use super::*;
+
+    fn sources(files: &[(&str, &str)]) -> Sources {
+        files
+            .iter()
+            .map(|(p, t)| (PathBuf::from(p), t.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_rust_cycle_through_a_use_tree_and_super_is_found() {
+        let files = sources(&[
+            ("lib.rs", "mod a; mod b; mod c;"),
+            ("a.rs", "use crate::{b::Thing, x};"),
+            ("b/mod.rs", "mod inner;"),
+            ("b/inner.rs", "use super::super::c::f;"),
+            (
+                "c.rs",
+                "fn f() { crate::a::g() } // crate::b is only named in a comment",
+            ),
+        ]);
+        assert_eq!(
+            rust_graph(&files).cycles(),
+            vec![vec!["a".to_string(), "b".into(), "c".into()]]
+        );
+    }
+
+    #[test]
+    fn parents_and_their_children_and_external_paths_are_no_cycle() {
+        let files = sources(&[
+            ("lib.rs", "mod a; use a::X; use crate::a::Y;"),
+            ("a/mod.rs", "mod b; use self::b::Z; pub struct X;"),
+            (
+                "a/b.rs",
+                "use super::X; use crate::a::X; use other_crate::a;",
+            ),
+            ("c.rs", "use crate::a::b::Z;"),
+        ]);
+        assert!(rust_graph(&files).cycles().is_empty());
+    }
+
+    #[test]
+    fn a_python_cycle_through_a_lazy_relative_import_is_found() {
+        let files = sources(&[
+            ("pkg/__init__.py", "from . import worker\n"),
+            (
+                "pkg/worker.py",
+                "from .adapters.base import (\n    helper,\n)\n",
+            ),
+            ("pkg/adapters/__init__.py", "from .base import Adapter\n"),
+            (
+                "pkg/adapters/base.py",
+                "def f():\n    from .. import worker\n",
+            ),
+            (
+                "pkg/other.py",
+                "import pkg.worker\n# from . import adapters\n",
+            ),
+        ]);
+        assert_eq!(
+            python_graph(&files).cycles(),
+            vec![vec!["pkg::adapters".to_string(), "pkg::worker".into()]]
+        );
+    }
+
+    #[test]
+    fn python_imports_of_a_package_from_itself_are_no_cycle() {
+        let files = sources(&[
+            ("pkg/__init__.py", "from .worker import run\nVERSION = 1\n"),
+            (
+                "pkg/worker.py",
+                "from . import VERSION\nimport json\nfrom numpy import array\n",
+            ),
+        ]);
+        assert!(python_graph(&files).cycles().is_empty());
+    }
+}
