@@ -24,6 +24,10 @@ from . import guard
 from .protocol import CONTRACT, EXCEPTION, BadRequest, WorkerError
 from .protocol import int_field as _int_field
 
+# Loader workers start by fork, said explicitly (Python 3.14 makes forkserver the Linux default):
+# recipes are closures (lambdas) over the adapter's objects, which fork inherits and the spawn or
+# forkserver start methods would have to pickle, and cannot. docs/pipeline.md.
+LOADER_START_METHOD = "fork"
 # The recipe's output channels, identical in every library (checked on the first batch).
 CHANNELS = 3
 # A normalized batch has per-channel means near 0 and negative values (ImageNet statistics map
@@ -165,7 +169,7 @@ def start(adapter: Any, recipe: Recipe, request: dict, items: list[Any], read: A
     if frames is not None and (isinstance(frames, bool) or not isinstance(frames, int) or frames < 1):
         raise BadRequest(f'"frames" must be an integer >= 1 (clips) or null (images), got {frames!r}')
     device = adapter.device
-    context = multiprocessing.get_context()
+    context = multiprocessing.get_context(LOADER_START_METHOD)
     reports = context.SimpleQueue()
     generator = torch.Generator().manual_seed(seed)
     loader = DataLoader(
@@ -179,6 +183,7 @@ def start(adapter: Any, recipe: Recipe, request: dict, items: list[Any], read: A
         drop_last=True,
         generator=generator,
         worker_init_fn=worker_init(adapter, reports) if workers > 0 else None,
+        multiprocessing_context=context if workers > 0 else None,
     )
     started = time.perf_counter()
     iterator = iter(loader)

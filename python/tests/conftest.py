@@ -1,6 +1,14 @@
 """Shared test helpers: the canonical transform registry (read from specs/), synthetic JPEGs
 written with whatever encoder the running environment has, and a client that drives a real
 ``python -m augbench_worker`` subprocess over the JSON-lines protocol.
+
+Discovery: every ``test_*.py`` declares the environment it runs in with
+``pytestmark = pytest.mark.environment("<name>")`` (one of ``ENVIRONMENTS``); ``pytest
+python/tests --environment <name>`` collects exactly those files, and a file that declares none is
+a collection error, so a new file can never be silently left out. ``require(module)`` imports a
+module or skips, except where the run promises it (``AUGBENCH_EXPECT_LIBS``,
+``AUGBENCH_EXPECT_DECODERS``, ``AUGBENCH_EXPECT_MODULES``; and under ``CI`` a run must promise
+something): there a missing module is a failure.
 """
 
 from __future__ import annotations
@@ -23,6 +31,11 @@ PYTHON_DIR = REPO / "python"
 SPECS_DIR = REPO / "specs"
 RESPONSE_TIMEOUT_S = 120
 
+# The environments a test file can declare: the test venv (pyarrow, pandas), each library
+# environment (run once per library group), the video_decode environment.
+ENVIRONMENTS = ("interop", "library", "video_decode")
+_DECLARED = re.compile(r"""^pytestmark\s*=.*pytest\.mark\.environment\(\s*["'](\w+)["']""", re.M)
+
 # library → the module its adapter imports (the suite skips a library that is not importable)
 LIBRARY_MODULES = {
     "albumentationsx": "albumentations",
@@ -34,8 +47,79 @@ LIBRARY_MODULES = {
 IMAGE_SIZES = [(256, 320), (250, 333), (300, 260)]
 
 
+# Modules each promised library or decoder brings with it (beyond its own adapter module).
+PROMISED_WITH = {
+    "albumentationsx": ("numpy",),
+    "torchvision": ("torch", "numpy", "PIL"),
+    "kornia": ("torch", "numpy"),
+    "pillow": ("numpy",),
+    "opencv": ("cv2", "numpy"),
+    "pyav": ("av", "numpy"),
+    "decord": ("decord", "numpy"),
+}
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--environment", choices=ENVIRONMENTS, help="collect the test files that declare this environment")
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "environment(name): the environment a test file runs in (conftest.py)")
+
+
+def declared_environment(path: Path) -> str | None:
+    match = _DECLARED.search(path.read_text(encoding="utf-8"))
+    return match.group(1) if match else None
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Test files of other environments are not even imported (their libraries are absent)."""
+    path = Path(collection_path)
+    if not (path.is_file() and path.name.startswith("test_") and path.suffix == ".py"):
+        return None
+    declared = declared_environment(path)
+    if declared not in ENVIRONMENTS:
+        raise pytest.UsageError(
+            f"{path}: declares no environment; add pytestmark = pytest.mark.environment(NAME), NAME one of {ENVIRONMENTS}"
+        )
+    wanted = config.getoption("--environment")
+    return True if wanted is not None and declared != wanted else None
+
+
 def importable(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
+
+
+def _listed(variable: str) -> list[str]:
+    return [name for name in os.environ.get(variable, "").split(",") if name]
+
+
+def promised_modules() -> set[str]:
+    """The modules this run promises: a missing one is a broken environment, not a skip."""
+    names = _listed("AUGBENCH_EXPECT_LIBS") + _listed("AUGBENCH_EXPECT_DECODERS")
+    modules = set(_listed("AUGBENCH_EXPECT_MODULES"))
+    for name in names:
+        modules.add(LIBRARY_MODULES.get(name, name))
+        modules.update(PROMISED_WITH.get(name, ()))
+    return modules
+
+
+def skip_unless_promised(reason: str) -> None:
+    """Skip where nothing is promised; a run that promises libraries (or CI) fails instead."""
+    if promised_modules() or os.environ.get("CI"):
+        pytest.fail(f"{reason}, but this run promises {sorted(promised_modules())}", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
+def require(module: str):
+    """Import ``module``; skip without it, fail where the run promises it."""
+    if importable(module):
+        return importlib.import_module(module)
+    if module in promised_modules():
+        pytest.fail(f"{module} is promised in this environment but not importable", pytrace=False)
+    if os.environ.get("CI") and not promised_modules():
+        pytest.fail(f"{module} is not importable and this CI run promises no library (set AUGBENCH_EXPECT_LIBS)", pytrace=False)
+    pytest.skip(f"{module} is not installed here", allow_module_level=True)
 
 
 def load_registry() -> dict[str, dict[str, Any]]:
@@ -88,12 +172,12 @@ def _encode(array, path: Path) -> None:
 
         write_file(str(path), encode_jpeg(torch.from_numpy(array).permute(2, 0, 1).contiguous(), quality=90))
     else:
-        pytest.skip("no JPEG encoder (Pillow, OpenCV or torchvision) in this environment")
+        skip_unless_promised("no JPEG encoder (Pillow, OpenCV or torchvision) in this environment")
 
 
 @pytest.fixture(scope="session")
 def jpeg_paths(tmp_path_factory) -> list[str]:
-    pytest.importorskip("numpy")
+    require("numpy")
     folder = tmp_path_factory.mktemp("images")
     paths = []
     for index, (height, width) in enumerate(IMAGE_SIZES):
@@ -164,4 +248,4 @@ def first_importable_library() -> str:
     for library in ("pillow", "kornia", "torchvision", "albumentationsx"):  # fastest import first
         if importable(LIBRARY_MODULES[library]):
             return library
-    pytest.skip("no adapter library importable in this interpreter")
+    skip_unless_promised("no adapter library importable in this interpreter")

@@ -9,7 +9,9 @@ import importlib
 import os
 
 import pytest
-from conftest import LIBRARY_MODULES, WorkerClient, importable, load_registry, load_set
+from conftest import LIBRARY_MODULES, WorkerClient, importable, load_registry, load_set, require
+
+pytestmark = pytest.mark.environment("library")
 
 REGISTRY = load_registry()
 SCENARIOS = {"rgb": 3, "9ch": 9}
@@ -40,7 +42,7 @@ def require_library(library: str) -> None:
     if library in expected:
         importlib.import_module(LIBRARY_MODULES[library])
     else:
-        pytest.importorskip(LIBRARY_MODULES[library])
+        require(LIBRARY_MODULES[library])
 
 
 def loaded_worker(library: str, scenario: str, paths: list[str]) -> WorkerClient:
@@ -102,7 +104,7 @@ def test_transform_contract(library: str, scenario: str, name: str, jpeg_paths: 
 
 
 def test_pillow_refuses_multichannel(jpeg_paths: list[str], worker_factory) -> None:
-    pytest.importorskip("PIL")
+    require("PIL")
     client = worker_factory("--library", "pillow")
     loaded = client.request("load", media="image", paths=jpeg_paths, channels=9, device="cpu")
     assert not loaded["ok"] and loaded["kind"] == "unsupported"

@@ -19,6 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+pytestmark = pytest.mark.environment("interop")
+
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "crates" / "augbench-cells" / "tests" / "golden"
 

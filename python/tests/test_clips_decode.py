@@ -10,9 +10,12 @@ import subprocess
 import sys
 
 import pytest
+from conftest import require
 
-cv2 = pytest.importorskip("cv2")
-np = pytest.importorskip("numpy")
+pytestmark = pytest.mark.environment("video_decode")
+
+cv2 = require("cv2")
+np = require("numpy")
 
 from augbench_clips.decode import SAMPLING_RULE, decode_item, sample_indices  # noqa: E402
 

@@ -15,9 +15,12 @@ import subprocess
 import sys
 
 import pytest
+from conftest import require
 
-np = pytest.importorskip("numpy")
-cv2 = pytest.importorskip("cv2")  # writes the test videos
+pytestmark = pytest.mark.environment("video_decode")
+
+np = require("numpy")
+cv2 = require("cv2")  # writes the test videos
 
 from augbench_clips import decoders  # noqa: E402
 from augbench_clips.decode import sample_indices  # noqa: E402

@@ -8,10 +8,12 @@ import textwrap
 import warnings
 
 import pytest
-from conftest import WorkerClient
+from conftest import WorkerClient, require
 
 from augbench_worker import guard
 from augbench_worker.protocol import CONTRACT, WorkerError
+
+pytestmark = pytest.mark.environment("library")
 
 ALBUMENTATIONSX_OLD_NAME = "UserWarning: Argument(s) 'blur_limit' are not valid for transform GaussianBlur"
 
@@ -84,7 +86,7 @@ def _loaded(library: str):
 
 
 def test_albumentationsx_old_argument_name_fails_prepare() -> None:
-    A = pytest.importorskip("albumentations")
+    A = require("albumentations")
     adapter = _loaded("albumentationsx")
     from augbench_worker.adapters.albumentationsx import _call
 
@@ -98,7 +100,7 @@ def test_albumentationsx_old_argument_name_fails_prepare() -> None:
 
 
 def test_albumentationsx_benign_warning_is_recorded_in_the_reply() -> None:
-    A = pytest.importorskip("albumentations")
+    A = require("albumentations")
     adapter = _loaded("albumentationsx")
     from augbench_worker.adapters.albumentationsx import _call
 
@@ -113,7 +115,7 @@ def test_albumentationsx_benign_warning_is_recorded_in_the_reply() -> None:
 
 
 def test_pillow_unknown_keyword_is_a_contract_error() -> None:
-    pytest.importorskip("PIL")
+    require("PIL")
     from PIL import ImageFilter
 
     with pytest.raises(WorkerError) as err, guard.building("GaussianBlur"):
@@ -122,7 +124,7 @@ def test_pillow_unknown_keyword_is_a_contract_error() -> None:
 
 
 def test_torchvision_unknown_keyword_is_a_contract_error() -> None:
-    pytest.importorskip("torchvision")
+    require("torchvision")
     from torchvision.transforms import v2
 
     with pytest.raises(WorkerError) as err, guard.building("GaussianBlur"):
@@ -131,7 +133,7 @@ def test_torchvision_unknown_keyword_is_a_contract_error() -> None:
 
 
 def test_kornia_unknown_keyword_is_a_contract_error() -> None:
-    pytest.importorskip("kornia")
+    require("kornia")
     import kornia.augmentation as K
 
     with pytest.raises(WorkerError) as err, guard.building("GaussianBlur"):
@@ -146,7 +148,7 @@ def _spec(tmp_path, body: str) -> str:
 
 
 def test_spec_file_with_an_old_argument_name_is_refused_through_the_protocol(tmp_path, jpeg_paths) -> None:
-    pytest.importorskip("albumentations")
+    require("albumentations")
     spec = _spec(
         tmp_path,
         """\
@@ -170,7 +172,7 @@ def test_spec_file_with_an_old_argument_name_is_refused_through_the_protocol(tmp
 
 
 def test_spec_file_warning_is_recorded_in_the_prepare_reply(tmp_path, jpeg_paths) -> None:
-    pytest.importorskip("albumentations")
+    require("albumentations")
     spec = _spec(
         tmp_path,
         """\

@@ -11,6 +11,8 @@ from conftest import WorkerClient, load_registry
 from test_adapters import require_library
 from test_video import FRAMES, clip_dirs  # noqa: F401 - clip_dirs is a fixture
 
+pytestmark = pytest.mark.environment("library")
+
 REGISTRY = load_registry()
 
 

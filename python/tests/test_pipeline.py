@@ -11,9 +11,11 @@ import time
 
 import pytest
 
-from conftest import LIBRARY_MODULES, importable
+from conftest import LIBRARY_MODULES, importable, require
 
-torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.environment("library")
+
+torch = require("torch")
 
 from augbench_worker import adapters, pipeline  # noqa: E402 - needs torch, skipped above
 from augbench_worker.protocol import CONTRACT, EXCEPTION, WorkerError  # noqa: E402
@@ -58,6 +60,28 @@ def test_batches_meet_the_contract_and_come_from_loader_workers(library, jpeg_pa
     assert len(window["ns"]) == 5 and window["items"] == 10
     assert window["ns"] == sorted(window["ns"]) and window["gpu_memory"] is None
     ops.handle("pipeline_stop", {})
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_loader_workers_start_by_fork_whatever_the_default(library, jpeg_paths) -> None:
+    # Recipes are closures: only fork can hand them to loader workers. The platform default must
+    # not matter (Python 3.14 makes it forkserver on Linux), so it is spawn during this test: a
+    # loader that followed the default would fail to pickle the recipe.
+    import multiprocessing
+
+    before = multiprocessing.get_start_method(allow_none=True)
+    multiprocessing.set_start_method("spawn", force=True)
+    try:
+        ops = ops_for(library, jpeg_paths)
+        prepare(ops)
+        start(ops, len(jpeg_paths))
+        context = ops.session.loader.multiprocessing_context
+        assert context is not None and context.get_start_method() == pipeline.LOADER_START_METHOD == "fork"
+        window = ops.handle("pipeline_run", {"min_batches": 2, "min_time": 0.0, "rewarm_batches": 0})
+        assert len(window["ns"]) == 2
+        ops.handle("pipeline_stop", {})
+    finally:
+        multiprocessing.set_start_method(before, force=True)
 
 
 @pytest.mark.parametrize("library", LIBRARIES)

@@ -9,7 +9,9 @@ import textwrap
 
 import pytest
 
-from conftest import LIBRARY_MODULES, first_importable_library, importable
+from conftest import LIBRARY_MODULES, first_importable_library, importable, require
+
+pytestmark = pytest.mark.environment("library")
 
 IDENTITY_SPEC = """\
 import os
@@ -208,8 +210,8 @@ def test_cpu_only_libraries_refuse_cuda(jpeg_paths, worker_factory) -> None:
 
 @pytest.mark.parametrize("library", ["torchvision", "kornia"])
 def test_cuda_without_a_gpu_is_a_clear_error(library, jpeg_paths, worker_factory) -> None:
-    pytest.importorskip(LIBRARY_MODULES[library])
-    torch = pytest.importorskip("torch")
+    require(LIBRARY_MODULES[library])
+    torch = require("torch")
     if torch.cuda.is_available():
         pytest.skip("CUDA is available here")
     client = worker_factory("--library", library)
@@ -221,8 +223,8 @@ def test_cuda_without_a_gpu_is_a_clear_error(library, jpeg_paths, worker_factory
 
 @pytest.mark.parametrize("library", ["torchvision", "kornia"])
 def test_cuda_round_trip(library, jpeg_paths, worker_factory) -> None:
-    pytest.importorskip(LIBRARY_MODULES[library])
-    torch = pytest.importorskip("torch")
+    require(LIBRARY_MODULES[library])
+    torch = require("torch")
     if not torch.cuda.is_available():
         pytest.skip("needs CUDA")
     client = worker_factory("--library", library)
@@ -240,7 +242,7 @@ def test_cuda_round_trip(library, jpeg_paths, worker_factory) -> None:
 
 
 def test_kornia_batched_regime(jpeg_paths, worker_factory) -> None:
-    pytest.importorskip("kornia")
+    require("kornia")
     client = worker_factory("--library", "kornia")
     assert load_images(client, jpeg_paths)["ok"]
     prepared = client.request(

@@ -11,8 +11,10 @@ import json
 import os
 
 import pytest
-from conftest import LIBRARY_MODULES, WorkerClient, _encode, _synthetic, load_registry, load_set
+from conftest import LIBRARY_MODULES, WorkerClient, _encode, _synthetic, load_registry, load_set, require
 from test_adapters import require_library
+
+pytestmark = pytest.mark.environment("library")
 
 REGISTRY = load_registry()
 FRAMES = 4
@@ -32,7 +34,7 @@ def _close_workers():
 @pytest.fixture(scope="session")
 def clip_dirs(tmp_path_factory) -> list[str]:
     """Two clip folders of FRAMES frames each (the second: one frame repeated)."""
-    pytest.importorskip("numpy")
+    require("numpy")
     root = tmp_path_factory.mktemp("clips")
     folders = []
     for clip in range(2):
@@ -93,7 +95,7 @@ def test_one_parameter_draw_per_clip(library: str, clip_dirs: list[str]) -> None
     """Item 1 holds one frame four times: a random crop must cut every frame the same way."""
     import numpy as np
 
-    module = pytest.importorskip(LIBRARY_MODULES[library])
+    module = require(LIBRARY_MODULES[library])
     assert module is not None
     from augbench_worker.adapters import create
 
@@ -112,7 +114,7 @@ def test_clips_on_cuda_in_the_native_dtype(library: str, dtype: str, clip_dirs: 
     """On a CUDA machine: Kornia holds clips as float16, torchvision as uint8, and every video
     transform either meets the clip contract on the GPU or answers with a reason. Skipped
     without CUDA (CI has none); ``AUGBENCH_GPU_REPORT`` names a JSON file for the outcomes."""
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     require_library(library)
@@ -149,7 +151,7 @@ def _cuda_outcome(client: WorkerClient, name: str) -> dict:
 
 
 def test_pillow_has_no_clip_layout(clip_dirs: list[str], worker_factory) -> None:
-    pytest.importorskip("PIL")
+    require("PIL")
     client = worker_factory("--library", "pillow")
     loaded = client.request("load", media="video", paths=clip_dirs, channels=3, device="cpu")
     assert not loaded["ok"] and loaded["kind"] == "unsupported", loaded

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import LIBRARY_MODULES, _encode, _synthetic, importable, load_registry
+from conftest import LIBRARY_MODULES, _encode, _synthetic, importable, load_registry, require
 
-torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.environment("library")
+
+torch = require("torch")
 
 from augbench_worker import adapters, pipeline  # noqa: E402 - needs torch, skipped above
 from augbench_worker.protocol import CONTRACT, WorkerError  # noqa: E402
@@ -131,7 +133,7 @@ def test_the_clip_contract_names_what_came_out() -> None:
 
 
 def test_pillow_refuses_video_pipeline_rows(clip_folders) -> None:
-    pytest.importorskip("PIL")
+    require("PIL")
     from augbench_worker.protocol import Unsupported
 
     adapter = adapters.create("pillow")

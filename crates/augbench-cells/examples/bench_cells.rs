@@ -3,6 +3,13 @@
 //!
 //! `bench_cells write-read <cells> <metrics> <dir> <repeat>` · `bench_cells group <rows.parquet> <repeat>`
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a development tool run by hand, not the product"
+)]
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

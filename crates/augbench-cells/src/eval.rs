@@ -13,7 +13,7 @@ use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, String
 
 use crate::error::{CellsError, Location, Result};
 use crate::io::{self, Format, WriteResult};
-use crate::schema::{EVAL_FIXED, eval_schema, metric_name};
+use crate::schema::{ColumnType, EVAL_FIXED, eval_schema, metric_name};
 use crate::system_card::{CardStamp, TOOLKIT_VERSION};
 use crate::table::CellTable;
 
@@ -179,6 +179,7 @@ impl EvalLog {
             .filter_map(|&i| metric_name(names[i]))
             .map(str::to_string)
             .collect();
+        check_metric_columns(table, &metric_cols, path)?;
         let mut cells = Vec::with_capacity(table.num_rows());
         let mut row0 = 0u64;
         for batch in table.batches() {
@@ -206,6 +207,23 @@ impl EvalLog {
     }
 }
 
+/// Every `metric:*` column must be a double column: any other type (a `list<double>` passes
+/// normalisation) is refused naming the column, never read as a double.
+fn check_metric_columns(table: &CellTable, metric_cols: &[usize], path: &Path) -> Result<()> {
+    for &i in metric_cols {
+        let field = table.schema().field(i);
+        if *field.data_type() != ColumnType::Float64.arrow() {
+            return Err(CellsError::ColumnType {
+                path: path.to_path_buf(),
+                column: field.name().clone(),
+                expected: ColumnType::Float64.describe().to_string(),
+                found: field.data_type().to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Every fixed column must be present with its contract type.
 fn check_fixed_columns(table: &CellTable, path: &Path) -> Result<()> {
     for (name, ty) in EVAL_FIXED {
@@ -229,6 +247,10 @@ fn check_fixed_columns(table: &CellTable, path: &Path) -> Result<()> {
 }
 
 /// Position of a fixed column in `EVAL_FIXED`, computed at compile time (`ix!("task")`).
+#[allow(
+    clippy::panic,
+    reason = "evaluated at compile time: a wrong name fails the build"
+)]
 const fn eval_index(name: &str) -> usize {
     let mut i = 0;
     while i < EVAL_FIXED.len() {

@@ -18,6 +18,10 @@ pub use augbench_core::policy::{
     CONFIDENCE as DEFAULT_CI,
 };
 
+/// Most bootstrap resamples accepted: each resample keeps one mean per metric, so an unbounded
+/// count is an unbounded allocation. 500× the default is far past where the interval settles.
+pub const MAX_BOOTSTRAP: usize = 1_000_000;
+
 /// Short names accepted for grouping columns.
 pub const COLUMN_ALIASES: &[(&str, &str)] = &[("model", "model_name"), ("scene", "scene_id")];
 
@@ -73,6 +77,17 @@ pub fn resolve_column(table: &CellTable, name: &str) -> Option<usize> {
 }
 
 fn check(table: &CellTable, opts: &SummaryOptions) -> Result<Vec<usize>> {
+    if opts.bootstrap > MAX_BOOTSTRAP {
+        return Err(CellsError::BadArgument {
+            detail: format!(
+                "--bootstrap {} is more resamples than the limit of {MAX_BOOTSTRAP}",
+                opts.bootstrap
+            ),
+            hint: format!(
+                "the default {DEFAULT_BOOTSTRAP} is enough for a 95% interval; pass at most {MAX_BOOTSTRAP}"
+            ),
+        });
+    }
     if !(opts.ci > 0.0 && opts.ci < 1.0) {
         return Err(CellsError::BadArgument {
             detail: format!("--ci must be strictly between 0 and 1, got {}", opts.ci),

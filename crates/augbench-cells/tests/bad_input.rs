@@ -2,6 +2,13 @@
 //! corrupt and truncated Parquet, a malformed JSONL line, a metric whose type changes, a missing
 //! file, merge conflicts and duplicates, unicode and very long scene ids, and zero rows.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::{Path, PathBuf};
 
 use augbench_cells::merge::merge_files;
@@ -286,4 +293,37 @@ fn an_unsupported_rows_suffix_is_refused() {
         group_file(&p, opts()).unwrap_err(),
         CellsError::UnsupportedSuffix { .. }
     ));
+}
+
+#[test]
+fn a_parquet_metric_column_of_lists_is_refused_naming_the_column() {
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    // A contract-valid log, then its metric column replaced by a list<double> column.
+    let good = sample_log("s", "a").to_table();
+    let b = &good.batches()[0];
+    let schema = b.schema();
+    let idx = schema.index_of("metric:a").unwrap();
+    let list =
+        arrow_array::ListArray::from_iter_primitive::<arrow_array::types::Float64Type, _, _>(vec![
+            Some(vec![Some(1.0), Some(2.0)]),
+        ]);
+    let mut fields: Vec<arrow_schema::Field> =
+        schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields[idx] = arrow_schema::Field::new(
+        "metric:a",
+        arrow_array::Array::data_type(&list).clone(),
+        true,
+    );
+    let mut cols: Vec<arrow_array::ArrayRef> = b.columns().to_vec();
+    cols[idx] = Arc::new(list);
+    let schema = Arc::new(arrow_schema::Schema::new(fields));
+    let batch = arrow_array::RecordBatch::try_new(schema.clone(), cols).unwrap();
+    let table = augbench_cells::CellTable::new(schema, vec![batch]);
+    let path = augbench_cells::write_table(&table, &dir.path().join("lists.parquet"), Format::Auto)
+        .unwrap()
+        .path;
+    let e = EvalLog::read(&path).unwrap_err();
+    assert!(matches!(e, CellsError::ColumnType { .. }), "{e}");
+    assert_user_error(&e, &["lists.parquet", "'metric:a'", "a number"]);
 }

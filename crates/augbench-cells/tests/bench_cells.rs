@@ -1,6 +1,13 @@
 //! Benchmark cells on synthetic results: appending creates `cells.parquet`, a `--resume` rerun
 //! replaces rows with the same key instead of duplicating them, and the file reads in order.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use augbench_cells::bench::{BenchCell, BenchMetrics, append_bench_cells, read_bench_cells};
 use augbench_cells::schema::{BENCH_CARD, BENCH_FIXED, BENCH_FORM, BENCH_MEDIA, BENCH_METRICS};
 

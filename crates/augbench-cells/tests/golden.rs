@@ -1,6 +1,13 @@
 //! The golden case computed by the reference implementation of the cell-log contract: grouping
 //! `golden/rows.jsonl` must give `golden/expected_cells.json` (floats within 1e-12 relative).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::{Path, PathBuf};
 
 use augbench_cells::rows::group_file;

@@ -1,5 +1,12 @@
 //! Snapshots of `show` output (table, CSV, JSON) of a small evaluation log, and filtering.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use augbench_cells::render::{Filter, TextFormat, filter_rows, render_rows};
 use augbench_cells::{CardStamp, EvalLog, PreAggregated};
 

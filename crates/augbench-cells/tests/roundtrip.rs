@@ -1,6 +1,13 @@
 //! Property tests: write → read is the identity for evaluation and benchmark cells, in Parquet
 //! (NaN and ±inf kept) and in JSON Lines (non-finite floats come back as null, as documented).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use augbench_cells::bench::{BenchCell, BenchMetrics, append_bench_cells, read_bench_cells};
 use augbench_cells::{EvalCell, EvalLog, Format};
 use proptest::prelude::*;

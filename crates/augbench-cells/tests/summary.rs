@@ -1,6 +1,13 @@
 //! Summaries: the mean per group and metric, and the scene bootstrap interval — checked by
 //! properties (seeded determinism, bounds, degenerate single scene) and an insta snapshot.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use augbench_cells::render::{TextFormat, render_summary};
 use augbench_cells::summary::{SummaryOptions, summarize};
 use augbench_cells::{CardStamp, EvalLog, PreAggregated};

@@ -1,6 +1,13 @@
 //! Golden job JSON and task script of every paper config (fixed run name), plus the shard split:
 //! interleaved shards hold every library and a slice of the transforms, together all of them.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::{Path, PathBuf};
 
 use augbench_cloud::job::{self, Layout};

@@ -1,6 +1,13 @@
 //! `stage`: the same folder gives the same bytes whatever the files' times and creation order;
 //! only media files go in, never hidden files or macOS junk; headers carry fixed metadata.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::Path;
 
 use augbench_cloud::stage::{sha256_file, stage};

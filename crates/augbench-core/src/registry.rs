@@ -63,6 +63,10 @@ pub struct Registry {
 
 impl Registry {
     /// The embedded registry, parsed once. Its validity is a build-time fact checked by tests.
+    #[allow(
+        clippy::panic,
+        reason = "embedded at build time, never user input; tests parse it"
+    )]
     pub fn get() -> &'static Registry {
         static REG: OnceLock<Registry> = OnceLock::new();
         REG.get_or_init(|| {

@@ -2,6 +2,13 @@
 //! `RunConfig::from_yaml` + `resolve` path; located errors and hints; command-line override
 //! precedence; and idempotence of resolution (seeded proptest and every example config).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::{Path, PathBuf};
 
 use augbench_core::config::{CONFIG_VERSION, TransformSet};

@@ -1,6 +1,13 @@
 //! Every `*.yaml` under the repository's `configs/` folder (recursively) parses, validates,
 //! resolves and plans at least one job. The test fails if the folder holds no config at all.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::{Path, PathBuf};
 
 use augbench_core::{RunConfig, Source, plan, resolve};

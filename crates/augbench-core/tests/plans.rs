@@ -2,6 +2,13 @@
 //! and paper config, job counts, output naming of every job, and the matrix/registry invariants
 //! the plan relies on that the unit tests in `src/` do not already cover.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

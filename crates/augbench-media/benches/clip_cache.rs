@@ -4,6 +4,13 @@
 //! the bench prints each round's pair and the median ratio. Needs the `video_decode` environment
 //! (`augbench env build video_decode`). `cargo bench -p augbench-media --bench clip_cache`.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a development tool run by hand, not the product"
+)]
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

@@ -2,6 +2,13 @@
 //! inputs, never left half-written (videos are MJPEG AVI files); and the scan of the folder it
 //! produces.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use augbench_core::Media;
 use augbench_media::{dataset, scan};
 

@@ -4,6 +4,13 @@
 //!     over the same decoded items with the same `black_box` pattern.
 //! (b) Protocol round trip: `hello` to the native worker and to the Pillow worker, with p50/p95/p99.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a development tool run by hand, not the product"
+)]
+
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};

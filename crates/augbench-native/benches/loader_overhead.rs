@@ -5,6 +5,13 @@
 //! loader's rate as a ratio of the bare loop's in the same round (target ≥ 0.9 × W).
 //! `cargo bench -p augbench-native --bench loader_overhead`; without `--bench`, one short round.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a development tool run by hand, not the product"
+)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -2,6 +2,13 @@
 //! broken files: hello, load (skips and conversions), prepare, check, time, unsupported,
 //! malformed requests, and the 1×1 image.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 

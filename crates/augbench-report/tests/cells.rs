@@ -1,6 +1,13 @@
 //! Benchmark cell logs as report input: Parquet and JSON Lines, newest row per transform when a
 //! log holds several runs, pipeline sweep points kept apart.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 mod common;
 
 use augbench_cells::{BenchCell, BenchMetrics, append_bench_cells};

@@ -1,6 +1,14 @@
 //! The HTML report in headless Chromium (through scripts/chromium_check.sh): it loads without
 //! console output, the screenshot is not blank, and a `#sort=` hash sorts the tables. A page
-//! with a script error must fail the same check. Skipped, with a message, without Chromium.
+//! with a script error must fail the same check. Without Chromium: skipped with a message, or a
+//! failure where the run promises it (CI).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
 
 mod common;
 
@@ -9,13 +17,23 @@ use std::process::Command;
 
 use augbench_report::{TableOptions, html, load_paths};
 
+/// Whether Chromium is on PATH. Where the run promises it (`CI` set, or `AUGBENCH_EXPECT_TOOLS`
+/// naming chromium) a missing one fails the test; elsewhere the test skips with a message.
 fn chromium_on_path() -> bool {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path).any(|d| {
+    let found = std::env::split_paths(&path).any(|d| {
         ["chromium", "chromium-browser", "google-chrome"]
             .iter()
             .any(|b| d.join(b).is_file())
-    })
+    });
+    let promised = std::env::var_os("CI").is_some_and(|v| !v.is_empty())
+        || std::env::var("AUGBENCH_EXPECT_TOOLS")
+            .is_ok_and(|t| t.split(',').any(|n| n.trim() == "chromium"));
+    assert!(
+        found || !promised,
+        "this run promises Chromium (CI or AUGBENCH_EXPECT_TOOLS) and none is on PATH (Debian: apt-get install -y chromium)"
+    );
+    found
 }
 
 fn script() -> PathBuf {

@@ -2,6 +2,13 @@
 //! run parameters, sortable tables, inline SVG plots, the legend and the reasons for failures;
 //! a pipeline group marks its decode-ceiling row.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 mod common;
 
 use augbench_report::{TableOptions, html, load_paths};

@@ -2,6 +2,13 @@
 //! registered), not blank; a group with one library gets a heatmap but no speedup charts; a
 //! pipeline group's charts mark the decode-ceiling row and its heatmap shows shares of it.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 mod common;
 
 use augbench_core::Mode;

@@ -2,6 +2,13 @@
 //! measured on one side only are "not comparable", and intervals come from the runs when a file
 //! has none.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 mod common;
 
 use augbench_core::Mode;

@@ -2,6 +2,13 @@
 //! reader, and the bad inputs (mixed scenarios, one library, NaN/zero, unknown version, unknown
 //! reference library, empty folder, duplicates).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 mod common;
 
 use augbench_core::Mode;

@@ -3,6 +3,13 @@
 //! file holds the command, the exit code and message fragments (format in bad_input/README.md).
 //! Adding a case is adding a file (and its `.expect`); this one test walks the whole folder.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -5,6 +5,13 @@
 //! And inside `augbench run` (`execution.check_equivalence: true`): `equivalence.json` beside the
 //! results, each library's summary in its metadata, kept by `--resume`, shown in the HTML report.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::collections::BTreeSet;
 
 use serde_json::Value;

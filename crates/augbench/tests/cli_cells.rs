@@ -1,6 +1,13 @@
 //! `augbench cells` end to end: group the golden rows, show, filter, merge (with the duplicate
 //! warning), summarize, convert, and the exit codes and messages of bad input (2 = fix your input).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -151,6 +158,23 @@ fn summarize_reports_mean_and_interval_per_group() {
     );
     assert_eq!(text.lines().count(), 1 + 3 * 3, "3 phases × 3 metrics");
     assert_eq!(run(), text.as_bytes(), "seeded: same output twice");
+}
+
+#[test]
+fn summarize_refuses_a_huge_bootstrap_with_exit_2_before_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cells.parquet");
+    group_golden(&out);
+    augbench()
+        .args(["cells", "summarize", "--bootstrap", &usize::MAX.to_string()])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("--bootstrap")
+                .and(predicate::str::contains("limit"))
+                .and(predicate::str::contains("hint")),
+        );
 }
 
 #[test]

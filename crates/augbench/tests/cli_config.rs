@@ -2,6 +2,13 @@
 //! `validate`, `list`, `--help`; exit codes 0/2, located errors with hints and no panics; flags
 //! overriding the file; and the resolved-config round trip through `plan`.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -210,6 +217,38 @@ fn bad_yaml_and_bad_values_exit_2_without_panicking() {
         let err = usage_error(&["plan", "--config", f.to_str().unwrap()]);
         has_all(&err, &[name, "hint:"]);
     }
+}
+
+#[test]
+fn device_cuda_without_a_cuda_device_exits_2_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        &dir,
+        "cuda.yaml",
+        "version: 1\nselection:\n  scenario: image-rgb\n  libraries: [torchvision]\n  transforms: [HorizontalFlip]\nexecution:\n  device: cuda\n",
+    );
+    let out = dir.path().join("out");
+    let run = augbench()
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .args(["run", "--config", f.to_str().unwrap(), "--output"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(no_panic())
+        .get_output()
+        .clone();
+    let err = String::from_utf8(run.stderr).unwrap();
+    has_all(
+        &err,
+        &[
+            "device: cuda",
+            "no CUDA device",
+            "nothing was run",
+            "hint:",
+            "device: auto",
+        ],
+    );
+    assert!(!out.exists(), "nothing may be written before the refusal");
 }
 
 #[test]

@@ -1,5 +1,12 @@
 //! `augbench data synth` and `augbench data clean` through the real binary.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use assert_cmd::Command;
 use predicates::str::contains;
 

@@ -1,6 +1,13 @@
 //! `augbench doctor` through the real binary: the machine card and the busy checks as text and as
 //! JSON. Values are machine-specific, so the asserts are structural.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use assert_cmd::Command;
 use augbench_host::machine::SIMD_FLAGS;
 use predicates::prelude::*;

@@ -1,6 +1,13 @@
 //! One run per output folder, through the real binary: a lock held by a live process refuses a
 //! second `run` at once (exit 2, naming the holder); a lock whose process is gone is taken over.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;

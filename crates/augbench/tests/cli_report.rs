@@ -1,6 +1,13 @@
 //! CLI of the report commands (`compare`, `plot`, `report`, `docs update`): outputs and exit
 //! codes — 0 ok, 1 regression with `--fail-on-regression` or stale docs with `--check`, 2 bad usage.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::Path;
 
 use assert_cmd::Command;

@@ -2,6 +2,13 @@
 //! `data_dir` whose videos are all unreadable stops the run with exit 2, naming every file and
 //! its reason, before any worker starts. The decoder environment comes from the shared cache.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::Path;
 
 use assert_cmd::Command;

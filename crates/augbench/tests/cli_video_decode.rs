@@ -3,6 +3,13 @@
 //! three decoders measure the sampled frames (checked against the frame markers), and a decoder
 //! that cannot run says why. Unreadable files in a `data_dir` are skipped by name, as for clips.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;

@@ -1,6 +1,13 @@
 //! `augbench worker` as a real process: the protocol on stdout, and the debug faults
 //! (`AUGBENCH_TEST_FAULTS=1`) that the coordinator's crash/hang handling is tested against.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};

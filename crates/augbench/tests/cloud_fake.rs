@@ -4,6 +4,13 @@
 //! detached submit → status → fetch (twice), attached runs, and injected faults: a preempted
 //! task, a failing task, a task without DONE.json, and a failed upload.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;

@@ -3,6 +3,13 @@
 //! disk, simulated) leaves the previous file intact and exits 1 naming it, and a results file cut
 //! short by hand is reported by `compare` and `report` with its path and byte offset.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};

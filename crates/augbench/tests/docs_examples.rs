@@ -3,6 +3,13 @@
 //! exit as marked. The runner is proved on a fixture page with deliberately broken blocks. Also:
 //! the README links every docs page, and every `--help` ends with a pointer to a page that exists.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 #[path = "docs_examples/runner.rs"]
 mod runner;
 

@@ -1,7 +1,15 @@
 //! Fuzzing on stable Rust: a seeded byte-mutation loop over the config parser, the results JSON
-//! reader and the cell-log readers (JSON Lines and Parquet), seeded from the shipped configs, the
-//! test fixtures and the bad-input corpus. Any panic fails the test and saves its input. A short
+//! reader and the cell-log readers (JSON Lines and Parquet, then the typed evaluation and benchmark
+//! readers and `cells summarize`), seeded from the shipped configs, the test fixtures, the
+//! bad-input corpus and Parquet logs made at run time. Any panic fails the test and saves its input. A short
 //! run is part of the suite; `AUGBENCH_FUZZ_CASES=N` runs N cases per target (docs/ci.md).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
 
 use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -17,6 +25,8 @@ use rand_chacha::ChaCha8Rng;
 const DEFAULT_CASES: usize = 4000;
 /// Generator seed unless `AUGBENCH_FUZZ_SEED` says otherwise.
 const DEFAULT_SEED: u64 = 15;
+/// Bootstrap resamples of the `summarize` step (the interval's value is not the point).
+const FUZZ_BOOTSTRAP: usize = 20;
 /// Mutations applied to one seed to make one case (1 to this many).
 const MAX_MUTATIONS: usize = 4;
 /// Extra copies of each seed the target reads without error.
@@ -263,25 +273,83 @@ fn save_failure(name: &str, case: usize, input: &[u8]) -> PathBuf {
     path
 }
 
-/// Seeds made at run time: a valid Parquet cell log (none is shipped as a file).
+/// Seeds made at run time (no Parquet log is shipped as a file): every readable JSON Lines seed
+/// as Parquet, the benchmark cells of every results fixture, and an evaluation log whose metric
+/// column holds lists (a type normalisation lets through).
 fn extra_seeds(name: &str) -> Vec<Vec<u8>> {
     if name != "cells-parquet" {
         return Vec::new();
     }
     let dir = tempfile::tempdir().unwrap();
+    let dst = dir.path().join("seed.parquet");
+    let as_parquet = |table: &augbench_cells::CellTable| {
+        augbench_cells::io::write_table(table, &dst, augbench_cells::Format::Parquet)
+            .ok()
+            .and_then(|_| std::fs::read(&dst).ok())
+    };
     let mut out = Vec::new();
     for jsonl in seeds(&[".jsonl"]) {
         let src = dir.path().join("seed.jsonl");
         std::fs::write(&src, &jsonl).unwrap();
-        let Ok(table) = augbench_cells::read_table(&src) else {
-            continue;
-        };
-        let dst = dir.path().join("seed.parquet");
-        if augbench_cells::io::write_table(&table, &dst, augbench_cells::Format::Parquet).is_ok() {
-            out.push(std::fs::read(&dst).unwrap());
+        if let Ok(table) = augbench_cells::read_table(&src) {
+            out.extend(as_parquet(&table));
         }
     }
+    for json in seeds(&[".json"]) {
+        let Ok(file) = serde_json::from_slice::<augbench_core::results::ResultFile>(&json) else {
+            continue;
+        };
+        let card = augbench_cells::SystemCard::default();
+        let cells = augbench_cells::cells_from_results(&file, "fuzz", &card);
+        if !cells.is_empty() {
+            out.extend(as_parquet(&augbench_cells::bench::to_table(&cells)));
+        }
+    }
+    out.extend(as_parquet(&eval_log_with_list_metric()));
     out
+}
+
+/// An evaluation log whose `metric:a` column is `list<double>`.
+fn eval_log_with_list_metric() -> augbench_cells::CellTable {
+    use std::sync::Arc;
+    let mut log = augbench_cells::EvalLog::default();
+    let pre = augbench_cells::PreAggregated {
+        model_name: "m".into(),
+        task: "t".into(),
+        scene_id: "s".into(),
+        phase: "clu".into(),
+        n_samples: 1,
+        difficulty: None,
+        latency_ms_mean: None,
+        git_sha: None,
+        timestamp_utc: None,
+        frame_budget: 0,
+        metrics: vec![("a".into(), Some(1.0))],
+    };
+    log.push_pre_aggregated(pre, &Default::default());
+    let table = log.to_table();
+    let batch = &table.batches()[0];
+    let idx = batch.schema().index_of("metric:a").unwrap();
+    let list =
+        arrow_array::ListArray::from_iter_primitive::<arrow_array::types::Float64Type, _, _>(vec![
+            Some(vec![Some(1.0), Some(2.0)]),
+        ]);
+    let mut fields: Vec<arrow_schema::Field> = batch
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    fields[idx] = arrow_schema::Field::new(
+        "metric:a",
+        arrow_array::Array::data_type(&list).clone(),
+        true,
+    );
+    let mut cols = batch.columns().to_vec();
+    cols[idx] = Arc::new(list);
+    let schema = Arc::new(arrow_schema::Schema::new(fields));
+    let batch = arrow_array::RecordBatch::try_new(schema.clone(), cols).unwrap();
+    augbench_cells::CellTable::new(schema, vec![batch])
 }
 
 /// The config target: parse, resolve with every default, build the plan.
@@ -338,7 +406,28 @@ fn cells(dir: &Path, suffix: &str) -> impl Fn(&[u8]) -> bool {
             let json = augbench_cells::render::TextFormat::Json;
             let _ = augbench_cells::render::render_rows(&table, &rows, json);
         }
+        typed_readers_and_summary(&table, &path);
         true
+    }
+}
+
+/// What the typed readers and `cells summarize` make of a table that read without error.
+fn typed_readers_and_summary(table: &augbench_cells::CellTable, path: &Path) {
+    let _ = augbench_cells::EvalLog::from_table(table, path);
+    let _ = augbench_cells::bench::from_table(table, path);
+    let by = ["model", "phase", "library"]
+        .iter()
+        .filter(|c| augbench_cells::summary::resolve_column(table, c).is_some())
+        .map(|c| c.to_string())
+        .collect();
+    let opts = augbench_cells::summary::SummaryOptions {
+        by,
+        bootstrap: FUZZ_BOOTSTRAP,
+        ..Default::default()
+    };
+    if let Ok(rows) = augbench_cells::summary::summarize(table, &opts) {
+        let _ =
+            augbench_cells::render::render_summary(&rows, augbench_cells::render::TextFormat::Json);
     }
 }
 

@@ -3,6 +3,13 @@
 //! `DecodeOnly` ceiling; a transform that panics in a loader thread, or hangs there, is an `error`
 //! row (the hang ends at the request timeout) while the other rows are measured.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::Path;
 
 use augbench_core::results::{ResultFile, Status};

@@ -1,8 +1,15 @@
 //! `augbench run` in pipeline mode with real loaders (torchvision and Pillow share the cached
 //! torch_stack environment): result files named and labelled with what was measured, rows that
 //! came from loader workers (w > 0), paired speedups from interleaved rounds, a pipeline section in
-//! `compare`, a corrupt JPEG that fails its rows by name, `workers: 0` and a `device: auto` that
-//! fell back to the CPU recorded as such.
+//! `compare`, a corrupt JPEG that fails its rows by name, `workers: 0`, and a `device: auto` file
+//! named and labelled by the device it ran on.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -127,10 +134,17 @@ fn a_corrupt_jpeg_fails_its_rows_by_name_and_workers_zero_and_auto_are_recorded(
     let out = dir.path().join("out");
     let output = run(&config(dir.path(), 0, Some(&data), "auto"), &out);
     let log = text(&output);
+    let cuda = out.join("image-rgb/pipeline").read_dir().unwrap().any(|e| {
+        e.unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains("_dev-cuda")
+    });
     for library in ["torchvision", "pillow"] {
-        // The plan names `auto` jobs of CUDA-capable libraries by what was asked (`_dev-auto`).
-        let dev = if library == "torchvision" {
-            "_dev-auto"
+        // `auto` is settled before naming: a CUDA-capable library's file says `cuda` where the
+        // machine has CUDA and nothing (the CPU) where it has none; never `_dev-auto`.
+        let dev = if library == "torchvision" && cuda {
+            "_dev-cuda"
         } else {
             ""
         };
@@ -139,13 +153,10 @@ fn a_corrupt_jpeg_fails_its_rows_by_name_and_workers_zero_and_auto_are_recorded(
         let p = file.metadata.pipeline.as_ref().expect("pipeline metadata");
         assert!(p.main_process_loading, "{p:?}");
         assert!(p.notes.iter().any(|n| n.contains("main process")), "{p:?}");
-        if file.metadata.device == "cpu" && library == "torchvision" {
-            let fell_back = p
-                .notes
-                .iter()
-                .any(|n| n.contains("`auto` fell back to `cpu`"));
-            assert!(fell_back, "{p:?}");
-        }
+        assert_eq!(
+            file.metadata.device,
+            if dev.is_empty() { "cpu" } else { "cuda" }
+        );
         for name in ["HorizontalFlip", "CenterCrop224"] {
             let r = &file.results[name];
             assert_eq!(r.status, Some(Status::Error), "{library} {name}: {log}");

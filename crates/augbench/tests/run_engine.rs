@@ -2,6 +2,13 @@
 //! our strict types, resume after Ctrl-C, and the bad inputs of the engine issue (corrupt and tiny
 //! images, an empty data dir, a worker that panics or hangs, an output folder deleted mid-run).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};

@@ -4,6 +4,13 @@
 //! re-measures a transform across all libraries, `--schedule sequential` pairs nothing, and
 //! `compare` shows the paired speedups from the result files and from the cell log.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::PathBuf;
 
 use assert_cmd::Command;

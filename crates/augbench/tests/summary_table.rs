@@ -1,6 +1,13 @@
 //! The end-of-run summary table `augbench run` prints: one column per library for images; for
 //! video, clips/s and a second frames/s column per library (clips/s × the clip length).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use augbench_core::Mode;
 use augbench_exec::summary;
 use augbench_report::sample::{Outcome, result_file, runs};

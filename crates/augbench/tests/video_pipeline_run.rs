@@ -4,6 +4,13 @@
 //! the clip cache's decoder and sampling rule), and the summary and `compare` show clips/s with a
 //! frames/s column. The environments come from the shared cache.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::Path;
 
 use augbench_core::results::{ResultFile, Status};

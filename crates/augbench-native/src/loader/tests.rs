@@ -111,12 +111,57 @@ fn a_worker_that_cannot_build_its_fill_fails_the_start() {
     );
 }
 
+/// A `Stamp` that holds a token while its worker thread lives.
+struct Held {
+    inner: Stamp,
+    _alive: Arc<()>,
+}
+
+impl Fill for Held {
+    fn fill(&mut self, index: u64, batch: &mut Batch, slot: usize) -> Result<(), String> {
+        self.inner.fill(index, batch, slot)
+    }
+}
+
 #[test]
 fn dropping_a_loader_with_full_queues_ends_its_threads() {
-    let mut loader = Loader::start(shape(2), make(None)).unwrap();
+    let alive = Arc::new(());
+    let token = alive.clone();
+    let make: MakeFill = Arc::new(move |w| {
+        let fill = Held {
+            inner: Stamp { fail: None },
+            _alive: token.clone(),
+        };
+        Ok((
+            Box::new(fill) as Box<dyn Fill>,
+            serde_json::json!({ "worker": w }),
+        ))
+    });
+    let mut loader = Loader::start(shape(2), make).unwrap();
     let _ = loader.next_batch().unwrap(); // never recycled
     std::thread::sleep(std::time::Duration::from_millis(20));
-    drop(loader); // must return: workers blocked on full queues see the channels close
+    assert!(
+        Arc::strong_count(&alive) > 1,
+        "the workers hold their fills"
+    );
+    // Workers blocked on full queues must see the channels close: the drop returns, in bounded
+    // time. A watchdog fails the whole test binary if it does not (a hang would never end).
+    let (done, dropped) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if dropped.recv_timeout(std::time::Duration::from_secs(30))
+            == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+        {
+            eprintln!("dropping a loader with full queues did not return within 30 s");
+            std::process::exit(101);
+        }
+    });
+    drop(loader);
+    let _ = done.send(());
+    assert_eq!(
+        Arc::strong_count(&alive),
+        1,
+        "every worker thread ended and released its fill"
+    );
 }
 
 /// Writes frame `t` of clip `index` as pixel value `10·index + t` (1×1 frames, 2 a clip).

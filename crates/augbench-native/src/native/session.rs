@@ -277,6 +277,7 @@ fn time_identity<A: Adapter>(items: &[A::Item], start: usize, count: usize) -> D
     t0.elapsed()
 }
 
+#[allow(clippy::panic, reason = "a fault injected on purpose by the test hook")]
 pub(crate) fn trigger(f: Fault) -> ! {
     match f {
         Fault::Panic => panic!("injected fault: __panic inside time"),

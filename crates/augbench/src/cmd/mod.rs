@@ -11,6 +11,7 @@ pub mod docs;
 pub mod doctor;
 pub mod env;
 pub mod help;
+mod host_device;
 pub mod list;
 pub mod plan;
 pub mod plot;

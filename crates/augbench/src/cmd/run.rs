@@ -41,9 +41,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
+    // Settled before anything starts, so `auto` is named by the device it runs on.
+    let cuda = super::host_device::cuda_present();
+    let cfg = super::host_device::settle(cfg, cuda)?;
     warn_oversubscribed_workers(&cfg);
     warn_if_busy();
-    let plan = augbench_core::plan::build(&cfg);
+    let plan = super::host_device::name_by_device(augbench_core::plan::build(&cfg), cuda);
     // A spec file's LIBRARY line is checked before any media is prepared or worker started.
     orchestrate::with_spec(&plan)?;
     // Held until `run` returns, whichever way (its guard releases the folder on drop).
