@@ -138,7 +138,7 @@ def calibrate(runs: list[Path], inv: list[dict], keys: list) -> None:
     print("\ncalibration of the spread test: mark a row when its figure's rerun interval is wider than ±T")
     print(f"{'estimator':<20} {'T':>5} {'marked':>7} {'|Δ| marked':>11} {'|Δ| unmarked':>13} {'ratio':>6}")
     for est in ("median", "p90", "max", "process_max_median"):
-        for t in (0.05, 0.08, 0.10, 0.15, 0.20):
+        for t in (0.05, 0.10, 0.15, 0.20, 0.30, 0.50, 0.75):
             m, u, n_marked, n = [], [], 0, 0
             for a, b, ha, hb in zip(inv, inv[1:], hw, hw[1:]):
                 for k in keys:

@@ -281,7 +281,7 @@ pub fn instability(figure: &Figure) -> Option<String> {
     let half = figure.half_width();
     (half > policy::UNSTABLE_FIGURE_HALF_WIDTH).then(|| {
         format!(
-            "spread: the {}'s rerun interval is ±{:.1}% (> ±{:.0}%)",
+            "spread: rerun interval of the figure ({}) ±{:.1}% (> ±{:.0}%)",
             figure.estimator.label(),
             half * 100.0,
             policy::UNSTABLE_FIGURE_HALF_WIDTH * 100.0
