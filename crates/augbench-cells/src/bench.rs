@@ -14,8 +14,8 @@ use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, String
 use crate::error::{CellsError, Location, Result};
 use crate::io::{self, Format};
 use crate::schema::{
-    BENCH_CARD, BENCH_FIXED, BENCH_FORM, BENCH_MEDIA, BENCH_METRICS, ColumnType, bench_schema,
-    metric_col,
+    BENCH_CARD, BENCH_FIGURE, BENCH_FIXED, BENCH_FORM, BENCH_MEDIA, BENCH_METRICS, ColumnType,
+    bench_schema, metric_col,
 };
 use crate::table::CellTable;
 
@@ -128,6 +128,16 @@ pub struct OutputForm {
     pub force_share: Option<f64>,
 }
 
+/// A cell's headline figure (`BENCH_FIGURE` columns): the estimator's name (empty where the
+/// row has no figure, or the log predates the columns) and the figure with its rerun interval.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CellFigure {
+    pub estimator: String,
+    pub value: Option<f64>,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+}
+
 /// One benchmark cell. Empty `gpu_name` and `git_sha` are written as null and read back as "".
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BenchCell {
@@ -169,9 +179,25 @@ pub struct BenchCell {
     pub form: OutputForm,
     /// Video: frames per clip (`BENCH_MEDIA`); `None` for images and logs written before it.
     pub clip_length: Option<u64>,
+    /// The headline figure; empty in logs written before it.
+    pub figure: CellFigure,
 }
 
 impl BenchCell {
+    /// The cell's headline figure as every reader shows it (`stats::headline`): its figure, or
+    /// for a log without one the median, marked as such.
+    pub fn headline(&self) -> Option<augbench_core::stats::Headline> {
+        augbench_core::stats::headline(augbench_core::stats::Recorded {
+            figure: self.figure.value,
+            estimator: Some(self.figure.estimator.as_str()).filter(|e| !e.is_empty()),
+            figure_low: self.figure.low,
+            figure_high: self.figure.high,
+            median: self.metrics.median,
+            rerun_low: self.metrics.ci_low,
+            rerun_high: self.metrics.ci_high,
+        })
+    }
+
     /// The identifying key, as text, for de-duplication.
     pub fn key(&self) -> [String; 15] {
         [
@@ -317,6 +343,7 @@ pub fn to_table(cells: &[BenchCell]) -> CellTable {
             .map(|c| c.clip_length.map(|n| i64::try_from(n).unwrap_or(i64::MAX)))
             .collect::<Int64Array>(),
     ));
+    cols.extend(figure_columns(cells));
     // Every column was built from the same cells with the schema's types.
     let batches = RecordBatch::try_new(schema.clone(), cols)
         .map(|b| vec![b])
@@ -384,6 +411,24 @@ fn form_columns(cells: &[BenchCell]) -> [ArrayRef; 2] {
     ]
 }
 
+/// The `BENCH_FIGURE` columns, in their order.
+fn figure_columns(cells: &[BenchCell]) -> [ArrayRef; 4] {
+    let x = |f: fn(&CellFigure) -> Option<f64>| -> ArrayRef {
+        Arc::new(cells.iter().map(|c| f(&c.figure)).collect::<Float64Array>())
+    };
+    [
+        Arc::new(
+            cells
+                .iter()
+                .map(|c| Some(c.figure.estimator.as_str()).filter(|e| !e.is_empty()))
+                .collect::<StringArray>(),
+        ),
+        x(|f| f.value),
+        x(|f| f.low),
+        x(|f| f.high),
+    ]
+}
+
 fn throughputs(cells: &[BenchCell]) -> ArrayRef {
     let mut b = ListBuilder::new(Float64Builder::new());
     for c in cells {
@@ -399,6 +444,7 @@ pub fn from_table(table: &CellTable, path: &Path) -> Result<Vec<BenchCell>> {
     let card = optional_indices(table, path, BENCH_CARD)?;
     let form = optional_indices(table, path, BENCH_FORM)?;
     let media = optional_indices(table, path, BENCH_MEDIA)?;
+    let figure = optional_indices(table, path, BENCH_FIGURE)?;
     let mut out = Vec::with_capacity(table.num_rows());
     let mut row0 = 0u64;
     for batch in table.batches() {
@@ -408,6 +454,7 @@ pub fn from_table(table: &CellTable, path: &Path) -> Result<Vec<BenchCell>> {
             card: &card,
             form: &form,
             media: &media,
+            figure: &figure,
             path,
             row0,
         };
@@ -486,6 +533,8 @@ struct View<'a> {
     form: &'a [Option<usize>],
     /// Positions of the `BENCH_MEDIA` columns, likewise.
     media: &'a [Option<usize>],
+    /// Positions of the `BENCH_FIGURE` columns, likewise.
+    figure: &'a [Option<usize>],
     path: &'a Path,
     row0: u64,
 }
@@ -568,7 +617,27 @@ impl View<'_> {
             card: self.card_of(r),
             form: self.form_of(r)?,
             clip_length: self.clip_length_of(r)?,
+            figure: self.figure_of(r),
         })
+    }
+
+    fn figure_of(&self, r: usize) -> CellFigure {
+        let col = |k: usize| self.figure[k].map(|i| self.batch.column(i).as_ref());
+        let x = |k: usize| {
+            col(k)
+                .map(|a| a.as_primitive::<Float64Type>())
+                .filter(|a| a.is_valid(r))
+                .map(|a| a.value(r))
+        };
+        CellFigure {
+            estimator: col(0)
+                .map(|a| a.as_string::<i32>())
+                .filter(|a| a.is_valid(r))
+                .map_or_else(String::new, |a| a.value(r).to_string()),
+            value: x(1),
+            low: x(2),
+            high: x(3),
+        }
     }
 
     fn clip_length_of(&self, r: usize) -> Result<Option<u64>> {

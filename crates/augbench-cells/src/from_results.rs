@@ -6,7 +6,7 @@
 use augbench_core::results::{ResultFile, TransformResult};
 use augbench_core::stats::PairedSummary;
 
-use crate::bench::{BenchCell, BenchMetrics, CellCard, OutputForm};
+use crate::bench::{BenchCell, BenchMetrics, CellCard, CellFigure, OutputForm};
 use crate::system_card::SystemCard;
 
 /// Converts every transform of `file` into a benchmark cell.
@@ -72,6 +72,7 @@ pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) ->
                 force_share: r.force_share,
             },
             clip_length: r.decode.as_ref().map(|d| d.clip_length).or(clip_length),
+            figure: figure(r),
         })
         .collect();
     let paired: Vec<BenchCell> = cells
@@ -149,7 +150,18 @@ fn paired_cell(cell: &BenchCell, p: &PairedSummary, partner: &str) -> BenchCell 
             ..BenchMetrics::default()
         },
         form: OutputForm::default(), // a ratio of two rows, not an output
+        figure: CellFigure::default(),
         ..cell.clone()
+    }
+}
+
+/// The row's recorded headline figure (empty for results without one).
+fn figure(r: &TransformResult) -> CellFigure {
+    CellFigure {
+        estimator: r.figure_estimator.clone().unwrap_or_default(),
+        value: r.figure_throughput,
+        low: r.figure_low,
+        high: r.figure_high,
     }
 }
 

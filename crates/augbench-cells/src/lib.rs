@@ -18,7 +18,7 @@ pub mod system_card;
 pub mod table;
 
 pub use bench::{
-    AppendReport, BenchCell, BenchMetrics, CellCard, OutputForm, append_bench_cells,
+    AppendReport, BenchCell, BenchMetrics, CellCard, CellFigure, OutputForm, append_bench_cells,
     read_bench_cells,
 };
 pub use error::{CellsError, Location, Result};

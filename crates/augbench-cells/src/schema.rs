@@ -161,6 +161,17 @@ pub const BENCH_FORM: &[(&str, ColumnType)] = &[
 /// present (logs written before it lack it, and their video rows show no frames/s).
 pub const BENCH_MEDIA: &[(&str, ColumnType)] = &[("clip_length", ColumnType::Int64)];
 
+/// Headline-figure columns of a benchmark cell, after the media column: the estimator's name and
+/// the figure with its rerun interval (results' `figure_*`). Written always (null for rows
+/// without a figure), read when present: logs written before them read as their median
+/// (`augbench_core::stats::headline`).
+pub const BENCH_FIGURE: &[(&str, ColumnType)] = &[
+    ("figure_estimator", ColumnType::Utf8),
+    ("metric:figure", ColumnType::Float64),
+    ("metric:figure_low", ColumnType::Float64),
+    ("metric:figure_high", ColumnType::Float64),
+];
+
 /// Metric names of a benchmark cell, in column order (each becomes `metric:<name>`).
 pub const BENCH_METRICS: &[&str] = &[
     "median",
@@ -235,6 +246,7 @@ pub fn known_type(column: &str) -> Option<ColumnType> {
         .chain(BENCH_CARD)
         .chain(BENCH_FORM)
         .chain(BENCH_MEDIA)
+        .chain(BENCH_FIGURE)
         .find(|(n, _)| *n == column)
         .map(|(_, t)| *t)
 }
@@ -262,6 +274,7 @@ pub fn bench_schema() -> SchemaRef {
         .iter()
         .chain(BENCH_FORM)
         .chain(BENCH_MEDIA)
+        .chain(BENCH_FIGURE)
         .map(|(n, t)| Field::new(*n, t.arrow(), true));
     Arc::new(Schema::new(
         fixed.chain(metrics).chain(card).collect::<Vec<_>>(),

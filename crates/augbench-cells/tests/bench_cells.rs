@@ -9,7 +9,9 @@
 )]
 
 use augbench_cells::bench::{BenchCell, BenchMetrics, append_bench_cells, read_bench_cells};
-use augbench_cells::schema::{BENCH_CARD, BENCH_FIXED, BENCH_FORM, BENCH_MEDIA, BENCH_METRICS};
+use augbench_cells::schema::{
+    BENCH_CARD, BENCH_FIGURE, BENCH_FIXED, BENCH_FORM, BENCH_MEDIA, BENCH_METRICS,
+};
 
 fn result(transform: &str, median: f64) -> BenchCell {
     BenchCell {
@@ -49,6 +51,12 @@ fn result(transform: &str, median: f64) -> BenchCell {
         card: Default::default(),
         form: Default::default(),
         clip_length: None,
+        figure: augbench_cells::CellFigure {
+            estimator: "max".into(),
+            value: Some(median * 1.05),
+            low: Some(median),
+            high: Some(median * 1.1),
+        },
     }
 }
 
@@ -100,6 +108,7 @@ fn the_file_has_the_fixed_columns_a_list_column_and_the_metric_columns() {
             + BENCH_CARD.len()
             + BENCH_FORM.len()
             + BENCH_MEDIA.len()
+            + BENCH_FIGURE.len()
     );
     assert_eq!(names[BENCH_FIXED.len()], "metric:median");
     let tp = table.column_index("throughputs").unwrap();
@@ -114,6 +123,31 @@ fn the_file_has_the_fixed_columns_a_list_column_and_the_metric_columns() {
         augbench_cells::CellValue::Null,
         "empty gpu_name is null"
     );
+}
+
+/// The headline figure travels through the log; a log written before its columns existed reads
+/// as the median, and says so.
+#[test]
+fn the_figure_round_trips_and_an_older_log_reads_as_its_median() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cells.parquet");
+    append_bench_cells(&path, &[result("Resize", 100.0)]).unwrap();
+    let back = read_bench_cells(&path).unwrap();
+    let h = back[0].headline().unwrap();
+    assert_eq!(
+        (h.value, h.from_median, h.estimator.as_str()),
+        (105.0, false, "max")
+    );
+    // A row without a figure (null columns, as in a log written before them).
+    let old = BenchCell {
+        figure: Default::default(),
+        ..result("Blur", 100.0)
+    };
+    append_bench_cells(&path, &[old]).unwrap();
+    let back = read_bench_cells(&path).unwrap();
+    let h = back[1].headline().unwrap();
+    assert_eq!((h.value, h.from_median), (100.0, true));
+    assert!(h.label().contains("without a figure"), "{}", h.label());
 }
 
 #[test]

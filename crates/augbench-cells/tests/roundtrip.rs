@@ -210,6 +210,12 @@ fn bench_cell() -> impl Strategy<Value = BenchCell> {
                     force_share,
                 },
                 clip_length,
+                figure: augbench_cells::CellFigure {
+                    estimator: "max".into(),
+                    value: median.map(|m| m * 1.1),
+                    low: median,
+                    high: median.map(|m| m * 1.2),
+                },
             },
         )
 }

@@ -60,7 +60,8 @@ pub const DEFAULT_SCHEDULE: crate::config::Schedule = crate::config::Schedule::I
 /// the process and the round, so every round has its own order and a rerun repeats it).
 pub const SCHEDULE_SEED: u64 = 7;
 /// Drift sentinel: the reference kernel's relative spread over a transform's rounds
-/// ((p90 − p10) / median of its times) above which the machine drifted and results say so.
+/// ((p90 − p10) / median of its times) at or below which the machine never counts as drifted;
+/// above it, drift also has to exceed `DRIFT_FLOOR_MULTIPLE` times the sentinel's noise floor.
 pub const DRIFT_UNSTABLE: f64 = 0.10;
 /// Drift sentinel: the reference kernel's working set (bytes) and passes over it per timing
 /// (about 3 ms of deterministic memory and arithmetic work on a 2-core EPYC VM), and the timings
@@ -153,10 +154,20 @@ pub const CONFIDENCE: f64 = 0.95;
 /// VM with 3 processes × 3 runs: invocation-to-invocation median |Δ| 0.6–1.6% across rows, with
 /// most quiet rows within 2%, while one run's values often agree within 0.3%.
 pub const RERUN_DRIFT_FLOOR: f64 = 0.02;
-/// A summary is `unstable` above this coefficient of variation …
-pub const UNSTABLE_CV: f64 = 0.15;
-/// … or when the interval's half-width exceeds this fraction of the median.
-pub const UNSTABLE_CI_HALF_WIDTH: f64 = 0.10;
+/// The headline figure of a row (results' `figure_throughput`; tables, `compare`, regression
+/// verdicts, plots and reports show it): the estimator that repeated best between back-to-back
+/// invocations on a shared 2-core VM while reading close to a quiet measurement of the same row
+/// (scripts/estimator_study.sh; figures in docs/methodology.md).
+pub const FIGURE_ESTIMATOR: crate::stats::Estimator = crate::stats::Estimator::ProcessMaxMedian;
+/// A row is `unstable` when its figure's rerun interval is wider than ± this (relative, on the
+/// log scale): its figure is the one that would not repeat (calibrated with the estimator study).
+pub const UNSTABLE_FIGURE_HALF_WIDTH: f64 = 0.10;
+/// Drift sentinel: back-to-back timings before a run's first round; their spread is the
+/// sentinel's own noise floor.
+pub const SENTINEL_FLOOR_REPEATS: usize = 6;
+/// Drift sentinel: a transform's rounds drifted when the sentinel's spread over them exceeds
+/// this multiple of its noise floor (and `DRIFT_UNSTABLE`).
+pub const DRIFT_FLOOR_MULTIPLE: f64 = 3.0;
 /// Synthetic dataset seed when the config does not give one.
 pub const SYNTH_SEED: u64 = 42;
 /// Lines of a dead worker's stderr kept in an `error` record.

@@ -289,6 +289,17 @@ pub struct TransformResult {
     pub rerun_low: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun_high: Option<f64>,
+    /// The headline figure: policy's estimator over `throughputs` (`figure_estimator` names it)
+    /// and its 95% rerun interval on the log scale. Absent in older files: readers then show
+    /// `median_throughput` and say so (`TransformResult::headline`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figure_throughput: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figure_estimator: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figure_low: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figure_high: Option<f64>,
     /// With `processes` > 1: runs per worker process, in the order of `throughputs`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub process_runs: Vec<u64>,
@@ -410,16 +421,28 @@ pub struct Drift {
     pub median_ms: f64,
     /// The kernel's time in each round (ms), in round order.
     pub times_ms: Vec<f64>,
+    /// The sentinel's own noise floor: its spread over back-to-back timings before the run's
+    /// first round (absent in older files and when it was not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<f64>,
 }
 
 impl TransformResult {
-    /// A measured transform from its per-run throughputs (items/s) and times (s).
+    /// A measured transform from its per-run throughputs (items/s) and times (s); an `error`
+    /// with the reason (and the runs kept) when no run has a positive, finite throughput.
     pub fn measured(
         params: serde_json::Value,
         summary: &Summary,
         throughputs: Vec<f64>,
         times: Vec<f64>,
     ) -> Self {
+        if let Err(why) = crate::stats::usable_runs(&throughputs) {
+            return TransformResult {
+                throughputs,
+                times,
+                ..Self::not_measured(Status::Error, params, why)
+            };
+        }
         TransformResult {
             status: Some(Status::Ok),
             supported: true,
@@ -433,6 +456,10 @@ impl TransformResult {
             ci_high: Some(summary.ci_high),
             rerun_low: Some(summary.rerun_low),
             rerun_high: Some(summary.rerun_high),
+            figure_throughput: Some(summary.figure.value),
+            figure_estimator: Some(summary.figure.estimator.name().to_string()),
+            figure_low: Some(summary.figure.low),
+            figure_high: Some(summary.figure.high),
             p50_throughput: Some(summary.p50),
             p75_throughput: Some(summary.p75),
             p90_throughput: Some(summary.p90),
@@ -472,6 +499,20 @@ impl TransformResult {
         }
     }
 
+    /// The row's headline figure as every reader shows it (`stats::headline`): the recorded
+    /// figure, or for files without one the median, marked as such.
+    pub fn headline(&self) -> Option<crate::stats::Headline> {
+        crate::stats::headline(crate::stats::Recorded {
+            figure: self.figure_throughput,
+            estimator: self.figure_estimator.as_deref(),
+            figure_low: self.figure_low,
+            figure_high: self.figure_high,
+            median: self.median_throughput,
+            rerun_low: self.rerun_low.or(self.ci_low),
+            rerun_high: self.rerun_high.or(self.ci_high),
+        })
+    }
+
     /// Finished means a later `--resume` may keep it (errors are retried).
     pub fn is_finished(&self) -> bool {
         matches!(
@@ -497,5 +538,43 @@ mod tests {
         let back: TransformResult = serde_json::from_str(&text).unwrap();
         assert_eq!(back.throughputs[0], 1.0);
         assert!(back.throughputs[1].is_nan() && back.times[0].is_nan());
+    }
+
+    #[test]
+    fn runs_that_are_all_nan_or_zero_record_an_error_not_a_figure() {
+        let xs = vec![f64::NAN, 0.0, f64::NAN];
+        let s = crate::stats::summarize(&xs);
+        let r = TransformResult::measured(serde_json::Value::Null, &s, xs, vec![1.0; 3]);
+        assert_eq!(r.status, Some(Status::Error));
+        assert!(
+            r.reason.as_deref().unwrap_or("").contains("no usable run"),
+            "{r:?}"
+        );
+        assert_eq!((r.median_throughput, r.figure_throughput), (None, None));
+        assert_eq!(r.throughputs.len(), 3);
+    }
+
+    #[test]
+    fn a_measured_row_carries_its_figure_and_an_older_one_reads_as_its_median() {
+        let xs = vec![100.0, 120.0, 90.0];
+        let r = TransformResult::measured(
+            serde_json::Value::Null,
+            &crate::stats::summarize(&xs),
+            xs,
+            vec![1.0; 3],
+        );
+        let h = r.headline().unwrap();
+        assert_eq!(
+            (h.value, h.from_median),
+            (r.figure_throughput.unwrap(), false)
+        );
+        assert_eq!(h.estimator, crate::policy::FIGURE_ESTIMATOR.name());
+        let old = TransformResult {
+            figure_throughput: None,
+            figure_estimator: None,
+            ..r.clone()
+        };
+        let h = old.headline().unwrap();
+        assert_eq!((h.value, h.from_median), (100.0, true));
     }
 }

@@ -37,15 +37,25 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// The drift sentinel: the coordinator's own native worker, timing the reference kernel.
 pub struct Sentinel {
     worker: Worker,
+    /// The sentinel's own noise floor: its spread over back-to-back timings at the start.
+    pub floor: Option<f64>,
 }
 
 impl Sentinel {
-    /// Starts the sentinel and times the kernel once untimed, so the first round is no colder
-    /// than the others.
+    /// Starts the sentinel, times the kernel once untimed (so the first round is no colder than
+    /// the others), then `policy::SENTINEL_FLOOR_REPEATS` times back to back: their spread is the
+    /// sentinel's noise floor, beyond which a transform's rounds count as drifted.
     pub fn start(command: &WorkerCommand) -> anyhow::Result<Sentinel> {
         let worker = Worker::spawn(command, policy::STDERR_TAIL_LINES)?;
-        let mut s = Sentinel { worker };
+        let mut s = Sentinel {
+            worker,
+            floor: None,
+        };
         s.time();
+        let times: Option<Vec<f64>> = (0..policy::SENTINEL_FLOOR_REPEATS)
+            .map(|_| s.time())
+            .collect();
+        s.floor = times.map(|t| stats::drift_spread(&t));
         Ok(s)
     }
 
@@ -66,10 +76,12 @@ impl Sentinel {
 
 /// Annotates one transform's results across libraries (keyed by library): each measured result
 /// gets its paired speedups against every library timed in the same rounds, `alone` when there
-/// was none, and the drift sentinel's record (`unstable` when it drifted).
+/// was none, and the drift sentinel's record (`unstable` when it drifted beyond the sentinel's
+/// noise `floor`).
 pub fn annotate(
     results: &BTreeMap<String, TransformResult>,
     drift_ms: &[f64],
+    floor: Option<f64>,
 ) -> BTreeMap<String, TransformResult> {
     results
         .iter()
@@ -77,7 +89,7 @@ pub fn annotate(
             let mut r = r.clone();
             if r.status == Some(Status::Ok) && r.rounds_id.is_some() {
                 pair_with_others(lib, &mut r, results);
-                record_drift(&mut r, drift_ms);
+                record_drift(&mut r, drift_ms, floor);
             }
             (lib.clone(), r)
         })
@@ -118,7 +130,7 @@ fn pair_with_others(lib: &str, r: &mut TransformResult, all: &BTreeMap<String, T
     r.alone = same_rounds.is_empty().then_some(true);
 }
 
-fn record_drift(r: &mut TransformResult, drift_ms: &[f64]) {
+fn record_drift(r: &mut TransformResult, drift_ms: &[f64], floor: Option<f64>) {
     if drift_ms.is_empty() {
         return;
     }
@@ -127,17 +139,13 @@ fn record_drift(r: &mut TransformResult, drift_ms: &[f64]) {
         spread,
         median_ms: stats::median(drift_ms),
         times_ms: drift_ms.to_vec(),
+        floor,
     });
     let noted = r
         .unstable_reason
         .as_deref()
-        .is_some_and(|s| s.contains("drift"));
-    if spread > policy::DRIFT_UNSTABLE && !noted {
-        let why = format!(
-            "machine drift: the sentinel kernel's time spread {:.0}% over the rounds (> {:.0}%)",
-            spread * 100.0,
-            policy::DRIFT_UNSTABLE * 100.0
-        );
+        .is_some_and(|s| s.contains("drift:"));
+    if let Some(why) = stats::drift_beyond_floor(spread, floor).filter(|_| !noted) {
         r.unstable = true;
         r.unstable_reason = Some(match r.unstable_reason.take() {
             Some(prev) => format!("{prev}; {why}"),
@@ -185,7 +193,7 @@ mod tests {
             ("c".to_string(), measured(&[10.0, 10.0, 10.0], "other-run")),
         ]
         .into();
-        let out = annotate(&all, &[5.0, 5.1, 5.0]);
+        let out = annotate(&all, &[5.0, 5.1, 5.0], Some(0.01));
         let a = &out["a"].paired;
         assert_eq!(a.len(), 1, "c ran in other rounds: {a:?}");
         assert_eq!((a[0].partner.as_str(), a[0].ratio), ("b", 2.0));
@@ -203,7 +211,7 @@ mod tests {
         let b = measured(&[100.0, 101.0, 99.0], "x");
         let all: BTreeMap<String, TransformResult> =
             [("a".to_string(), a), ("b".to_string(), b)].into();
-        let out = annotate(&all, &[]);
+        let out = annotate(&all, &[], None);
         let p = &out["a"].paired[0];
         assert_eq!((p.rounds, p.ratio), (3, 2.0), "the first process only");
         assert_eq!(out["b"].paired[0].rounds, 3);
@@ -214,11 +222,14 @@ mod tests {
         let all: BTreeMap<String, TransformResult> =
             [("a".to_string(), measured(&[100.0, 101.0, 99.0], "x"))].into();
         let drifting = [5.0, 6.5, 5.0, 7.0, 5.2];
-        let once = annotate(&all, &drifting);
-        let twice = annotate(&once, &drifting);
+        let once = annotate(&all, &drifting, Some(0.02));
+        let twice = annotate(&once, &drifting, Some(0.02));
         let reason = twice["a"].unstable_reason.clone().unwrap_or_default();
         assert!(twice["a"].unstable);
-        assert_eq!(reason.matches("machine drift").count(), 1, "{reason}");
+        assert_eq!(reason.matches("drift:").count(), 1, "{reason}");
+        // The same spread from a sentinel whose own floor is that noisy is no drift.
+        let noisy = annotate(&all, &drifting, Some(0.3));
+        assert!(!noisy["a"].unstable, "{:?}", noisy["a"].unstable_reason);
     }
 
     #[test]
@@ -229,6 +240,6 @@ mod tests {
             "no".into(),
         );
         let all: BTreeMap<String, TransformResult> = [("a".to_string(), r.clone())].into();
-        assert_eq!(annotate(&all, &[1.0, 2.0])["a"], r);
+        assert_eq!(annotate(&all, &[1.0, 2.0], None)["a"], r);
     }
 }

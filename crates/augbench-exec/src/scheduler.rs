@@ -400,7 +400,8 @@ impl<'a> Interleaved<'a, '_> {
             })
             .collect();
         let drift = self.drift.get(name).map_or(&[][..], Vec::as_slice);
-        let annotated = annotate(&results, drift);
+        let floor = self.sentinel.as_ref().and_then(|s| s.floor);
+        let annotated = annotate(&results, drift, floor);
         for s in &mut self.slots {
             let lib = &s.lane.input.job.library;
             if let Some(r) = annotated.get(lib)

@@ -1,4 +1,5 @@
-//! The end-of-run terminal summary: transforms × libraries, median throughput per cell, with
+//! The end-of-run terminal summary: transforms × libraries, the headline figure per cell (a line
+//! says which), with
 //! `slow`, `–` (unsupported) and `error` markers, and a line on the schedule (paired transforms,
 //! those measured alone, machine drift). Reports proper live in augbench-report.
 
@@ -43,13 +44,13 @@ pub fn table(
     augbench_core::text::columns(&rows, true, true)
 }
 
-/// A cell: the median × `scale` (1 for items/s, the clip's frames for frames/s) with `decimals`,
-/// or its status.
+/// A cell: the headline figure × `scale` (1 for items/s, the clip's frames for frames/s) with
+/// `decimals`, or its status; ` ~` marks an unstable row.
 fn cell(r: Option<&TransformResult>, scale: u64, decimals: usize) -> String {
     let Some(r) = r else { return String::new() };
     match r.status {
         Some(Status::Ok) => {
-            let m = r.median_throughput.unwrap_or(f64::NAN) * scale as f64;
+            let m = r.headline().map_or(f64::NAN, |h| h.value) * scale as f64;
             let mark = if r.unstable { " ~" } else { "" };
             format!("{m:.decimals$}{mark}")
         }
@@ -58,6 +59,24 @@ fn cell(r: Option<&TransformResult>, scale: u64, decimals: usize) -> String {
         Some(Status::Error) => "error".into(),
         None => String::new(),
     }
+}
+
+/// Which figure the table shows, and what `~` means; `None` without a measured row.
+pub fn figure_line(files: &[&ResultFile]) -> Option<String> {
+    let labels: std::collections::BTreeSet<String> = files
+        .iter()
+        .flat_map(|f| f.results.values())
+        .filter(|r| r.status == Some(Status::Ok))
+        .filter_map(|r| r.headline().map(|h| h.label()))
+        .collect();
+    if labels.is_empty() {
+        return None;
+    }
+    let labels: Vec<String> = labels.into_iter().collect();
+    Some(format!(
+        "figure: {} · ~ unstable: the figure may not repeat (unstable_reason in the results says why)",
+        labels.join("; ")
+    ))
 }
 
 /// How the libraries shared the machine: the schedule, the transforms with paired speedups, those
@@ -79,7 +98,7 @@ pub fn schedule_line(files: &[&ResultFile]) -> Option<String> {
             }
             if r.unstable_reason
                 .as_deref()
-                .is_some_and(|s| s.contains("machine drift"))
+                .is_some_and(|s| s.contains("drift:"))
             {
                 drift.insert(t.as_str());
             }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use augbench_core::Media;
 use augbench_core::results::Status;
+use augbench_core::stats::{self, Headline, Recorded};
 use serde::Serialize;
 
 /// One table's identity: rows from different groups are never compared with each other.
@@ -69,6 +70,11 @@ pub struct Row {
     pub status: Status,
     /// Median throughput (items/s); for `slow`, the preflight throughput when known.
     pub median: Option<f64>,
+    /// The headline figure the source recorded (results' `figure_*`, cells' figure columns),
+    /// `None` in sources without one; read it through `Row::headline`.
+    pub figure: Option<f64>,
+    pub figure_estimator: Option<String>,
+    pub figure_interval: Option<(f64, f64)>,
     pub std: Option<f64>,
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
@@ -104,15 +110,30 @@ impl Row {
         }
     }
 
-    /// Frames per second of a measured video row (median clips/s × frames per clip).
+    /// Frames per second of a measured video row (figure in clips/s × frames per clip).
     pub fn frames_per_sec(&self) -> Option<f64> {
         Some(self.measured()? * self.clip_length? as f64)
     }
 
-    /// The median when the row was measured (status `ok`).
+    /// The row's headline figure (`augbench_core::stats::headline`): the recorded figure, or
+    /// the median (with its rerun interval), marked as such, for sources without one.
+    pub fn headline(&self) -> Option<Headline> {
+        stats::headline(Recorded {
+            figure: self.figure,
+            estimator: self.figure_estimator.as_deref(),
+            figure_low: self.figure_interval.map(|i| i.0),
+            figure_high: self.figure_interval.map(|i| i.1),
+            median: self.median,
+            rerun_low: self.rerun.map(|i| i.0).or(self.ci_low),
+            rerun_high: self.rerun.map(|i| i.1).or(self.ci_high),
+        })
+    }
+
+    /// The headline figure when the row was measured (status `ok`): what every table,
+    /// comparison, verdict and plot shows.
     pub fn measured(&self) -> Option<f64> {
         match self.status {
-            Status::Ok => self.median,
+            Status::Ok => self.headline().map(|h| h.value),
             _ => None,
         }
     }

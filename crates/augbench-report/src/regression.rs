@@ -1,13 +1,16 @@
 //! Regression check: a baseline run against a current one, row by row (group, library,
-//! transform). A row is a `regression` or `faster` only when each run's rerun interval (where a
-//! repeat's median lands, 95%) excludes the other run's median AND the change is at least the
-//! minimum effect; otherwise it is `same`.
+//! transform), on the rows' headline figures (`Row::headline`; both sides' medians where the two
+//! runs recorded different figures, e.g. a file written before figures existed). A row is a
+//! `regression` or `faster` only when each run's rerun interval (where a repeat's figure lands,
+//! 95%) excludes the other run's figure AND the change is at least the minimum effect; otherwise
+//! it is `same`. The ratio current ÷ baseline gets an interval on the log scale.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use anyhow::Context;
 use augbench_core::results::Status;
+use augbench_core::stats::logscale;
 use augbench_core::{policy, stats};
 use serde::Serialize;
 
@@ -48,6 +51,11 @@ pub struct Comparison {
     pub current_interval: Option<(f64, f64)>,
     /// (current − baseline) / baseline × 100.
     pub delta_pct: Option<f64>,
+    /// current ÷ baseline and its 95% interval on the log scale (from both rerun intervals).
+    pub ratio: Option<f64>,
+    pub ratio_interval: Option<(f64, f64)>,
+    /// Which figure both sides show (`fastest run`, `median run`).
+    pub figure: Option<String>,
     pub verdict: Verdict,
     pub note: Option<String>,
 }
@@ -89,8 +97,8 @@ pub fn verdict(
     }
 }
 
-/// The rerun interval of a measured row: its own when recorded, else a seeded bootstrap of its
-/// runs, else the interval of the median it recorded, else the median alone.
+/// The rerun interval of a measured row's median: its own when recorded, else a seeded bootstrap
+/// of its runs, else the interval of the median it recorded, else the median alone.
 pub fn interval(row: &Row, median: f64) -> (f64, f64) {
     match (row.rerun, row.ci_low, row.ci_high) {
         (Some((lo, hi)), _, _) if lo <= hi => (lo, hi),
@@ -135,31 +143,72 @@ pub fn compare(
     Ok(RegressionReport { min_effect, rows })
 }
 
+/// A measured row's figure, its rerun interval and which figure it is.
+type Side = (f64, (f64, f64), String);
+
+/// The figure of a measured row with its interval (`Row::headline`); with `median_only`, its
+/// median (for two runs that recorded different figures).
+fn side(r: Option<&Row>, median_only: bool) -> Option<Side> {
+    let r = r.filter(|r| r.status == Status::Ok)?;
+    let h = r.headline()?;
+    if median_only || h.from_median {
+        let m = r.median.filter(|m| *m > 0.0)?;
+        return Some((m, interval(r, m), stats::Estimator::Median.label().into()));
+    }
+    let iv = h.low.zip(h.high).unwrap_or((h.value, h.value));
+    Some((h.value, iv, h.label()))
+}
+
+/// Both sides on the same figure: their headline figures when the same estimator, else medians.
+fn sides(b: Option<&Row>, c: Option<&Row>) -> (Option<Side>, Option<Side>, Option<String>) {
+    let est = |r: Option<&Row>| r.and_then(Row::headline).map(|h| h.estimator);
+    let differ = b.is_some() && c.is_some() && est(b) != est(c);
+    let note = differ.then(|| {
+        format!(
+            "the runs recorded different figures ({} vs {}): compared medians",
+            est(b).unwrap_or_default(),
+            est(c).unwrap_or_default()
+        )
+    });
+    (side(b, differ), side(c, differ), note)
+}
+
 fn compare_row(k: &RowKey, b: Option<&Row>, c: Option<&Row>, min_effect: f64) -> Comparison {
     let media = b
         .or(c)
         .map(|r| r.media)
         .unwrap_or(augbench_core::Media::Image);
-    let side = |r: Option<&Row>| r.and_then(|r| r.measured().map(|m| (m, interval(r, m))));
-    let (bm, cm) = (side(b), side(c));
-    let (verdict, delta, note) = match (bm, cm) {
-        (Some((bv, bi)), Some((cv, ci))) => (
-            verdict(bv, bi, cv, ci, min_effect),
+    let (bm, cm, differ) = sides(b, c);
+    let (verdict, delta, note) = match (&bm, &cm) {
+        (Some((bv, bi, _)), Some((cv, ci, _))) => (
+            verdict(*bv, *bi, *cv, *ci, min_effect),
             Some((cv - bv) / bv * 100.0),
-            None,
+            differ,
         ),
         _ => (Verdict::NotComparable, None, Some(one_sided(b, c))),
+    };
+    let ratio = match (&bm, &cm) {
+        (Some((bv, (bl, bh), _)), Some((cv, (cl, ch), _))) => logscale::ratio_of(
+            *cv,
+            logscale::log_half_width(*cv, *cl, *ch),
+            *bv,
+            logscale::log_half_width(*bv, *bl, *bh),
+        ),
+        _ => None,
     };
     Comparison {
         key: k.0.clone(),
         library: k.1.clone(),
         transform: k.2.clone(),
         unit: unit(media),
-        baseline: bm.map(|x| x.0),
-        baseline_interval: bm.map(|x| x.1),
-        current: cm.map(|x| x.0),
-        current_interval: cm.map(|x| x.1),
+        figure: cm.as_ref().or(bm.as_ref()).map(|x| x.2.clone()),
+        baseline: bm.as_ref().map(|x| x.0),
+        baseline_interval: bm.as_ref().map(|x| x.1),
+        current: cm.as_ref().map(|x| x.0),
+        current_interval: cm.as_ref().map(|x| x.1),
         delta_pct: delta,
+        ratio: ratio.map(|r| r.0),
+        ratio_interval: ratio.map(|r| r.1),
         verdict,
         note,
     }
@@ -204,7 +253,7 @@ pub fn render(report: &RegressionReport, format: Format) -> anyhow::Result<Strin
 pub fn summary(report: &RegressionReport) -> String {
     format!(
         "{} regression(s), {} faster, {} same, {} not comparable (a change counts when each run's 95% rerun \
-         interval excludes the other's median and |Δ| ≥ {}%)",
+         interval excludes the other's figure and |Δ| ≥ {}%)",
         report.count(Verdict::Regression),
         report.count(Verdict::Faster),
         report.count(Verdict::Same),
@@ -220,8 +269,8 @@ fn render_markdown(report: &RegressionReport) -> String {
         if current != Some(&r.key) {
             let _ = write!(
                 out,
-                "{}### {}\n\n| Library | Transform | Baseline [{u}] | Current [{u}] | Δ% | Verdict |\n\
-                 |---|---|--:|--:|--:|---|\n",
+                "{}### {}\n\n| Library | Transform | Figure | Baseline [{u}] | Current [{u}] | Δ% | Current ÷ baseline [95%] | Verdict |\n\
+                 |---|---|---|--:|--:|--:|--:|---|\n",
                 if current.is_some() { "\n" } else { "" },
                 r.key.title(),
                 u = r.unit
@@ -233,21 +282,33 @@ fn render_markdown(report: &RegressionReport) -> String {
             Verdict::NotComparable => {
                 format!("not comparable: {}", r.note.as_deref().unwrap_or(""))
             }
-            v => v.as_str().to_string(),
+            v => match &r.note {
+                Some(note) => format!("{} ({note})", v.as_str()),
+                None => v.as_str().to_string(),
+            },
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {verdict} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {verdict} |",
             r.library,
             r.transform.replace('|', "\\|"),
+            r.figure.as_deref().unwrap_or("–"),
             fmt_side(r.baseline, r.baseline_interval),
             fmt_side(r.current, r.current_interval),
             r.delta_pct
                 .map_or_else(|| "n/a".into(), |d| format!("{d:+.1}%")),
+            fmt_ratio(r.ratio, r.ratio_interval),
         );
     }
     let _ = writeln!(out, "\n{}", summary(report));
     out
+}
+
+fn fmt_ratio(r: Option<f64>, ci: Option<(f64, f64)>) -> String {
+    match (r, ci) {
+        (Some(r), Some((lo, hi))) => format!("{r:.3} [{lo:.3}, {hi:.3}]"),
+        _ => "–".into(),
+    }
 }
 
 fn fmt_side(m: Option<f64>, ci: Option<(f64, f64)>) -> String {
@@ -277,6 +338,10 @@ fn render_csv(report: &RegressionReport) -> anyhow::Result<String> {
         "current_rerun_low",
         "current_rerun_high",
         "delta_pct",
+        "ratio",
+        "ratio_low",
+        "ratio_high",
+        "figure",
         "verdict",
         "note",
     ];
@@ -299,6 +364,10 @@ fn render_csv(report: &RegressionReport) -> anyhow::Result<String> {
             o(r.current_interval.map(|c| c.0)),
             o(r.current_interval.map(|c| c.1)),
             o(r.delta_pct),
+            o(r.ratio),
+            o(r.ratio_interval.map(|c| c.0)),
+            o(r.ratio_interval.map(|c| c.1)),
+            r.figure.clone().unwrap_or_default(),
             r.verdict.as_str().to_string(),
             r.note.clone().unwrap_or_default(),
         ])

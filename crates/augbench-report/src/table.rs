@@ -38,7 +38,8 @@ pub struct Column {
 #[serde(tag = "status", rename_all = "lowercase")]
 pub enum Cell {
     Ok {
-        median: f64,
+        /// The row's headline figure (`Row::measured`); `Table::figure` says which it is.
+        figure: f64,
         std: Option<f64>,
         ci_low: Option<f64>,
         ci_high: Option<f64>,
@@ -83,15 +84,17 @@ impl Form {
 impl Cell {
     fn from_row(row: Option<&Row>) -> Cell {
         let Some(r) = row else { return Cell::Missing };
-        match (r.status, r.median) {
-            (Status::Ok, Some(median)) => Cell::Ok {
-                median,
+        match (r.status, r.measured()) {
+            (Status::Ok, Some(figure)) => Cell::Ok {
+                figure,
                 std: r.std,
                 ci_low: r.ci_low,
                 ci_high: r.ci_high,
                 form: Form::of(r),
             },
-            (Status::Slow, m) => Cell::Slow { preflight: m },
+            (Status::Slow, _) => Cell::Slow {
+                preflight: r.median,
+            },
             (Status::Unsupported, _) => Cell::Unsupported {
                 reason: r.reason.clone(),
             },
@@ -101,9 +104,10 @@ impl Cell {
         }
     }
 
-    pub fn median(&self) -> Option<f64> {
+    /// The headline figure of a measured cell.
+    pub fn figure(&self) -> Option<f64> {
         match self {
-            Cell::Ok { median, .. } => Some(*median),
+            Cell::Ok { figure, .. } => Some(*figure),
             _ => None,
         }
     }
@@ -125,7 +129,7 @@ impl Cell {
 
 /// The reference library's speedup over another library at one transform: paired (the median
 /// over interleaved rounds of the per-round ratio, with its 95% interval) when both were measured
-/// in the same rounds, else the ratio of the two medians.
+/// in the same rounds, else the ratio of the two figures.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Ratio {
     pub value: f64,
@@ -168,7 +172,7 @@ pub struct FooterEntry {
     /// Of those, rows with a paired speedup (measured in the same interleaved rounds).
     pub paired: usize,
     /// Median over those rows of the reference's speedup over this library (paired where the
-    /// row has it, else the ratio of the medians).
+    /// row has it, else the ratio of the figures).
     pub median_speedup: Option<f64>,
 }
 
@@ -186,6 +190,9 @@ pub struct Table {
     pub reference: String,
     /// Whether the reference library has results in this group.
     pub reference_present: bool,
+    /// Which figure the cells show (`fastest run`; sources without a figure add
+    /// `median run (file without a figure)`), from `Row::headline`.
+    pub figure: String,
     pub columns: Vec<Column>,
     pub rows: Vec<TableRow>,
     pub footer: Vec<FooterEntry>,
@@ -293,6 +300,7 @@ fn build(group: &Group<'_>, reference: &str, sort: Sort) -> Table {
         slow_items_per_sec: 1.0 / group.slow_threshold(),
         reference: reference.to_string(),
         reference_present,
+        figure: figure_label(group),
         columns,
         rows,
         footer,
@@ -301,12 +309,28 @@ fn build(group: &Group<'_>, reference: &str, sort: Sort) -> Table {
     }
 }
 
+/// The figures a group's measured rows show, joined (`fastest run`, or `fastest run; median run
+/// (file without a figure)` when some sources lack one).
+pub fn figure_label(group: &Group<'_>) -> String {
+    let labels: std::collections::BTreeSet<String> = group
+        .rows
+        .iter()
+        .filter(|r| r.status == Status::Ok)
+        .filter_map(|r| r.headline())
+        .map(|h| h.label())
+        .collect();
+    if labels.is_empty() {
+        return augbench_core::policy::FIGURE_ESTIMATOR.label().to_string();
+    }
+    labels.into_iter().collect::<Vec<_>>().join("; ")
+}
+
 /// Each library's ceiling throughput in the group (by column), when the group has ceiling rows.
 fn ceiling_medians(group: &Group<'_>, libs: &[&str]) -> Option<(String, Vec<Option<f64>>)> {
     let name = &augbench_core::recipe::Recipe::get().ceiling;
     let medians: Vec<Option<f64>> = libs
         .iter()
-        .map(|l| Cell::from_row(group.row(l, name)).median())
+        .map(|l| Cell::from_row(group.row(l, name)).figure())
         .collect();
     medians
         .iter()
@@ -327,7 +351,7 @@ fn shares_of_ceiling(
     row.cells
         .iter()
         .zip(medians)
-        .map(|(c, ceiling)| Some(c.median()? / ceiling.filter(|m| *m > 0.0)?))
+        .map(|(c, ceiling)| Some(c.figure()? / ceiling.filter(|m| *m > 0.0)?))
         .collect()
 }
 
@@ -344,7 +368,7 @@ fn table_row(
     let measured: Vec<(usize, f64)> = cells
         .iter()
         .enumerate()
-        .filter_map(|(i, c)| c.median().map(|m| (i, m)))
+        .filter_map(|(i, c)| c.figure().map(|m| (i, m)))
         .collect();
     let fastest = (measured.len() >= 2)
         .then(|| measured.iter().max_by(|a, b| a.1.total_cmp(&b.1)))
@@ -388,7 +412,7 @@ fn frames_per_sec(group: &Group<'_>, transform: &str, libs: &[&str]) -> Vec<Opti
 }
 
 /// The reference's speedup over `other` where both measured the transform: paired when they
-/// were timed in the same rounds, else the ratio of the medians.
+/// were timed in the same rounds, else the ratio of the figures.
 fn ratio(
     group: &Group<'_>,
     reference: &str,
@@ -397,7 +421,7 @@ fn ratio(
     a: &Cell,
     b: &Cell,
 ) -> Option<Ratio> {
-    let (ma, mb) = (a.median()?, b.median()?);
+    let (ma, mb) = (a.figure()?, b.figure()?);
     Some(match group.paired(reference, other, transform) {
         Some(p) => Ratio {
             value: p.ratio,
@@ -420,7 +444,7 @@ fn footer(libs: &[&str], rows: &[TableRow], reference_present: bool) -> Vec<Foot
         .map(|(i, lib)| {
             let measured = rows
                 .iter()
-                .filter(|r| r.cells[i].median().is_some())
+                .filter(|r| r.cells[i].figure().is_some())
                 .count();
             let ratios: Vec<Ratio> = if reference_present && i > 0 {
                 rows.iter().filter_map(|r| r.ratios[i]).collect()
@@ -444,9 +468,9 @@ fn footer(libs: &[&str], rows: &[TableRow], reference_present: bool) -> Vec<Foot
 mod tests {
     use super::*;
 
-    fn ok(median: f64) -> Cell {
+    fn ok(figure: f64) -> Cell {
         Cell::Ok {
-            median,
+            figure,
             std: None,
             ci_low: None,
             ci_high: None,

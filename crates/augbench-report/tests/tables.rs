@@ -100,7 +100,7 @@ fn video_cells_show_frames_per_second_from_the_clip_length() {
     let video = &tables_of(dir.path(), &TableOptions::default())[1];
     let clip = augbench_core::policy::DEFAULT_CLIP_LENGTH as f64;
     for row in &video.rows {
-        let clips = row.cells[0].median();
+        let clips = row.cells[0].figure();
         let frames = row.frames_per_sec[0];
         assert_eq!(frames, clips.map(|c| c * clip), "{}", row.transform);
     }

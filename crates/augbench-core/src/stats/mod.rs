@@ -1,7 +1,9 @@
 //! Pure statistics of a sample of throughputs: median, mean, sample std, CV, percentiles (linear
 //! interpolation), a seeded percentile-bootstrap interval of the median, and a seeded bootstrap
-//! rerun interval (where the median of a repeat of the measurement lands). Paired statistics of
-//! two libraries measured in the same rounds live in `paired`. No I/O, no clocks.
+//! rerun interval (where the median of a repeat of the measurement lands), and the `unstable`
+//! rule. The headline figure of a row and its read live in `figure`, paired statistics of two
+//! libraries measured in the same rounds in `paired`, log-scale ratio intervals in `logscale`.
+//! No I/O, no clocks.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -9,7 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::policy;
 
+pub mod figure;
+pub mod logscale;
 pub mod paired;
+pub use figure::{Estimator, Figure, Headline, Recorded, figure, headline};
 pub use paired::{PairedSummary, drift_spread, paired};
 
 /// Summary of one sample. All fields are `NaN`-free for a non-empty finite sample.
@@ -31,6 +36,8 @@ pub struct Summary {
     /// Rerun interval: where the median of a repeat of the same measurement lands (95%).
     pub rerun_low: f64,
     pub rerun_high: f64,
+    /// The headline figure (policy's estimator) and its rerun interval.
+    pub figure: Figure,
     pub unstable: bool,
     pub unstable_reason: Option<String>,
 }
@@ -52,7 +59,7 @@ pub fn std_dev(xs: &[f64]) -> f64 {
     (ss / (xs.len() - 1) as f64).sqrt()
 }
 
-fn sorted(xs: &[f64]) -> Vec<f64> {
+pub(crate) fn sorted(xs: &[f64]) -> Vec<f64> {
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
     v
@@ -234,7 +241,8 @@ pub fn summarize_grouped(xs: &[f64], groups: &[usize]) -> Summary {
         policy::BOOTSTRAP_SEED,
     );
     let (rerun_low, rerun_high) = rerun_interval(xs, groups);
-    let unstable_reason = instability(cv, median, ci_low, ci_high);
+    let figure = figure::figure(xs, groups);
+    let unstable_reason = instability(&figure);
     Summary {
         n: xs.len(),
         median,
@@ -251,6 +259,7 @@ pub fn summarize_grouped(xs: &[f64], groups: &[usize]) -> Summary {
         ci_high,
         rerun_low,
         rerun_high,
+        figure,
         unstable: unstable_reason.is_some(),
         unstable_reason,
     }
@@ -265,19 +274,56 @@ pub fn ci_half_width(median: f64, lo: f64, hi: f64) -> f64 {
     }
 }
 
-fn instability(cv: f64, median: f64, lo: f64, hi: f64) -> Option<String> {
-    let half = ci_half_width(median, lo, hi);
-    if cv > policy::UNSTABLE_CV {
-        Some(format!("cv {cv:.3} > {}", policy::UNSTABLE_CV))
-    } else if half > policy::UNSTABLE_CI_HALF_WIDTH {
-        Some(format!(
-            "95% interval ±{:.1}% > ±{:.0}%",
+/// `unstable` predicts that a row's figure will not repeat: its rerun interval (where a repeat's
+/// figure lands, from the spread between processes and runs) is wider than
+/// ±`policy::UNSTABLE_FIGURE_HALF_WIDTH`. The reason names the test, its number and threshold.
+pub fn instability(figure: &Figure) -> Option<String> {
+    let half = figure.half_width();
+    (half > policy::UNSTABLE_FIGURE_HALF_WIDTH).then(|| {
+        format!(
+            "spread: rerun interval of the figure ({}) ±{:.1}% (> ±{:.0}%)",
+            figure.estimator.label(),
             half * 100.0,
-            policy::UNSTABLE_CI_HALF_WIDTH * 100.0
-        ))
-    } else {
-        None
+            policy::UNSTABLE_FIGURE_HALF_WIDTH * 100.0
+        )
+    })
+}
+
+/// Whether the drift sentinel's spread over a transform's rounds is beyond what the sentinel
+/// shows on its own: above `policy::DRIFT_UNSTABLE` and above `policy::DRIFT_FLOOR_MULTIPLE`
+/// times its noise floor (its spread over back-to-back timings at the start of the run; `None`
+/// when not measured). The reason names both numbers and thresholds.
+pub fn drift_beyond_floor(spread: f64, floor: Option<f64>) -> Option<String> {
+    let limit = floor.map_or(policy::DRIFT_UNSTABLE, |f| {
+        (f * policy::DRIFT_FLOOR_MULTIPLE).max(policy::DRIFT_UNSTABLE)
+    });
+    (spread > limit).then(|| {
+        let floor = floor.map_or_else(
+            || "not measured".to_string(),
+            |f| format!("{:.1}%", f * 100.0),
+        );
+        format!(
+            "drift: the sentinel kernel's time spread {:.0}% over the rounds (> {:.0}%: {}× its noise floor {floor}, at least {:.0}%)",
+            spread * 100.0,
+            limit * 100.0,
+            policy::DRIFT_FLOOR_MULTIPLE,
+            policy::DRIFT_UNSTABLE * 100.0
+        )
+    })
+}
+
+/// Whether runs hold at least one positive, finite throughput; else why not (for an `error`
+/// row: a figure of NaN or zero runs would divide by zero downstream).
+pub fn usable_runs(xs: &[f64]) -> Result<(), String> {
+    if xs.iter().any(|x| x.is_finite() && *x > 0.0) {
+        return Ok(());
     }
+    let nan = xs.iter().filter(|x| x.is_nan()).count();
+    Err(format!(
+        "no usable run: {} of {} runs NaN, the rest zero, negative or infinite",
+        nan,
+        xs.len()
+    ))
 }
 
 #[cfg(test)]
@@ -378,8 +424,41 @@ mod tests {
     fn noisy_sample_is_unstable() {
         let s = summarize(&[1.0, 10.0, 1.0, 10.0]);
         assert!(s.unstable, "{s:?}");
+        let reason = s.unstable_reason.unwrap_or_default();
+        assert!(
+            reason.starts_with("spread:") && reason.contains('>'),
+            "{reason}"
+        );
         let s = summarize(&[100.0, 100.5, 99.8, 100.2, 100.1]);
         assert!(!s.unstable, "{s:?}");
+    }
+
+    #[test]
+    fn drift_counts_only_beyond_the_sentinels_own_floor() {
+        use super::drift_beyond_floor;
+        use crate::policy::{DRIFT_FLOOR_MULTIPLE, DRIFT_UNSTABLE};
+        let noisy_floor = DRIFT_UNSTABLE; // a sentinel that is itself this noisy
+        let spread = noisy_floor * DRIFT_FLOOR_MULTIPLE * 0.9;
+        assert_eq!(drift_beyond_floor(spread, Some(noisy_floor)), None);
+        let why = drift_beyond_floor(spread, Some(0.01)).unwrap_or_default();
+        assert!(
+            why.starts_with("drift:") && why.contains("noise floor 1.0%"),
+            "{why}"
+        );
+        assert_eq!(drift_beyond_floor(DRIFT_UNSTABLE * 0.5, None), None);
+        assert!(drift_beyond_floor(DRIFT_UNSTABLE * 2.0, None).is_some());
+    }
+
+    #[test]
+    fn runs_that_are_all_nan_or_zero_are_not_usable() {
+        use super::usable_runs;
+        assert!(
+            usable_runs(&[f64::NAN, 0.0])
+                .unwrap_err()
+                .contains("1 of 2 runs NaN")
+        );
+        assert!(usable_runs(&[]).is_err());
+        assert!(usable_runs(&[0.0, 3.0]).is_ok());
     }
 
     fn sample() -> impl Strategy<Value = Vec<f64>> {

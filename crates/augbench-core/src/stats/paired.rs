@@ -1,13 +1,11 @@
 //! Paired statistics: two libraries timed in the same rounds (the interleaved schedule), compared
 //! round by round. The speedup is the median of the per-round ratios, so the machine's drift,
 //! which both libraries of a round share, cancels; its intervals resample rounds within worker
-//! processes. Also the drift sentinel's spread. Pure; seeded.
+//! processes, on the log scale (`logscale`). Also the drift sentinel's spread. Pure; seeded.
 
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::{grouped_medians, median, percentile_sorted, rerun_interval, split_groups};
+use super::{logscale, percentile_sorted, split_groups};
 use crate::policy;
 
 /// One library against a partner measured in the same rounds: `ratio` > 1 means this library
@@ -30,25 +28,33 @@ pub struct PairedSummary {
 }
 
 /// Pairs `a` and `b` round by round. `groups` are the rounds of consecutive worker processes
-/// (empty: one process). `None` unless both have the same, non-zero number of rounds.
+/// (empty: one process). `None` unless both have the same, non-zero number of rounds with a
+/// positive, finite throughput on both sides (a round where either is NaN or zero is left out).
+///
+/// Everything is computed on ln(ratio) and exponentiated back (`logscale`): the ratio is the
+/// median of the per-round ratios (the geometric middle of the two central ones for an even
+/// count), its intervals are symmetric in log, never below zero, and pairing b with a gives
+/// exactly the reciprocals.
 pub fn paired(partner: &str, a: &[f64], b: &[f64], groups: &[usize]) -> Option<PairedSummary> {
     if a.is_empty() || a.len() != b.len() {
         return None;
     }
-    let ratios: Vec<f64> = a
-        .iter()
-        .zip(b)
-        .map(|(x, y)| x / y.max(f64::MIN_POSITIVE))
-        .collect();
-    let ratio = median(&ratios);
-    let (ci_low, ci_high) = grouped_median_ci(&ratios, groups);
-    let (lo, hi) = rerun_interval(&ratios, groups);
+    let ok = |x: f64| x > 0.0 && x.is_finite();
+    if !a.iter().zip(b).all(|(x, y)| ok(*x) && ok(*y)) {
+        return paired_usable_rounds(partner, a, b);
+    }
+    let ratios: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+    let logs: Vec<f64> = a.iter().zip(b).map(|(x, y)| x.ln() - y.ln()).collect();
+    let ratio = middle_ratio(&ratios);
+    let (ci, rerun) = logscale::median_log_half_widths(&logs, groups);
     // Small-sample correction: the spread comes from a few worker processes (or rounds), so it is
     // widened by Student's t over the normal quantile. Without it, the rerun intervals of two
     // consecutive 3-process invocations covered each other's ratio in 10 of 15 rows.
-    let units = split_groups(&ratios, groups).len();
+    let units = split_groups(&logs, groups).len();
     let k = t_over_z(units.saturating_sub(1));
-    let (rerun_low, rerun_high) = (ratio - (ratio - lo) * k, ratio + (hi - ratio) * k);
+    let rerun = (rerun * k).max(policy::RERUN_DRIFT_FLOOR.ln_1p());
+    let (ci_low, ci_high) = logscale::around(ratio, ci);
+    let (rerun_low, rerun_high) = logscale::around(ratio, rerun);
     Some(PairedSummary {
         partner: partner.to_string(),
         ratio,
@@ -59,6 +65,35 @@ pub fn paired(partner: &str, a: &[f64], b: &[f64], groups: &[usize]) -> Option<P
         rounds: ratios.len() as u64,
         ratios,
     })
+}
+
+/// The median ratio for an odd count; for an even one the geometric mean of the two middle
+/// ratios (the exponentiated median of their logs), so a/b and b/a are reciprocal.
+fn middle_ratio(ratios: &[f64]) -> f64 {
+    let mut s = ratios.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] * s[n / 2]).sqrt()
+    }
+}
+
+/// Rounds where both throughputs are positive and finite, paired as one process (the process
+/// split no longer lines up); `None` when no round is left.
+fn paired_usable_rounds(partner: &str, a: &[f64], b: &[f64]) -> Option<PairedSummary> {
+    let ok = |x: f64| x > 0.0 && x.is_finite();
+    let (a, b): (Vec<f64>, Vec<f64>) = a
+        .iter()
+        .zip(b)
+        .filter(|(x, y)| ok(**x) && ok(**y))
+        .map(|(x, y)| (*x, *y))
+        .unzip();
+    if a.is_empty() {
+        return None;
+    }
+    paired(partner, &a, &b, &[])
 }
 
 /// Student's t quantile (two-sided 95%) with `df` degrees of freedom over the normal one (1.96);
@@ -78,23 +113,6 @@ pub fn t_over_z(df: usize) -> f64 {
     t / 1.96
 }
 
-/// Percentile-bootstrap interval of the median, resampling processes and then rounds within
-/// each (rounds alone when there is one process), with policy's settings.
-fn grouped_median_ci(xs: &[f64], groups: &[usize]) -> (f64, f64) {
-    let m = median(xs);
-    if xs.len() < 2 {
-        return (m, m);
-    }
-    let units = split_groups(xs, groups);
-    let mut rng = ChaCha8Rng::seed_from_u64(policy::BOOTSTRAP_SEED);
-    let mut medians = grouped_medians(&units, policy::BOOTSTRAP_RESAMPLES, &mut rng);
-    medians.sort_by(f64::total_cmp);
-    let alpha = (1.0 - policy::CONFIDENCE) / 2.0 * 100.0;
-    let lo = percentile_sorted(&medians, alpha);
-    let hi = percentile_sorted(&medians, 100.0 - alpha);
-    (lo.min(m), hi.max(m))
-}
-
 /// The drift sentinel's spread over a run: (p90 − p10) / median of the kernel's times. A quiet
 /// machine stays within a few percent; above `policy::DRIFT_UNSTABLE` results say it drifted.
 pub fn drift_spread(times: &[f64]) -> f64 {
@@ -110,8 +128,10 @@ pub fn drift_spread(times: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::median;
     use proptest::prelude::*;
-    use rand::Rng;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
 
     #[test]
     fn ratio_is_the_median_of_per_round_ratios() {
@@ -183,23 +203,55 @@ mod tests {
         assert!(drift_spread(&drifting) > policy::DRIFT_UNSTABLE);
     }
 
+    /// The case of issue 22: a ratio near 3.9 with one wild process read [−0.65, 8.52] on the
+    /// linear scale. On the log scale the interval stays positive.
+    #[test]
+    fn a_wild_process_cannot_push_the_interval_below_zero() {
+        let a = [390.0, 400.0, 380.0, 395.0, 385.0, 390.0, 40.0, 900.0, 60.0];
+        let b = [100.0; 9];
+        let p = paired("b", &a, &b, &[3, 3, 3]).unwrap();
+        assert!(p.rerun_low > 0.0 && p.ci_low > 0.0, "{p:?}");
+        assert!(p.rerun_low < p.ratio && p.ratio < p.rerun_high);
+    }
+
+    #[test]
+    fn rounds_with_nan_or_zero_are_left_out_and_none_left_is_no_pairing() {
+        let p = paired("b", &[200.0, f64::NAN, 210.0], &[100.0, 100.0, 0.0], &[]).unwrap();
+        assert_eq!((p.rounds, p.ratio), (1, 2.0));
+        assert!(paired("b", &[f64::NAN, 1.0], &[1.0, 0.0], &[]).is_none());
+    }
+
+    fn rounds() -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<usize>)> {
+        (1usize..4, 1usize..6).prop_flat_map(|(procs, per)| {
+            let n = procs * per;
+            (
+                prop::collection::vec(1e-2f64..1e6, n),
+                prop::collection::vec(1e-2f64..1e6, n),
+                Just(if procs > 1 { vec![per; procs] } else { vec![] }),
+            )
+        })
+    }
+
     proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, rng_seed: proptest::test_runner::RngSeed::Fixed(3), ..ProptestConfig::default() })]
         #[test]
-        fn swapping_partners_inverts_the_ratio(
-            a in proptest::collection::vec(1.0f64..1e4, 1..30),
-            seed in 0u64..1000,
-        ) {
-            let mut rng = ChaCha8Rng::seed_from_u64(seed);
-            let b: Vec<f64> = a.iter().map(|_| rng.random_range(1.0..1e4)).collect();
-            let ab = paired("b", &a, &b, &[]).unwrap();
-            let ba = paired("a", &b, &a, &[]).unwrap();
-            // Median of reciprocals is the reciprocal of the median for odd counts; for even
-            // counts it lies between the two middle reciprocals, so compare with a tolerance.
-            if a.len() % 2 == 1 {
-                prop_assert!((ab.ratio * ba.ratio - 1.0).abs() < 1e-9);
+        fn intervals_are_positive_and_symmetric_in_log((a, b, g) in rounds()) {
+            let p = paired("b", &a, &b, &g).unwrap();
+            for (lo, hi) in [(p.ci_low, p.ci_high), (p.rerun_low, p.rerun_high)] {
+                prop_assert!(lo > 0.0 && lo <= p.ratio && p.ratio <= hi, "{p:?}");
+                let (down, up) = ((p.ratio / lo).ln(), (hi / p.ratio).ln());
+                prop_assert!((down - up).abs() <= 1e-9 * up.max(1.0), "{p:?}");
             }
-            prop_assert!(ab.ci_low <= ab.ratio && ab.ratio <= ab.ci_high);
-            prop_assert!(ab.rerun_low <= ab.ratio && ab.ratio <= ab.rerun_high);
+        }
+
+        #[test]
+        fn the_interval_of_b_over_a_is_the_reciprocal_of_a_over_b((a, b, g) in rounds()) {
+            let ab = paired("b", &a, &b, &g).unwrap();
+            let ba = paired("a", &b, &a, &g).unwrap();
+            let close = |x: f64, y: f64| (x * y - 1.0).abs() < 1e-9;
+            prop_assert!(close(ab.ratio, ba.ratio), "{} {}", ab.ratio, ba.ratio);
+            prop_assert!(close(ab.ci_low, ba.ci_high) && close(ab.ci_high, ba.ci_low), "{ab:?} {ba:?}");
+            prop_assert!(close(ab.rerun_low, ba.rerun_high) && close(ab.rerun_high, ba.rerun_low), "{ab:?} {ba:?}");
         }
     }
 }

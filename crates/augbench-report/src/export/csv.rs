@@ -1,4 +1,5 @@
-//! CSV export in long form: one line per (group, transform, library) with status, median, std,
+//! CSV export in long form: one line per (group, transform, library) with status, the headline
+//! figure (and which one it is), std,
 //! interval, the row's speedup (paired or not, with its interval) and, where the library's output
 //! was not contiguous, the share forcing it took, so spreadsheets and data frames can pivot it freely.
 
@@ -6,7 +7,7 @@ use anyhow::Context;
 
 use crate::table::{Cell, Table};
 
-const HEADER: [&str; 22] = [
+const HEADER: [&str; 23] = [
     "scenario",
     "mode",
     "device",
@@ -15,7 +16,7 @@ const HEADER: [&str; 22] = [
     "library",
     "library_version",
     "status",
-    "median",
+    "figure",
     "std",
     "ci_low",
     "ci_high",
@@ -29,6 +30,7 @@ const HEADER: [&str; 22] = [
     "frames_per_sec",
     "output_contiguous",
     "force_share",
+    "figure_is",
 ];
 
 pub fn render(tables: &[Table]) -> anyhow::Result<String> {
@@ -57,6 +59,7 @@ pub fn render(tables: &[Table]) -> anyhow::Result<String> {
                 rec.push(reason(c));
                 rec.push(opt(r.frames_per_sec.get(i).copied().flatten()));
                 rec.extend(form_fields(c));
+                rec.push(t.figure.clone());
                 w.write_record(&rec).context("writing CSV")?;
             }
         }
@@ -76,18 +79,18 @@ fn form_fields(c: &Cell) -> [String; 2] {
     ]
 }
 
-/// status, median, std, ci_low, ci_high.
+/// status, figure (slow: the preflight throughput), std, ci_low, ci_high.
 fn cell_fields(c: &Cell) -> [String; 5] {
     match c {
         Cell::Ok {
-            median,
+            figure,
             std,
             ci_low,
             ci_high,
             ..
         } => [
             "ok".into(),
-            median.to_string(),
+            figure.to_string(),
             opt(*std),
             opt(*ci_low),
             opt(*ci_high),

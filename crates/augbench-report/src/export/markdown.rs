@@ -1,4 +1,4 @@
-//! Markdown tables: `median ± std` cells, the fastest library of a row in bold, slow cells as
+//! Markdown tables: `figure ± std` cells (the legend names the figure), the fastest library of a row in bold, slow cells as
 //! `≤20 img/s`, unsupported as `–`, failures as `error`, then a legend and a per-library footer.
 //! Video tables give each library a second column in frames/s.
 
@@ -69,9 +69,9 @@ fn row_cells(t: &Table, r: &TableRow) -> Vec<String> {
 
 fn cell_text(t: &Table, c: &Cell) -> String {
     match c {
-        Cell::Ok { median, std, .. } => {
+        Cell::Ok { figure, std, .. } => {
             let mark = if c.forced() { FORCED_MARK } else { "" };
-            format!("{}{mark}", fmt_median_std(*median, *std))
+            format!("{}{mark}", fmt_median_std(*figure, *std))
         }
         Cell::Slow { .. } => t.slow_label(),
         Cell::Unsupported { .. } | Cell::Missing => "–".into(),
@@ -81,8 +81,9 @@ fn cell_text(t: &Table, c: &Cell) -> String {
 
 fn legend(t: &Table) -> String {
     let mut s = format!(
-        "**bold**: fastest in the row · `median ± std` over runs · `{}`: too slow for training use, \
+        "**bold**: fastest in the row · `figure ± std` over runs, figure: {} · `{}`: too slow for training use, \
          not measured in full · `–`: unsupported · `error`: failed",
+        t.figure,
         t.slow_label()
     );
     if let Some(frames) = t.frames_unit {

@@ -81,13 +81,20 @@ fn legend(out: &mut String, tables: &[Table]) {
     let _ = writeln!(
         out,
         "<section id=\"legend\"><h2>Legend</h2><p class=\"legend\"><span class=\"fastest\">bold</span> fastest \
-         library in the row · <span>median ± std</span> over the timed runs · <span class=\"slow\">{}</span> slow: \
+         library in the row · <span>figure ± std</span> over the timed runs (figure: {}) · <span class=\"slow\">{}</span> slow: \
          at or below the run's slow threshold, stopped after preflight · <span>–</span> unsupported by the \
          library · <span class=\"error\">error</span> failed (reasons below each table){} Speedups compare only \
          transforms both libraries measured. Click a column header to sort.</p></section>",
+        esc(&figures(tables)),
         esc(&slow.join(" / ")),
         forced_legend(tables)
     );
+}
+
+/// The figures the tables show (`Table::figure`), joined.
+fn figures(tables: &[Table]) -> String {
+    let set: std::collections::BTreeSet<&str> = tables.iter().map(|t| t.figure.as_str()).collect();
+    set.into_iter().collect::<Vec<_>>().join("; ")
 }
 
 /// The legend's line on `FORCED_MARK`, when some cell carries it.
@@ -228,9 +235,9 @@ fn row_head(out: &mut String, t: &Table, transform: &str) {
 /// One cell; `share`: the throughput's share of the library's decode ceiling (pipeline groups).
 fn cell_html(t: &Table, cell: &Cell, fastest: bool, share: Option<f64>) -> String {
     let (class, value, text, title) = match cell {
-        Cell::Ok { median, std, .. } => {
+        Cell::Ok { figure, std, .. } => {
             let class = if fastest { "ok fastest" } else { "ok" };
-            let mut text = fmt_median_std(*median, *std);
+            let mut text = fmt_median_std(*figure, *std);
             if let Some(s) = share {
                 let _ = write!(text, " ({:.0}%)", s * 100.0);
             }
@@ -238,7 +245,7 @@ fn cell_html(t: &Table, cell: &Cell, fastest: bool, share: Option<f64>) -> Strin
             if !title.is_empty() {
                 text.push_str(FORCED_MARK);
             }
-            (class, median.to_string(), text, title)
+            (class, figure.to_string(), text, title)
         }
         Cell::Slow { preflight } => {
             let title = preflight

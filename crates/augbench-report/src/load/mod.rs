@@ -254,6 +254,15 @@ pub(crate) fn finalize(mut row: Row, warnings: &mut Vec<String>) -> Row {
     row.std = row.std.filter(|s| s.is_finite() && *s >= 0.0);
     row.ci_low = valid(row.ci_low);
     row.ci_high = valid(row.ci_high);
+    if row.figure.is_some() && valid(row.figure).is_none() {
+        warnings.push(format!(
+            "{}: {} / {}: figure is NaN or zero; shown as the median",
+            row.source.display(),
+            row.library,
+            row.transform
+        ));
+    }
+    row.figure = valid(row.figure);
     row
 }
 

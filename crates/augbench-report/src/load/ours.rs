@@ -65,6 +65,9 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
             } else {
                 tr.median_throughput
             },
+            figure: tr.figure_throughput,
+            figure_estimator: tr.figure_estimator.clone(),
+            figure_interval: tr.figure_low.zip(tr.figure_high),
             std: tr.std_throughput,
             ci_low: tr.ci_low.or(tr.throughput_ci95.map(|c| c[0])),
             ci_high: tr.ci_high.or(tr.throughput_ci95.map(|c| c[1])),

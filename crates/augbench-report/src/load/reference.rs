@@ -39,6 +39,9 @@ pub fn load(path: &Path, v: &Value) -> Dataset {
         transform: String::new(),
         status: Status::Ok,
         median: None,
+        figure: None,
+        figure_estimator: None,
+        figure_interval: None,
         std: None,
         ci_low: None,
         ci_high: None,
@@ -123,6 +126,10 @@ fn row(mut r: Row, e: &Value) -> Row {
         .map(|a| a.iter().map(|x| x.as_f64().unwrap_or(f64::NAN)).collect())
         .unwrap_or_default();
     r.median = number(e, "/median_throughput");
+    // A file in the reference format written by a newer augbench may carry the figure.
+    r.figure = number(e, "/figure_throughput");
+    r.figure_estimator = text(e, "/figure_estimator");
+    r.figure_interval = number(e, "/figure_low").zip(number(e, "/figure_high"));
     r.std = number(e, "/std_throughput");
     r.ci_low = number(e, "/ci_low").or(number(e, "/throughput_ci95/0"));
     r.ci_high = number(e, "/ci_high").or(number(e, "/throughput_ci95/1"));

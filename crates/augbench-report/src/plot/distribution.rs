@@ -32,8 +32,8 @@ impl Distribution {
                     .iter()
                     .filter_map(|r| {
                         r.cells[0]
-                            .median()
-                            .zip(r.cells[j].median())
+                            .figure()
+                            .zip(r.cells[j].figure())
                             .map(|(a, b)| a / b)
                     })
                     .collect::<Vec<f64>>();

@@ -1,4 +1,4 @@
-//! Plot (b): median throughput of every transform × library as a heatmap on a log colour scale,
+//! Plot (b): the headline figure (the title names it) of every transform × library as a heatmap on a log colour scale,
 //! each cell labelled with its number (or slow / – / error), with a colour bar as the legend.
 //! In pipeline groups the decode-ceiling row comes first, labelled `(ceiling)` and outlined,
 //! every other cell also shows its share of its library's ceiling, and a note says what the
@@ -41,7 +41,7 @@ impl Heatmap {
         let values: Vec<f64> = t
             .rows
             .iter()
-            .flat_map(|r| r.cells.iter().filter_map(Cell::median))
+            .flat_map(|r| r.cells.iter().filter_map(Cell::figure))
             .collect();
         let lo = values.iter().copied().reduce(f64::min)?;
         let hi = values.iter().copied().reduce(f64::max)?;
@@ -51,7 +51,7 @@ impl Heatmap {
             .filter(|c| t.rows.iter().any(|r| r.transform == *c));
         let rows = ordered_rows(t, ceiling.as_deref());
         Some(Heatmap {
-            title: format!("Median throughput ({}) — {}", t.unit, t.title),
+            title: format!("Throughput, {} ({}) — {}", t.figure, t.unit, t.title),
             unit: t.unit,
             libraries: t.columns.iter().map(super::column_label).collect(),
             transforms: rows
@@ -180,12 +180,12 @@ impl Heatmap {
     /// Fill colour, text and text colour of a cell; `share` of the ceiling as `123 (92%)`.
     fn cell_look(&self, cell: &Cell, share: Option<f64>) -> (RGBColor, String, RGBColor) {
         match cell {
-            Cell::Ok { median, .. } => {
-                let t = style::log_position(*median, self.lo, self.hi);
+            Cell::Ok { figure, .. } => {
+                let t = style::log_position(*figure, self.lo, self.hi);
                 let ink = if t < 0.6 { WHITE } else { BLACK };
                 let text = match share {
-                    Some(s) => format!("{} ({:.0}%)", style::tick(*median), s * 100.0),
-                    None => style::tick(*median),
+                    Some(s) => format!("{} ({:.0}%)", style::tick(*figure), s * 100.0),
+                    None => style::tick(*figure),
                 };
                 (style::viridis(t), text, ink)
             }

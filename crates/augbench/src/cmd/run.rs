@@ -138,6 +138,9 @@ fn print_summary(report: &RunReport, jobs: &[augbench_core::plan::Job], media: M
     if !files.is_empty() {
         let table = augbench_exec::summary::table(&files, &order, unit, clip_length.flatten());
         println!("\n{table}");
+        if let Some(line) = augbench_exec::summary::figure_line(&files) {
+            println!("{line}");
+        }
     }
     let counts = augbench_exec::summary::status_counts(&files);
     let counts: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();

@@ -1,0 +1,358 @@
+//! The headline figure of a row: one estimator over its timed runs (policy's choice, from the
+//! estimator study in docs/methodology.md), its rerun interval on the log scale, and the one
+//! function every reader calls to get "the figure of a row" from whatever a source recorded
+//! (older files without the figure read as their median, and say so). Pure; seeded.
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use super::{median, percentile_sorted, sorted, split_groups};
+use crate::policy;
+
+/// A way to reduce a row's per-run throughputs (from one or more worker processes) to one number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Estimator {
+    Median,
+    P75,
+    P90,
+    /// The fastest run.
+    Max,
+    /// The median over worker processes of each process's fastest run.
+    ProcessMaxMedian,
+}
+
+impl Estimator {
+    /// The name results and cells record (`figure_estimator`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Estimator::Median => "median",
+            Estimator::P75 => "p75",
+            Estimator::P90 => "p90",
+            Estimator::Max => "max",
+            Estimator::ProcessMaxMedian => "process_max_median",
+        }
+    }
+
+    /// Words for table headers and legends.
+    pub fn label(self) -> &'static str {
+        match self {
+            Estimator::Median => "median run",
+            Estimator::P75 => "75th percentile run",
+            Estimator::P90 => "90th percentile run",
+            Estimator::Max => "fastest run",
+            Estimator::ProcessMaxMedian => "median of per-process fastest runs",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Estimator> {
+        [
+            Estimator::Median,
+            Estimator::P75,
+            Estimator::P90,
+            Estimator::Max,
+            Estimator::ProcessMaxMedian,
+        ]
+        .into_iter()
+        .find(|e| e.name() == name)
+    }
+
+    /// The estimate over `units` (one slice of runs per worker process, or one unit per run);
+    /// NaN when no unit has a run.
+    pub fn of_units(self, units: &[Vec<f64>]) -> f64 {
+        let all = || sorted(&units.concat());
+        match self {
+            Estimator::Median => percentile_sorted(&all(), 50.0),
+            Estimator::P75 => percentile_sorted(&all(), 75.0),
+            Estimator::P90 => percentile_sorted(&all(), 90.0),
+            Estimator::Max => all().last().copied().unwrap_or(f64::NAN),
+            Estimator::ProcessMaxMedian => {
+                let maxima: Vec<f64> = units
+                    .iter()
+                    .filter_map(|u| u.iter().copied().max_by(f64::total_cmp))
+                    .collect();
+                median(&maxima)
+            }
+        }
+    }
+
+    /// The estimate of runs `xs` from consecutive processes of `groups` runs each (empty: one).
+    pub fn apply(self, xs: &[f64], groups: &[usize]) -> f64 {
+        self.of_units(&process_units(xs, groups))
+    }
+}
+
+/// One slice per worker process when `groups` splits `xs`, else one process holding every run.
+fn process_units(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {
+    let fits = groups.iter().sum::<usize>() == xs.len() && !groups.contains(&0);
+    if groups.len() > 1 && fits {
+        split_groups(xs, groups)
+    } else {
+        vec![sorted(xs)]
+    }
+}
+
+/// A row's figure: the estimate and its 95% rerun interval (where a repeat's figure lands).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    pub estimator: Estimator,
+    pub value: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Figure {
+    /// Relative half-width of the interval on the log scale: exp((ln high − ln low) / 2) − 1.
+    pub fn half_width(&self) -> f64 {
+        if self.low > 0.0 && self.high > 0.0 {
+            ((self.high / self.low).ln() / 2.0).exp() - 1.0
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// Policy's figure of runs `xs` (processes of `groups` runs each) with its rerun interval.
+pub fn figure(xs: &[f64], groups: &[usize]) -> Figure {
+    figure_with(policy::FIGURE_ESTIMATOR, xs, groups)
+}
+
+/// The figure by `estimator`. Its rerun interval is a seeded two-level bootstrap (processes, then
+/// runs within each, as `super::grouped_medians`) of ln(estimate of one resample) − ln(estimate
+/// of another), scaled by √(G/(G−1)) and by Student's t for G resampled units, around ln(value),
+/// never narrower than ±`policy::RERUN_DRIFT_FLOOR` (on the log scale), then exponentiated:
+/// always positive, symmetric in log.
+pub fn figure_with(estimator: Estimator, xs: &[f64], groups: &[usize]) -> Figure {
+    let value = estimator.apply(xs, groups);
+    let (low, high) = if value > 0.0 && value.is_finite() {
+        let half = log_half_width(estimator, xs, groups);
+        let floor = policy::RERUN_DRIFT_FLOOR.ln_1p();
+        let h = half.max(floor);
+        (value * (-h).exp(), value * h.exp())
+    } else {
+        (value, value)
+    };
+    Figure {
+        estimator,
+        value,
+        low,
+        high,
+    }
+}
+
+/// Half-width on the log scale of the rerun interval of `estimator` (0 for fewer than 2 runs).
+fn log_half_width(estimator: Estimator, xs: &[f64], groups: &[usize]) -> f64 {
+    let units = rerun_units(xs, groups);
+    let n: usize = units.iter().map(Vec::len).sum();
+    if n < 2 {
+        return 0.0;
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(policy::BOOTSTRAP_SEED);
+    let mut d: Vec<f64> = (0..policy::BOOTSTRAP_RESAMPLES)
+        .map(|_| {
+            let a = estimator.of_units(&resample(&units, &mut rng));
+            let b = estimator.of_units(&resample(&units, &mut rng));
+            (a.ln() - b.ln()).abs()
+        })
+        .filter(|x| x.is_finite())
+        .collect();
+    d.sort_by(f64::total_cmp);
+    // Small-sample correction over the G units the spread comes from (processes, or the runs of
+    // one process): √(G/(G−1)) for the bootstrap's underestimate, Student's t for the quantile.
+    let g = if units.len() > 1 { units.len() } else { n };
+    let scale = (g as f64 / (g - 1) as f64).sqrt() * super::paired::t_over_z(g - 1);
+    percentile_sorted(&d, policy::CONFIDENCE * 100.0) * scale
+}
+
+/// Resampling units: the worker processes when `groups` splits the runs into several; else one
+/// process holding every finite run (resampled run by run).
+fn rerun_units(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {
+    let usable: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    if usable.len() == xs.len() {
+        process_units(xs, groups)
+    } else {
+        vec![sorted(&usable)]
+    }
+}
+
+/// Units with replacement, then runs with replacement within each.
+fn resample(units: &[Vec<f64>], rng: &mut ChaCha8Rng) -> Vec<Vec<f64>> {
+    use rand::Rng;
+    (0..units.len())
+        .map(|_| {
+            let u = &units[rng.random_range(0..units.len())];
+            (0..u.len())
+                .map(|_| u[rng.random_range(0..u.len())])
+                .collect()
+        })
+        .collect()
+}
+
+/// The figure of a row as a reader sees it, whatever the source recorded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Headline {
+    pub value: f64,
+    /// The estimator's name (`max`, `median`, …); `median` for sources without a figure.
+    pub estimator: String,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+    /// True when the source had no figure of its own and the median stands in for it.
+    pub from_median: bool,
+}
+
+impl Headline {
+    /// Words for headers and legends: `fastest run`, or `median run (older file, no figure)`.
+    pub fn label(&self) -> String {
+        let words =
+            Estimator::from_name(&self.estimator).map_or(self.estimator.as_str(), |e| e.label());
+        if self.from_median {
+            format!("{words} (file without a figure)")
+        } else {
+            words.to_string()
+        }
+    }
+}
+
+/// What a source recorded of a row, for `headline`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Recorded<'a> {
+    pub figure: Option<f64>,
+    pub estimator: Option<&'a str>,
+    pub figure_low: Option<f64>,
+    pub figure_high: Option<f64>,
+    pub median: Option<f64>,
+    pub rerun_low: Option<f64>,
+    pub rerun_high: Option<f64>,
+}
+
+/// THE read of a row's headline figure: every table, comparison, verdict, plot and report calls
+/// this. A usable recorded figure (finite, > 0) with its estimator and interval; else the median
+/// with its rerun interval, marked `from_median`; else `None`.
+pub fn headline(r: Recorded<'_>) -> Option<Headline> {
+    let usable = |x: Option<f64>| x.filter(|v| v.is_finite() && *v > 0.0);
+    if let Some(value) = usable(r.figure) {
+        return Some(Headline {
+            value,
+            estimator: r.estimator.unwrap_or("unknown").to_string(),
+            low: usable(r.figure_low),
+            high: usable(r.figure_high),
+            from_median: false,
+        });
+    }
+    usable(r.median).map(|value| Headline {
+        value,
+        estimator: Estimator::Median.name().to_string(),
+        low: usable(r.rerun_low),
+        high: usable(r.rerun_high),
+        from_median: true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn estimators_of_known_runs() {
+        // Three processes of three runs; the third process is slow as a whole.
+        let xs = [100.0, 98.0, 99.0, 101.0, 97.0, 100.0, 60.0, 62.0, 61.0];
+        let g = [3, 3, 3];
+        assert_eq!(Estimator::Median.apply(&xs, &g), 98.0);
+        assert_eq!(Estimator::Max.apply(&xs, &g), 101.0);
+        assert_eq!(Estimator::ProcessMaxMedian.apply(&xs, &g), 100.0);
+        assert_eq!(Estimator::P90.apply(&xs, &g), 100.2);
+        // Without a split, one process: its fastest run.
+        assert_eq!(Estimator::ProcessMaxMedian.apply(&xs, &[]), 101.0);
+        for e in [
+            Estimator::Median,
+            Estimator::P75,
+            Estimator::P90,
+            Estimator::Max,
+            Estimator::ProcessMaxMedian,
+        ] {
+            assert_eq!(Estimator::from_name(e.name()), Some(e));
+        }
+    }
+
+    #[test]
+    fn older_sources_read_as_their_median_and_say_so() {
+        let old = headline(Recorded {
+            median: Some(500.0),
+            rerun_low: Some(480.0),
+            rerun_high: Some(520.0),
+            ..Recorded::default()
+        })
+        .unwrap();
+        assert_eq!((old.value, old.from_median), (500.0, true));
+        assert_eq!(old.estimator, "median");
+        assert!(old.label().contains("without a figure"), "{}", old.label());
+        let new = headline(Recorded {
+            figure: Some(550.0),
+            estimator: Some("max"),
+            median: Some(500.0),
+            ..Recorded::default()
+        })
+        .unwrap();
+        assert_eq!(
+            (new.value, new.from_median, new.label().as_str()),
+            (550.0, false, "fastest run")
+        );
+        let nan = Recorded {
+            figure: Some(f64::NAN),
+            median: Some(0.0),
+            ..Recorded::default()
+        };
+        assert_eq!(headline(nan), None);
+    }
+
+    #[test]
+    fn one_run_has_the_drift_floor_as_its_interval() {
+        let f = figure_with(Estimator::Max, &[100.0], &[]);
+        assert_eq!(f.value, 100.0);
+        assert!((f.half_width() - policy::RERUN_DRIFT_FLOOR).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_process_that_disagrees_widens_the_interval() {
+        let steady = [100.0, 99.0, 100.5, 100.2, 99.8, 100.1, 99.9, 100.3, 100.0];
+        let split = [100.0, 99.0, 100.5, 100.2, 99.8, 100.1, 60.0, 61.0, 60.5];
+        let g = [3, 3, 3];
+        for e in [Estimator::Median, Estimator::ProcessMaxMedian] {
+            let (a, b) = (figure_with(e, &steady, &g), figure_with(e, &split, &g));
+            assert!(b.half_width() > a.half_width() * 2.0, "{e:?}: {a:?} {b:?}");
+        }
+    }
+
+    fn runs() -> impl Strategy<Value = (Vec<f64>, Vec<usize>)> {
+        (1usize..5, 1usize..5).prop_flat_map(|(procs, per)| {
+            (
+                prop::collection::vec(1e-3f64..1e7, procs * per),
+                Just(vec![per; procs]),
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, rng_seed: proptest::test_runner::RngSeed::Fixed(2), ..ProptestConfig::default() })]
+        #[test]
+        fn figure_interval_is_positive_contains_the_value_and_is_log_symmetric((xs, g) in runs()) {
+            for e in [Estimator::Median, Estimator::Max, Estimator::ProcessMaxMedian, Estimator::P90] {
+                let f = figure_with(e, &xs, &g);
+                prop_assert!(f.low > 0.0 && f.low <= f.value && f.value <= f.high);
+                let (down, up) = ((f.value / f.low).ln(), (f.high / f.value).ln());
+                prop_assert!((down - up).abs() <= 1e-9 * up.max(1.0), "{f:?}");
+            }
+        }
+
+        #[test]
+        fn figure_scales_with_the_runs((xs, g) in runs(), k in 0.01f64..100.0) {
+            let f = figure(&xs, &g);
+            let scaled: Vec<f64> = xs.iter().map(|x| x * k).collect();
+            let s = figure(&scaled, &g);
+            prop_assert!((s.value / (f.value * k) - 1.0).abs() < 1e-9);
+            prop_assert!((s.half_width() - f.half_width()).abs() < 1e-6);
+        }
+    }
+}

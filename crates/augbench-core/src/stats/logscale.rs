@@ -1,0 +1,143 @@
+//! Intervals of ratios on the log scale: a ratio's interval is built on ln(ratio) and
+//! exponentiated back, so it is never below zero, it is symmetric in log around the ratio
+//! (ratio·e^−h to ratio·e^h), and the interval of b/a is exactly the reciprocal of a/b's. Used
+//! by paired speedups and their rerun intervals, and by regression ratios. Pure; seeded.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::percentile_sorted;
+use crate::policy;
+
+/// The interval ratio·e^∓h (h ≥ 0 on the log scale); the ratio itself for a non-positive one.
+pub fn around(ratio: f64, h: f64) -> (f64, f64) {
+    if ratio > 0.0 && ratio.is_finite() && h.is_finite() {
+        (ratio * (-h.abs()).exp(), ratio * h.abs().exp())
+    } else {
+        (ratio, ratio)
+    }
+}
+
+/// The median of log values (`exp` of it is the geometric middle of the ratios: the median
+/// ratio for an odd count, the geometric mean of the two middle ratios for an even one).
+pub fn median_log(logs: &[f64]) -> f64 {
+    let mut s = logs.to_vec();
+    s.sort_by(f64::total_cmp);
+    percentile_sorted(&s, 50.0)
+}
+
+/// Half-widths on the log scale of the median of `logs` (per-round ln ratios, processes of
+/// `groups` rounds each): the 95% interval of the median (the larger side of a seeded
+/// two-level percentile bootstrap, so the interval is symmetric), and the rerun interval (95% of
+/// |median of one resample − median of another|, scaled by √(G/(G−1)) for G units). Values and
+/// units are ordered by magnitude first, so negating every value (swapping the two libraries)
+/// gives the same resamples, negated: the interval of b/a is the reciprocal of a/b's.
+pub fn median_log_half_widths(logs: &[f64], groups: &[usize]) -> (f64, f64) {
+    let m = median_log(logs);
+    if logs.len() < 2 || !m.is_finite() {
+        return (0.0, 0.0);
+    }
+    let units = magnitude_units(logs, groups);
+    let g = units.len();
+    let mut rng = ChaCha8Rng::seed_from_u64(policy::BOOTSTRAP_SEED);
+    let mut draw = || median_log(&resample(&units, &mut rng));
+    let n = policy::BOOTSTRAP_RESAMPLES;
+    let mut meds: Vec<f64> = (0..n).map(|_| draw()).collect();
+    let mut diffs: Vec<f64> = (0..n).map(|_| (draw() - draw()).abs()).collect();
+    meds.sort_by(f64::total_cmp);
+    diffs.sort_by(f64::total_cmp);
+    let alpha = (1.0 - policy::CONFIDENCE) / 2.0 * 100.0;
+    let ci = (m - percentile_sorted(&meds, alpha))
+        .max(percentile_sorted(&meds, 100.0 - alpha) - m)
+        .max(0.0);
+    let scale = if g > 1 {
+        (g as f64 / (g - 1) as f64).sqrt()
+    } else {
+        1.0
+    };
+    (
+        ci,
+        percentile_sorted(&diffs, policy::CONFIDENCE * 100.0) * scale,
+    )
+}
+
+/// Resampling units ordered by magnitude (|x|, then sign), so the order does not depend on the
+/// order values arrived in, nor on the sign of every value.
+fn magnitude_units(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {
+    let key = |x: &f64| (x.abs().to_bits(), x.is_sign_negative());
+    let by_magnitude = |mut v: Vec<f64>| {
+        v.sort_by_key(key);
+        v
+    };
+    let fits = groups.len() > 1 && groups.iter().sum::<usize>() == xs.len() && !groups.contains(&0);
+    if !fits {
+        return by_magnitude(xs.to_vec())
+            .into_iter()
+            .map(|x| vec![x])
+            .collect();
+    }
+    let mut rest = xs;
+    let mut units: Vec<Vec<f64>> = groups
+        .iter()
+        .map(|&n| {
+            let (head, tail) = rest.split_at(n);
+            rest = tail;
+            by_magnitude(head.to_vec())
+        })
+        .collect();
+    units.sort_by(|a, b| a.iter().map(key).cmp(b.iter().map(key)));
+    units
+}
+
+/// Units with replacement, then values within each, flattened.
+fn resample(units: &[Vec<f64>], rng: &mut ChaCha8Rng) -> Vec<f64> {
+    let mut out = Vec::new();
+    for _ in 0..units.len() {
+        let u = &units[rng.random_range(0..units.len())];
+        for _ in 0..u.len() {
+            out.push(u[rng.random_range(0..u.len())]);
+        }
+    }
+    out
+}
+
+/// The ratio a/b of two figures with log-scale half-widths `ha`, `hb` (independent), and its
+/// interval: ln(a/b) ± √(ha² + hb²). `None` unless both are positive and finite.
+pub fn ratio_of(a: f64, ha: f64, b: f64, hb: f64) -> Option<(f64, (f64, f64))> {
+    let ok = |x: f64| x > 0.0 && x.is_finite();
+    if !(ok(a) && ok(b)) {
+        return None;
+    }
+    let r = a / b;
+    Some((r, around(r, ha.hypot(hb))))
+}
+
+/// Half-width on the log scale of an interval (lo, hi) around `x`: the larger side.
+pub fn log_half_width(x: f64, lo: f64, hi: f64) -> f64 {
+    if x > 0.0 && lo > 0.0 && hi > 0.0 {
+        (x / lo).ln().max((hi / x).ln()).max(0.0)
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn around_is_positive_and_log_symmetric() {
+        let (lo, hi) = around(4.0, 2.0_f64.ln());
+        assert!((lo - 2.0).abs() < 1e-12 && (hi - 8.0).abs() < 1e-12);
+        assert_eq!(around(0.0, 1.0), (0.0, 0.0));
+    }
+
+    #[test]
+    fn ratio_of_two_figures() {
+        let (r, (lo, hi)) = ratio_of(200.0, 0.03, 100.0, 0.04).unwrap();
+        assert_eq!(r, 2.0);
+        assert!((hi / r).ln() - 0.05 < 1e-12 && (r / lo).ln() - 0.05 < 1e-12);
+        assert!(ratio_of(0.0, 0.1, 1.0, 0.1).is_none());
+        assert!((log_half_width(2.0, 1.0, 3.0) - 2.0_f64.ln()).abs() < 1e-12);
+    }
+}
