@@ -12,6 +12,7 @@ pub mod matrix;
 pub mod memory;
 pub mod naming;
 pub mod plan;
+pub mod plan_estimate;
 pub mod policy;
 pub mod recipe;
 pub mod registry;
@@ -19,6 +20,7 @@ pub mod resolve;
 pub mod results;
 pub mod stats;
 pub mod text;
+pub mod time_split;
 pub mod validate;
 
 pub use config::{Overrides, PipelineScope, RunConfig, Schedule};

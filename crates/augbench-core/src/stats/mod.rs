@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::policy;
 
 pub mod paired;
+pub mod precision;
 pub use paired::{PairedSummary, drift_spread, paired};
 
 /// Summary of one sample. All fields are `NaN`-free for a non-empty finite sample.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use augbench_core::{Media, Mode, policy};
+use augbench_exec::time_split;
 use augbench_exec::equivalence::in_run;
 use augbench_exec::orchestrate::{self, JobStatus, RunReport};
 use augbench_exec::run_lock::RunLock;
@@ -41,6 +42,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
+    augbench_exec::time_split::start();
     warn_oversubscribed_workers(&cfg);
     warn_if_busy();
     let plan = augbench_core::plan::build(&cfg);
@@ -62,8 +64,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // A second Ctrl-C falls through to the default handler only if this one cannot be installed.
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     let mp = MultiProgress::new();
-    let media = orchestrate::prepare_media(&cfg, &mp)?;
-    let check = equivalence_check(&plan, &mp)?;
+    let media = time_split::part("dataset", || orchestrate::prepare_media(&cfg, &mp))?;
+    let check = time_split::part("equivalence check", || equivalence_check(&plan, &mp))?;
     let decode = cfg.selection.mode == Some(Mode::Decode);
     let report = if decode {
         augbench_exec::decode::run(&plan, &media, &mp, &stop)?
@@ -141,6 +143,12 @@ fn print_summary(report: &RunReport, jobs: &[augbench_core::plan::Job], media: M
     println!("transforms: {}", counts.join(", "));
     if let Some(line) = augbench_exec::summary::schedule_line(&files) {
         println!("{line}");
+    }
+    if let Some(line) = augbench_exec::summary::precision_line(&files) {
+        println!("{line}");
+    }
+    if let Some(split) = time_split::snapshot() {
+        println!("{}", split.line());
     }
     print_files(report);
 }
