@@ -190,9 +190,8 @@ mod tests {
             "version: 1\nselection:\n  scenario: image-rgb\n  mode: micro\n  libraries: [pillow, image]\n  transforms: [Resize, HorizontalFlip]\ndata:\n  num_items: 100\nexecution:\n  processes: 1\n{extra}"
         );
         let path = std::path::Path::new("cfg.yaml");
-        let cfg = crate::RunConfig::from_yaml(&text, path).and_then(|c| {
-            crate::resolve(c, &crate::Source::new(path, &text))
-        });
+        let cfg = crate::RunConfig::from_yaml(&text, path)
+            .and_then(|c| crate::resolve(c, &crate::Source::new(path, &text)));
         crate::plan::build(&cfg.unwrap_or_else(|e| panic!("{e}")))
     }
 

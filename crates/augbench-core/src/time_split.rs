@@ -59,7 +59,8 @@ impl TimeSplit {
     /// One line for the run summary: `time: 312 s — timed runs 180 s (58%), worker start 40 s
     /// (13%), …`, largest part first.
     pub fn line(&self) -> String {
-        let mut parts: Vec<&TimePart> = self.parts.iter().filter(|p| p.seconds > 0.0).collect();
+        // Parts under a twentieth of a second say nothing at this resolution.
+        let mut parts: Vec<&TimePart> = self.parts.iter().filter(|p| p.seconds >= 0.05).collect();
         parts.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
         let wall = self.wall_sec.max(f64::MIN_POSITIVE);
         let shown: Vec<String> = parts

@@ -710,7 +710,8 @@ fn precision_must_be_a_fraction_and_the_budget_positive() {
         assert_at(&err(&text), 3, "precision");
     }
     for bad in ["0", "-5", ".nan"] {
-        let text = format!("version: 1\nexecution:\n  precision: 0.03\n  transform_budget_sec: {bad}\n");
+        let text =
+            format!("version: 1\nexecution:\n  precision: 0.03\n  transform_budget_sec: {bad}\n");
         assert_at(&err(&text), 4, "transform_budget_sec");
     }
     let text = "version: 1\nexecution:\n  transform_budget_sec: 20\n";

@@ -242,7 +242,8 @@ fn sequential(
         if stop.load(std::sync::atomic::Ordering::SeqCst) {
             break;
         }
-        let status = match crate::time_split::part("environments", || worker_command(cfg, job, mp)) {
+        let status = match crate::time_split::part("environments", || worker_command(cfg, job, mp))
+        {
             Err(e) => JobStatus::Failed(JobFailure::of(&e)),
             Ok(command) => {
                 let input = job_input(cfg, job, command, media, check);

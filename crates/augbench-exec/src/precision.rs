@@ -94,7 +94,9 @@ pub(crate) fn runs_so_far(
     let first = earlier.first().map(|(_, g)| g.clone()).unwrap_or_default();
     let aligned = !first.is_empty()
         && earlier.len() == current.len()
-        && earlier.iter().all(|(xs, g)| *g == first && xs.len() == g.iter().sum::<usize>())
+        && earlier
+            .iter()
+            .all(|(xs, g)| *g == first && xs.len() == g.iter().sum::<usize>())
         && current.iter().all(|c| c.len() == this);
     if !aligned {
         return (current.to_vec(), Vec::new());
@@ -115,10 +117,7 @@ mod tests {
 
     #[test]
     fn earlier_processes_join_when_every_library_has_them() {
-        let earlier = vec![
-            (vec![1.0, 2.0], vec![2]),
-            (vec![3.0, 4.0], vec![2]),
-        ];
+        let earlier = vec![(vec![1.0, 2.0], vec![2]), (vec![3.0, 4.0], vec![2])];
         let current = vec![vec![5.0], vec![6.0]];
         let (runs, groups) = runs_so_far(&earlier, &current);
         assert_eq!(runs, vec![vec![1.0, 2.0, 5.0], vec![3.0, 4.0, 6.0]]);

@@ -336,7 +336,11 @@ impl<'a> Interleaved<'a, '_> {
         let rounds_id = format!("{}/{}", self.token, spec.name);
         for (i, m) in active {
             let lane = &mut self.slots[i].lane;
-            let earlier = lane.rec.acc.get(&spec.name).and_then(|r| r.precision.clone());
+            let earlier = lane
+                .rec
+                .acc
+                .get(&spec.name)
+                .and_then(|r| r.precision.clone());
             let mut r = m.finish(lane);
             r.precision = target.map(|t| clock.record(&t, round, earlier.as_ref()));
             r.rounds_id = Some(rounds_id.clone());

@@ -22,7 +22,9 @@ static CLOCK: Mutex<Clock> = Mutex::new(Clock {
 });
 
 fn with<T>(f: impl FnOnce(&mut Clock) -> T) -> T {
-    let mut guard = CLOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut guard = CLOCK
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     f(&mut guard)
 }
 

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{bootstrap_median_ci, ci_half_width, median, paired};
 use crate::policy;
+use crate::time_split::seconds as human;
 
 /// Where a transform's rounds stand, for the stopping rule.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -128,14 +129,15 @@ impl PrecisionRecord {
         } else {
             "no interval".to_string()
         };
+        let (took, budget) = (human(seconds), human(budget_sec));
         let note = match decision {
-            Decision::Reached => format!("reached {width} after {rounds} rounds, {seconds:.1} s"),
+            Decision::Reached => format!("reached {width} after {rounds} rounds, {took}"),
             Decision::BudgetSpent | Decision::More => format!(
-                "not reached: {width} after {seconds:.0} s (budget {budget_sec:.0} s, target ±{:.1}%)",
+                "not reached: {width} after {took} (budget {budget}, target ±{:.1}%)",
                 target * 100.0
             ),
             Decision::MaxRounds => format!(
-                "not reached: {width} after {rounds} rounds (the cap), {seconds:.0} s (target ±{:.1}%)",
+                "not reached: {width} after {rounds} rounds (the cap), {took} (target ±{:.1}%)",
                 target * 100.0
             ),
         };
@@ -169,17 +171,17 @@ mod tests {
     #[test]
     fn the_rule_waits_for_the_minimum_then_stops_when_every_interval_is_narrow() {
         assert_eq!(stop_rule(&[0.001], 0.03, at(2, 0.0)), Decision::More);
-        assert_eq!(stop_rule(&[0.01, 0.02], 0.03, at(3, 0.0)), Decision::Reached);
+        assert_eq!(
+            stop_rule(&[0.01, 0.02], 0.03, at(3, 0.0)),
+            Decision::Reached
+        );
         assert_eq!(stop_rule(&[0.01, 0.04], 0.03, at(3, 1.0)), Decision::More);
         assert_eq!(stop_rule(&[], 0.03, at(3, 0.0)), Decision::Reached);
     }
 
     #[test]
     fn the_budget_and_the_cap_end_rounds_that_are_not_narrow_enough() {
-        assert_eq!(
-            stop_rule(&[0.05], 0.03, at(4, 10.0)),
-            Decision::BudgetSpent
-        );
+        assert_eq!(stop_rule(&[0.05], 0.03, at(4, 10.0)), Decision::BudgetSpent);
         assert_eq!(stop_rule(&[0.05], 0.03, at(50, 1.0)), Decision::MaxRounds);
         assert_eq!(
             stop_rule(&[0.01], 0.03, at(50, 99.0)),

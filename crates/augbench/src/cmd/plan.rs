@@ -44,7 +44,9 @@ fn prior(plan: &Plan) -> Prior {
                 _ => None,
             };
             if let Some(s) = spi.filter(|s| s.is_finite() && *s > 0.0) {
-                prior.sec_per_item.insert((job.library.clone(), t.clone()), s);
+                prior
+                    .sec_per_item
+                    .insert((job.library.clone(), t.clone()), s);
             }
         }
         if let Some(split) = &file.metadata.time_split {
