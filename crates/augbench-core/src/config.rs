@@ -153,7 +153,11 @@ pub struct Execution {
     pub schedule: Option<Schedule>,
     pub num_runs: Option<u64>,
     pub processes: Option<u64>,
-    pub precision_target: Option<f64>,
+    /// Measure to a precision: rounds go on until every interval (each library's figure, every
+    /// paired speedup) is within ± this fraction, or `transform_budget_sec` is spent.
+    pub precision: Option<f64>,
+    /// With `precision`: the seconds one transform may spend (set-up and rounds, all processes).
+    pub transform_budget_sec: Option<f64>,
     pub batch_size: Option<u64>,
     /// Micro only, for libraries with a batched regime: items stacked into one call (1 = per item).
     pub micro_batch: Option<u64>,
@@ -240,6 +244,8 @@ pub struct Overrides {
     /// Frames per video clip.
     pub clip_length: Option<u64>,
     pub num_runs: Option<u64>,
+    pub precision: Option<f64>,
+    pub transform_budget_sec: Option<f64>,
     pub device: Option<Device>,
     pub workers: Option<u64>,
     pub batch_size: Option<u64>,
@@ -262,6 +268,11 @@ impl Overrides {
         set_if(&mut cfg.data.num_items, &self.num_items);
         set_if(&mut cfg.data.clip_length, &self.clip_length);
         set_if(&mut cfg.execution.num_runs, &self.num_runs);
+        set_if(&mut cfg.execution.precision, &self.precision);
+        set_if(
+            &mut cfg.execution.transform_budget_sec,
+            &self.transform_budget_sec,
+        );
         set_if(&mut cfg.execution.device, &self.device);
         set_if(&mut cfg.execution.workers, &self.workers);
         set_if(&mut cfg.execution.batch_size, &self.batch_size);

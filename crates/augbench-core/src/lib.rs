@@ -12,6 +12,7 @@ pub mod matrix;
 pub mod memory;
 pub mod naming;
 pub mod plan;
+pub mod plan_estimate;
 pub mod policy;
 pub mod recipe;
 pub mod registry;
@@ -20,6 +21,7 @@ pub mod results;
 pub mod selection;
 pub mod stats;
 pub mod text;
+pub mod time_split;
 pub mod validate;
 
 pub use config::{Overrides, PipelineScope, RunConfig, Schedule};

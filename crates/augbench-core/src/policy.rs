@@ -135,8 +135,16 @@ pub const WARMUP_MIN_WINDOWS: u64 = 2;
 pub const WARMUP_MAX_SEC: f64 = 5.0;
 /// Warmup passes run over at most this many items.
 pub const WARMUP_SUBSET_ITEMS: u64 = 10;
-/// Precision target: the run budget when adding runs until the interval is narrow enough.
+/// Precision target (`execution.precision`): the most runs a library takes in one worker process
+/// while its intervals are not yet narrow enough (sequential), or the most rounds a transform
+/// takes in one process (interleaved).
 pub const PRECISION_MAX_RUNS: u64 = 30;
+/// Precision target: rounds every transform takes in each process before the stopping rule may
+/// end them (a median interval of fewer values says little).
+pub const PRECISION_MIN_ROUNDS: u64 = 3;
+/// Precision target: seconds of timed rounds one transform may spend over all its processes when
+/// `execution.transform_budget_sec` is not given (each process gets an equal share).
+pub const DEFAULT_TRANSFORM_BUDGET_SEC: f64 = 30.0;
 /// `refresh_requirements`: a lock re-resolved from `envs/<group>.in` is reused for this long
 /// (seconds) before uv resolves it again, so runs with cached environments start at once.
 pub const LOCK_REFRESH_MAX_AGE_SEC: f64 = 24.0 * 3600.0;
@@ -236,6 +244,20 @@ pub fn cloud_est_sec_per_item(media: Media) -> f64 {
     match media {
         Media::Image => 0.004,
         Media::Video => 0.06,
+    }
+}
+/// Plan estimate: seconds one worker start takes (process, imports, hello), before its media
+/// load. A Python worker imports its library (AlbumentationsX: 5–8 s on a 2-core VM).
+pub const EST_PYTHON_WORKER_START_SEC: f64 = 6.0;
+pub const EST_NATIVE_WORKER_START_SEC: f64 = 0.1;
+/// Plan estimate: seconds per transform, library and process of set-up besides its preflight
+/// and warmup passes (prepare, the contract check, the protocol).
+pub const EST_SETUP_SEC: f64 = 0.3;
+/// Plan estimate: seconds a worker takes to decode one item of its media when it loads them.
+pub fn est_decode_sec_per_item(media: Media) -> f64 {
+    match media {
+        Media::Image => 0.005,
+        Media::Video => 0.1,
     }
 }
 /// Cloud: passes over the items beyond the timed runs (preflight, warmup), per process.

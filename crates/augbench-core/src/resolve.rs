@@ -111,6 +111,10 @@ fn fill_execution(cfg: &mut RunConfig) {
     let e = &mut cfg.execution;
     e.schedule.get_or_insert(policy::DEFAULT_SCHEDULE);
     e.num_runs.get_or_insert(policy::DEFAULT_NUM_RUNS);
+    if e.precision.is_some() {
+        e.transform_budget_sec
+            .get_or_insert(policy::DEFAULT_TRANSFORM_BUDGET_SEC);
+    }
     e.processes.get_or_insert(policy::default_processes(mode));
     e.batch_size.get_or_insert(policy::DEFAULT_BATCH_SIZE);
     e.micro_batch.get_or_insert(policy::DEFAULT_MICRO_BATCH);

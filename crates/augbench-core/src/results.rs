@@ -44,6 +44,9 @@ pub struct Metadata {
     /// With `execution.check_equivalence`: the run's equivalence check as this library saw it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub equivalence: Option<crate::equivalence::EquivalenceSummary>,
+    /// Where the run's wall time went (all its libraries), taken when this file was closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_split: Option<crate::time_split::TimeSplit>,
 }
 
 /// Pipeline mode, for the whole file: what every row's clock covered and how the loader ran.
@@ -228,6 +231,9 @@ pub struct BenchmarkParams {
     pub min_time: f64,
     pub thread_policy: String,
     pub precision_target: Option<f64>,
+    /// With `precision_target`: the seconds of timed rounds a transform may spend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transform_budget_sec: Option<f64>,
     pub slow_threshold_sec_per_item: f64,
     pub slow_preflight_items: u64,
     pub disable_slow_skip: bool,
@@ -359,6 +365,10 @@ pub struct TransformResult {
     /// Interleaved schedule: the drift sentinel over this transform's rounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<Drift>,
+    /// Interleaved schedule with `execution.precision`: whether the rounds reached the target, at
+    /// what width, after how many rounds and seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<crate::stats::precision::PrecisionRecord>,
     /// Pipeline mode: the loader's start, warmup and windows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pipeline: Option<PipelineDetail>,

@@ -361,13 +361,40 @@ fn positive_counts(cfg: &RunConfig, src: &Source) -> Check {
             ));
         }
     }
-    if let Some(t) = e.precision_target
+    precision(e, src)
+}
+
+/// `precision` is a fraction in (0, 1); `transform_budget_sec` a positive number of seconds that
+/// only means something with `precision`.
+fn precision(e: &crate::config::Execution, src: &Source) -> Check {
+    if let Some(t) = e.precision
         && !(t > 0.0 && t < 1.0)
     {
         return Err(src.error(
-            &["execution", "precision_target"],
-            format!("precision_target must be in (0, 1), got {t}"),
-            "e.g. 0.02 for ±2% on the median",
+            &["execution", "precision"],
+            format!("`precision` must be in (0, 1), got {t}"),
+            "a relative half-width, e.g. 0.03 for ±3%",
+        ));
+    }
+    let Some(b) = e.transform_budget_sec else {
+        return Ok(());
+    };
+    let key = ["execution", "transform_budget_sec"];
+    if !(b.is_finite() && b > 0.0 && b < 1e7) {
+        return Err(src.error(
+            &key,
+            format!("`transform_budget_sec` must be a positive number of seconds, got {b}"),
+            format!(
+                "e.g. {} (seconds of timed rounds per transform)",
+                crate::policy::DEFAULT_TRANSFORM_BUDGET_SEC
+            ),
+        ));
+    }
+    if e.precision.is_none() {
+        return Err(src.error(
+            &key,
+            "`transform_budget_sec` bounds measuring to a precision, but no `precision` is set".into(),
+            "add `precision` (e.g. 0.03), or remove the budget: without a precision every transform takes `num_runs` runs",
         ));
     }
     Ok(())

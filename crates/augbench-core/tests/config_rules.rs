@@ -711,13 +711,25 @@ fn zero_counts_fail_at_their_line() {
 }
 
 #[test]
-fn precision_target_must_be_a_fraction() {
-    for bad in ["0.0", "1.0", "1.5", "-0.1"] {
-        let text = format!("version: 1\nexecution:\n  precision_target: {bad}\n");
-        assert_at(&err(&text), 3, "precision_target");
+fn precision_must_be_a_fraction_and_the_budget_positive() {
+    for bad in ["0", "1", "-0.1", "1.5"] {
+        let text = format!("version: 1\nexecution:\n  precision: {bad}\n");
+        assert_at(&err(&text), 3, "precision");
     }
-    let cfg = ok("version: 1\nexecution:\n  precision_target: 0.02\n");
-    assert_eq!(cfg.execution.precision_target, Some(0.02));
+    for bad in ["0", "-5", ".nan"] {
+        let text =
+            format!("version: 1\nexecution:\n  precision: 0.03\n  transform_budget_sec: {bad}\n");
+        assert_at(&err(&text), 4, "transform_budget_sec");
+    }
+    let text = "version: 1\nexecution:\n  transform_budget_sec: 20\n";
+    assert_at(&err(text), 3, "no `precision` is set");
+    let cfg = ok("version: 1\nexecution:\n  precision: 0.02\n");
+    assert_eq!(cfg.execution.precision, Some(0.02));
+    assert_eq!(
+        cfg.execution.transform_budget_sec,
+        Some(policy::DEFAULT_TRANSFORM_BUDGET_SEC),
+        "the budget defaults from policy"
+    );
 }
 
 #[test]
@@ -773,6 +785,8 @@ fn every_override() -> Overrides {
         num_items: Some(7),
         clip_length: Some(8),
         num_runs: Some(9),
+        precision: Some(0.04),
+        transform_budget_sec: Some(12.0),
         device: Some(Device::Auto),
         workers: Some(6),
         batch_size: Some(8),
@@ -811,6 +825,8 @@ fn typed_flags_win_over_the_file() {
     assert_eq!(cfg.data.num_items, Some(7));
     assert_eq!(cfg.data.clip_length, Some(8));
     assert_eq!(cfg.execution.num_runs, Some(9));
+    assert_eq!(cfg.execution.precision, Some(0.04));
+    assert_eq!(cfg.execution.transform_budget_sec, Some(12.0));
     assert_eq!(cfg.execution.device, Some(Device::Auto));
     assert_eq!(cfg.execution.workers, Some(6));
     assert_eq!(cfg.execution.batch_size, Some(8));
@@ -861,6 +877,18 @@ fn errors_on_overridden_keys_name_the_flag() {
     let e = with_overrides(&text, &o, vec![("libraries", "--libraries")]).unwrap_err();
     assert!(e.message.contains("(set by --libraries)"), "{e}");
     assert!(e.hint.contains("did you mean `pillow`?"), "{e}");
+
+    let o = Overrides {
+        precision: Some(0.03),
+        transform_budget_sec: Some(0.0),
+        ..Overrides::default()
+    };
+    let keys = vec![
+        ("precision", "--precision"),
+        ("transform_budget_sec", "--transform-budget"),
+    ];
+    let e = with_overrides(&text, &o, keys).unwrap_err();
+    assert!(e.message.contains("(set by --transform-budget)"), "{e}");
 }
 
 #[test]

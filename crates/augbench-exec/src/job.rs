@@ -75,6 +75,7 @@ pub(crate) fn not_in_registry(name: &str) -> TransformResult {
 
 pub(crate) fn start_worker(input: &JobInput<'_>, mp: &MultiProgress) -> anyhow::Result<Loaded> {
     let timeout = MicroSettings::from_config(input.cfg, "cpu").request_timeout;
+    let started = std::time::Instant::now();
     let mut worker = Worker::spawn(&input.command, policy::STDERR_TAIL_LINES)?;
     let raw = worker
         .request(&Request::Hello, timeout)
@@ -115,7 +116,9 @@ pub(crate) fn start_worker(input: &JobInput<'_>, mp: &MultiProgress) -> anyhow::
         pipeline: input.job.mode == Mode::Pipeline,
         preload: (input.job.mode == Mode::Pipeline).then(|| !pipeline_scope(input.cfg).decodes()),
     };
-    let load: Result<LoadResponse, WorkerError> = worker.call(&Request::Load(req), timeout);
+    crate::time_split::add("worker start", started.elapsed().as_secs_f64());
+    let load: Result<LoadResponse, WorkerError> =
+        crate::time_split::part("media load", || worker.call(&Request::Load(req), timeout));
     spinner.finish_and_clear();
     let load = load
         .map_err(|e| bad_input(e, MEDIA_HINT, true))

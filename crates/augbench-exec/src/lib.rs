@@ -13,12 +13,14 @@ pub mod orchestrate;
 mod outcome;
 pub mod pipeline;
 mod progress;
+mod precision;
 pub mod record;
 pub mod rounds;
 mod run_media;
 pub mod runner;
 pub mod scheduler;
 pub mod summary;
+pub mod time_split;
 mod underway;
 pub mod worker;
 

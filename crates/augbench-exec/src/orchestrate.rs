@@ -101,7 +101,8 @@ fn sequential(
         if stop.load(std::sync::atomic::Ordering::SeqCst) {
             break;
         }
-        let status = match worker_command(cfg, job, mp) {
+        let status = match crate::time_split::part("environments", || worker_command(cfg, job, mp))
+        {
             Err(e) => JobStatus::Failed(JobFailure::of(&e)),
             Ok(command) => {
                 let input = job_input(cfg, job, command, media, check);
@@ -127,7 +128,7 @@ fn interleaved(
     let mut failed = Vec::new();
     let mut inputs = Vec::new();
     for job in &plan.jobs {
-        match worker_command(cfg, job, mp) {
+        match crate::time_split::part("environments", || worker_command(cfg, job, mp)) {
             Ok(command) => inputs.push(job_input(cfg, job, command, media, check)),
             Err(e) => failed.push((job.clone(), JobStatus::Failed(JobFailure::of(&e)))),
         }

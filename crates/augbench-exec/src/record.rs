@@ -91,6 +91,7 @@ impl<'a> Recorder<'a> {
 
     /// The job's file, with the machine's state at its end added (and written) to the card.
     pub fn close(mut self) -> ResultFile {
+        self.file.metadata.time_split = crate::time_split::snapshot();
         if let Some(card) = self.file.metadata.system_info.card.as_mut() {
             card.after = Some(crate::machine::state());
             if let Err(e) = self.save() {
@@ -133,6 +134,8 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
             m.pipeline = merge_pipeline(old.pipeline, new.pipeline);
             m.preflight_throughput = old.preflight_throughput;
             m.gpu_memory = old.gpu_memory.or(new.gpu_memory);
+            // Measuring to a precision: the latest process's record counts every round so far.
+            m.precision = new.precision.or(old.precision);
             m.warnings = old.warnings;
             for w in new.warnings {
                 if !m.warnings.contains(&w) {
@@ -249,6 +252,7 @@ fn metadata(
         pipeline: (input.job.mode == Mode::Pipeline)
             .then(|| crate::pipeline::info(input, hello, device)),
         equivalence: input.equivalence.clone(),
+        time_split: None,
     }
 }
 
@@ -294,7 +298,8 @@ pub(crate) fn benchmark_params(
                     .unwrap_or_default()
             })
             .unwrap_or_default(),
-        precision_target: e.precision_target,
+        precision_target: e.precision,
+        transform_budget_sec: e.transform_budget_sec,
         slow_threshold_sec_per_item: e.slow_threshold_sec_per_item.unwrap_or_default(),
         slow_preflight_items: e.slow_preflight_items.unwrap_or_default(),
         disable_slow_skip: e.disable_slow_skip.unwrap_or_default(),

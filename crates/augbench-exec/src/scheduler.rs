@@ -16,6 +16,7 @@ use crate::client::WorkerCommand;
 use crate::job::{JobInput, JobOutcome, not_in_registry, spec_for, stopped_by_user};
 use crate::lane::Lane;
 use crate::progress::steps_bar;
+use crate::precision::{RoundsClock, Target, runs_so_far};
 use crate::rounds::{Sentinel, annotate, round_order};
 use crate::underway::{Begun, Underway, begin};
 
@@ -301,10 +302,17 @@ impl<'a> Interleaved<'a, '_> {
         mut active: Vec<(usize, Underway)>,
     ) -> anyhow::Result<bool> {
         let mut round = 0;
-        while active
-            .iter()
-            .any(|(i, m)| m.wants_more(&self.slots[*i].lane))
-        {
+        let target = self.target();
+        let mut clock = RoundsClock::start();
+        while match &target {
+            Some(t) => {
+                let (runs, groups) = self.runs_so_far(&spec.name, p, &active);
+                clock.more(t, &runs, &groups, round)
+            }
+            None => active
+                .iter()
+                .any(|(i, m)| m.wants_more(&self.slots[*i].lane)),
+        } {
             if self.stop.load(Ordering::SeqCst) {
                 return Ok(false);
             }
@@ -322,16 +330,56 @@ impl<'a> Interleaved<'a, '_> {
             for k in dropped {
                 active.remove(k);
             }
-            self.time_sentinel(&spec.name);
+            crate::time_split::part("drift sentinel", || self.time_sentinel(&spec.name));
             round += 1;
         }
         let rounds_id = format!("{}/{}", self.token, spec.name);
         for (i, m) in active {
-            let mut r = m.finish(&mut self.slots[i].lane);
+            let lane = &mut self.slots[i].lane;
+            let earlier = lane
+                .rec
+                .acc
+                .get(&spec.name)
+                .and_then(|r| r.precision.clone());
+            let mut r = m.finish(lane);
+            r.precision = target.map(|t| clock.record(&t, round, earlier.as_ref()));
             r.rounds_id = Some(rounds_id.clone());
             self.slots[i].lane.rec.record(&spec.name, r)?;
         }
         Ok(true)
+    }
+
+    /// The run's precision target (`execution.precision`), if any.
+    fn target(&self) -> Option<Target> {
+        let cfg = self.slots.first()?.lane.input.cfg;
+        Target::from_config(cfg, self.processes())
+    }
+
+    /// What the stopping rule reads in process `p`: every active library's runs of `name` so far
+    /// (earlier processes' from its recorded result) and the rounds of each process.
+    fn runs_so_far(
+        &self,
+        name: &str,
+        p: u64,
+        active: &[(usize, Underway)],
+    ) -> (Vec<Vec<f64>>, Vec<usize>) {
+        let earlier: Vec<(Vec<f64>, Vec<usize>)> = if p == 0 {
+            Vec::new()
+        } else {
+            active
+                .iter()
+                .filter_map(|(i, _)| {
+                    let r = self.slots[*i].lane.rec.acc.get(name)?;
+                    let groups = match r.process_runs.as_slice() {
+                        [] => vec![r.throughputs.len()],
+                        g => g.iter().map(|n| *n as usize).collect(),
+                    };
+                    Some((r.throughputs.clone(), groups))
+                })
+                .collect()
+        };
+        let current: Vec<Vec<f64>> = active.iter().map(|(_, m)| m.throughputs()).collect();
+        runs_so_far(&earlier, &current)
     }
 
     /// One library's run of a round; when others ran since its last one (`shared`), an untimed

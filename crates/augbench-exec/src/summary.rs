@@ -121,6 +121,36 @@ pub fn schedule_line(files: &[&ResultFile]) -> Option<String> {
     Some(line)
 }
 
+/// Measuring to a precision: how many transforms reached the target, and the rest with their
+/// notes (`Rotate: not reached: ±4.1% after 45 s …`). `None` without a precision target.
+pub fn precision_line(files: &[&ResultFile]) -> Option<String> {
+    let mut rows: BTreeMap<&str, &augbench_core::stats::precision::PrecisionRecord> =
+        BTreeMap::new();
+    for f in files {
+        for (t, r) in &f.results {
+            if let Some(p) = &r.precision {
+                rows.entry(t.as_str()).or_insert(p);
+            }
+        }
+    }
+    let target = rows.values().next()?.target;
+    let missed: Vec<String> = rows
+        .iter()
+        .filter(|(_, p)| !p.reached)
+        .map(|(t, p)| format!("{t}: {}", p.note))
+        .collect();
+    let mut line = format!(
+        "precision ±{:.1}%: reached in {} of {} transforms",
+        target * 100.0,
+        rows.len() - missed.len(),
+        rows.len()
+    );
+    if !missed.is_empty() {
+        line.push_str(&format!("; {}", missed.join("; ")));
+    }
+    Some(line)
+}
+
 /// Counts of statuses across files, for the closing line.
 pub fn status_counts(files: &[&ResultFile]) -> BTreeMap<String, usize> {
     let mut counts = BTreeMap::new();

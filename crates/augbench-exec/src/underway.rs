@@ -10,6 +10,11 @@ use crate::client::WorkerError;
 use crate::lane::Lane;
 use crate::micro::{self, Measuring, Phase, Started};
 use crate::pipeline::{self, PipelineRuns, PipelineSettings, PipelineStarted};
+use crate::runner::phase_label;
+use crate::time_split::{self, PhaseClock};
+
+/// The time split's part for timed runs (a pipeline's include its rewarm batches).
+const TIMED: &str = augbench_core::time_split::MEASUREMENT_PARTS[0];
 
 pub(crate) enum Underway {
     Micro(Measuring),
@@ -24,6 +29,24 @@ pub(crate) enum Begun {
 
 /// Sets `spec` up in the lane's worker; `on_phase` hears each step's name.
 pub(crate) fn begin(
+    lane: &mut Lane<'_>,
+    spec: &TransformSpec,
+    on_phase: &mut dyn FnMut(String),
+) -> Result<Begun, WorkerError> {
+    // Each set-up phase's time goes to the run's time split under its name.
+    let mut clock = PhaseClock::new("prepare");
+    let begun = {
+        let mut timed = |ph: String| {
+            clock.enter(&ph);
+            on_phase(ph);
+        };
+        set_up(lane, spec, &mut timed)
+    };
+    clock.finish();
+    begun
+}
+
+fn set_up(
     lane: &mut Lane<'_>,
     spec: &TransformSpec,
     on_phase: &mut dyn FnMut(String),
@@ -64,6 +87,14 @@ impl Underway {
         }
     }
 
+    /// Items per second of each run so far.
+    pub fn throughputs(&self) -> Vec<f64> {
+        match self {
+            Underway::Micro(m) => m.throughputs().to_vec(),
+            Underway::Pipeline(m) => m.throughputs(),
+        }
+    }
+
     pub fn wants_more(&self, lane: &Lane<'_>) -> bool {
         match self {
             Underway::Micro(m) => m.wants_more(&lane.settings()),
@@ -83,15 +114,18 @@ impl Underway {
         match self {
             Underway::Pipeline(m) => {
                 let set = pipeline_settings(lane);
-                m.run(&mut lane.w.worker, &set, shared)
+                time_split::part(TIMED, || m.run(&mut lane.w.worker, &set, shared))
             }
             Underway::Micro(m) => {
                 let set = lane.settings();
                 let worker = &mut lane.w.worker;
-                if shared && let Err(failed) = m.rewarm(worker, items, &set)? {
+                if shared
+                    && let Err(failed) =
+                        time_split::part("rewarm", || m.rewarm(worker, items, &set))?
+                {
                     return Ok(Err(failed));
                 }
-                m.run(worker, items, &set)
+                time_split::part(TIMED, || m.run(worker, items, &set))
             }
         }
     }

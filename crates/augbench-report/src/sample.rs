@@ -136,6 +136,7 @@ fn metadata(scenario: &str, mode: Mode, library: &str, version: &str, media: Med
         device: Device::Cpu.to_string(),
         pipeline: None,
         equivalence: None,
+        time_split: None,
         benchmark_params: params(media, mode),
         run_config: serde_json::json!({}),
     }
@@ -154,6 +155,7 @@ fn params(media: Media, mode: Mode) -> BenchmarkParams {
         min_time: policy::DEFAULT_MIN_TIME_SEC,
         thread_policy: "single".into(),
         precision_target: None,
+        transform_budget_sec: None,
         slow_threshold_sec_per_item: policy::slow_threshold_sec_per_item(media),
         slow_preflight_items: policy::slow_preflight_items(media),
         disable_slow_skip: false,

@@ -279,3 +279,63 @@ fn plan_names_the_schedule_and_the_memory_it_holds() {
         .stdout(contains("name: sequential"))
         .stdout(contains("one library"));
 }
+
+#[test]
+fn a_precision_target_stops_rounds_when_reached_and_says_when_not() {
+    let env = Env::new(2, 3);
+    // A loose target is reached after the minimum rounds; every library's row says so.
+    env.cmd("")
+        .args(["--precision", "0.9", "--transform-budget", "30"])
+        .assert()
+        .success()
+        .stdout(contains("precision ±90.0%: reached in"))
+        .stdout(contains("time: "));
+    let min = augbench_core::policy::PRECISION_MIN_ROUNDS;
+    for lib in LIBS {
+        let r = env.result(lib, "Resize");
+        let p = r
+            .precision
+            .clone()
+            .unwrap_or_else(|| panic!("{lib}: no record"));
+        assert!(p.reached, "{lib}: {p:?}");
+        assert_eq!(
+            p.rounds,
+            2 * min,
+            "{lib}: the minimum in each of 2 processes"
+        );
+        assert_eq!(r.throughputs.len() as u64, 2 * min, "{lib}");
+        let split = env.results(lib).metadata.time_split.expect("time split");
+        assert!(
+            split.measuring_sec() > 0.0 && split.wall_sec > 0.0,
+            "{split:?}"
+        );
+    }
+    // An unreachable target stops at the budget and says so.
+    env.cmd("")
+        .args(["--precision", "0.000001", "--transform-budget", "0.2"])
+        .assert()
+        .success()
+        .stdout(contains("not reached"));
+    let p = env.result("image", "Resize").precision.expect("record");
+    assert!(!p.reached && p.note.starts_with("not reached"), "{p:?}");
+}
+
+#[test]
+fn plan_estimates_the_time_and_says_what_on() {
+    let env = Env::new(1, 2);
+    let mut c = Command::cargo_bin("augbench").unwrap();
+    c.args(["plan", "--config"])
+        .arg(env.root.join("cfg.yaml"))
+        .assert()
+        .success()
+        .stdout(contains("# time estimate: ~"))
+        .stdout(contains("based on: policy's rough costs"));
+    env.cmd("").assert().success();
+    let mut c = Command::cargo_bin("augbench").unwrap();
+    c.args(["plan", "--precision", "0.05", "--config"])
+        .arg(env.root.join("cfg.yaml"))
+        .assert()
+        .success()
+        .stdout(contains(" to "))
+        .stdout(contains("rows from earlier results"));
+}

@@ -14,6 +14,7 @@ use crate::policy;
 pub mod figure;
 pub mod logscale;
 pub mod paired;
+pub mod precision;
 pub use figure::{Estimator, Figure, Headline, Recorded, figure, headline};
 pub use paired::{PairedSummary, drift_spread, paired};
 

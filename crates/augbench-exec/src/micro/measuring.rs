@@ -82,6 +82,11 @@ impl Measuring {
         self.throughputs.len() as u64
     }
 
+    /// Items per second of each run so far.
+    pub fn throughputs(&self) -> &[f64] {
+        &self.throughputs
+    }
+
     /// Whether another run is due: fewer than `num_runs`, or (with a precision target) the
     /// interval is still too wide and the run budget is not spent.
     pub fn wants_more(&self, set: &MicroSettings) -> bool {

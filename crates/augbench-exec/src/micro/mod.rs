@@ -94,7 +94,7 @@ impl MicroSettings {
                 .slow_preflight_items
                 .unwrap_or_else(|| policy::slow_preflight_items(media)),
             disable_slow_skip: e.disable_slow_skip.unwrap_or(false),
-            precision_target: e.precision_target,
+            precision_target: e.precision,
             // Validation keeps the timeout positive and finite; never panic if it is not.
             request_timeout: Duration::try_from_secs_f64(timeout)
                 .unwrap_or(Duration::from_secs_f64(policy::REQUEST_TIMEOUT_SEC)),

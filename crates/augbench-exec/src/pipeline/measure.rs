@@ -112,6 +112,11 @@ impl PipelineRuns {
         self.runs() < set.num_runs
     }
 
+    /// Items per second of each window so far.
+    pub fn throughputs(&self) -> Vec<f64> {
+        self.runs.iter().map(|(w, _)| w.items_per_sec).collect()
+    }
+
     /// One steady-state window. `rewarm`: the loader sat idle while other libraries ran (its
     /// queue refilled), so the worker first takes `warm_batches` untimed, and the window starts
     /// in the steady state. A failed request is the transform's final result.

@@ -40,6 +40,12 @@ pub struct ConfigArgs {
     pub clip_length: Option<u64>,
     #[arg(long, short = 'r', help = format!("Timed runs per transform [default: {}]", policy::DEFAULT_NUM_RUNS))]
     pub num_runs: Option<u64>,
+    /// Measure to a precision: rounds go on until every interval is within ± this fraction
+    /// (e.g. 0.03), or the transform's budget is spent.
+    #[arg(long, value_name = "FRACTION")]
+    pub precision: Option<f64>,
+    #[arg(long, value_name = "SEC", help = help_transform_budget())]
+    pub transform_budget: Option<f64>,
     #[arg(long, value_enum)]
     pub device: Option<DeviceArg>,
     /// Loader workers (pipeline mode; micro needs 0).
@@ -80,6 +86,14 @@ fn help_micro_batch() -> String {
         "Micro: apply each transform to a stack of N items per call, a regime of its own ({}) [default: {}]",
         batched.join(", "),
         policy::DEFAULT_MICRO_BATCH
+    )
+}
+
+/// Help for `--transform-budget`, with policy's default.
+fn help_transform_budget() -> String {
+    format!(
+        "With --precision: seconds of timed rounds one transform may spend [default: {}]",
+        policy::DEFAULT_TRANSFORM_BUDGET_SEC
     )
 }
 
@@ -126,6 +140,8 @@ impl ConfigArgs {
             num_items: self.num_items,
             clip_length: self.clip_length,
             num_runs: self.num_runs,
+            precision: self.precision,
+            transform_budget_sec: self.transform_budget,
             device: self.device.map(|d| match d {
                 DeviceArg::Cpu => Device::Cpu,
                 DeviceArg::Cuda => Device::Cuda,
@@ -145,7 +161,7 @@ impl ConfigArgs {
 
     /// (config key, flag) pairs the user set on the command line, for error messages.
     fn cli_keys(&self) -> Vec<(&'static str, &'static str)> {
-        let pairs: [(&'static str, &'static str, bool); 15] = [
+        let pairs: [(&'static str, &'static str, bool); 17] = [
             ("data_dir", "--data-dir", self.data_dir.is_some()),
             ("output_dir", "--output", self.output.is_some()),
             ("libraries", "--libraries", self.libraries.is_some()),
@@ -160,6 +176,12 @@ impl ConfigArgs {
             ("num_items", "--num-items", self.num_items.is_some()),
             ("clip_length", "--clip-length", self.clip_length.is_some()),
             ("num_runs", "--num-runs", self.num_runs.is_some()),
+            ("precision", "--precision", self.precision.is_some()),
+            (
+                "transform_budget_sec",
+                "--transform-budget",
+                self.transform_budget.is_some(),
+            ),
             ("device", "--device", self.device.is_some()),
             ("workers", "--workers", self.workers.is_some()),
             ("batch_size", "--batch-size", self.batch_size.is_some()),

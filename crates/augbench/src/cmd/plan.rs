@@ -1,6 +1,12 @@
-//! `augbench plan`: prints the resolved config, the jobs and the expected files as YAML.
+//! `augbench plan`: prints the resolved config, the jobs and the expected files as YAML, then a
+//! time estimate as YAML comments (from policy, and from earlier results of the same jobs in the
+//! output folder when there are any).
 
 use std::process::ExitCode;
+
+use augbench_core::plan::Plan;
+use augbench_core::plan_estimate::{Prior, estimate};
+use augbench_core::results::{ResultFile, Status};
 
 use super::config_args::ConfigArgs;
 
@@ -12,6 +18,48 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = args.config.resolve()?;
-    print!("{}", augbench_core::plan::build(&cfg).to_yaml());
+    let plan = augbench_core::plan::build(&cfg);
+    print!("{}", plan.to_yaml());
+    print!("{}", estimate(&plan, &prior(&plan)).comment());
     Ok(ExitCode::SUCCESS)
+}
+
+/// What earlier results of the plan's jobs (files that exist and parse) say about speed: each
+/// measured transform's seconds per item, and a worker start's seconds from the run's time split.
+fn prior(plan: &Plan) -> Prior {
+    let mut prior = Prior::default();
+    let mut starts = Vec::new();
+    for job in &plan.jobs {
+        let Some(file) = std::fs::read_to_string(&job.output_file)
+            .ok()
+            .and_then(|t| serde_json::from_str::<ResultFile>(&t).ok())
+        else {
+            continue;
+        };
+        prior.sources.push(job.output_file.display().to_string());
+        for (t, r) in &file.results {
+            let spi = match r.status {
+                Some(Status::Ok) => r.median_throughput.map(|m| 1.0 / m),
+                Some(Status::Slow) => r.preflight_sec_per_item,
+                _ => None,
+            };
+            if let Some(s) = spi.filter(|s| s.is_finite() && *s > 0.0) {
+                prior
+                    .sec_per_item
+                    .insert((job.library.clone(), t.clone()), s);
+            }
+        }
+        if let Some(split) = &file.metadata.time_split {
+            let n = plan.jobs.len() as f64 * file.metadata.benchmark_params.processes as f64;
+            let start: f64 = split
+                .parts
+                .iter()
+                .filter(|p| p.part == "worker start" || p.part == "media load")
+                .map(|p| p.seconds)
+                .sum();
+            starts.push(start / n.max(1.0));
+        }
+    }
+    prior.worker_start_sec = starts.first().copied();
+    prior
 }

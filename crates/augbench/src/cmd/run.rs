@@ -11,6 +11,7 @@ use augbench_core::{Media, Mode, policy};
 use augbench_exec::equivalence::in_run;
 use augbench_exec::orchestrate::{self, JobStatus, RunReport};
 use augbench_host::run_lock::RunLock;
+use augbench_exec::time_split;
 use indicatif::MultiProgress;
 
 use super::config_args::ConfigArgs;
@@ -44,6 +45,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Settled before anything starts, so `auto` is named by the device it runs on.
     let cuda = super::host_device::cuda_present();
     let cfg = super::host_device::settle(cfg, cuda)?;
+    augbench_exec::time_split::start();
     warn_oversubscribed_workers(&cfg);
     warn_if_busy();
     let plan = super::host_device::name_by_device(augbench_core::plan::build(&cfg), cuda);
@@ -65,8 +67,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // A second Ctrl-C falls through to the default handler only if this one cannot be installed.
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     let mp = MultiProgress::new();
-    let media = orchestrate::prepare_media(&cfg, &mp)?;
-    let check = equivalence_check(&plan, &mp)?;
+    let media = time_split::part("dataset", || orchestrate::prepare_media(&cfg, &mp))?;
+    let check = time_split::part("equivalence check", || equivalence_check(&plan, &mp))?;
     let decode = cfg.selection.mode == Some(Mode::Decode);
     let report = if decode {
         augbench_exec::decode::run(&plan, &media, &mp, &stop)?
@@ -147,6 +149,12 @@ fn print_summary(report: &RunReport, jobs: &[augbench_core::plan::Job], media: M
     println!("transforms: {}", counts.join(", "));
     if let Some(line) = augbench_exec::summary::schedule_line(&files) {
         println!("{line}");
+    }
+    if let Some(line) = augbench_exec::summary::precision_line(&files) {
+        println!("{line}");
+    }
+    if let Some(split) = time_split::snapshot() {
+        println!("{}", split.line());
     }
     print_files(report);
 }
