@@ -59,7 +59,8 @@ struct CellData {
     share: Option<f64>,
 }
 
-/// The JSON text for `<script type="application/json">` (`</` escaped so it cannot end the block).
+/// The JSON text for `<script type="application/json">`: `<`, `>` and `&` (only ever inside JSON
+/// strings) as `\u` escapes, so no name can end the block or open markup.
 pub fn json(data: &Dataset, tables: &[Table], why: &'static str) -> String {
     let page = Page {
         reference: tables.first().map_or("", |t| t.reference.as_str()),
@@ -69,7 +70,9 @@ pub fn json(data: &Dataset, tables: &[Table], why: &'static str) -> String {
     };
     serde_json::to_string(&page)
         .unwrap_or_else(|_| "{}".into())
-        .replace("</", "<\\/")
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
 }
 
 fn group<'a>(data: &'a Dataset, t: &'a Table) -> GroupData<'a> {
