@@ -74,10 +74,7 @@ pub fn choose(
     let most = measured
         .iter()
         .min_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    Ok(most.map_or_else(
-        || pick("", Why::MostRows),
-        |(l, _)| pick(l, Why::MostRows),
-    ))
+    Ok(most.map_or_else(|| pick("", Why::MostRows), |(l, _)| pick(l, Why::MostRows)))
 }
 
 #[cfg(test)]

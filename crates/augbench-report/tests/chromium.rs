@@ -102,7 +102,12 @@ fn first_table_columns(dom: &str) -> Vec<String> {
 /// The speedup cell of `transform` in the first results table.
 fn speedup_of(dom: &str, transform: &str) -> String {
     let table = slice(dom, "class=\"results sortable\"", "<tbody>", "</tbody>");
-    let row = slice(table, &format!("data-value=\"{transform}\""), "<td", "</tr>");
+    let row = slice(
+        table,
+        &format!("data-value=\"{transform}\""),
+        "<td",
+        "</tr>",
+    );
     let cell = &row[row.find("class=\"speedup\"").unwrap()..];
     cell[cell.find('>').unwrap() + 1..cell.find("</td>").unwrap()].to_string()
 }
@@ -168,7 +173,10 @@ fn a_ref_hash_switches_the_reference_in_the_page() {
     assert_eq!(speedup_of(&written, "HorizontalFlip"), "0.75×");
 
     let dom = dom_of(dir.path(), "ref=pillow");
-    assert!(dom.contains("data-reference=\"pillow\""), "body records the reference");
+    assert!(
+        dom.contains("data-reference=\"pillow\""),
+        "body records the reference"
+    );
     assert_eq!(
         first_table_columns(&dom),
         ["pillow", "albumentationsx", "torchvision"],
@@ -179,11 +187,16 @@ fn a_ref_hash_switches_the_reference_in_the_page() {
     assert_eq!(speedup_of(&dom, "Rotate"), "n/a", "pillow failed Rotate");
     let footer = slice(&dom, "class=\"footer\"", "<tbody>", "</tbody>");
     assert!(
-        footer.starts_with("<tbody><tr data-lib=\"pillow\"><td>pillow</td><td>3 / 6</td><td>reference</td>"),
+        footer.starts_with(
+            "<tbody><tr data-lib=\"pillow\"><td>pillow</td><td>3 / 6</td><td>reference</td>"
+        ),
         "{footer}"
     );
     assert!(footer.contains("over 3 rows"), "{footer}");
-    assert!(slice(&dom, "<select id=\"ref-select\"", "<select", "</select>").contains("<option value=\"pillow\">"));
+    assert!(
+        slice(&dom, "<select id=\"ref-select\"", "<select", "</select>")
+            .contains("<option value=\"pillow\">")
+    );
     assert!(dom.contains("chosen in this page"));
     assert!(
         dom.contains("class=\"chart-ref muted small stale\""),
@@ -200,7 +213,11 @@ fn the_bar_view_draws_every_row_on_one_log_scale() {
     let dom = dom_of(dir.path(), "view=bars&ref=torchvision");
     assert!(dom.contains("data-view=\"bars\""));
     let bars = slice(&dom, "class=\"bars\"", "<div", "</section>");
-    assert_eq!(bars.matches("class=\"bar-row\"").count(), 6, "one block per row");
+    assert_eq!(
+        bars.matches("class=\"bar-row\"").count(),
+        6,
+        "one block per row"
+    );
     assert!(bars.contains("log scale"));
     assert!(
         bars.contains("class=\"bar-line is-ref\" data-lib=\"torchvision\""),
@@ -209,7 +226,10 @@ fn the_bar_view_draws_every_row_on_one_log_scale() {
     assert!(bars.contains("<b>9,000</b> img/s"));
     assert!(bars.contains("slow (≤20 img/s)"));
     let table_panel = slice(&dom, "class=\"group\"", "<div class=\"panel\"", ">");
-    assert!(table_panel.contains("hidden"), "the table panel is hidden: {table_panel}");
+    assert!(
+        table_panel.contains("hidden"),
+        "the table panel is hidden: {table_panel}"
+    );
 }
 
 #[test]
@@ -241,7 +261,10 @@ fn the_video_view_shows_clips_and_frames() {
     let dom = dom_of(dir.path(), "view=video");
     let video = slice(&dom, "class=\"video-view\"", "<div", "</section>");
     // 45 clips/s × 16 frames per clip.
-    assert!(video.contains("<b>45.0</b> clips/s · <b>720</b> frames/s"), "{video}");
+    assert!(
+        video.contains("<b>45.0</b> clips/s · <b>720</b> frames/s"),
+        "{video}"
+    );
 }
 
 #[test]

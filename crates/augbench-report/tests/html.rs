@@ -242,23 +242,26 @@ fn two_runtimes_dir() -> tempfile::TempDir {
         before: None,
         after: None,
     };
-    let files: Vec<_> = [("image", "rustc 1.95.0", "00"), ("pillow", "python 3.11.2", "01")]
-        .iter()
-        .map(|(lib, runtime, minute)| {
-            let mut f = augbench_report::sample::result_file(
-                "image-rgb",
-                augbench_core::Mode::Micro,
-                lib,
-                "1",
-                &[("Resize", augbench_report::sample::runs(100.0))],
-            );
-            let info = &mut f.metadata.system_info;
-            info.runtime = runtime.to_string();
-            info.timestamp = format!("2026-01-01T00:{minute}:00Z");
-            info.card = Some(card.clone());
-            f
-        })
-        .collect();
+    let files: Vec<_> = [
+        ("image", "rustc 1.95.0", "00"),
+        ("pillow", "python 3.11.2", "01"),
+    ]
+    .iter()
+    .map(|(lib, runtime, minute)| {
+        let mut f = augbench_report::sample::result_file(
+            "image-rgb",
+            augbench_core::Mode::Micro,
+            lib,
+            "1",
+            &[("Resize", augbench_report::sample::runs(100.0))],
+        );
+        let info = &mut f.metadata.system_info;
+        info.runtime = runtime.to_string();
+        info.timestamp = format!("2026-01-01T00:{minute}:00Z");
+        info.card = Some(card.clone());
+        f
+    })
+    .collect();
     common::write_all(dir.path(), &files);
     dir
 }
@@ -276,7 +279,10 @@ fn the_machine_card_is_one_readable_table_that_lists_only_what_differs() {
     let page = html::render(&data, &TableOptions::default()).unwrap();
     let card = machine_section(&page);
     assert_eq!(card.matches("<table").count(), 1, "{card}");
-    assert!(!card.contains("{&quot;") && !card.contains("{\""), "no raw JSON: {card}");
+    assert!(
+        !card.contains("{&quot;") && !card.contains("{\""),
+        "no raw JSON: {card}"
+    );
     for needle in [
         "<th scope=\"row\">CPU</th><td>AMD EPYC 7B13</td>",
         "<th scope=\"row\">Cores</th><td>1 physical, 2 logical</td>",
@@ -288,10 +294,20 @@ fn the_machine_card_is_one_readable_table_that_lists_only_what_differs() {
         "<li>python 3.11.2 <span class=\"who\">pillow</span></li>",
         "Measured 2026-01-01T00:00:00Z – 2026-01-01T00:01:00Z",
     ] {
-        assert!(card.contains(needle), "machine card lacks {needle:?}: {card}");
+        assert!(
+            card.contains(needle),
+            "machine card lacks {needle:?}: {card}"
+        );
     }
-    assert_eq!(card.matches("class=\"differs\"").count(), 1, "only the runtime differs");
-    assert!(!card.contains("Governor"), "an unknown governor is left out");
+    assert_eq!(
+        card.matches("class=\"differs\"").count(),
+        1,
+        "only the runtime differs"
+    );
+    assert!(
+        !card.contains("Governor"),
+        "an unknown governor is left out"
+    );
 }
 
 #[test]
@@ -306,7 +322,10 @@ fn the_page_embeds_its_data_and_a_reference_switch() {
     assert_eq!(v["reference"], "albumentationsx");
     assert_eq!(v["why"], "the default reference");
     assert_eq!(v["groups"][0]["rows"][0]["transform"], "ColorJitter");
-    assert_eq!(v["groups"][0]["rows"][0]["cells"]["pillow"]["s"], "unsupported");
+    assert_eq!(
+        v["groups"][0]["rows"][0]["cells"]["pillow"]["s"],
+        "unsupported"
+    );
     for lib in ["albumentationsx", "pillow", "torchvision"] {
         assert!(page.contains(&format!("<option value=\"{lib}\"")), "{lib}");
     }

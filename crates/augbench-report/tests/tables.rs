@@ -296,11 +296,21 @@ fn without_albumentationsx() -> tempfile::TempDir {
     let files = [
         file(
             "fast_image_resize",
-            &[("CLAHE", no()), ("Resize", runs(1600.0)), ("Rotate", no()), ("HorizontalFlip", no())],
+            &[
+                ("CLAHE", no()),
+                ("Resize", runs(1600.0)),
+                ("Rotate", no()),
+                ("HorizontalFlip", no()),
+            ],
         ),
         file(
             "pillow",
-            &[("CLAHE", no()), ("Resize", runs(480.0)), ("Rotate", runs(1000.0)), ("HorizontalFlip", runs(2600.0))],
+            &[
+                ("CLAHE", no()),
+                ("Resize", runs(480.0)),
+                ("Rotate", runs(1000.0)),
+                ("HorizontalFlip", runs(2600.0)),
+            ],
         ),
     ];
     common::write_all(dir.path(), &files);
@@ -312,7 +322,10 @@ fn without_albumentationsx_the_library_measured_most_is_the_reference_and_empty_
     let dir = without_albumentationsx();
     let tables = tables_of(dir.path(), &TableOptions::default());
     let t = &tables[0];
-    assert_eq!(t.reference, "pillow", "not the first name (fast_image_resize)");
+    assert_eq!(
+        t.reference, "pillow",
+        "not the first name (fast_image_resize)"
+    );
     assert_eq!(t.reference_why, augbench_report::reference::Why::MostRows);
     assert_eq!(t.unmeasured, ["CLAHE"]);
     assert!(t.rows.iter().all(|r| r.transform != "CLAHE"));

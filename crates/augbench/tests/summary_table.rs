@@ -3,8 +3,8 @@
 
 use augbench_core::Mode;
 use augbench_exec::summary::unit;
-use augbench_report::summary;
 use augbench_report::sample::{Outcome, result_file, runs};
+use augbench_report::summary;
 
 fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
@@ -34,7 +34,13 @@ fn video_summary_has_a_frames_column_per_library() {
     );
     let order = names(&["HorizontalFlip", "Rotate"]);
     let unit = unit(augbench_core::Media::Video);
-    insta::assert_snapshot!(summary::table(&[&a, &b], &order, unit, Some(16), "albumentationsx"));
+    insta::assert_snapshot!(summary::table(
+        &[&a, &b],
+        &order,
+        unit,
+        Some(16),
+        "albumentationsx"
+    ));
 }
 
 #[test]
@@ -83,6 +89,12 @@ fn the_reference_comes_first_and_rows_no_library_supports_collapse() {
         "without AlbumentationsX: the library measured on the most rows"
     );
     let order = names(&["CLAHE", "HorizontalFlip", "Rotate"]);
-    let text = summary::table(&files, &order, unit(augbench_core::Media::Image), None, &chosen.library);
+    let text = summary::table(
+        &files,
+        &order,
+        unit(augbench_core::Media::Image),
+        None,
+        &chosen.library,
+    );
     insta::assert_snapshot!(text);
 }

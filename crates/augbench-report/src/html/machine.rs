@@ -41,7 +41,10 @@ fn facts(v: &Value) -> Vec<(&'static str, String)> {
             out.push((label, x));
         }
     };
-    push("CPU", s("/card/cpu_model").or(s("/processor")).or(s("/cpu")));
+    push(
+        "CPU",
+        s("/card/cpu_model").or(s("/processor")).or(s("/cpu")),
+    );
     push("Cores", cores(v, card));
     push("SIMD", card.and_then(simd));
     push("Memory", memory(v));
@@ -51,7 +54,10 @@ fn facts(v: &Value) -> Vec<(&'static str, String)> {
     push("Hypervisor", card.and_then(hypervisor));
     push("Governor", s("/card/governor"));
     push("Build", build(v));
-    push("Runtime", s("/runtime").or(s("/python_version")).or(s("/rustc")));
+    push(
+        "Runtime",
+        s("/runtime").or(s("/python_version")).or(s("/rustc")),
+    );
     out
 }
 
@@ -71,7 +77,12 @@ fn cores(v: &Value, card: Option<&Value>) -> Option<String> {
 }
 
 fn simd(card: &Value) -> Option<String> {
-    let list: Vec<&str> = card.get("simd")?.as_array()?.iter().filter_map(Value::as_str).collect();
+    let list: Vec<&str> = card
+        .get("simd")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
     Some(if list.is_empty() {
         "none detected".into()
     } else {

@@ -29,8 +29,10 @@ pub fn render(data: &Dataset, opts: &TableOptions) -> anyhow::Result<String> {
     let why = tables.first().map_or("", |t| t.reference_why.describe());
     let mut body = String::new();
     header(&mut body, data, &tables, why);
+    body.push_str("<div class=\"context\">");
     machine::section(&mut body, data);
     context::versions(&mut body, data);
+    body.push_str("</div>\n");
     legend(&mut body, &tables);
     warnings(&mut body, data);
     for t in &tables {
@@ -71,7 +73,11 @@ fn header(out: &mut String, data: &Dataset, tables: &[Table], why: &str) {
     );
     for lib in data.libraries() {
         let selected = if lib == reference { " selected" } else { "" };
-        let _ = write!(out, "<option value=\"{0}\"{selected}>{0}</option>", esc(lib));
+        let _ = write!(
+            out,
+            "<option value=\"{0}\"{selected}>{0}</option>",
+            esc(lib)
+        );
     }
     let _ = write!(
         out,

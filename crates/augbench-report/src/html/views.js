@@ -160,7 +160,7 @@
       decades: decades,
       lo: lo,
       pos: function (v) {
-        return Math.max(0.6, 100 * Math.log10(v / lo) / Math.log10(hi / lo));
+        return Math.min(100, Math.max(0.6, 100 * Math.log10(v / lo) / Math.log10(hi / lo)));
       }
     };
   }
@@ -188,13 +188,14 @@
       colour(lib) + "\"></span>") + "</span><span class=\"bar-val\">" + label + "</span></div>";
   }
 
-  // Per transform: each library's throughput as a bar on one log scale (video: also frames/s).
+  // Per transform: each library's throughput as a bar on one log scale of the measured values
+  // (a slow row's preflight figure is drawn, faded, clamped to the scale; video: also frames/s).
   function drawBars(box, g, ref, libs) {
     var values = [];
     g.rows.forEach(function (r) {
       libs.forEach(function (l) {
         var c = r.cells[l];
-        if (c && (c.s === "ok" || c.s === "slow") && c.v > 0) {
+        if (c && c.s === "ok" && c.v > 0) {
           values.push(c.v);
         }
       });
