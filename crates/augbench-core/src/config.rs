@@ -185,6 +185,11 @@ pub struct Execution {
 pub struct OutputConfig {
     pub output_dir: Option<PathBuf>,
     pub gcs_results_uri: Option<String>,
+    /// Library the tables, the report and the run summary compare the others against; absent:
+    /// AlbumentationsX when present, else the library measured on the most rows (the report
+    /// crate's `reference` module owns that rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_library: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

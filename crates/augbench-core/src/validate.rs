@@ -43,6 +43,13 @@ pub fn names(cfg: &RunConfig, src: &Source) -> Check {
             ));
         }
     }
+    if let Some(lib) = &cfg.output.reference_library
+        && m.library(lib).is_none()
+    {
+        let msg = format!("unknown reference library `{lib}`");
+        let hint = suggest(lib, &m.library_names());
+        return Err(src.error(&["output", "reference_library"], msg, hint));
+    }
     for d in cfg.selection.decoders.iter().flatten() {
         if m.decoder(d).is_none() {
             let msg = format!("unknown decoder `{d}`");

@@ -1,64 +1,14 @@
-//! The end-of-run terminal summary: transforms × libraries, the headline figure per cell (a line
-//! says which), with
-//! `slow`, `–` (unsupported) and `error` markers, and a line on the schedule (paired transforms,
-//! those measured alone, machine drift). Reports proper live in augbench-report.
+//! The end-of-run terminal summary's lines on the run: the schedule (paired transforms, those
+//! measured alone, machine drift) and the status counts. The table itself (reference first,
+//! unsupported rows collapsed) lives in augbench-report's `summary`.
 
 use std::collections::BTreeMap;
 
-use augbench_core::results::{ResultFile, Status, TransformResult};
+use augbench_core::results::ResultFile;
 
 /// The throughput unit of a run's media (`img/s`, `clips/s`).
 pub fn unit(media: augbench_core::Media) -> &'static str {
     media.unit()
-}
-
-/// Renders one table for result files of the same scenario and mode. Rows follow `order`.
-/// Video runs (`clip_length` given) get a second column per library: frames/s = clips/s × frames.
-pub fn table(
-    files: &[&ResultFile],
-    order: &[String],
-    unit: &str,
-    clip_length: Option<u64>,
-) -> String {
-    let mut head = vec!["Transform".to_string()];
-    for f in files {
-        let lib = &f.metadata.library;
-        head.push(format!("{lib} [{unit}]"));
-        if clip_length.is_some() {
-            head.push(format!("{lib} [{}]", augbench_core::Media::FRAMES_UNIT));
-        }
-    }
-    let mut rows = vec![head];
-    for t in order {
-        let mut line = vec![t.clone()];
-        for f in files {
-            let r = f.results.get(t);
-            match clip_length {
-                // Clip rates are small numbers: one decimal; frames/s as whole numbers.
-                Some(frames) => line.extend([cell(r, 1, 1), cell(r, frames, 0)]),
-                None => line.push(cell(r, 1, 0)),
-            }
-        }
-        rows.push(line);
-    }
-    augbench_core::text::columns(&rows, true, true)
-}
-
-/// A cell: the headline figure × `scale` (1 for items/s, the clip's frames for frames/s) with
-/// `decimals`, or its status; ` ~` marks an unstable row.
-fn cell(r: Option<&TransformResult>, scale: u64, decimals: usize) -> String {
-    let Some(r) = r else { return String::new() };
-    match r.status {
-        Some(Status::Ok) => {
-            let m = r.headline().map_or(f64::NAN, |h| h.value) * scale as f64;
-            let mark = if r.unstable { " ~" } else { "" };
-            format!("{m:.decimals$}{mark}")
-        }
-        Some(Status::Slow) => "slow".into(),
-        Some(Status::Unsupported) => "–".into(),
-        Some(Status::Error) => "error".into(),
-        None => String::new(),
-    }
 }
 
 /// Which figure the table shows, and what `~` means; `None` without a measured row.

@@ -4,14 +4,17 @@
 
 pub mod docs;
 pub mod export;
+pub mod figure;
 pub mod html;
 pub mod load;
 pub mod model;
 pub mod number;
 pub mod output;
 pub mod plot;
+pub mod reference;
 pub mod regression;
 pub mod sample;
+pub mod summary;
 pub mod table;
 
 pub use load::load_paths;

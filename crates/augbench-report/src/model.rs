@@ -164,6 +164,9 @@ pub struct Source {
     /// The run's equivalence check as this file's library saw it (our result files of a run
     /// with `execution.check_equivalence`; absent otherwise).
     pub equivalence: Option<augbench_core::equivalence::EquivalenceSummary>,
+    /// `output.reference_library` of the run config recorded in the file, when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub configured_reference: Option<String>,
 }
 
 /// Everything loaded: rows, their sources, and warnings worth showing (NaN/zero values, …).
@@ -251,6 +254,22 @@ impl Dataset {
     pub fn libraries(&self) -> Vec<&str> {
         let set: BTreeSet<&str> = self.rows.iter().map(|r| r.library.as_str()).collect();
         set.into_iter().collect()
+    }
+
+    /// The reference library named by the first source's run config, when any names one.
+    pub fn configured_reference(&self) -> Option<&str> {
+        self.sources
+            .iter()
+            .find_map(|s| s.configured_reference.as_deref())
+    }
+
+    /// Every library present with the rows it measured (status ok), sorted by name.
+    pub fn measured_counts(&self) -> Vec<(String, usize)> {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for r in &self.rows {
+            *counts.entry(r.library.clone()).or_default() += usize::from(r.measured().is_some());
+        }
+        counts.into_iter().collect()
     }
 
     pub fn extend(&mut self, other: Dataset) {

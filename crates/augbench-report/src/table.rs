@@ -3,11 +3,10 @@
 //! over the fastest other library, and a footer that compares only rows both libraries measured.
 
 use augbench_core::results::Status;
-use augbench_core::{Media, policy, stats};
+use augbench_core::{Media, stats};
 use serde::Serialize;
 
 use crate::model::{Dataset, Group, GroupKey, Row, unit};
-use crate::output::usage;
 
 /// Row order of a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -22,7 +21,7 @@ pub enum Sort {
 
 #[derive(Debug, Clone, Default)]
 pub struct TableOptions {
-    /// Reference library; `None` = policy's default when present, else the first library.
+    /// Reference library; `None` = the rule of `crate::reference` (config, default, most rows).
     pub reference: Option<String>,
     pub sort: Sort,
 }
@@ -188,6 +187,8 @@ pub struct Table {
     /// Throughput at the run's slow threshold (items/s): slow cells are at or below it.
     pub slow_items_per_sec: f64,
     pub reference: String,
+    /// Why `reference` is the reference.
+    pub reference_why: crate::reference::Why,
     /// Whether the reference library has results in this group.
     pub reference_present: bool,
     /// Which figure the cells show (`fastest run`; sources without a figure add
@@ -201,6 +202,10 @@ pub struct Table {
     /// The ceiling row's name when the group has one (pipeline groups).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<String>,
+    /// Transforms no library in the group measured or tried (all unsupported): not in `rows`,
+    /// named once under the table.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unmeasured: Vec<String>,
 }
 
 impl Table {
@@ -218,6 +223,17 @@ impl Table {
             .collect()
     }
 
+    /// The line that names the collapsed rows, when there are any.
+    pub fn unmeasured_note(&self) -> Option<String> {
+        (!self.unmeasured.is_empty()).then(|| {
+            format!(
+                "Not supported by any library here ({}): {}",
+                self.unmeasured.len(),
+                self.unmeasured.join(", ")
+            )
+        })
+    }
+
     /// `≤20 img/s`: the label of slow cells.
     pub fn slow_label(&self) -> String {
         format!(
@@ -228,24 +244,16 @@ impl Table {
     }
 }
 
-/// The reference library: the one asked for (it must be present), else policy's default when
-/// present, else the first library by name.
-pub fn resolve_reference(data: &Dataset, requested: Option<&str>) -> anyhow::Result<String> {
-    let present = data.libraries();
-    match requested {
-        Some(r) if present.contains(&r) => Ok(r.to_string()),
-        Some(r) => Err(usage(
-            format!(
-                "reference library `{r}` is not in the results; present: {}",
-                present.join(", ")
-            ),
-            "pass one of the present libraries with --reference-library",
-        )),
-        None if present.contains(&policy::DEFAULT_REFERENCE_LIBRARY) => {
-            Ok(policy::DEFAULT_REFERENCE_LIBRARY.into())
-        }
-        None => Ok(present.first().map_or_else(String::new, |s| s.to_string())),
-    }
+/// The reference library of a dataset (the rule lives in `crate::reference`).
+pub fn resolve_reference(
+    data: &Dataset,
+    requested: Option<&str>,
+) -> anyhow::Result<crate::reference::Choice> {
+    crate::reference::choose(
+        requested,
+        data.configured_reference(),
+        &data.measured_counts(),
+    )
 }
 
 /// One table per group, in group order.
@@ -258,7 +266,16 @@ pub fn build_tables(data: &Dataset, opts: &TableOptions) -> anyhow::Result<Vec<T
         .collect())
 }
 
-fn build(group: &Group<'_>, reference: &str, sort: Sort) -> Table {
+/// Whether no library measured or tried the row: every cell unsupported or missing. Such rows
+/// are collapsed into one line that names them (errors and slow cells keep their row).
+pub fn is_unmeasured(cells: &[Cell]) -> bool {
+    cells
+        .iter()
+        .all(|c| matches!(c, Cell::Unsupported { .. } | Cell::Missing))
+}
+
+fn build(group: &Group<'_>, choice: &crate::reference::Choice, sort: Sort) -> Table {
+    let reference = choice.library.as_str();
     let mut libs = group.libraries();
     let reference_present = libs.contains(&reference);
     if reference_present {
@@ -273,7 +290,7 @@ fn build(group: &Group<'_>, reference: &str, sort: Sort) -> Table {
         })
         .collect();
     let ceilings = ceiling_medians(group, &libs);
-    let mut rows: Vec<TableRow> = group
+    let (mut rows, unmeasured): (Vec<TableRow>, Vec<TableRow>) = group
         .transforms()
         .into_iter()
         .map(|t| {
@@ -281,7 +298,7 @@ fn build(group: &Group<'_>, reference: &str, sort: Sort) -> Table {
             row.of_ceiling = shares_of_ceiling(&row, ceilings.as_ref());
             row
         })
-        .collect();
+        .partition(|r| !is_unmeasured(&r.cells));
     if sort == Sort::Speedup {
         rows.sort_by(|a, b| {
             b.speedup
@@ -299,6 +316,7 @@ fn build(group: &Group<'_>, reference: &str, sort: Sort) -> Table {
         frames_unit: (group.media() == Media::Video).then_some(Media::FRAMES_UNIT),
         slow_items_per_sec: 1.0 / group.slow_threshold(),
         reference: reference.to_string(),
+        reference_why: choice.why,
         reference_present,
         figure: figure_label(group),
         columns,
@@ -306,6 +324,7 @@ fn build(group: &Group<'_>, reference: &str, sort: Sort) -> Table {
         footer,
         paired_rows,
         ceiling: ceilings.map(|(name, _)| name),
+        unmeasured: unmeasured.into_iter().map(|r| r.transform).collect(),
     }
 }
 

@@ -42,7 +42,7 @@ fn is_self_contained() {
 fn holds_every_section() {
     let page = report();
     for needle in [
-        "<h2>System</h2>",
+        "<h2>Machine</h2>",
         "Sample CPU @ 3.0GHz",
         "<h2>Library versions</h2>",
         "torchvision</td><td>0.29.0",
@@ -224,4 +224,136 @@ fn the_equivalence_check_is_a_table_with_mismatches_highlighted_and_known_differ
         "page.css highlights mismatches"
     );
     assert!(!page.contains("<luma>"), "notes are escaped");
+}
+
+/// Two result files of one machine: the native one with a machine card and `rustc`, the Python
+/// one with `python`, written a minute apart.
+fn two_runtimes_dir() -> tempfile::TempDir {
+    use augbench_core::results::{BuildInfo, MachineCard};
+    let dir = tempfile::tempdir().unwrap();
+    let card = MachineCard {
+        cpu_model: "AMD EPYC 7B13".into(),
+        simd: vec!["sse4_2".into(), "avx2".into()],
+        physical_cores: Some(1),
+        logical_threads: 2,
+        governor: None,
+        kernel: Some("6.1.0-40-cloud-amd64".into()),
+        hypervisor: Some(true),
+        build: BuildInfo {
+            version: "0.1.0".into(),
+            git_sha: "abc1234".into(),
+            target: "x86_64-unknown-linux-gnu".into(),
+            opt_level: "3".into(),
+            profile: "release".into(),
+        },
+        before: None,
+        after: None,
+    };
+    let files: Vec<_> = [
+        ("image", "rustc 1.95.0", "00"),
+        ("pillow", "python 3.11.2", "01"),
+    ]
+    .iter()
+    .map(|(lib, runtime, minute)| {
+        let mut f = augbench_report::sample::result_file(
+            "image-rgb",
+            augbench_core::Mode::Micro,
+            lib,
+            "1",
+            &[("Resize", augbench_report::sample::runs(100.0))],
+        );
+        let info = &mut f.metadata.system_info;
+        info.runtime = runtime.to_string();
+        info.timestamp = format!("2026-01-01T00:{minute}:00Z");
+        info.card = Some(card.clone());
+        f
+    })
+    .collect();
+    common::write_all(dir.path(), &files);
+    dir
+}
+
+/// The machine section of a page.
+fn machine_section(page: &str) -> &str {
+    let at = page.find("<section id=\"machine\">").unwrap();
+    &page[at..at + page[at..].find("</section>").unwrap()]
+}
+
+#[test]
+fn the_machine_card_is_one_readable_table_that_lists_only_what_differs() {
+    let dir = two_runtimes_dir();
+    let data = load_paths(&[dir.path().to_path_buf()]).unwrap();
+    let page = html::render(&data, &TableOptions::default()).unwrap();
+    let card = machine_section(&page);
+    assert_eq!(card.matches("<table").count(), 1, "{card}");
+    assert!(
+        !card.contains("{&quot;") && !card.contains("{\""),
+        "no raw JSON: {card}"
+    );
+    for needle in [
+        "<th scope=\"row\">CPU</th><td>AMD EPYC 7B13</td>",
+        "<th scope=\"row\">Cores</th><td>1 physical, 2 logical</td>",
+        "<th scope=\"row\">SIMD</th><td>sse4_2 · avx2</td>",
+        "<th scope=\"row\">Kernel</th><td>6.1.0-40-cloud-amd64</td>",
+        "<th scope=\"row\">Hypervisor</th><td>yes (virtual machine)</td>",
+        "augbench 0.1.0 (abc1234), x86_64-unknown-linux-gnu, release profile, opt-level 3",
+        "<li>rustc 1.95.0 <span class=\"who\">image</span></li>",
+        "<li>python 3.11.2 <span class=\"who\">pillow</span></li>",
+        "Measured 2026-01-01T00:00:00Z – 2026-01-01T00:01:00Z",
+    ] {
+        assert!(
+            card.contains(needle),
+            "machine card lacks {needle:?}: {card}"
+        );
+    }
+    assert_eq!(
+        card.matches("class=\"differs\"").count(),
+        1,
+        "only the runtime differs"
+    );
+    assert!(
+        !card.contains("Governor"),
+        "an unknown governor is left out"
+    );
+}
+
+#[test]
+fn the_page_embeds_its_data_and_a_reference_switch() {
+    let page = report();
+    let at = page
+        .find("<script type=\"application/json\" id=\"augbench-data\">")
+        .unwrap();
+    let json = &page[at..];
+    let json = &json[json.find('>').unwrap() + 1..json.find("</script>").unwrap()];
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(v["reference"], "albumentationsx");
+    assert_eq!(v["why"], "the default reference");
+    assert_eq!(v["groups"][0]["rows"][0]["transform"], "ColorJitter");
+    assert_eq!(
+        v["groups"][0]["rows"][0]["cells"]["pillow"]["s"],
+        "unsupported"
+    );
+    for lib in ["albumentationsx", "pillow", "torchvision"] {
+        assert!(page.contains(&format!("<option value=\"{lib}\"")), "{lib}");
+    }
+}
+
+#[test]
+fn the_run_configs_reference_library_is_the_default_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = augbench_report::sample::demo();
+    for f in &mut files {
+        f.metadata.run_config = serde_json::json!({"output": {"reference_library": "pillow"}});
+    }
+    common::write_all(dir.path(), &files);
+    let data = load_paths(&[dir.path().to_path_buf()]).unwrap();
+    let page = html::render(&data, &TableOptions::default()).unwrap();
+    assert!(page.contains("<option value=\"pillow\" selected>"));
+    assert!(page.contains("from the run config (output.reference_library)"));
+    let asked = TableOptions {
+        reference: Some("torchvision".into()),
+        ..TableOptions::default()
+    };
+    let page = html::render(&data, &asked).unwrap();
+    assert!(page.contains("<option value=\"torchvision\" selected>"));
 }

@@ -291,3 +291,50 @@ fn slow_cells_use_the_runs_own_threshold() {
     assert!(matches!(t.rows[0].cells[0], Cell::Slow { preflight: Some(p) } if p == 3.0));
     assert_eq!(t.slow_label(), "≤10 img/s");
 }
+
+/// Rust crates and Pillow, no AlbumentationsX: `fast_image_resize` measures one row, Pillow three,
+/// and `CLAHE` no library supports.
+fn without_albumentationsx() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let no = || Outcome::Unsupported("no".into());
+    let file = |lib: &str, entries: &[(&str, Outcome)]| {
+        sample::result_file("image-rgb", Mode::Micro, lib, "1", entries)
+    };
+    let files = [
+        file(
+            "fast_image_resize",
+            &[
+                ("CLAHE", no()),
+                ("Resize", runs(1600.0)),
+                ("Rotate", no()),
+                ("HorizontalFlip", no()),
+            ],
+        ),
+        file(
+            "pillow",
+            &[
+                ("CLAHE", no()),
+                ("Resize", runs(480.0)),
+                ("Rotate", runs(1000.0)),
+                ("HorizontalFlip", runs(2600.0)),
+            ],
+        ),
+    ];
+    common::write_all(dir.path(), &files);
+    dir
+}
+
+#[test]
+fn without_albumentationsx_the_library_measured_most_is_the_reference_and_empty_rows_collapse() {
+    let dir = without_albumentationsx();
+    let tables = tables_of(dir.path(), &TableOptions::default());
+    let t = &tables[0];
+    assert_eq!(
+        t.reference, "pillow",
+        "not the first name (fast_image_resize)"
+    );
+    assert_eq!(t.reference_why, augbench_report::reference::Why::MostRows);
+    assert_eq!(t.unmeasured, ["CLAHE"]);
+    assert!(t.rows.iter().all(|r| r.transform != "CLAHE"));
+    insta::assert_snapshot!(augbench_report::export::markdown::render_table(t));
+}

@@ -232,3 +232,16 @@ fn every_help_ends_with_a_pointer_to_docs_pages_that_exist() {
         }
     }
 }
+
+#[test]
+fn the_top_level_help_and_the_readme_say_how_to_put_augbench_on_path() {
+    let out = Command::new(env!("CARGO_BIN_EXE_augbench"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let install = "cargo install --path crates/augbench";
+    assert!(help.contains(install), "{help}");
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    assert!(readme.contains(install));
+}

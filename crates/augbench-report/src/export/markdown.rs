@@ -36,6 +36,9 @@ pub fn render_table(t: &Table) -> String {
     for r in &t.rows {
         let _ = writeln!(out, "| {} |", row_cells(t, r).join(" | "));
     }
+    if let Some(note) = t.unmeasured_note() {
+        let _ = writeln!(out, "\n{}", escape(&note));
+    }
     let _ = writeln!(out, "\n{}\n", legend(t));
     out.push_str(&footer(t));
     out

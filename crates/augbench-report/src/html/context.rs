@@ -1,5 +1,5 @@
-//! Context sections of the HTML report: the machines (system info), library versions, and the
-//! run parameters of each group, shown once when every library used the same ones.
+//! Context sections of the HTML report: library versions, and the run parameters of each
+//! group, shown once when every library used the same ones (the machine card is `machine`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -40,18 +40,6 @@ fn distinct<'a>(
         }
     }
     out
-}
-
-pub fn system(out: &mut String, data: &Dataset) {
-    out.push_str("<section id=\"system\"><h2>System</h2>\n");
-    let systems = distinct(data.sources.iter(), |s| &s.system_info);
-    for (v, libs) in &systems {
-        if systems.len() > 1 {
-            let _ = write!(out, "<h3>Used by {}</h3>", esc(&libs.join(", ")));
-        }
-        kv_table(out, v);
-    }
-    out.push_str("</section>\n");
 }
 
 pub fn versions(out: &mut String, data: &Dataset) {

@@ -1,9 +1,13 @@
-//! The self-contained HTML report: one file with inline CSS, a small inline sorting script and
-//! inline SVG plots, so it loads nothing from the network. Sections: legend, system, library
-//! versions, then per group the sortable table, footer, run parameters, plots and what failed.
+//! The self-contained HTML report: one file with inline CSS, inline scripts, the measurements
+//! as embedded JSON and inline SVG plots, so it loads nothing from the network. Sections: the
+//! reference switch, the machine card, library versions, legend, then per group its views
+//! (table, per-transform bars, pipeline share of ceiling or video rates, heatmap, speedup
+//! charts), the equivalence check, run parameters and what was not measured.
 
 mod context;
+mod data;
 mod equivalence;
+mod machine;
 
 use std::fmt::Write;
 
@@ -15,25 +19,32 @@ use crate::plot;
 use crate::table::{Cell, Table, TableOptions, build_tables};
 
 const CSS: &str = include_str!("page.css");
-const JS: &str = include_str!("sort.js");
+/// Reference switch and views (runs first: sorting by speedup reads the redrawn column).
+const VIEWS_JS: &str = include_str!("views.js");
+const SORT_JS: &str = include_str!("sort.js");
 
 /// The whole page.
 pub fn render(data: &Dataset, opts: &TableOptions) -> anyhow::Result<String> {
     let tables = build_tables(data, opts)?;
+    let why = tables.first().map_or("", |t| t.reference_why.describe());
     let mut body = String::new();
-    header(&mut body, data, &tables);
-    legend(&mut body, &tables);
-    context::system(&mut body, data);
+    header(&mut body, data, &tables, why);
+    body.push_str("<div class=\"context\">");
+    machine::section(&mut body, data);
     context::versions(&mut body, data);
+    body.push_str("</div>\n");
+    legend(&mut body, &tables);
     warnings(&mut body, data);
     for t in &tables {
         group(&mut body, data, t)?;
     }
+    let json = data::json(data, &tables, why);
     Ok(format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>augbench report</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n{body}<script>\n{JS}</script>\n\
-         </body>\n</html>\n"
+         <title>augbench report</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n{body}\
+         <script type=\"application/json\" id=\"augbench-data\">{json}</script>\n\
+         <script>\n{VIEWS_JS}</script>\n<script>\n{SORT_JS}</script>\n</body>\n</html>\n"
     ))
 }
 
@@ -50,14 +61,31 @@ fn anchor(t: &Table) -> String {
     format!("g-{}", t.key.file_stem())
 }
 
-fn header(out: &mut String, data: &Dataset, tables: &[Table]) {
+fn header(out: &mut String, data: &Dataset, tables: &[Table], why: &str) {
     let reference = tables.first().map_or("", |t| t.reference.as_str());
     let _ = write!(
         out,
-        "<header><h1>augbench report</h1><p class=\"sub\">{} result sources · {} groups · reference library: \
-         <b>{}</b></p></header>\n<nav><ul>",
+        "<header><h1>augbench report</h1><p class=\"sub\">{} result files · {} groups · {} libraries</p>\
+         <div class=\"refbar\"><label for=\"ref-select\">Reference library</label> <select id=\"ref-select\">",
         data.sources.len(),
         tables.len(),
+        data.libraries().len()
+    );
+    for lib in data.libraries() {
+        let selected = if lib == reference { " selected" } else { "" };
+        let _ = write!(
+            out,
+            "<option value=\"{0}\"{selected}>{0}</option>",
+            esc(lib)
+        );
+    }
+    let _ = write!(
+        out,
+        "</select> <span id=\"ref-why\" class=\"muted\">{}</span><p class=\"muted small\">Speedups read \
+         <i>reference ÷ other</i>: above 1× the reference is faster. Switching recomputes the speedup column, \
+         the footer and the bar views in this page; the static charts stay drawn for <b>{}</b>.</p></div>\
+         </header>\n<nav><ul>",
+        esc(why),
         esc(reference)
     );
     for t in tables {
@@ -121,26 +149,108 @@ fn warnings(out: &mut String, data: &Dataset) {
 }
 
 fn group(out: &mut String, data: &Dataset, t: &Table) -> anyhow::Result<()> {
+    let id = anchor(t);
     let _ = writeln!(
         out,
-        "<section class=\"group\" id=\"{}\"><h2>{}</h2>",
-        anchor(t),
-        esc(&t.title)
+        "<section class=\"group\" id=\"{id}\"><h2>{}</h2><p class=\"meta\">{} transforms · {} libraries · {}</p>",
+        esc(&t.title),
+        t.rows.len(),
+        t.columns.len(),
+        t.unit
     );
+    if let Some(note) = t.unmeasured_note() {
+        let _ = writeln!(out, "<p class=\"unmeasured\">{}</p>", esc(&note));
+    }
+    let charts = plot::charts(t);
+    tabs(out, t, &charts);
+    out.push_str("<div class=\"panel\" data-view=\"table\">");
     results_table(out, t);
     footer_table(out, t);
-    equivalence::table(out, data, t);
-    context::params(out, data, t);
-    for chart in plot::charts(t) {
+    out.push_str("</div>\n");
+    if t.frames_unit.is_none() {
         let _ = writeln!(
             out,
-            "<figure>{}<figcaption>{}</figcaption></figure>",
-            chart.svg()?,
-            esc(chart.title())
+            "<div class=\"panel\" data-view=\"bars\"><div class=\"bars\" data-group=\"{id}\"></div></div>"
         );
     }
+    if t.ceiling.is_some() {
+        let _ = writeln!(
+            out,
+            "<div class=\"panel\" data-view=\"pipeline\"><div class=\"ceiling-view\" data-group=\"{id}\"></div></div>"
+        );
+    }
+    if t.frames_unit.is_some() {
+        let _ = writeln!(
+            out,
+            "<div class=\"panel\" data-view=\"video\"><div class=\"video-view\" data-group=\"{id}\"></div></div>"
+        );
+    }
+    chart_panels(out, t, &charts)?;
+    equivalence::table(out, data, t);
+    context::params(out, data, t);
     could_not_run(out, data, t);
     out.push_str("</section>\n");
+    Ok(())
+}
+
+/// The view names of a group, in tab order.
+fn views(t: &Table, charts: &[plot::Chart]) -> Vec<(&'static str, &'static str)> {
+    let mut v = vec![("table", "Table")];
+    if t.frames_unit.is_some() {
+        v.push(("video", "Clips/s and frames/s"));
+    } else {
+        v.push(("bars", "Per transform"));
+    }
+    if t.ceiling.is_some() {
+        v.push(("pipeline", "Share of decode ceiling"));
+    }
+    if charts.iter().any(|c| matches!(c, plot::Chart::Heatmap(_))) {
+        v.push(("heatmap", "Heatmap"));
+    }
+    if charts.iter().any(|c| !matches!(c, plot::Chart::Heatmap(_))) {
+        v.push(("charts", "Speedup charts"));
+    }
+    v
+}
+
+fn tabs(out: &mut String, t: &Table, charts: &[plot::Chart]) {
+    out.push_str("<div class=\"tabs\" role=\"tablist\">");
+    for (key, label) in views(t, charts) {
+        let _ = write!(
+            out,
+            "<button type=\"button\" role=\"tab\" data-view=\"{key}\">{label}</button>"
+        );
+    }
+    out.push_str("</div>\n");
+}
+
+/// The heatmap panel and the speedup charts panel (drawn for the page's reference).
+fn chart_panels(out: &mut String, t: &Table, charts: &[plot::Chart]) -> anyhow::Result<()> {
+    let (heat, rest): (Vec<&plot::Chart>, Vec<&plot::Chart>) = charts
+        .iter()
+        .partition(|c| matches!(c, plot::Chart::Heatmap(_)));
+    for (view, list) in [("heatmap", heat), ("charts", rest)] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = write!(out, "<div class=\"panel\" data-view=\"{view}\">");
+        if view == "charts" {
+            let _ = write!(
+                out,
+                "<p class=\"chart-ref muted small\" data-drawn-for=\"{0}\">Drawn for reference <b>{0}</b>.</p>",
+                esc(&t.reference)
+            );
+        }
+        for chart in list {
+            let _ = writeln!(
+                out,
+                "<figure>{}<figcaption>{}</figcaption></figure>",
+                chart.svg()?,
+                esc(chart.title())
+            );
+        }
+        out.push_str("</div>\n");
+    }
     Ok(())
 }
 
@@ -152,25 +262,24 @@ fn results_table(out: &mut String, t: &Table) {
         } else {
             format!(" {}", c.version)
         };
+        let lib = esc(&c.library);
         let _ = write!(
             out,
-            "<th data-key=\"{}\" data-type=\"num\">{}{} [{}]</th>",
-            esc(&c.library),
-            esc(&c.library),
+            "<th data-key=\"{lib}\" data-lib=\"{lib}\" data-type=\"num\">{lib}<span class=\"ver\">{}</span> \
+             <span class=\"unit\">[{}]</span></th>",
             esc(&version),
             t.unit
         );
         if let Some(frames) = t.frames_unit {
             let _ = write!(
                 out,
-                "<th data-key=\"{} {frames}\" data-type=\"num\">[{frames}]</th>",
-                esc(&c.library)
+                "<th data-key=\"{lib} {frames}\" data-lib=\"{lib}\" data-type=\"num\"><span class=\"unit\">[{frames}]</span></th>"
             );
         }
     }
     let _ = writeln!(
         out,
-        "<th data-key=\"speedup\" data-type=\"num\">Speedup ({} / fastest other)</th></tr></thead><tbody>",
+        "<th data-key=\"speedup\" data-type=\"num\" class=\"speedup\">Speedup (<span class=\"ref-name\">{}</span> / fastest other)</th></tr></thead><tbody>",
         esc(&t.reference)
     );
     for r in &t.rows {
@@ -178,21 +287,22 @@ fn results_table(out: &mut String, t: &Table) {
         for (i, (cell, col)) in r.cells.iter().zip(&t.columns).enumerate() {
             let fastest = r.fastest.as_deref() == Some(col.library.as_str());
             let share = r.of_ceiling.get(i).copied().flatten();
-            out.push_str(&cell_html(t, cell, fastest, share));
+            let lib = esc(&col.library);
+            out.push_str(&cell_html(t, cell, fastest, share, &lib));
             if t.frames_unit.is_some() {
                 let frames = r.frames_per_sec.get(i).copied().flatten();
                 let (value, text) =
                     frames.map_or_else(Default::default, |f| (f.to_string(), format!("{f:.0}")));
                 let _ = write!(
                     out,
-                    "<td class=\"frames\" data-value=\"{value}\">{text}</td>"
+                    "<td class=\"frames\" data-lib=\"{lib}\" data-value=\"{value}\">{text}</td>"
                 );
             }
         }
         let value = r.speedup.map(|s| s.to_string()).unwrap_or_default();
         let _ = writeln!(
             out,
-            "<td data-value=\"{value}\">{}</td></tr>",
+            "<td class=\"speedup\" data-value=\"{value}\">{}</td></tr>",
             fmt_row_speedup(r)
         );
     }
@@ -233,7 +343,7 @@ fn row_head(out: &mut String, t: &Table, transform: &str) {
 }
 
 /// One cell; `share`: the throughput's share of the library's decode ceiling (pipeline groups).
-fn cell_html(t: &Table, cell: &Cell, fastest: bool, share: Option<f64>) -> String {
+fn cell_html(t: &Table, cell: &Cell, fastest: bool, share: Option<f64>, lib: &str) -> String {
     let (class, value, text, title) = match cell {
         Cell::Ok { figure, std, .. } => {
             let class = if fastest { "ok fastest" } else { "ok" };
@@ -268,7 +378,7 @@ fn cell_html(t: &Table, cell: &Cell, fastest: bool, share: Option<f64>) -> Strin
         ),
     };
     format!(
-        "<td class=\"{class}\" data-value=\"{value}\" title=\"{}\">{}</td>",
+        "<td class=\"{class}\" data-lib=\"{lib}\" data-value=\"{value}\" title=\"{}\">{}</td>",
         esc(&title),
         esc(&text)
     )
@@ -291,8 +401,9 @@ fn forced_title(cell: &Cell) -> String {
 fn footer_table(out: &mut String, t: &Table) {
     let _ = write!(
         out,
-        "<table class=\"footer\"><thead><tr><th>Library</th><th>Rows measured</th><th>Median speedup of {} \
-         (rows both measured)</th></tr></thead><tbody>",
+        "<table class=\"footer\" data-group=\"{}\"><thead><tr><th>Library</th><th>Rows measured</th><th>Median \
+         speedup of <span class=\"ref-name\">{}</span> (rows both measured)</th></tr></thead><tbody>",
+        anchor(t),
         esc(&t.reference)
     );
     for (i, f) in t.footer.iter().enumerate() {
@@ -322,7 +433,11 @@ fn could_not_run(out: &mut String, data: &Dataset, t: &Table) {
         return;
     }
     failed.sort_by(|a, b| (&a.library, &a.transform).cmp(&(&b.library, &b.transform)));
-    out.push_str("<h3>Transforms not measured, per library</h3><ul class=\"missing\">");
+    let _ = write!(
+        out,
+        "<details class=\"missing\"><summary>Transforms not measured, per library ({})</summary><ul class=\"missing\">",
+        failed.len()
+    );
     for (i, r) in failed.iter().enumerate() {
         if i == 0 || failed[i - 1].library != r.library {
             let close = if i == 0 { "" } else { "</ul></li>" };
@@ -336,5 +451,5 @@ fn could_not_run(out: &mut String, data: &Dataset, t: &Table) {
         let _ = write!(out, "<li>{} ({}){reason}</li>", esc(&r.transform), r.status);
     }
     out.push_str("</ul></li>");
-    out.push_str("</ul>\n");
+    out.push_str("</ul></details>\n");
 }

@@ -170,5 +170,6 @@ fn source(c: &BenchCell, path: &Path) -> Source {
         }),
         thread_settings: json!({ "thread_policy": c.thread_policy }),
         equivalence: None,
+        configured_reference: None,
     }
 }

@@ -61,9 +61,9 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
             transform: name.clone(),
             status: status(tr),
             median: if status(tr) == Status::Slow {
-                tr.preflight_throughput.or(tr.median_throughput)
+                tr.preflight_throughput.or(crate::figure::throughput(tr))
             } else {
-                tr.median_throughput
+                crate::figure::throughput(tr)
             },
             figure: tr.figure_throughput,
             figure_estimator: tr.figure_estimator.clone(),
@@ -102,6 +102,11 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
         benchmark_params: serde_json::to_value(&m.benchmark_params).unwrap_or_default(),
         thread_settings: serde_json::to_value(&m.thread_settings).unwrap_or_default(),
         equivalence: m.equivalence.clone(),
+        configured_reference: m
+            .run_config
+            .pointer("/output/reference_library")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string),
     };
     Ok(Dataset {
         rows,

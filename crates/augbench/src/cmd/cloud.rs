@@ -162,6 +162,7 @@ pub fn run_config(cfg: &RunConfig, dry_run: bool, attached: bool) -> anyhow::Res
 
 /// The summary table of a local run, from the merged result files.
 fn print_table(cfg: &RunConfig, plan: &augbench_core::plan::Plan) {
+    use augbench_report::summary;
     let files: Vec<ResultFile> = plan
         .jobs
         .iter()
@@ -182,8 +183,9 @@ fn print_table(cfg: &RunConfig, plan: &augbench_core::plan::Plan) {
         .iter()
         .find_map(|f| f.metadata.benchmark_params.clip_length);
     let unit = augbench_exec::summary::unit(media);
+    let reference = summary::reference_of(&refs, cfg.output.reference_library.as_deref());
     println!(
         "\n{}",
-        augbench_exec::summary::table(&refs, &order, unit, clip_length)
+        summary::table(&refs, &order, unit, clip_length, &reference.library)
     );
 }

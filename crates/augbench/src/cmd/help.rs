@@ -45,9 +45,13 @@ pub fn pointer(page: &str) -> String {
     format!("Docs: {DOCS_DIR}/{page}, in the augbench repository (README.md links every guide)")
 }
 
-/// Adds the docs pointer to the top-level help and to every subcommand, nested ones included.
+/// How to call `augbench` by name after building it (the README says the same).
+pub const ON_PATH: &str = "augbench on PATH: cargo install --path crates/augbench (or alias augbench=target/release/augbench)";
+
+/// Adds the docs pointer to the top-level help and to every subcommand, nested ones included;
+/// the top-level help also says how to put augbench on PATH.
 pub fn with_docs(cmd: Command) -> Command {
-    let cmd = cmd.after_help(pointer(TOP));
+    let cmd = cmd.after_help(format!("{ON_PATH}\n{}", pointer(TOP)));
     cmd.mut_subcommands(|sub| {
         let page = PAGES
             .iter()

@@ -83,6 +83,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             &report,
             &plan.jobs,
             cfg.selection.media.unwrap_or(Media::Image),
+            cfg.output.reference_library.as_deref(),
         );
     }
     if let Some(check) = &check {
@@ -123,7 +124,12 @@ fn print_decode_summary(report: &RunReport) {
     print_files(report);
 }
 
-fn print_summary(report: &RunReport, jobs: &[augbench_core::plan::Job], media: Media) {
+fn print_summary(
+    report: &RunReport,
+    jobs: &[augbench_core::plan::Job],
+    media: Media,
+    reference: Option<&str>,
+) {
     let files = report.written();
     let order = jobs
         .first()
@@ -138,11 +144,23 @@ fn print_summary(report: &RunReport, jobs: &[augbench_core::plan::Job], media: M
     };
     let unit = unit.as_str();
     if !files.is_empty() {
-        let table = augbench_exec::summary::table(&files, &order, unit, clip_length.flatten());
+        let reference = augbench_report::summary::reference_of(&files, reference);
+        let table = augbench_report::summary::table(
+            &files,
+            &order,
+            unit,
+            clip_length.flatten(),
+            &reference.library,
+        );
         println!("\n{table}");
         if let Some(line) = augbench_exec::summary::figure_line(&files) {
             println!("{line}");
         }
+        println!(
+            "reference: {} ({})",
+            reference.library,
+            reference.why.describe()
+        );
     }
     let counts = augbench_exec::summary::status_counts(&files);
     let counts: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
