@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use augbench_core::results::ResultFile;
+use augbench_core::results::{ResultFile, Status};
 
 /// The throughput unit of a run's media (`img/s`, `clips/s`).
 pub fn unit(media: augbench_core::Media) -> &'static str {

@@ -10,7 +10,6 @@ use crate::client::WorkerError;
 use crate::lane::Lane;
 use crate::micro::{self, Measuring, Phase, Started};
 use crate::pipeline::{self, PipelineRuns, PipelineSettings, PipelineStarted};
-use crate::runner::phase_label;
 use crate::time_split::{self, PhaseClock};
 
 /// The time split's part for timed runs (a pipeline's include its rewarm batches).

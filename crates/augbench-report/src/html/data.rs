@@ -127,7 +127,7 @@ fn group<'a>(data: &'a Dataset, t: &'a Table) -> GroupData<'a> {
 
 fn cell(c: &Cell, frames: Option<f64>, share: Option<f64>) -> CellData {
     let (s, v) = match c {
-        Cell::Ok { median, .. } => ("ok", Some(*median)),
+        Cell::Ok { figure, .. } => ("ok", Some(*figure)),
         Cell::Slow { preflight } => ("slow", *preflight),
         Cell::Unsupported { .. } => ("unsupported", None),
         Cell::Error { .. } => ("error", None),

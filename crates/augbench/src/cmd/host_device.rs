@@ -49,7 +49,7 @@ pub fn name_by_device(mut plan: Plan, cuda: bool) -> Plan {
     if !cuda {
         return plan;
     }
-    let out = augbench_exec::orchestrate::output_dir(&plan.config);
+    let out = augbench_core::naming::output_dir(&plan.config);
     for job in plan.jobs.iter_mut().filter(|j| j.device == Device::Auto) {
         let mut key = job_key(&plan.config, &job.library);
         key.device = Device::Cuda;
