@@ -228,10 +228,10 @@ fn the_output_form_flows_from_results_through_cells_into_every_report_format() {
         csv.lines()
             .next()
             .unwrap()
-            .ends_with(",output_contiguous,force_share")
+            .ends_with(",output_contiguous,force_share,figure_is")
     );
     assert!(
-        csv.contains(",false,0.95\n") && csv.contains(",true,0.3\n"),
+        csv.contains(",false,0.95,") && csv.contains(",true,0.3,"),
         "{csv}"
     );
     let html = augbench_report::html::render(&data, &TableOptions::default()).unwrap();

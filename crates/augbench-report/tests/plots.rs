@@ -64,7 +64,7 @@ fn writes_all_charts_as_svg_and_png() {
     }
     let heat = std::fs::read_to_string(out.path().join("image-rgb_micro_cpu_heatmap.svg")).unwrap();
     for text in [
-        "Median throughput (img/s",
+        "Throughput, median of per-process fastest runs (img/s",
         "12000",
         "slow",
         "error",
