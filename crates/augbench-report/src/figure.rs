@@ -4,7 +4,8 @@
 
 use augbench_core::results::TransformResult;
 
-/// The headline throughput of one transform's result (our result format).
+/// The headline throughput of one transform's result (our result format): the recorded figure,
+/// or the median for a file written before figures existed (`TransformResult::headline`).
 pub fn throughput(r: &TransformResult) -> Option<f64> {
-    r.median_throughput
+    r.headline().map(|h| h.value)
 }

@@ -61,9 +61,9 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
             transform: name.clone(),
             status: status(tr),
             median: if status(tr) == Status::Slow {
-                tr.preflight_throughput.or(crate::figure::throughput(tr))
+                tr.preflight_throughput.or(tr.median_throughput)
             } else {
-                crate::figure::throughput(tr)
+                tr.median_throughput
             },
             figure: tr.figure_throughput,
             figure_estimator: tr.figure_estimator.clone(),
