@@ -32,7 +32,7 @@ cargo build --release -p augbench
 export AUGBENCH_BIN="$PWD/target/release/augbench"
 
 step "python: library and video-decode environments (cached under the augbench cache)"
-for group in pillow albumentationsx torch_stack video_decode; do
+for group in pillow albumentationsx torch_stack video_decode opencv albumentations; do
   "$AUGBENCH_BIN" env build "$group" --no-refresh-requirements
 done
 
@@ -46,12 +46,14 @@ step "python: worker protocol and adapters, inside each library environment"
 # pytest (pure Python) goes into a folder of its own on PYTHONPATH, so the cached library
 # environments stay exactly what their locks say.
 "$UV" pip install --quiet --python "$PY" --target .pytest-only pytest
-for group in pillow albumentationsx torch_stack; do
+for group in pillow albumentationsx torch_stack opencv albumentations; do
   envpy="$("$AUGBENCH_BIN" env python "$group")"
   case "$group" in
     pillow) expect=pillow ;;
     albumentationsx) expect=albumentationsx ;;
     torch_stack) expect=torchvision,kornia,pillow ;;
+    opencv) expect=opencv ;;
+    albumentations) expect=albumentations,opencv ;;
   esac
   AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only "$envpy" -m pytest -q -p no:cacheprovider python/tests/test_protocol.py python/tests/test_guard.py python/tests/test_adapters.py python/tests/test_pipeline.py python/tests/test_video.py
 done

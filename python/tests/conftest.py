@@ -5,6 +5,7 @@ written with whatever encoder the running environment has, and a client that dri
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -29,13 +30,32 @@ LIBRARY_MODULES = {
     "torchvision": "torchvision",
     "kornia": "kornia",
     "pillow": "PIL",
+    "albumentations": "albumentations",
+    "opencv": "cv2",
 }
+# AlbumentationsX and Albumentations 2.0.8 both install the module ``albumentations``: which
+# library an environment has is told by the installed distribution.
+LIBRARY_DISTRIBUTIONS = {"albumentationsx": "albumentationsx", "albumentations": "albumentations"}
 # (height, width) of the synthetic images: one not divisible by common grid sizes on purpose.
 IMAGE_SIZES = [(256, 320), (250, 333), (300, 260)]
 
 
 def importable(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
+
+
+def has_library(library: str) -> bool:
+    """Whether this interpreter has ``library`` itself (not another distribution of its module)."""
+    if not importable(LIBRARY_MODULES[library]):
+        return False
+    distribution = LIBRARY_DISTRIBUTIONS.get(library)
+    if distribution is None:
+        return True
+    try:
+        importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 def load_registry() -> dict[str, dict[str, Any]]:
@@ -162,6 +182,6 @@ def worker_factory():
 def first_importable_library() -> str:
     """The lightest adapter library this interpreter can import (protocol tests need a real one)."""
     for library in ("pillow", "kornia", "torchvision", "albumentationsx"):  # fastest import first
-        if importable(LIBRARY_MODULES[library]):
+        if has_library(library):
             return library
     pytest.skip("no adapter library importable in this interpreter")

@@ -11,12 +11,12 @@ import json
 import os
 
 import pytest
-from conftest import LIBRARY_MODULES, WorkerClient, _encode, _synthetic, load_registry, load_set
+from conftest import WorkerClient, _encode, _synthetic, load_registry, load_set
 from test_adapters import require_library
 
 REGISTRY = load_registry()
 FRAMES = 4
-VIDEO_LIBRARIES = ["albumentationsx", "torchvision", "kornia"]
+VIDEO_LIBRARIES = ["albumentationsx", "albumentations", "torchvision", "kornia"]
 AXES = {"THWC": (-1, [1, 2]), "TCHW": (1, [2, 3])}  # channel axis, spatial axes
 _workers: dict[str, WorkerClient] = {}
 
@@ -93,8 +93,7 @@ def test_one_parameter_draw_per_clip(library: str, clip_dirs: list[str]) -> None
     """Item 1 holds one frame four times: a random crop must cut every frame the same way."""
     import numpy as np
 
-    module = pytest.importorskip(LIBRARY_MODULES[library])
-    assert module is not None
+    require_library(library)
     from augbench_worker.adapters import create
 
     adapter = create(library)
