@@ -34,7 +34,7 @@ cargo test --workspace --release --no-run
 export AUGBENCH_BIN="$PWD/target/release/augbench"
 
 step "python: library and video-decode environments (cached under the augbench cache)"
-for group in pillow albumentationsx torch_stack video_decode; do
+for group in pillow albumentationsx torch_stack video_decode opencv albumentations; do
   "$AUGBENCH_BIN" env build "$group" --no-refresh-requirements
 done
 
@@ -54,12 +54,14 @@ step "python: worker protocol, adapters, pipeline and video, inside each library
 # pytest (pure Python) goes into a folder of its own on PYTHONPATH, so the cached library
 # environments stay exactly what their locks say.
 "$UV" pip install --quiet --python "$PY" --target .pytest-only pytest
-for group in pillow albumentationsx torch_stack; do
+for group in pillow albumentationsx torch_stack opencv albumentations; do
   envpy="$("$AUGBENCH_BIN" env python "$group")"
   case "$group" in
     pillow) expect=pillow ;;
     albumentationsx) expect=albumentationsx ;;
     torch_stack) expect=torchvision,kornia,pillow ;;
+    opencv) expect=opencv ;;
+    albumentations) expect=albumentations,opencv ;;
   esac
   AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only "$envpy" "${PYTEST[@]}" --environment library
 done

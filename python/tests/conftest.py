@@ -13,6 +13,7 @@ something): there a missing module is a failure.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -42,7 +43,12 @@ LIBRARY_MODULES = {
     "torchvision": "torchvision",
     "kornia": "kornia",
     "pillow": "PIL",
+    "albumentations": "albumentations",
+    "opencv": "cv2",
 }
+# AlbumentationsX and Albumentations 2.0.8 both install the module ``albumentations``: which
+# library an environment has is told by the installed distribution.
+LIBRARY_DISTRIBUTIONS = {"albumentationsx": "albumentationsx", "albumentations": "albumentations"}
 # (height, width) of the synthetic images: one not divisible by common grid sizes on purpose.
 IMAGE_SIZES = [(256, 320), (250, 333), (300, 260)]
 
@@ -120,6 +126,20 @@ def require(module: str):
     if os.environ.get("CI") and not promised_modules():
         pytest.fail(f"{module} is not importable and this CI run promises no library (set AUGBENCH_EXPECT_LIBS)", pytrace=False)
     pytest.skip(f"{module} is not installed here", allow_module_level=True)
+
+
+def has_library(library: str) -> bool:
+    """Whether this interpreter has ``library`` itself (not another distribution of its module)."""
+    if not importable(LIBRARY_MODULES[library]):
+        return False
+    distribution = LIBRARY_DISTRIBUTIONS.get(library)
+    if distribution is None:
+        return True
+    try:
+        importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 def load_registry() -> dict[str, dict[str, Any]]:
@@ -246,6 +266,6 @@ def worker_factory():
 def first_importable_library() -> str:
     """The lightest adapter library this interpreter can import (protocol tests need a real one)."""
     for library in ("pillow", "kornia", "torchvision", "albumentationsx"):  # fastest import first
-        if importable(LIBRARY_MODULES[library]):
+        if has_library(library):
             return library
     skip_unless_promised("no adapter library importable in this interpreter")

@@ -8,7 +8,7 @@ import textwrap
 import warnings
 
 import pytest
-from conftest import WorkerClient, require
+from conftest import has_library, load_registry, load_set, require, WorkerClient
 
 from augbench_worker import guard
 from augbench_worker.protocol import CONTRACT, WorkerError
@@ -85,8 +85,17 @@ def _loaded(library: str):
     return adapter
 
 
+def _albumentationsx():
+    """AlbumentationsX's module (``albumentations``): a failure where the run promises it, else a
+    skip where it is missing or another distribution has the module."""
+    albumentations = require("albumentations")
+    if not has_library("albumentationsx"):
+        pytest.skip("AlbumentationsX is not installed here (another distribution has its module)")
+    return albumentations
+
+
 def test_albumentationsx_old_argument_name_fails_prepare() -> None:
-    A = require("albumentations")
+    A = _albumentationsx()
     adapter = _loaded("albumentationsx")
     from augbench_worker.adapters.albumentationsx import _call
 
@@ -100,7 +109,7 @@ def test_albumentationsx_old_argument_name_fails_prepare() -> None:
 
 
 def test_albumentationsx_benign_warning_is_recorded_in_the_reply() -> None:
-    A = require("albumentations")
+    A = _albumentationsx()
     adapter = _loaded("albumentationsx")
     from augbench_worker.adapters.albumentationsx import _call
 
@@ -112,6 +121,47 @@ def test_albumentationsx_benign_warning_is_recorded_in_the_reply() -> None:
     reply = adapter.prepare({"transform": "HorizontalFlip", "params": {}})
     assert reply["warnings"] == ["UserWarning: built in a hurry"]
     assert adapter.prepared is not None
+
+
+def _albumentations():
+    """Albumentations 2.0.8's module, or a skip where it is not installed."""
+    if not has_library("albumentations"):
+        pytest.skip("albumentations 2.0.8 is not installed here")
+    import albumentations
+
+    return albumentations
+
+
+def test_albumentations_renamed_argument_fails_prepare() -> None:
+    A = _albumentations()
+    adapter = _loaded("albumentations")
+    from augbench_worker.adapters.albumentations import _call
+
+    # AlbumentationsX's name; 2.0.8 warns and builds GaussianBlur with its defaults.
+    adapter.builders = {**adapter.builders, "GaussianBlur": lambda p: _call(A.GaussianBlur(blur_range=(3, 3), p=1))}
+    with pytest.raises(WorkerError) as err:
+        adapter.prepare({"transform": "GaussianBlur", "params": {}})
+    assert err.value.kind == CONTRACT and "'blur_range'" in err.value.message
+    assert adapter.prepared is None
+
+
+SET_TRANSFORMS = sorted({name for scenario in ("rgb", "9ch", "video") for name in load_set(scenario)})
+
+
+@pytest.mark.parametrize("name", SET_TRANSFORMS)
+def test_albumentations_takes_every_canonical_argument(name: str) -> None:
+    """The proof the issue asks for: 2.0.8 names differ from AlbumentationsX's, so every transform
+    of every set is built with its canonical parameters under the guard; the only allowed refusal
+    is ``unsupported`` with its reason, never a dropped or renamed argument."""
+    _albumentations()
+    adapter = _loaded("albumentations")
+    try:
+        reply = adapter.prepare({"transform": name, "params": load_registry()[name]["params"]})
+    except WorkerError as err:
+        assert err.kind == "unsupported" and len(err.message) > 10, err.message
+        return
+    assert not reply.get("warnings"), reply
+    adapter.prepared.run(adapter.items[0])
 
 
 def test_pillow_unknown_keyword_is_a_contract_error() -> None:
@@ -148,7 +198,7 @@ def _spec(tmp_path, body: str) -> str:
 
 
 def test_spec_file_with_an_old_argument_name_is_refused_through_the_protocol(tmp_path, jpeg_paths) -> None:
-    require("albumentations")
+    _albumentationsx()
     spec = _spec(
         tmp_path,
         """\
@@ -172,7 +222,7 @@ def test_spec_file_with_an_old_argument_name_is_refused_through_the_protocol(tmp
 
 
 def test_spec_file_warning_is_recorded_in_the_prepare_reply(tmp_path, jpeg_paths) -> None:
-    require("albumentations")
+    _albumentationsx()
     spec = _spec(
         tmp_path,
         """\

@@ -9,9 +9,11 @@ import textwrap
 
 import pytest
 
-from conftest import LIBRARY_MODULES, first_importable_library, importable, require
+from conftest import first_importable_library, has_library, importable, LIBRARY_MODULES, require
 
 pytestmark = pytest.mark.environment("library")
+
+from augbench_worker.adapters import LIBRARIES
 
 IDENTITY_SPEC = """\
 import os
@@ -178,12 +180,13 @@ def test_spec_library_must_match_library_flag(tmp_path, worker_factory) -> None:
 
 @pytest.mark.parametrize("library", list(LIBRARY_MODULES))
 def test_missing_library_names_environment_and_package(library, worker_factory) -> None:
-    if importable(LIBRARY_MODULES[library]):
+    if has_library(library):
         pytest.skip(f"{library} is importable here")
     hello = worker_factory("--library", library).request("hello")
     assert hello["ok"] is False and hello["kind"] == "exception"
     assert f"library {library}: cannot import" in hello["error"]
-    assert "in environment" in hello["error"] and f"'{library}'" in hello["error"]
+    package = LIBRARIES[library][1]  # the distribution to install, as the worker names it
+    assert "in environment" in hello["error"] and f"'{package}'" in hello["error"]
 
 
 def test_thread_policy_is_applied_and_reported(worker_factory) -> None:
@@ -201,7 +204,7 @@ def test_thread_policy_is_applied_and_reported(worker_factory) -> None:
 
 def test_cpu_only_libraries_refuse_cuda(jpeg_paths, worker_factory) -> None:
     for library in ("albumentationsx", "pillow"):
-        if importable(LIBRARY_MODULES[library]):
+        if has_library(library):
             loaded = load_images(worker_factory("--library", library), jpeg_paths, device="cuda")
             assert loaded["kind"] == "unsupported" and "CPU only" in loaded["error"]
             return

@@ -11,14 +11,14 @@ import json
 import os
 
 import pytest
-from conftest import LIBRARY_MODULES, WorkerClient, _encode, _synthetic, load_registry, load_set, require
+from conftest import _encode, LIBRARY_MODULES, load_registry, load_set, require, _synthetic, WorkerClient
 from test_adapters import require_library
 
 pytestmark = pytest.mark.environment("library")
 
 REGISTRY = load_registry()
 FRAMES = 4
-VIDEO_LIBRARIES = ["albumentationsx", "torchvision", "kornia"]
+VIDEO_LIBRARIES = ["albumentationsx", "albumentations", "torchvision", "kornia"]
 AXES = {"THWC": (-1, [1, 2]), "TCHW": (1, [2, 3])}  # channel axis, spatial axes
 _workers: dict[str, WorkerClient] = {}
 
@@ -95,8 +95,7 @@ def test_one_parameter_draw_per_clip(library: str, clip_dirs: list[str]) -> None
     """Item 1 holds one frame four times: a random crop must cut every frame the same way."""
     import numpy as np
 
-    module = require(LIBRARY_MODULES[library])
-    assert module is not None
+    require_library(library)
     from augbench_worker.adapters import create
 
     adapter = create(library)

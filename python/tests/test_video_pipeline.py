@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import LIBRARY_MODULES, _encode, _synthetic, importable, load_registry, require
+from conftest import _encode, has_library, importable, LIBRARY_MODULES, load_registry, require, _synthetic
 
 pytestmark = pytest.mark.environment("library")
 
@@ -22,7 +22,7 @@ MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 CROP = {"name": "RandomCrop224", "params": {"height": 224, "width": 224}}
 FRAMES = 4
 REGISTRY = load_registry()
-VIDEO = [lib for lib in ("albumentationsx", "torchvision", "kornia") if importable(LIBRARY_MODULES[lib])]
+VIDEO = [lib for lib in ("albumentationsx", "albumentations", "torchvision", "kornia") if has_library(lib)]
 
 
 @pytest.fixture(scope="session")

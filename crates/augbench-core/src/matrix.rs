@@ -131,6 +131,8 @@ pub struct DecoderInfo {
 #[serde(deny_unknown_fields)]
 pub struct LibraryInfo {
     pub name: String,
+    /// The library's licence (SPDX expression where there is one), shown by `list libraries`.
+    pub licence: String,
     pub backend: Backend,
     pub env_group: String,
     /// The distribution whose version is reported (PyPI or crates.io name).
@@ -241,6 +243,7 @@ mod tests {
                     .library(lib)
                     .unwrap_or_else(|| panic!("{} lists unknown {lib}", s.name));
                 assert!(!info.env_group.is_empty(), "{lib} has no environment group");
+                assert!(!info.licence.is_empty(), "{lib} has no licence");
                 assert!(!info.devices.is_empty() && !info.modes.is_empty(), "{lib}");
             }
         }

@@ -83,6 +83,8 @@ fn plan_lists_one_job_per_library_with_the_resolved_transforms() {
     assert!(out.contains("\njobs:\n") && out.contains("\nexpected_files:\n"));
     let libs = [
         "albumentationsx",
+        "albumentations",
+        "opencv",
         "torchvision",
         "kornia",
         "pillow",
@@ -90,6 +92,7 @@ fn plan_lists_one_job_per_library_with_the_resolved_transforms() {
         "imageproc",
         "fast_image_resize",
         "kornia-rs",
+        "zune-image",
     ];
     for lib in libs {
         assert!(out.contains(&format!("  library: {lib}\n")), "{lib}");
@@ -389,6 +392,24 @@ fn defaults_shown_in_help_come_from_policy() {
 }
 
 // ---- snapshots of what a user sees ------------------------------------------------------------
+
+/// The README's library table is `augbench list libraries`: every library of the matrix, with
+/// its licence, the version it is pinned to, its backend and environment group.
+#[test]
+fn readme_lists_every_library_with_its_licence_and_version() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let listed = stdout_of(&["list", "libraries"]);
+    for line in listed.lines().skip(1) {
+        let cells: Vec<&str> = line
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        let row = format!("| {} |", cells[..5].join(" | "));
+        assert!(readme.contains(&row), "README.md lacks the row {row}");
+    }
+}
 
 #[test]
 fn list_tables_snapshot() {

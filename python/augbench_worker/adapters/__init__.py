@@ -7,6 +7,7 @@ breaks on, another library's import.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import sys
 
 from ..protocol import EXCEPTION, WorkerError
@@ -18,7 +19,28 @@ LIBRARIES: dict[str, tuple[str, str]] = {
     "torchvision": ("torchvision", "torchvision"),
     "kornia": ("kornia", "kornia"),
     "pillow": ("pillow", "pillow"),
+    "albumentations": ("albumentations", "albumentations"),
+    "opencv": ("opencv", "opencv-python-headless"),
 }
+
+# Libraries whose module another distribution installs too (AlbumentationsX and Albumentations
+# 2.0.8 are both ``albumentations``): the worker checks that this distribution is the one present,
+# so a row is never measured with one and labelled with the other.
+DISTRIBUTIONS = {"albumentationsx": "albumentationsx", "albumentations": "albumentations"}
+
+
+def _check_distribution(library: str) -> None:
+    distribution = DISTRIBUTIONS.get(library)
+    if distribution is None:
+        return
+    try:
+        importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        raise WorkerError(
+            EXCEPTION,
+            f"library {library}: cannot import it in environment {sys.prefix}: its module comes from another "
+            f"distribution there; install the package '{LIBRARIES[library][1]}' (augbench env build)",
+        ) from None
 
 
 def create(library: str) -> Adapter:
@@ -26,6 +48,7 @@ def create(library: str) -> Adapter:
     if library not in LIBRARIES:
         raise WorkerError(EXCEPTION, f"unknown library {library!r}; choose one of {', '.join(LIBRARIES)}")
     module_name, package = LIBRARIES[library]
+    _check_distribution(library)
     try:
         module = importlib.import_module(f"{__name__}.{module_name}")
     except ImportError as exc:

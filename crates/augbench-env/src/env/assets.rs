@@ -25,6 +25,16 @@ pub const GROUPS: &[GroupAssets] = &[
         lock: include_str!("../../../../envs/albumentationsx.txt"),
     },
     GroupAssets {
+        name: "albumentations",
+        input: include_str!("../../../../envs/albumentations.in"),
+        lock: include_str!("../../../../envs/albumentations.txt"),
+    },
+    GroupAssets {
+        name: "opencv",
+        input: include_str!("../../../../envs/opencv.in"),
+        lock: include_str!("../../../../envs/opencv.txt"),
+    },
+    GroupAssets {
         name: "torch_stack",
         input: include_str!("../../../../envs/torch_stack.in"),
         lock: include_str!("../../../../envs/torch_stack.txt"),
@@ -46,6 +56,16 @@ pub const VIDEO_DECODE_GROUP: &str = "video_decode";
 
 pub fn group_assets(name: &str) -> Option<&'static GroupAssets> {
     GROUPS.iter().find(|g| g.name == name)
+}
+
+/// The version `package` is pinned to in the committed lock of `group` (`package==version`).
+pub fn pinned_version(group: &str, package: &str) -> Option<&'static str> {
+    let lock = group_assets(group)?.lock;
+    lock.lines().find_map(|line| {
+        let (name, version) = line.trim().split_once("==")?;
+        name.eq_ignore_ascii_case(package)
+            .then(|| version.split([' ', ';']).next().unwrap_or(version))
+    })
 }
 
 /// Extracts the embedded worker package once per content hash; returns the folder to put on
@@ -143,6 +163,25 @@ mod tests {
                 d.env_group
             );
         }
+    }
+
+    #[test]
+    fn every_python_library_has_a_pinned_version() {
+        let m = augbench_core::Matrix::get();
+        for lib in &m.libraries {
+            if lib.backend == augbench_core::Backend::PythonWorker {
+                assert!(
+                    pinned_version(&lib.env_group, &lib.package).is_some(),
+                    "{} is not pinned in envs/{}.txt",
+                    lib.name,
+                    lib.env_group
+                );
+            }
+        }
+        assert_eq!(
+            pinned_version("albumentations", "albumentations"),
+            Some("2.0.8")
+        );
     }
 
     #[test]

@@ -85,7 +85,7 @@ fn lock_text(
     );
     std::fs::write(&pending_in, assets.input)
         .with_context(|| format!("writing {}", pending_in.display()))?;
-    compile(uv, python, &pending_in, &pending_out)
+    compile(group, uv, python, &pending_in, &pending_out)
         .with_context(|| format!("the requirements of `{group}` could not be resolved (hint: `--no-refresh-requirements` builds from the committed envs/{group}.txt)"))?;
     std::fs::rename(&pending_out, &out).with_context(|| format!("writing {}", out.display()))?;
     std::fs::rename(&pending_in, &input).with_context(|| format!("writing {}", input.display()))?;
@@ -107,7 +107,10 @@ fn recent_lock(input: &Path, out: &Path, requirements: &str) -> Option<String> {
         .flatten()
 }
 
-fn compile(uv: &Path, python: &Path, input: &Path, out: &Path) -> anyhow::Result<()> {
+/// uv's wording when no set of versions satisfies the requirements (a pin that does not exist).
+const UNRESOLVABLE: &str = "No solution found";
+
+fn compile(group: &str, uv: &Path, python: &Path, input: &Path, out: &Path) -> anyhow::Result<()> {
     let output = Command::new(uv)
         .args(["pip", "compile", "--quiet", "--no-header"])
         .arg(input)
@@ -119,12 +122,26 @@ fn compile(uv: &Path, python: &Path, input: &Path, out: &Path) -> anyhow::Result
         .output()
         .context("running uv pip compile")?;
     if !output.status.success() {
-        anyhow::bail!(
-            "uv pip compile failed:\n{}",
-            tail(&String::from_utf8_lossy(&output.stderr))
-        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if stderr.contains(UNRESOLVABLE) {
+            return Err(unresolvable(group, input, &stderr));
+        }
+        anyhow::bail!("uv pip compile failed:\n{}", tail(&stderr));
     }
     Ok(())
+}
+
+/// A requirement of `group` that no published version satisfies: the user's pin to fix (exit 2).
+fn unresolvable(group: &str, input: &Path, stderr: &str) -> anyhow::Error {
+    UsageError::new(
+        format!(
+            "environment group `{group}`: its requirements ({}) do not resolve:\n{}",
+            input.display(),
+            tail(stderr)
+        ),
+        format!("fix the pin in envs/{group}.in (`augbench env lock {group}` re-resolves it)"),
+    )
+    .into()
 }
 
 /// Regenerates the committed lock `envs/<group>.txt` (run from the repository root).
@@ -138,7 +155,7 @@ pub fn lock_group(group: &str, envs_dir: &Path) -> anyhow::Result<PathBuf> {
         return Err(unknown_group(group));
     }
     let out = envs_dir.join(format!("{group}.txt"));
-    compile(&uv, &python, &input, &out)?;
+    compile(group, &uv, &python, &input, &out)?;
     Ok(out)
 }
 

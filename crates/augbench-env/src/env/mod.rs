@@ -7,7 +7,8 @@ mod build;
 mod uv;
 
 pub use assets::{
-    GROUPS, GroupAssets, VIDEO_DECODE_GROUP, clips_source_dir, group_assets, worker_source_dir,
+    GROUPS, GroupAssets, VIDEO_DECODE_GROUP, clips_source_dir, group_assets, pinned_version,
+    worker_source_dir,
 };
 pub use build::{
     EnvInfo, clean, decoder_worker_command, ensure, list, lock_group, python_worker_command,

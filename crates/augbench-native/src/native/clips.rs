@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::load::{self, Rgb8};
 use super::params::Params;
 use super::session::{Adapter, DTYPE, FORCE_SHARE, OUTPUT_CONTIGUOUS, Op, Session};
-use super::{Library, failure, fir, image_rs, imageproc, kornia};
+use super::{Library, failure, fir, image_rs, imageproc, kornia, zune};
 use crate::protocol::{
     CheckResponse, Failure, FailureKind, LoadRequest, LoadResponse, Skipped, TimeRequest,
 };
@@ -53,6 +53,7 @@ pub(crate) fn load(
         Library::Imageproc => into::<imageproc::Imageproc>(frames)?,
         Library::FastImageResize => into::<fir::Fir>(frames)?,
         Library::KorniaRs => into::<kornia::Kornia<3>>(frames)?,
+        Library::ZuneImage => into::<zune::Zune>(frames)?,
     };
     let response = LoadResponse {
         count: (req.paths.len() - skipped.len()) as u64,

@@ -9,7 +9,7 @@ use std::time::Instant;
 use image::{DynamicImage, ImageFormat, ImageReader};
 
 use super::session::{Adapter, DTYPE, LAYOUT, Loaded, Session};
-use super::{Library, failure, fir, image_rs, imageproc, kornia};
+use super::{Library, failure, fir, image_rs, imageproc, kornia, zune};
 use crate::protocol::{Failure, FailureKind, LoadRequest, LoadResponse, Skipped};
 
 /// Decoded RGB8 pixels, row-major HWC.
@@ -122,6 +122,7 @@ pub(crate) fn load(
         (Library::FastImageResize, 3) => into_session::<fir::Fir>(decoded.items, 1, test_faults)?,
         (Library::KorniaRs, 3) => into_session::<kornia::Kornia<3>>(decoded.items, 1, test_faults)?,
         (Library::KorniaRs, 9) => into_session::<kornia::Kornia<9>>(decoded.items, 3, test_faults)?,
+        (Library::ZuneImage, 3) => into_session::<zune::Zune>(decoded.items, 1, test_faults)?,
         _ => unreachable_channels(lib, req.channels)?,
     };
     let response = LoadResponse {

@@ -1,5 +1,5 @@
 //! The native Rust worker: serves the worker protocol (docs/protocol.md) for the Rust image
-//! crates `image`, `imageproc`, `fast_image_resize` and `kornia-rs`. The loop here only parses
+//! crates `image`, `imageproc`, `fast_image_resize`, `kornia-rs` and `zune-image`. The loop here only parses
 //! requests and writes responses; decoding lives in `load`, timing in `session`, and each crate's
 //! transforms in its own adapter file.
 
@@ -17,6 +17,7 @@ mod rgb;
 pub mod sentinel;
 mod session;
 pub mod versions;
+mod zune;
 
 use std::io::{BufRead, Write};
 
@@ -41,14 +42,16 @@ pub enum Library {
     Imageproc,
     FastImageResize,
     KorniaRs,
+    ZuneImage,
 }
 
 impl Library {
-    pub const ALL: [Library; 4] = [
+    pub const ALL: [Library; 5] = [
         Library::Image,
         Library::Imageproc,
         Library::FastImageResize,
         Library::KorniaRs,
+        Library::ZuneImage,
     ];
 
     pub fn name(self) -> &'static str {
@@ -57,6 +60,7 @@ impl Library {
             Library::Imageproc => "imageproc",
             Library::FastImageResize => "fast_image_resize",
             Library::KorniaRs => "kornia-rs",
+            Library::ZuneImage => "zune-image",
         }
     }
 

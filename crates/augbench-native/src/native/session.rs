@@ -45,6 +45,16 @@ pub(crate) trait Adapter: 'static {
     fn out_pixels(out: &Self::Out) -> Pixels<'_>;
     /// Builds only the named transform, or answers `unsupported` with a reason.
     fn build(name: &str, params: &Params) -> Result<Op<Self>, Failure>;
+    /// Reads one file into an item (the pipeline's decode scopes, inside the loader): by default
+    /// with the `image` crate, which the native libraries read files with.
+    fn read_file(path: &Path) -> Result<Self::Item, String> {
+        let (rgb, _) = super::load::decode(path)?;
+        Self::convert(rgb.width, rgb.height, rgb.data)
+    }
+    /// The decoder `read_file` uses, as reported with pipeline rows.
+    fn decoder() -> String {
+        super::versions::decoder()
+    }
 }
 
 /// What the worker does with loaded media, independent of the crate.

@@ -12,6 +12,9 @@ pub const CRATE_VERSIONS: &[(&str, &str)] = &[
     ("kornia-image", "0.2.0"),
     ("kornia-imgproc", "0.2.0"),
     ("zune-jpeg", "0.5.15"),
+    ("zune-image", "0.5.0"),
+    ("zune-imageprocs", "0.5.1"),
+    ("zune-core", "0.5.1"),
 ];
 
 /// The JPEG decoder every native library reads files with (the `image` crate's).
@@ -29,6 +32,23 @@ pub fn decoder() -> String {
     )
 }
 
+/// zune-image's own decoder: the `zune-image` library's pipeline rows read files with it (its
+/// micro media are decoded once by `image`, like every native library's, outside timing).
+pub fn zune_decoder() -> String {
+    format!(
+        "zune-image {} (zune-jpeg {})",
+        version("zune-image"),
+        version("zune-jpeg")
+    )
+}
+
+fn version(name: &str) -> &'static str {
+    CRATE_VERSIONS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("?", |(_, v)| *v)
+}
+
 /// `rustc --version` of the compiler that built this crate, without the `rustc ` prefix.
 pub const RUSTC_VERSION: &str = env!("AUGBENCH_RUSTC_VERSION");
 
@@ -39,6 +59,13 @@ pub fn for_library(lib: Library) -> Vec<(&'static str, &'static str)> {
         Library::Imageproc => &["imageproc", "image"],
         Library::FastImageResize => &["fast_image_resize", "image"],
         Library::KorniaRs => &["kornia-imgproc", "kornia-image", "image"],
+        Library::ZuneImage => &[
+            "zune-image",
+            "zune-imageprocs",
+            "zune-core",
+            "zune-jpeg",
+            "image",
+        ],
     };
     CRATE_VERSIONS
         .iter()

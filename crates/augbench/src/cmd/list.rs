@@ -3,8 +3,10 @@
 
 use std::process::ExitCode;
 
+use augbench_core::matrix::LibraryInfo;
 use augbench_core::registry::OutputRule;
-use augbench_core::{Matrix, Registry, UsageError};
+use augbench_core::{Backend, Matrix, Registry, UsageError};
+use augbench_exec::{env, native};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -16,7 +18,7 @@ pub struct Args {
 pub enum What {
     /// Scenarios with their media, channels, curated set and libraries.
     Scenarios,
-    /// Libraries with backend, environment group, devices and modes.
+    /// Libraries with licence, pinned version, backend, environment group, devices and modes.
     Libraries {
         /// Only libraries that run this scenario.
         #[arg(long)]
@@ -98,6 +100,8 @@ fn libraries(scenario: Option<&str>) -> anyhow::Result<Vec<Vec<String>>> {
         .map(|s| s.libraries.clone());
     let mut rows = vec![header(&[
         "library",
+        "licence",
+        "version",
         "backend",
         "env group",
         "devices",
@@ -109,6 +113,8 @@ fn libraries(scenario: Option<&str>) -> anyhow::Result<Vec<Vec<String>>> {
         }
         rows.push(vec![
             l.name.clone(),
+            l.licence.clone(),
+            version(l).unwrap_or("-").to_string(),
             l.backend.to_string(),
             l.env_group.clone(),
             join(&l.devices),
@@ -116,6 +122,20 @@ fn libraries(scenario: Option<&str>) -> anyhow::Result<Vec<Vec<String>>> {
         ]);
     }
     Ok(rows)
+}
+
+/// The version augbench measures: the pin in the group's committed lock (Python), or the crate
+/// linked into this binary (native); none for a library without a lock here.
+fn version(l: &LibraryInfo) -> Option<&'static str> {
+    match l.backend {
+        Backend::NativeWorker => native::versions::CRATE_VERSIONS
+            .iter()
+            .find(|(name, _)| *name == l.package)
+            .map(|(_, v)| *v),
+        Backend::PythonWorker | Backend::DaliPipeline => {
+            env::pinned_version(&l.env_group, &l.package)
+        }
+    }
 }
 
 fn transforms(scenario: Option<&str>) -> anyhow::Result<Vec<Vec<String>>> {

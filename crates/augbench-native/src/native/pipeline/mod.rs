@@ -17,7 +17,7 @@ use recipe::Stages;
 use super::load::{self, Decoded};
 use super::params::Params;
 use super::session::{Adapter, mapped_fault};
-use super::{Library, failure, fir, image_rs, imageproc, kornia};
+use super::{Library, failure, fir, image_rs, imageproc, kornia, zune};
 use crate::loader::{Batch, Loader, Shape, batch};
 use crate::protocol::{
     Failure, FailureKind, LoadRequest, LoadResponse, PipelinePrepareRequest,
@@ -54,6 +54,7 @@ pub(crate) fn load(
         Library::Imageproc => load_as::<imageproc::Imageproc>(req, preload, test_faults),
         Library::FastImageResize => load_as::<fir::Fir>(req, preload, test_faults),
         Library::KorniaRs => load_as::<kornia::Kornia<3>>(req, preload, test_faults),
+        Library::ZuneImage => load_as::<zune::Zune>(req, preload, test_faults),
     }
 }
 
@@ -270,7 +271,7 @@ impl<A: Adapter> Pipeline for Pipe<A> {
         self.stages = Some(stages);
         Ok(PipelinePrepareResponse {
             transform: req.transform.clone(),
-            decoder: super::versions::decoder(),
+            decoder: A::decoder(),
             split: false,
             transform_device: "cpu".into(),
             preflight_sec_per_item: per_item,

@@ -13,7 +13,6 @@ use super::Source;
 use crate::loader::{Batch, Crop, Fill, MakeFill, Normalize};
 use crate::native::draw;
 use crate::native::failure;
-use crate::native::load;
 use crate::native::params::Params;
 use crate::native::session::{Adapter, Fault, Op, trigger};
 use crate::protocol::{Failure, FailureKind, PipelinePrepareRequest};
@@ -228,9 +227,7 @@ fn read_clip<A: Adapter>(folder: &str) -> Result<Vec<A::Item>, String> {
         .map_err(|e| format!("{folder}: {e}"))
 }
 
-/// Decodes one file inside the loader (decode scopes), named in the error.
+/// Decodes one file inside the loader (decode scopes) with the crate's decoder, named in the error.
 fn read<A: Adapter>(path: &str) -> Result<A::Item, String> {
-    let (rgb, _) = load::decode(std::path::Path::new(path))
-        .map_err(|e| format!("could not decode {path}: {e}"))?;
-    A::convert(rgb.width, rgb.height, rgb.data).map_err(|e| format!("{path}: {e}"))
+    A::read_file(std::path::Path::new(path)).map_err(|e| format!("could not decode {path}: {e}"))
 }
