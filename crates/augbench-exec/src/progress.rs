@@ -19,9 +19,10 @@ pub(crate) fn labelled_spinner(mp: &MultiProgress, label: String) -> ProgressBar
 /// A labelled bar of `len` steps.
 pub(crate) fn steps_bar(mp: &MultiProgress, label: String, len: u64) -> ProgressBar {
     let pb = mp.add(ProgressBar::new(len));
-    let style = ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {elapsed} (ETA {eta}) {msg}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ");
+    let style =
+        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {elapsed} (ETA {eta}) {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
     pb.set_style(style);
     pb.set_prefix(label);
     pb

@@ -15,8 +15,8 @@ use indicatif::{MultiProgress, ProgressBar};
 use crate::client::WorkerCommand;
 use crate::job::{JobInput, JobOutcome, not_in_registry, spec_for, stopped_by_user};
 use crate::lane::Lane;
-use crate::progress::steps_bar;
 use crate::precision::{RoundsClock, Target, runs_so_far};
+use crate::progress::steps_bar;
 use crate::rounds::{Sentinel, annotate, round_order};
 use crate::underway::{Begun, Underway, begin};
 

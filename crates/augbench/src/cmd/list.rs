@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use augbench_core::matrix::LibraryInfo;
 use augbench_core::registry::OutputRule;
 use augbench_core::{Backend, Matrix, Registry, UsageError};
-use augbench_exec::{env, native};
+use augbench_env as env;
+use augbench_native as native;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use augbench_core::{Media, Mode, policy};
 use augbench_exec::equivalence::in_run;
 use augbench_exec::orchestrate::{self, JobStatus, RunReport};
-use augbench_host::run_lock::RunLock;
 use augbench_exec::time_split;
+use augbench_host::run_lock::RunLock;
 use indicatif::MultiProgress;
 
 use super::config_args::ConfigArgs;
