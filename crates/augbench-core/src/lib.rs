@@ -20,6 +20,7 @@ pub mod results;
 pub mod stats;
 pub mod text;
 pub mod validate;
+pub mod variant;
 
 pub use config::{Overrides, PipelineScope, RunConfig, Schedule};
 pub use config_error::{ConfigError, Source};

@@ -44,6 +44,9 @@ pub struct Metadata {
     /// With `execution.check_equivalence`: the run's equivalence check as this library saw it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub equivalence: Option<crate::equivalence::EquivalenceSummary>,
+    /// A/B runs: the variant this file measured (`library` above is its label).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<crate::variant::VariantRecord>,
 }
 
 /// Pipeline mode, for the whole file: what every row's clock covered and how the loader ran.

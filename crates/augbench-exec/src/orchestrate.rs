@@ -404,11 +404,14 @@ pub fn worker_command(
         .thread_policy
         .unwrap_or(policy::default_thread_policy(job.mode));
     let mut cmd = match job.backend {
-        Backend::NativeWorker => native_command(&job.library)?,
+        Backend::NativeWorker => native_command(&job.adapter)?,
         Backend::PythonWorker => {
             let refresh = cfg.execution.refresh_requirements.unwrap_or(true);
-            let env = crate::env::ensure(&job.env_group, refresh, Some(mp))?;
-            crate::env::python_worker_command(&env, &job.library, cfg.selection.spec.as_deref())?
+            let env = match &job.variant {
+                Some(v) => crate::env::ensure_variant(&job.env_group, v, Some(mp))?,
+                None => crate::env::ensure(&job.env_group, refresh, Some(mp))?,
+            };
+            crate::env::python_worker_command(&env, &job.adapter, cfg.selection.spec.as_deref())?
         }
         Backend::DaliPipeline => anyhow::bail!(
             "{} runs only as a CUDA pipeline backend, which this build does not drive yet",

@@ -127,6 +127,9 @@ pub struct PairedRatio {
     pub ci_low: f64,
     pub ci_high: f64,
     pub rounds: u64,
+    /// Where a repeat of the run's ratio lands (95%), when the source recorded it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<(f64, f64)>,
 }
 
 /// Context of one input file, for the HTML report.
@@ -143,6 +146,9 @@ pub struct Source {
     /// The run's equivalence check as this file's library saw it (our result files of a run
     /// with `execution.check_equivalence`; absent otherwise).
     pub equivalence: Option<augbench_core::equivalence::EquivalenceSummary>,
+    /// A/B runs: the variant this file measured (our result files; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<augbench_core::variant::VariantRecord>,
 }
 
 /// Everything loaded: rows, their sources, and warnings worth showing (NaN/zero values, …).

@@ -145,6 +145,7 @@ fn metadata(
         run_config: serde_json::to_value(cfg).unwrap_or_default(),
         pipeline: None,
         equivalence: None,
+        variant: None,
     }
 }
 

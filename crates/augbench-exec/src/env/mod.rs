@@ -5,9 +5,11 @@
 mod assets;
 mod build;
 mod uv;
+mod variant;
 
 pub use assets::{
     GROUPS, GroupAssets, VIDEO_DECODE_GROUP, clips_source_dir, group_assets, worker_source_dir,
 };
 pub use build::{EnvInfo, clean, ensure, list, lock_group, python_worker_command};
 pub use uv::{Installer, find_python, installer};
+pub use variant::{VariantEnv, check_pins, ensure_variant, variant_env};

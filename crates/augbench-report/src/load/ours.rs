@@ -44,7 +44,8 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
                 .or(m.dataset.clips.as_ref().map(|c| c.clip_length))
         })
         .flatten();
-    let version = super::reference::version_of(&m.library, &m.library_versions);
+    let adapter = m.variant.as_ref().map_or(&m.library, |v| &v.library);
+    let version = super::reference::version_of(adapter, &m.library_versions);
     let threshold = m.benchmark_params.slow_threshold_sec_per_item;
     let rows = file
         .results
@@ -79,6 +80,7 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
                     ci_low: p.ci_low,
                     ci_high: p.ci_high,
                     rounds: p.rounds,
+                    rerun: Some((p.rerun_low, p.rerun_high)),
                 })
                 .collect(),
             pairing: tr.rounds_id.clone(),
@@ -99,6 +101,7 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
         benchmark_params: serde_json::to_value(&m.benchmark_params).unwrap_or_default(),
         thread_settings: serde_json::to_value(&m.thread_settings).unwrap_or_default(),
         equivalence: m.equivalence.clone(),
+        variant: m.variant.clone(),
     };
     Ok(Dataset {
         rows,

@@ -79,6 +79,7 @@ pub fn load(path: &Path, v: &Value) -> Dataset {
         benchmark_params: params,
         thread_settings: meta.get("thread_settings").cloned().unwrap_or(Value::Null),
         equivalence: None,
+        variant: None,
     };
     Dataset {
         rows,
