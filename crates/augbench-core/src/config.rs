@@ -277,6 +277,10 @@ impl Overrides {
         set_if(&mut cfg.execution.batch_size, &self.batch_size);
         set_if(&mut cfg.execution.micro_batch, &self.micro_batch);
         set_if(&mut cfg.execution.schedule, &self.schedule);
+        if self.variants.is_some() {
+            // The file's baseline names one of the variants the flags replace.
+            cfg.selection.baseline = None;
+        }
         set_if(&mut cfg.selection.variants, &self.variants);
         set_if(&mut cfg.selection.baseline, &self.baseline);
         if self.no_refresh_requirements {

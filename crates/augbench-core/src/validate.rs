@@ -271,7 +271,12 @@ fn libraries_support_selection(cfg: &RunConfig, scenario: &ScenarioInfo, src: &S
     let device = cfg.execution.device.unwrap_or(crate::matrix::Device::Cpu);
     let key = ["selection", "libraries"];
     let variants = cfg.selection.variants.iter().flatten();
-    let named = cfg.selection.libraries.iter().flatten().map(|l| (l, &key[..]));
+    let named = cfg
+        .selection
+        .libraries
+        .iter()
+        .flatten()
+        .map(|l| (l, &key[..]));
     let variant_key: &[&str] = &["selection", "variants", "library"];
     let named = named.chain(variants.clone().map(|v| (&v.library, variant_key)));
     for (name, key) in named {

@@ -287,7 +287,11 @@ fn run_can_measure_variants(cfg: &RunConfig, src: &Source) -> Check {
     }
     if cfg.is_cloud() {
         let msg = "variants run on this machine only (a checkout path or pin is built here)";
-        return Err(src.error(&key, msg.into(), "remove the `cloud:` section for an A/B run"));
+        return Err(src.error(
+            &key,
+            msg.into(),
+            "remove the `cloud:` section for an A/B run",
+        ));
     }
     if cfg.selection.mode == Some(Mode::Decode) {
         let msg = "a decode scenario measures decoders: library variants do not apply";
@@ -389,7 +393,10 @@ mod tests {
             pin("pillow", "pillow==11.3.0").label_or_default(),
             "pillow@11.3.0"
         );
-        assert_eq!(pin("pillow", "pillow>=12").label_or_default(), "pillow@pillow--12");
+        assert_eq!(
+            pin("pillow", "pillow>=12").label_or_default(),
+            "pillow@pillow--12"
+        );
         let r = VariantConfig {
             library: "pillow".into(),
             requirements: Some("envs/next.txt".into()),

@@ -249,7 +249,11 @@ fn metadata(
         pipeline: (input.job.mode == Mode::Pipeline)
             .then(|| crate::pipeline::info(input, hello, device)),
         equivalence: input.equivalence.clone(),
-        variant: input.job.variant.as_ref().map(augbench_core::variant::VariantRecord::of),
+        variant: input
+            .job
+            .variant
+            .as_ref()
+            .map(augbench_core::variant::VariantRecord::of),
     }
 }
 

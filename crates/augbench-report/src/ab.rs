@@ -105,7 +105,12 @@ pub fn compare(data: &Dataset, min_effect: f64) -> anyhow::Result<Option<AbRepor
                 verdict: Verdict::NotComparable,
                 note: None,
             };
-            fill(&mut row, find(&base_rows, t), find(&cur_rows, t), min_effect);
+            fill(
+                &mut row,
+                find(&base_rows, t),
+                find(&cur_rows, t),
+                min_effect,
+            );
             rows.push(row);
         }
     }
@@ -134,7 +139,11 @@ fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, min_effect: f64)
     let (Some(b), Some(c)) = (base, cur) else {
         row.note = Some(format!(
             "measured by {} only",
-            if base.is_some() { "baseline" } else { "current" }
+            if base.is_some() {
+                "baseline"
+            } else {
+                "current"
+            }
         ));
         return;
     };
@@ -182,7 +191,8 @@ pub fn render(report: &AbReport, format: Format) -> anyhow::Result<String> {
     match format {
         Format::Markdown => Ok(render_markdown(report)),
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(report).context("serializing the A/B report")?;
+            let mut s =
+                serde_json::to_string_pretty(report).context("serializing the A/B report")?;
             s.push('\n');
             Ok(s)
         }

@@ -228,8 +228,16 @@ pub(super) fn build_into(
 /// `<installer> install <args>` into the venv at `venv`.
 fn install_step(inst: &Installer, venv: &Path, args: &[std::ffi::OsString]) -> Command {
     let mut c = match inst {
-        Installer::Uv(uv) => cmd(uv, &["pip", "install", "--quiet", "--python"], &[&venv_python(venv)]),
-        Installer::VenvPip => cmd(&venv_python(venv), &["-m", "pip", "install", "--quiet"], &[]),
+        Installer::Uv(uv) => cmd(
+            uv,
+            &["pip", "install", "--quiet", "--python"],
+            &[&venv_python(venv)],
+        ),
+        Installer::VenvPip => cmd(
+            &venv_python(venv),
+            &["-m", "pip", "install", "--quiet"],
+            &[],
+        ),
     };
     c.args(args);
     c

@@ -211,7 +211,11 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> anyhow::Result<()> {
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_nanos());
-        let rel = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
         out.push(format!("{rel}\t{}\t{mtime}", meta.len()));
     }
     Ok(())
@@ -242,7 +246,11 @@ mod tests {
         std::fs::create_dir(d.path().join("__pycache__")).unwrap();
         let a = checkout_fingerprint(d.path()).unwrap();
         std::fs::write(d.path().join("__pycache__/x.pyc"), "junk").unwrap();
-        assert_eq!(a, checkout_fingerprint(d.path()).unwrap(), "caches are skipped");
+        assert_eq!(
+            a,
+            checkout_fingerprint(d.path()).unwrap(),
+            "caches are skipped"
+        );
         std::fs::write(d.path().join("x.py"), "A = 1\n").unwrap();
         let b = checkout_fingerprint(d.path()).unwrap();
         assert_ne!(a, b);

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use augbench_core::policy;
 use augbench_report::export::{self, Format};
-use augbench_report::{ab, regression};
 use augbench_report::{Dataset, Sort, TableOptions};
+use augbench_report::{ab, regression};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FormatArg {
@@ -162,10 +162,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// The library tables followed by the A/B verdicts (JSON: one object with both).
 fn with_ab(tables: String, report: &ab::AbReport, format: FormatArg) -> anyhow::Result<String> {
     Ok(match format {
-        FormatArg::Markdown => format!("{tables}
+        FormatArg::Markdown => format!(
+            "{tables}
 ## A/B verdicts
 
-{}", ab::render(report, Format::Markdown)?),
+{}",
+            ab::render(report, Format::Markdown)?
+        ),
         FormatArg::Csv => ab::render(report, Format::Csv)?,
         FormatArg::Json => {
             let tables: serde_json::Value = serde_json::from_str(&tables)?;

@@ -177,9 +177,20 @@ impl ConfigArgs {
             ("schedule", "--schedule", self.schedule.is_some()),
         ];
         let variant = !self.variants.is_empty();
-        let variant_keys = ["variants", "library", "label", "pin", "requirements", "path"]
-            .map(|k| (k, "--variant", variant));
-        let baseline = ("baseline", "--baseline-variant", self.baseline_variant.is_some());
+        let variant_keys = [
+            "variants",
+            "library",
+            "label",
+            "pin",
+            "requirements",
+            "path",
+        ]
+        .map(|k| (k, "--variant", variant));
+        let baseline = (
+            "baseline",
+            "--baseline-variant",
+            self.baseline_variant.is_some(),
+        );
         pairs
             .into_iter()
             .chain(variant_keys)

@@ -48,7 +48,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     orchestrate::with_spec(&plan)?;
     // A/B: every pin must resolve before any environment is built (a typo is exit 2, not a
     // half-built run).
-    let variants: Vec<_> = plan.jobs.iter().filter_map(|j| j.variant.as_ref()).collect();
+    let variants: Vec<_> = plan
+        .jobs
+        .iter()
+        .filter_map(|j| j.variant.as_ref())
+        .collect();
     augbench_exec::env::check_pins(&variants)?;
     // Held until `run` returns, whichever way (its guard releases the folder on drop).
     let lock = RunLock::acquire(&orchestrate::output_dir(&cfg))?;
