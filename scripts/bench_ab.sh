@@ -24,7 +24,11 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 rows = d["ab"]["rows"] if sys.argv[2] == "ab" else d["rows"]
 for r in rows:
-    ratio = r.get("ratio") or ((r["current"] / r["baseline"]) if r.get("baseline") else float("nan"))
+    if sys.argv[2] == "ab":
+        ratio = r.get("ratio")
+    else:
+        ratio = r["current"] / r["baseline"] if r.get("current") and r.get("baseline") else None
+    ratio = float("nan") if ratio is None else ratio
     print(r["transform"], f"{ratio:.4f}", r["verdict"])
 PY
 }
