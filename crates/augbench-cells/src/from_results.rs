@@ -13,8 +13,10 @@ use crate::system_card::SystemCard;
 pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) -> Vec<BenchCell> {
     let m = &file.metadata;
     let matrix = augbench_core::Matrix::get();
+    // A variant's file is labelled; its package is its library's.
+    let adapter = m.variant.as_ref().map_or(&m.library, |v| &v.library);
     let package = matrix
-        .library(&m.library)
+        .library(adapter)
         .map(|l| l.package.clone())
         .or_else(|| matrix.decoder(&m.library).map(|d| d.package.clone()));
     let version = package

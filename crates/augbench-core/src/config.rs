@@ -122,6 +122,12 @@ pub struct Selection {
     pub transform_set: Option<TransformSet>,
     pub spec: Option<PathBuf>,
     pub multichannel: Option<bool>,
+    /// A/B: libraries named more than once, each with its own environment and label (§14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variants: Option<Vec<crate::variant::VariantConfig>>,
+    /// A/B: the label of the variant the others are compared against (default: the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -256,6 +262,10 @@ pub struct Overrides {
     pub batch_size: Option<u64>,
     pub micro_batch: Option<u64>,
     pub schedule: Option<Schedule>,
+    /// A/B variants (`--variant`); they replace the file's `variants`.
+    pub variants: Option<Vec<crate::variant::VariantConfig>>,
+    /// The baseline variant's label (`--baseline-variant`).
+    pub baseline: Option<String>,
     pub no_refresh_requirements: bool,
     pub resume: bool,
 }
@@ -283,6 +293,12 @@ impl Overrides {
         set_if(&mut cfg.execution.batch_size, &self.batch_size);
         set_if(&mut cfg.execution.micro_batch, &self.micro_batch);
         set_if(&mut cfg.execution.schedule, &self.schedule);
+        if self.variants.is_some() {
+            // The file's baseline names one of the variants the flags replace.
+            cfg.selection.baseline = None;
+        }
+        set_if(&mut cfg.selection.variants, &self.variants);
+        set_if(&mut cfg.selection.baseline, &self.baseline);
         if self.no_refresh_requirements {
             cfg.execution.refresh_requirements = Some(false);
         }

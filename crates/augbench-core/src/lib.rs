@@ -23,6 +23,7 @@ pub mod stats;
 pub mod text;
 pub mod time_split;
 pub mod validate;
+pub mod variant;
 
 pub use config::{Overrides, PipelineScope, RunConfig, Schedule};
 pub use config_error::{ConfigError, Source};

@@ -105,34 +105,35 @@ pub fn estimate(cfg: &RunConfig, schedule: Schedule) -> MemoryEstimate {
     }
     if cfg.selection.mode == Some(Mode::Pipeline) {
         let (bytes, what) = pipeline_bytes(cfg, samples);
-        let per_library: BTreeMap<String, u64> = cfg
-            .selection
-            .libraries
-            .iter()
-            .flatten()
-            .map(|l| (l.clone(), bytes))
+        let per_library: BTreeMap<String, u64> = columns(cfg)
+            .into_iter()
+            .map(|(column, _)| (column, bytes))
             .collect();
         return finish(per_library, schedule, format!("{basis}; {what}"));
     }
     let items = cfg.data.num_items.unwrap_or(0);
     let m = Matrix::get();
-    let per_library: BTreeMap<String, u64> = cfg
-        .selection
-        .libraries
-        .iter()
-        .flatten()
-        .filter_map(|name| m.library(name))
-        .map(|l| {
+    let per_library: BTreeMap<String, u64> = columns(cfg)
+        .into_iter()
+        .filter_map(|(column, name)| Some((column, m.library(&name)?)))
+        .map(|(column, l)| {
             let bytes = l
                 .bytes_per_sample
                 .unwrap_or(policy::DECODED_BYTES_PER_SAMPLE);
-            (
-                l.name.clone(),
-                items.saturating_mul(samples).saturating_mul(bytes),
-            )
+            (column, items.saturating_mul(samples).saturating_mul(bytes))
         })
         .collect();
     finish(per_library, schedule, basis)
+}
+
+/// Every column of the run (a library, or a variant's label) with the library it runs.
+fn columns(cfg: &RunConfig) -> Vec<(String, String)> {
+    let plain = cfg.selection.libraries.iter().flatten();
+    let plain = plain.map(|l| (l.clone(), l.clone()));
+    let variants = crate::variant::planned(cfg).into_iter();
+    plain
+        .chain(variants.map(|v| (v.label, v.library)))
+        .collect()
 }
 
 fn finish(per_library: BTreeMap<String, u64>, schedule: Schedule, basis: String) -> MemoryEstimate {

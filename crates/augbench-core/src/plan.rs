@@ -13,13 +13,19 @@ use crate::memory::{self, MemoryEstimate};
 use crate::naming::{self, JobKey, output_dir};
 use crate::policy;
 use crate::selection::selected_transforms;
+use crate::variant::Variant;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Job {
     pub scenario: String,
     pub mode: Mode,
     pub media: Media,
+    /// The column the job fills: the library, or a variant's label.
     pub library: String,
+    /// The library the worker runs (`--library`): the library itself, or the variant's library.
+    pub adapter: String,
+    /// A/B: the variant this job measures (its environment is built over `env_group`'s).
+    pub variant: Option<Variant>,
     pub backend: Backend,
     pub env_group: String,
     pub device: Device,
@@ -48,7 +54,10 @@ pub fn schedule(cfg: &RunConfig) -> (Schedule, Option<String>) {
     }
     let libraries = match cfg.selection.mode {
         Some(Mode::Decode) => cfg.selection.decoders.as_ref().map_or(0, Vec::len),
-        _ => cfg.selection.libraries.as_ref().map_or(0, Vec::len),
+        _ => {
+            cfg.selection.libraries.as_ref().map_or(0, Vec::len)
+                + cfg.selection.variants.as_ref().map_or(0, Vec::len)
+        }
     };
     if cfg.selection.spec.is_some() {
         let why = "a spec file runs its one library alone (sequential)";
@@ -98,6 +107,8 @@ fn decode_jobs(cfg: &RunConfig) -> Vec<Job> {
                 mode: Mode::Decode,
                 media: Media::Video,
                 library: d.name.clone(),
+                adapter: d.name.clone(),
+                variant: None,
                 backend: Backend::PythonWorker,
                 env_group: d.env_group.clone(),
                 device: Device::Cpu,
@@ -108,23 +119,33 @@ fn decode_jobs(cfg: &RunConfig) -> Vec<Job> {
         .collect()
 }
 
-/// One job per selected library, each over the selected transforms.
+/// One job per selected library, then one per variant, each over the selected transforms.
 fn transform_jobs(cfg: &RunConfig) -> Vec<Job> {
     let m = Matrix::get();
     let transforms = selected_transforms(cfg);
     let out = output_dir(cfg);
-    cfg.selection
+    let plain = cfg
+        .selection
         .libraries
         .iter()
         .flatten()
         .filter_map(|name| m.library(name))
-        .map(|lib| {
-            let key = job_key(cfg, &lib.name);
+        .map(|lib| (lib, lib.name.clone(), None));
+    let variants = crate::variant::planned(cfg)
+        .into_iter()
+        .filter_map(|v| Some((m.library(&v.library)?, v.label.clone(), Some(v))));
+    plain
+        .chain(variants)
+        .map(|(lib, label, variant)| {
+            let mut key = job_key(cfg, &lib.name);
+            key.library = &label;
             Job {
                 scenario: key.scenario.to_string(),
                 mode: key.mode,
                 media: cfg.selection.media.unwrap_or(Media::Image),
-                library: lib.name.clone(),
+                library: label.clone(),
+                adapter: lib.name.clone(),
+                variant,
                 backend: lib.backend,
                 env_group: lib.env_group_for(key.mode).to_string(),
                 device: key.device,
@@ -178,6 +199,13 @@ impl Plan {
             library: Option<&'a str>,
             #[serde(skip_serializing_if = "Option::is_none")]
             decoder: Option<&'a str>,
+            /// A/B: the library this variant is of, what it installs, and its role.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            variant_of: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            installs: Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            compared_against: Option<&'a str>,
             backend: Backend,
             env_group: &'a str,
             device: Device,
@@ -223,6 +251,13 @@ impl Plan {
                     media: j.media,
                     library: decoder.is_none().then_some(j.library.as_str()),
                     decoder: decoder.map(|d| d.name.as_str()),
+                    variant_of: j.variant.as_ref().map(|v| v.library.as_str()),
+                    installs: j.variant.as_ref().map(|v| v.source.to_string()),
+                    compared_against: j
+                        .variant
+                        .as_ref()
+                        .filter(|v| v.baseline != v.label)
+                        .map(|v| v.baseline.as_str()),
                     backend: j.backend,
                     env_group: &j.env_group,
                     device: j.device,

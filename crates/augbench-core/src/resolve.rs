@@ -22,6 +22,7 @@ pub fn resolve(mut cfg: RunConfig, src: &Source) -> Result<RunConfig, ConfigErro
         cfg.output.output_dir = Some(PathBuf::from(policy::DEFAULT_OUTPUT_DIR));
     }
     crate::cloud::fill(&mut cfg);
+    crate::variant::fill(&mut cfg);
     validate::rules(&cfg, scenario, src)?;
     Ok(cfg)
 }
@@ -68,6 +69,10 @@ fn fill_selection(cfg: &mut RunConfig, scenario: &ScenarioInfo) {
     sel.multichannel
         .get_or_insert(scenario.media == Media::Image && scenario.channels > 3);
     let device = cfg.execution.device.unwrap_or(Device::Cpu);
+    // An A/B run measures its variants; other libraries only when listed.
+    if sel.variants.as_ref().is_some_and(|v| !v.is_empty()) {
+        sel.libraries.get_or_insert_with(Vec::new);
+    }
     sel.libraries.get_or_insert_with(|| {
         scenario
             .libraries

@@ -47,6 +47,9 @@ pub struct Metadata {
     /// Where the run's wall time went (all its libraries), taken when this file was closed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_split: Option<crate::time_split::TimeSplit>,
+    /// A/B runs: the variant this file measured (`library` above is its label).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<crate::variant::VariantRecord>,
 }
 
 /// Pipeline mode, for the whole file: what every row's clock covered and how the loader ran.

@@ -58,6 +58,7 @@ pub fn names(cfg: &RunConfig, src: &Source) -> Check {
         }
     }
     empty_transforms(cfg, src)?;
+    crate::variant::check(cfg, src)?;
     let reg = Registry::get();
     for t in cfg.selection.transforms.iter().flatten() {
         if reg.spec(t).is_none() {
@@ -119,6 +120,7 @@ fn decode_selection(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> C
         ("transforms", sel.transforms.is_some()),
         ("transform_set", sel.transform_set.is_some()),
         ("spec", sel.spec.is_some()),
+        ("variants", sel.variants.is_some()),
     ];
     if let Some((key, _)) = foreign.iter().find(|(_, set)| *set) {
         return Err(src.error(
@@ -275,12 +277,21 @@ fn libraries_support_selection(cfg: &RunConfig, scenario: &ScenarioInfo, src: &S
     let mode = cfg.selection.mode.unwrap_or(Mode::Micro);
     let device = cfg.execution.device.unwrap_or(crate::matrix::Device::Cpu);
     let key = ["selection", "libraries"];
-    for name in cfg.selection.libraries.iter().flatten() {
+    let variants = cfg.selection.variants.iter().flatten();
+    let named = cfg
+        .selection
+        .libraries
+        .iter()
+        .flatten()
+        .map(|l| (l, &key[..]));
+    let variant_key: &[&str] = &["selection", "variants", "library"];
+    let named = named.chain(variants.clone().map(|v| (&v.library, variant_key)));
+    for (name, key) in named {
         let Some(lib) = m.library(name) else { continue };
         if !scenario.libraries.contains(name) {
             let msg = format!("library `{name}` does not run scenario `{}`", scenario.name);
             return Err(src.error(
-                &key,
+                key,
                 msg,
                 format!(
                     "libraries of {}: {}",
@@ -291,7 +302,7 @@ fn libraries_support_selection(cfg: &RunConfig, scenario: &ScenarioInfo, src: &S
         }
         if !lib.modes.contains(&mode) {
             return Err(src.error(
-                &key,
+                key,
                 format!("library `{name}` has no {mode} mode"),
                 "see `augbench list libraries`",
             ));
@@ -300,7 +311,7 @@ fn libraries_support_selection(cfg: &RunConfig, scenario: &ScenarioInfo, src: &S
             let devices: Vec<String> = lib.devices.iter().map(ToString::to_string).collect();
             let msg = format!("library `{name}` does not run on device `{device}`");
             return Err(src.error(
-                &key,
+                key,
                 msg,
                 format!(
                     "{name} supports: {} (or use `device: auto`)",
@@ -309,7 +320,7 @@ fn libraries_support_selection(cfg: &RunConfig, scenario: &ScenarioInfo, src: &S
             ));
         }
     }
-    if cfg.selection.libraries.as_ref().is_some_and(Vec::is_empty) {
+    if cfg.selection.libraries.as_ref().is_some_and(Vec::is_empty) && variants.count() == 0 {
         return Err(src.error(
             &key,
             "no libraries selected".into(),

@@ -792,6 +792,8 @@ fn every_override() -> Overrides {
         batch_size: Some(8),
         micro_batch: None,
         schedule: Some(Schedule::Sequential),
+        variants: None,
+        baseline: None,
         no_refresh_requirements: true,
         resume: true,
     }

@@ -253,6 +253,11 @@ fn metadata(
             .then(|| crate::pipeline::info(input, hello, device)),
         equivalence: input.equivalence.clone(),
         time_split: None,
+        variant: input
+            .job
+            .variant
+            .as_ref()
+            .map(augbench_core::variant::VariantRecord::of),
     }
 }
 

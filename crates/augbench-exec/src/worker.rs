@@ -20,15 +20,18 @@ pub struct Target<'a> {
     pub library: &'a str,
     pub backend: Backend,
     pub env_group: &'a str,
+    /// An A/B variant's environment in place of the group's own (a job's `variant`).
+    pub variant: Option<&'a augbench_core::variant::Variant>,
 }
 
 impl<'a> Target<'a> {
     /// The worker of a plan's job.
     pub fn of_job(job: &'a Job) -> Self {
         Target {
-            library: &job.library,
+            library: &job.adapter,
             backend: job.backend,
             env_group: &job.env_group,
+            variant: job.variant.as_ref(),
         }
     }
 
@@ -41,6 +44,7 @@ impl<'a> Target<'a> {
             library,
             backend: info.backend,
             env_group: &info.env_group,
+            variant: None,
         })
     }
 }
@@ -65,7 +69,10 @@ pub fn command(
     mp: &MultiProgress,
 ) -> anyhow::Result<WorkerCommand> {
     let library = target.library;
-    let python = || crate::env::ensure(target.env_group, refresh, Some(mp));
+    let python = || match target.variant {
+        Some(v) => crate::env::ensure_variant(target.env_group, v, Some(mp)),
+        None => crate::env::ensure(target.env_group, refresh, Some(mp)),
+    };
     let mut cmd = match (role, target.backend) {
         (Role::Decoder, _) => crate::env::decoder_worker_command(&python()?, library)?,
         (Role::Transforms { .. }, Backend::NativeWorker) => native_command(library)?,

@@ -2,6 +2,7 @@
 //! what people read — comparison tables (markdown, CSV, JSON), regression verdicts, plots (SVG and
 //! PNG), one self-contained HTML report, and refreshed README tables.
 
+pub mod ab;
 pub mod docs;
 pub mod export;
 pub mod figure;

@@ -148,6 +148,9 @@ pub struct PairedRatio {
     pub ci_low: f64,
     pub ci_high: f64,
     pub rounds: u64,
+    /// Where a repeat of the run's ratio lands (95%), when the source recorded it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<(f64, f64)>,
 }
 
 /// Context of one input file, for the HTML report.
@@ -167,6 +170,9 @@ pub struct Source {
     /// `output.reference_library` of the run config recorded in the file, when set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub configured_reference: Option<String>,
+    /// A/B runs: the variant this file measured (our result files; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<augbench_core::variant::VariantRecord>,
 }
 
 /// Everything loaded: rows, their sources, and warnings worth showing (NaN/zero values, …).

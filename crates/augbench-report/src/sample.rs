@@ -139,6 +139,7 @@ fn metadata(scenario: &str, mode: Mode, library: &str, version: &str, media: Med
         time_split: None,
         benchmark_params: params(media, mode),
         run_config: serde_json::json!({}),
+        variant: None,
     }
 }
 

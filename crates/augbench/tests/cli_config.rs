@@ -503,3 +503,60 @@ fn the_batch_copy_scope_needs_cuda_and_single_worker_one_worker() {
         "{stderr}"
     );
 }
+
+// ---- A/B variants --------------------------------------------------------------------------------
+
+/// The plan of an A/B run: one job per variant (label, library, what it installs, the baseline
+/// it is compared against, its own file), and each variant's environment, to build.
+#[test]
+fn plan_shows_each_variant_and_its_environment() {
+    let out = augbench()
+        .env("AUGBENCH_CACHE", "/augbench-cache")
+        .args(["plan", "--config", "configs/examples/ab_versions.yaml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let jobs = &text[text.find("jobs:").unwrap()..];
+    // The environment key hashes this machine's Python version: shown as <key>.
+    let redacted: String = jobs
+        .lines()
+        .map(|l| match l.rsplit_once('-') {
+            Some((head, key)) if key.len() == 16 && key.chars().all(|c| c.is_ascii_hexdigit()) => {
+                format!("{head}-<key>")
+            }
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!(redacted);
+}
+
+#[test]
+fn a_variant_flag_replaces_the_files_variants_and_names_itself_in_errors() {
+    let plan = stdout_of(&[
+        "plan",
+        "--config",
+        "configs/examples/ab_versions.yaml",
+        "--variant",
+        "pillow==12.2.0",
+        "--variant",
+        "pillow@next=pillow==13.0.0",
+    ]);
+    assert!(plan.contains("library: pillow@12.2.0"), "{plan}");
+    assert!(plan.contains("compared_against: pillow@12.2.0"), "{plan}");
+    assert!(!plan.contains("pillow@11.3.0"), "{plan}");
+    let err = usage_error(&[
+        "validate",
+        "--config",
+        "configs/examples/ab_versions.yaml",
+        "--variant",
+        "image@x=image==0.25",
+    ]);
+    has_all(
+        &err,
+        &["Rust crate compiled into augbench", "(set by --variant)"],
+    );
+    let err = usage_error(&["plan", "--config", QUICKSTART, "--variant", "nosuch==1"]);
+    has_all(&err, &["no library installs `nosuch`"]);
+}

@@ -15,7 +15,7 @@ use super::assets::{GROUPS, clips_source_dir, group_assets, worker_source_dir};
 use super::uv::{Installer, find_python, installer};
 use crate::client::WorkerCommand;
 
-const COMPLETE: &str = ".augbench-complete";
+pub(super) const COMPLETE: &str = ".augbench-complete";
 
 /// A built (or buildable) environment.
 #[derive(Debug, Clone)]
@@ -34,7 +34,7 @@ impl EnvInfo {
     }
 }
 
-fn env_key(group: &str, lock: &str, py_version: &str) -> String {
+pub(super) fn env_key(group: &str, lock: &str, py_version: &str) -> String {
     let mut h = Sha256::new();
     for part in [group, py_version, lock] {
         h.update(part.as_bytes());
@@ -43,7 +43,7 @@ fn env_key(group: &str, lock: &str, py_version: &str) -> String {
     format!("{:x}", h.finalize())[..16].to_string()
 }
 
-fn venv_python(dir: &Path) -> PathBuf {
+pub(super) fn venv_python(dir: &Path) -> PathBuf {
     dir.join("bin").join("python")
 }
 
@@ -174,7 +174,7 @@ pub fn ensure(group: &str, refresh: bool, mp: Option<&MultiProgress>) -> anyhow:
         });
     }
     let bar = spinner(mp, format!("Build environment ({group})"));
-    let result = build_into(&dir, &python, &inst, &lock);
+    let result = build_into(&dir, &python, &inst, &lock, &[]);
     bar.finish_and_clear();
     result.with_context(|| format!("building the `{group}` environment in {}", dir.display()))?;
     Ok(EnvInfo {
@@ -185,14 +185,22 @@ pub fn ensure(group: &str, refresh: bool, mp: Option<&MultiProgress>) -> anyhow:
     })
 }
 
-fn build_into(dir: &Path, python: &Path, inst: &Installer, lock: &str) -> anyhow::Result<()> {
+/// Builds `dir` from `lock`, then installs each of `extra` (installer arguments: a variant's pin,
+/// requirement file or checkout) over it.
+pub(super) fn build_into(
+    dir: &Path,
+    python: &Path,
+    inst: &Installer,
+    lock: &str,
+    extra: &[Vec<std::ffi::OsString>],
+) -> anyhow::Result<()> {
     let tmp = dir.with_extension(format!("tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(tmp.parent().unwrap_or(Path::new(".")))
         .context("creating the envs folder")?;
     let lock_file = tmp.with_extension("lock.txt");
     std::fs::write(&lock_file, lock).context("writing the lock")?;
-    let steps: Vec<Command> = match inst {
+    let mut steps: Vec<Command> = match inst {
         Installer::Uv(uv) => vec![
             cmd(uv, &["venv", "--quiet", "--python"], &[python, &tmp]),
             cmd(
@@ -210,6 +218,7 @@ fn build_into(dir: &Path, python: &Path, inst: &Installer, lock: &str) -> anyhow
             ),
         ],
     };
+    steps.extend(extra.iter().map(|args| install_step(inst, &tmp, args)));
     for mut step in steps {
         let out = step
             .env("UV_PYTHON_DOWNLOADS", "never")
@@ -233,17 +242,35 @@ fn build_into(dir: &Path, python: &Path, inst: &Installer, lock: &str) -> anyhow
     Ok(())
 }
 
+/// `<installer> install <args>` into the venv at `venv`.
+fn install_step(inst: &Installer, venv: &Path, args: &[std::ffi::OsString]) -> Command {
+    let mut c = match inst {
+        Installer::Uv(uv) => cmd(
+            uv,
+            &["pip", "install", "--quiet", "--python"],
+            &[&venv_python(venv)],
+        ),
+        Installer::VenvPip => cmd(
+            &venv_python(venv),
+            &["-m", "pip", "install", "--quiet"],
+            &[],
+        ),
+    };
+    c.args(args);
+    c
+}
+
 fn cmd(program: &Path, args: &[&str], paths: &[&Path]) -> Command {
     let mut c = Command::new(program);
     c.args(args).args(paths);
     c
 }
 
-fn tail(text: &str) -> String {
+pub(super) fn tail(text: &str) -> String {
     augbench_host::facts::last_lines(text, policy::STDERR_TAIL_LINES)
 }
 
-fn spinner(mp: Option<&MultiProgress>, label: String) -> ProgressBar {
+pub(super) fn spinner(mp: Option<&MultiProgress>, label: String) -> ProgressBar {
     let pb = ProgressBar::new_spinner();
     let pb = match mp {
         Some(mp) => mp.add(pb),

@@ -5,6 +5,7 @@
 mod assets;
 mod build;
 mod uv;
+mod variant;
 
 pub use assets::{
     GROUPS, GroupAssets, VIDEO_DECODE_GROUP, clips_source_dir, group_assets, pinned_version,
@@ -14,3 +15,4 @@ pub use build::{
     EnvInfo, clean, decoder_worker_command, ensure, list, lock_group, python_worker_command,
 };
 pub use uv::{Installer, find_python, installer};
+pub use variant::{VariantEnv, check_pins, ensure_variant, variant_env};

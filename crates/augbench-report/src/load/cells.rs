@@ -75,6 +75,7 @@ fn attach_paired(rows: &mut [Row], paired: &[&BenchCell]) {
                 ci_low: c.metrics.ci_low.unwrap_or(ratio),
                 ci_high: c.metrics.ci_high.unwrap_or(ratio),
                 rounds: c.throughputs.len() as u64,
+                rerun: None,
             });
         }
     }
@@ -171,5 +172,6 @@ fn source(c: &BenchCell, path: &Path) -> Source {
         thread_settings: json!({ "thread_policy": c.thread_policy }),
         equivalence: None,
         configured_reference: None,
+        variant: None,
     }
 }

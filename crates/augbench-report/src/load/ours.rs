@@ -44,7 +44,8 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
                 .or(m.dataset.clips.as_ref().map(|c| c.clip_length))
         })
         .flatten();
-    let version = super::reference::version_of(&m.library, &m.library_versions);
+    let adapter = m.variant.as_ref().map_or(&m.library, |v| &v.library);
+    let version = super::reference::version_of(adapter, &m.library_versions);
     let threshold = m.benchmark_params.slow_threshold_sec_per_item;
     let rows = file
         .results
@@ -82,6 +83,7 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
                     ci_low: p.ci_low,
                     ci_high: p.ci_high,
                     rounds: p.rounds,
+                    rerun: Some((p.rerun_low, p.rerun_high)),
                 })
                 .collect(),
             pairing: tr.rounds_id.clone(),
@@ -107,6 +109,7 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
             .pointer("/output/reference_library")
             .and_then(serde_json::Value::as_str)
             .map(str::to_string),
+        variant: m.variant.clone(),
     };
     Ok(Dataset {
         rows,

@@ -83,6 +83,7 @@ pub fn load(path: &Path, v: &Value) -> Dataset {
         thread_settings: meta.get("thread_settings").cloned().unwrap_or(Value::Null),
         equivalence: None,
         configured_reference: None,
+        variant: None,
     };
     Dataset {
         rows,

@@ -1,4 +1,5 @@
-//! `augbench compare`: comparison tables of libraries (one per scenario, mode and device), or,
+//! `augbench compare`: comparison tables of libraries (one per scenario, mode and device), plus
+//! A/B verdicts of each variant against the baseline variant when the run measured variants; or,
 //! with `--baseline` and `--current`, regression verdicts per row. Also holds the options the
 //! other report commands share (reference library, sort order, loading with warnings).
 
@@ -7,8 +8,8 @@ use std::process::ExitCode;
 
 use augbench_core::policy;
 use augbench_report::export::{self, Format};
-use augbench_report::regression;
 use augbench_report::{Dataset, Sort, TableOptions};
+use augbench_report::{ab, regression};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FormatArg {
@@ -93,11 +94,12 @@ pub struct Args {
     /// Regression mode: the run to check against the baseline.
     #[arg(long, value_name = "RESULTS", requires = "baseline")]
     pub current: Option<PathBuf>,
-    /// Regression mode: smallest relative change of the median that counts, as a fraction (0.1 = 10%).
+    /// Regression and A/B verdicts: smallest relative change that counts, as a fraction (0.1 = 10%).
     #[arg(long, value_name = "FRACTION", default_value_t = policy::REGRESSION_MIN_EFFECT)]
     pub min_effect: f64,
-    /// Regression mode: exit with code 1 when any row is a regression.
-    #[arg(long, requires = "baseline")]
+    /// Exit with code 1 when any row is a regression (with `--baseline`/`--current`), or when any
+    /// variant is slower than the baseline variant (an A/B run's folder).
+    #[arg(long)]
     pub fail_on_regression: bool,
 }
 
@@ -132,11 +134,48 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         sort: args.sort.into(),
     };
     let tables = augbench_report::table::build_tables(&data, &opts)?;
-    emit(
-        &export::render(&tables, args.format.into())?,
-        args.out.as_ref(),
-    )?;
+    let ab = ab::compare(&data, args.min_effect)?;
+    let mut text = export::render(&tables, args.format.into())?;
+    if let Some(report) = &ab {
+        text = with_ab(text, report, args.format)?;
+    }
+    emit(&text, args.out.as_ref())?;
+    let Some(report) = ab else {
+        return match args.fail_on_regression {
+            true => Err(augbench_core::UsageError::new(
+                "--fail-on-regression needs A/B variants or two runs: these results measured no variants",
+                "pass an A/B run's folder (selection.variants), or --baseline OLD --current NEW",
+            )
+            .into()),
+            false => Ok(ExitCode::SUCCESS),
+        };
+    };
+    if args.format != FormatArg::Markdown || args.out.is_some() {
+        eprintln!("{}", ab::summary(&report));
+    }
+    if args.fail_on_regression && report.has_regression() {
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The library tables followed by the A/B verdicts (JSON: one object with both).
+fn with_ab(tables: String, report: &ab::AbReport, format: FormatArg) -> anyhow::Result<String> {
+    Ok(match format {
+        FormatArg::Markdown => format!(
+            "{tables}
+## A/B verdicts
+
+{}",
+            ab::render(report, Format::Markdown)?
+        ),
+        FormatArg::Csv => ab::render(report, Format::Csv)?,
+        FormatArg::Json => {
+            let tables: serde_json::Value = serde_json::from_str(&tables)?;
+            let both = serde_json::json!({ "tables": tables, "ab": report });
+            format!("{}\n", serde_json::to_string_pretty(&both)?)
+        }
+    })
 }
 
 fn run_regression(args: &Args, baseline: &PathBuf, current: &PathBuf) -> anyhow::Result<ExitCode> {

@@ -57,6 +57,14 @@ pub struct ConfigArgs {
     pub micro_batch: Option<u64>,
     #[arg(long, value_enum, help = help_schedule())]
     pub schedule: Option<ScheduleArg>,
+    /// A/B: a variant of a library, `[LABEL=]SOURCE` (repeat the flag): LABEL is `<library>[@tag]`,
+    /// SOURCE a pin (`pillow==11.3.0`), a requirement file or a checkout folder
+    /// (e.g. `--variant pillow@11.3.0=pillow==11.3.0 --variant pillow@local=../Pillow`).
+    #[arg(long = "variant", value_name = "[LABEL=]SOURCE", value_parser = augbench_core::variant::parse_flag)]
+    pub variants: Vec<augbench_core::variant::VariantConfig>,
+    /// A/B: label of the variant the others are compared against [default: the first variant].
+    #[arg(long, value_name = "LABEL")]
+    pub baseline_variant: Option<String>,
     /// Use the existing requirement locks as they are.
     #[arg(long)]
     pub no_refresh_requirements: bool,
@@ -154,6 +162,8 @@ impl ConfigArgs {
                 ScheduleArg::Interleaved => Schedule::Interleaved,
                 ScheduleArg::Sequential => Schedule::Sequential,
             }),
+            variants: (!self.variants.is_empty()).then(|| self.variants.clone()),
+            baseline: self.baseline_variant.clone(),
             no_refresh_requirements: self.no_refresh_requirements,
             resume: self.resume,
         }
@@ -188,8 +198,25 @@ impl ConfigArgs {
             ("micro_batch", "--micro-batch", self.micro_batch.is_some()),
             ("schedule", "--schedule", self.schedule.is_some()),
         ];
+        let variant = !self.variants.is_empty();
+        let variant_keys = [
+            "variants",
+            "library",
+            "label",
+            "pin",
+            "requirements",
+            "path",
+        ]
+        .map(|k| (k, "--variant", variant));
+        let baseline = (
+            "baseline",
+            "--baseline-variant",
+            self.baseline_variant.is_some(),
+        );
         pairs
             .into_iter()
+            .chain(variant_keys)
+            .chain([baseline])
             .filter(|(_, _, set)| *set)
             .map(|(k, f, _)| (k, f))
             .collect()

@@ -51,6 +51,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let plan = super::host_device::name_by_device(augbench_core::plan::build(&cfg), cuda);
     // A spec file's LIBRARY line is checked before any media is prepared or worker started.
     orchestrate::with_spec(&plan)?;
+    // A/B: every pin must resolve before any environment is built (a typo is exit 2, not a
+    // half-built run).
+    let variants: Vec<_> = plan
+        .jobs
+        .iter()
+        .filter_map(|j| j.variant.as_ref())
+        .collect();
+    augbench_env::check_pins(&variants)?;
     // Held until `run` returns, whichever way (its guard releases the folder on drop).
     let lock = RunLock::acquire(&augbench_core::naming::output_dir(&cfg))?;
     if let Some(note) = &lock.note {

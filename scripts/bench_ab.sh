@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# A/B benchmarks (DESIGN §14), side by side in one window:
+#  1. A/A: the same Pillow as two variants, 5 transforms, AA_N invocations: every verdict must be
+#     "no change" and the paired ratio within ±3% of 1 in ≥ 90% of rows.
+#  2. Detection: a local checkout whose Image.resize is slowed by SHARE of its own time
+#     (scripts/ab_fixture.sh), N invocations per share: an A/B run (one interleaved run) against
+#     two separate runs compared with `compare --baseline --current`, both at the default
+#     minimum effect. Prints detections out of N per share and method.
+# Usage: scripts/bench_ab.sh [work dir]   (env: AA_N=3 N=10 SHARES="0.05 0.10 0.20" ITEMS=50)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+A=${AUGBENCH:-$ROOT/target/release/augbench}
+W=${1:-$(mktemp -d)}
+AA_N=${AA_N:-3} N=${N:-10} SHARES=${SHARES:-"0.05 0.10 0.20"} ITEMS=${ITEMS:-50}
+CFG=$ROOT/configs/examples/ab_versions.yaml
+PIN=$(grep '^pillow==' "$ROOT/envs/pillow.txt")
+COMMON=(--num-items "$ITEMS" --no-refresh-requirements)
+mkdir -p "$W"
+echo "work dir: $W; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+verdicts() { # <compare json> <key: ab|rows> → "transform ratio verdict" lines
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d["ab"]["rows"] if sys.argv[2] == "ab" else d["rows"]
+for r in rows:
+    if sys.argv[2] == "ab":
+        ratio = r.get("ratio")
+    else:
+        ratio = r["current"] / r["baseline"] if r.get("current") and r.get("baseline") else None
+    ratio = float("nan") if ratio is None else ratio
+    print(r["transform"], f"{ratio:.4f}", r["verdict"])
+PY
+}
+
+echo "== A/A: $PIN as two variants, 5 transforms, $AA_N invocations"
+: > "$W/aa.txt"
+for i in $(seq "$AA_N"); do
+  "$A" run -c "$CFG" -o "$W/aa$i" "${COMMON[@]}" --variant "pillow@a=$PIN" --variant "pillow@b=$PIN" > /dev/null 2>&1
+  "$A" compare "$W/aa$i" --format json --out "$W/aa$i.json" 2> /dev/null
+  verdicts "$W/aa$i.json" ab | tee -a "$W/aa.txt"
+done
+python3 - "$W/aa.txt" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+ok = [r for r in rows if r[1] != "nan"]
+within = sum(abs(float(r[1]) - 1) <= 0.03 for r in ok)
+changes = [r for r in rows if r[2] != "same"]
+print(f"A/A: {len(rows)} rows, ratio within ±3% in {within}/{len(ok)} ({100*within/max(len(ok),1):.0f}%), verdicts other than no change: {len(changes)}")
+PY
+
+echo "== detection: Resize slowed by SHARE of its time, $N invocations per share"
+for share in $SHARES; do
+  "$ROOT/scripts/ab_fixture.sh" "$A" "$W/slow$share" "$share" > /dev/null
+  ab=0 rr=0; : > "$W/ratios$share.txt"
+  for i in $(seq "$N"); do
+    o="$W/ab${share}_$i"
+    "$A" run -c "$CFG" -o "$o" "${COMMON[@]}" --transforms Resize \
+      --variant "pillow@released=$PIN" --variant "pillow@local=$W/slow$share" > /dev/null 2>&1
+    "$A" compare "$o" --format json --out "$o.json" 2> /dev/null
+    line=$(verdicts "$o.json" ab | grep '^Resize ')
+    echo "$line" >> "$W/ratios$share.txt"
+    [[ $line == *regression* ]] && ab=$((ab + 1))
+    # Run against run: the same label in two separate runs, one after the other.
+    "$A" run -c "$CFG" -o "$o.base" "${COMMON[@]}" --transforms Resize --variant "pillow@x=$PIN" > /dev/null 2>&1
+    "$A" run -c "$CFG" -o "$o.cur" "${COMMON[@]}" --transforms Resize --variant "pillow@x=$W/slow$share" > /dev/null 2>&1
+    "$A" compare --baseline "$o.base" --current "$o.cur" --format json --out "$o.rr.json" 2> /dev/null
+    [[ $(verdicts "$o.rr.json" rows | grep '^Resize ') == *regression* ]] && rr=$((rr + 1))
+  done
+  med=$(python3 -c "import sys,statistics; print(round(statistics.median(float(l.split()[1]) for l in open(sys.argv[1])),3))" "$W/ratios$share.txt")
+  echo "share $share: A/B detected $ab/$N (median paired ratio $med); run vs run detected $rr/$N"
+done
+echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
