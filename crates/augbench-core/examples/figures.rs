@@ -4,6 +4,13 @@
 //!
 //!     cargo run --release -p augbench-core --example figures -- FILE...
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "study tool: a failure stops it with the message"
+)]
+
 use augbench_core::results::{ResultFile, Status};
 use augbench_core::stats::{Estimator, figure::figure_with};
 

@@ -4,6 +4,13 @@
 //! must fail the gate (exit 1); the same version as two variants (A/A) must pass it.
 //! Uses the shared environment cache on purpose (the variant environments build once).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 

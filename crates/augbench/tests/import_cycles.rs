@@ -4,6 +4,13 @@
 //! are compared level by level: an edge between two files counts between the children of their
 //! lowest common module, so a module's own submodules (and their `use super::*`) never count.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
