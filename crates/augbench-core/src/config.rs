@@ -124,7 +124,7 @@ pub struct Selection {
     pub multichannel: Option<bool>,
     /// A/B: libraries named more than once, each with its own environment and label (§14).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub variants: Option<Vec<crate::variant::VariantConfig>>,
+    pub variants: Option<Vec<VariantConfig>>,
     /// A/B: the label of the variant the others are compared against (default: the first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<String>,
@@ -263,7 +263,7 @@ pub struct Overrides {
     pub micro_batch: Option<u64>,
     pub schedule: Option<Schedule>,
     /// A/B variants (`--variant`); they replace the file's `variants`.
-    pub variants: Option<Vec<crate::variant::VariantConfig>>,
+    pub variants: Option<Vec<VariantConfig>>,
     /// The baseline variant's label (`--baseline-variant`).
     pub baseline: Option<String>,
     pub no_refresh_requirements: bool,
@@ -346,4 +346,27 @@ impl RunConfig {
     pub fn is_cloud(&self) -> bool {
         self.cloud.is_some()
     }
+}
+
+/// One variant as written under `selection.variants`. Exactly one of `pin`, `requirements` and
+/// `path` says what is installed over the library's own environment.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantConfig {
+    /// The library (a Python library of the matrix) this is a variant of.
+    pub library: String,
+    /// Column and file-name label; default `<library>@<version>` for a `==` pin,
+    /// `<library>@<file stem>` for a requirement file, `<library>@local` for a checkout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// A requirement line installed over the library's environment (`pillow==11.3.0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<String>,
+    /// A requirement file installed over the library's environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requirements: Option<PathBuf>,
+    /// A local checkout (a folder with `pyproject.toml`, `setup.py` or `setup.cfg`), installed
+    /// into its own cached environment, rebuilt when its files change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
 }

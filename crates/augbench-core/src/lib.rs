@@ -7,6 +7,7 @@ pub mod config;
 pub mod config_error;
 pub mod equivalence;
 pub mod error;
+pub mod estimator;
 pub mod json_text;
 pub mod matrix;
 pub mod memory;

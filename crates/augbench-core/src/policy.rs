@@ -166,7 +166,11 @@ pub const RERUN_DRIFT_FLOOR: f64 = 0.02;
 /// verdicts, plots and reports show it): the estimator that repeated best between back-to-back
 /// invocations on a shared 2-core VM while reading close to a quiet measurement of the same row
 /// (scripts/estimator_study.sh; figures in docs/methodology.md).
-pub const FIGURE_ESTIMATOR: crate::stats::Estimator = crate::stats::Estimator::ProcessMaxMedian;
+pub const FIGURE_ESTIMATOR: crate::estimator::Estimator =
+    crate::estimator::Estimator::ProcessMaxMedian;
+/// The figure's rerun interval resamples worker processes only from this many on; with fewer
+/// it resamples the pooled runs (two processes leave one degree of freedom).
+pub const MIN_PROCESS_UNITS: usize = 3;
 /// A row is `unstable` when its figure's rerun interval is wider than ± this (relative, on the
 /// log scale): its figure is the one that would not repeat (calibrated with the estimator study).
 pub const UNSTABLE_FIGURE_HALF_WIDTH: f64 = 0.10;

@@ -11,28 +11,7 @@ use crate::config::RunConfig;
 use crate::config_error::{ConfigError, Source, suggest};
 use crate::matrix::{Backend, Matrix, Mode};
 
-/// One variant as written under `selection.variants`. Exactly one of `pin`, `requirements` and
-/// `path` says what is installed over the library's own environment.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct VariantConfig {
-    /// The library (a Python library of the matrix) this is a variant of.
-    pub library: String,
-    /// Column and file-name label; default `<library>@<version>` for a `==` pin,
-    /// `<library>@<file stem>` for a requirement file, `<library>@local` for a checkout.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    /// A requirement line installed over the library's environment (`pillow==11.3.0`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pin: Option<String>,
-    /// A requirement file installed over the library's environment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requirements: Option<PathBuf>,
-    /// A local checkout (a folder with `pyproject.toml`, `setup.py` or `setup.cfg`), installed
-    /// into its own cached environment, rebuilt when its files change.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<PathBuf>,
-}
+pub use crate::config::VariantConfig;
 
 /// What a variant installs over its library's environment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -83,11 +83,24 @@ fn local_rgb_micro_cpu_has_one_job_per_library_with_the_58_rgb_transforms() {
     let p = plan_of("examples/local_rgb_micro_cpu.yaml");
     let rgb = Registry::get().set("rgb").unwrap();
     assert_eq!(rgb.len(), 58);
-    assert_eq!(p.jobs.len(), 8);
+    assert_eq!(p.jobs.len(), 11);
     let libs: Vec<&str> = p.jobs.iter().map(|j| j.library.as_str()).collect();
-    let python = ["albumentationsx", "torchvision", "kornia", "pillow"];
-    let rust = ["image", "imageproc", "fast_image_resize", "kornia-rs"];
-    assert_eq!(libs, [python, rust].concat());
+    let python = [
+        "albumentationsx",
+        "albumentations",
+        "opencv",
+        "torchvision",
+        "kornia",
+        "pillow",
+    ];
+    let rust = [
+        "image",
+        "imageproc",
+        "fast_image_resize",
+        "kornia-rs",
+        "zune-image",
+    ];
+    assert_eq!(libs, [&python[..], &rust[..]].concat());
     for j in &p.jobs {
         assert_eq!(j.transforms.len(), 58, "{}", j.library);
         assert_eq!(j.transforms, rgb, "{}", j.library);

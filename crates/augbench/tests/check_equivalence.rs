@@ -82,10 +82,10 @@ fn the_rgb_set_matches_across_every_library() {
 
 #[test]
 fn an_unknown_library_or_transform_is_a_usage_error() {
-    let (out, _) = check(&["--libraries", "opencv"]);
+    let (out, _) = check(&["--libraries", "imgaug"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("`opencv` cannot be checked"), "{stderr}");
+    assert!(stderr.contains("`imgaug` cannot be checked"), "{stderr}");
     assert!(
         stderr.contains("kornia-rs"),
         "the hint lists the choices: {stderr}"

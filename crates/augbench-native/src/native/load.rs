@@ -2,22 +2,15 @@
 //! or corrupt files with a reason, converts grayscale/RGBA/16-bit files to RGB8 and counts them,
 //! stacks RGB k times for 3·k channels, and hands the pixels to the library's own image type.
 
-use std::io::Cursor;
 use std::path::Path;
 use std::time::Instant;
 
-use image::{DynamicImage, ImageFormat, ImageReader};
-
+#[cfg(test)]
+use super::decode::jpeg_is_complete;
+pub(crate) use super::decode::{Rgb8, decode};
 use super::session::{Adapter, DTYPE, LAYOUT, Loaded, Session};
 use super::{Library, failure, fir, image_rs, imageproc, kornia, zune};
 use crate::protocol::{Failure, FailureKind, LoadRequest, LoadResponse, Skipped};
-
-/// Decoded RGB8 pixels, row-major HWC.
-pub(crate) struct Rgb8 {
-    pub width: u32,
-    pub height: u32,
-    pub data: Vec<u8>,
-}
 
 pub(crate) struct Decoded {
     pub items: Vec<Rgb8>,
@@ -45,46 +38,6 @@ pub(crate) fn decode_all(paths: &[String]) -> Decoded {
         }
     }
     out
-}
-
-pub(crate) fn decode(path: &Path) -> Result<(Rgb8, bool), String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot open: {e}"))?;
-    if bytes.is_empty() {
-        return Err("empty file (0 bytes)".into());
-    }
-    let reader = ImageReader::new(Cursor::new(&bytes))
-        .with_guessed_format()
-        .map_err(|e| format!("cannot read: {e}"))?;
-    if reader.format() == Some(ImageFormat::Jpeg) && !jpeg_is_complete(&bytes) {
-        return Err("truncated JPEG: no end-of-image marker after the last scan".into());
-    }
-    let img = reader.decode().map_err(|e| format!("cannot decode: {e}"))?;
-    let converted = !matches!(img, DynamicImage::ImageRgb8(_));
-    let rgb = match img {
-        DynamicImage::ImageRgb8(rgb) => rgb,
-        other => other.to_rgb8(),
-    };
-    let (width, height) = rgb.dimensions();
-    Ok((
-        Rgb8 {
-            width,
-            height,
-            data: rgb.into_raw(),
-        },
-        converted,
-    ))
-}
-
-/// A complete JPEG has an end-of-image marker (FF D9) after its last start-of-scan (FF DA).
-/// Entropy-coded data never contains FF D9 (0xFF bytes are stuffed), so a file cut inside its
-/// last scan has none. The decoder would otherwise fill the missing rows silently, where
-/// Pillow refuses the file.
-fn jpeg_is_complete(bytes: &[u8]) -> bool {
-    let marker = |m: u8| move |w: &[u8]| w[0] == 0xFF && w[1] == m;
-    let Some(sos) = bytes.windows(2).rposition(marker(0xDA)) else {
-        return false;
-    };
-    bytes[sos..].windows(2).any(marker(0xD9))
 }
 
 /// Repeats each RGB pixel `k` times along the channel axis (3·k channels).

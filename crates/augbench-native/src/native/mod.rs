@@ -4,6 +4,7 @@
 //! transforms in its own adapter file.
 
 mod clips;
+mod decode;
 mod draw;
 mod fir;
 mod image_rs;

@@ -48,7 +48,7 @@ pub(crate) trait Adapter: 'static {
     /// Reads one file into an item (the pipeline's decode scopes, inside the loader): by default
     /// with the `image` crate, which the native libraries read files with.
     fn read_file(path: &Path) -> Result<Self::Item, String> {
-        let (rgb, _) = super::load::decode(path)?;
+        let (rgb, _) = super::decode::decode(path)?;
         Self::convert(rgb.width, rgb.height, rgb.data)
     }
     /// The decoder `read_file` uses, as reported with pipeline rows.

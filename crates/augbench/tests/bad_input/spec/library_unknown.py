@@ -1,2 +1,2 @@
-LIBRARY = "opencv"
+LIBRARY = "imgaug"
 TRANSFORMS = []
