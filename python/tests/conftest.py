@@ -265,7 +265,7 @@ def worker_factory():
 
 def first_importable_library() -> str:
     """The lightest adapter library this interpreter can import (protocol tests need a real one)."""
-    for library in ("pillow", "kornia", "torchvision", "albumentationsx"):  # fastest import first
+    for library in ("pillow", "opencv", "kornia", "torchvision", "albumentations", "albumentationsx"):  # fastest import first
         if has_library(library):
             return library
     skip_unless_promised("no adapter library importable in this interpreter")
