@@ -161,12 +161,29 @@ mkdir -p "$t/bin" && printf '#!/bin/sh\necho uv 9.9.9\n' > "$t/bin/uv" && chmod 
         path
     }
 
+    /// `install_uv`, retried while the fake script is "Text file busy": another test thread that
+    /// forked while the script was open for writing holds it until that child execs.
+    #[cfg(unix)]
+    fn install_retrying(python: &Path, target: &Path) -> Result<PathBuf, String> {
+        let mut last = install_uv(python, target);
+        for _ in 0..50 {
+            match &last {
+                Err(e) if e.contains("Text file busy") => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    last = install_uv(python, target);
+                }
+                _ => break,
+            }
+        }
+        last
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_successful_install_returns_uv_and_keeps_pips_warning_to_itself() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("tools/uv");
-        let uv = install_uv(&fake_python(dir.path(), true), &target).unwrap();
+        let uv = install_retrying(&fake_python(dir.path(), true), &target).unwrap();
         assert_eq!(uv, target.join("bin/uv"));
         assert_eq!(uv_version(&uv), "uv 9.9.9");
     }
@@ -175,7 +192,8 @@ mkdir -p "$t/bin" && printf '#!/bin/sh\necho uv 9.9.9\n' > "$t/bin/uv" && chmod 
     #[test]
     fn a_failed_install_reports_pips_own_words() {
         let dir = tempfile::tempdir().unwrap();
-        let err = install_uv(&fake_python(dir.path(), false), &dir.path().join("t")).unwrap_err();
+        let err =
+            install_retrying(&fake_python(dir.path(), false), &dir.path().join("t")).unwrap_err();
         assert!(
             err.contains("No matching distribution found for uv"),
             "{err}"
