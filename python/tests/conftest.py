@@ -60,6 +60,7 @@ PROMISED_WITH = {
     "kornia": ("torch", "numpy"),
     "pillow": ("numpy",),
     "opencv": ("cv2", "numpy"),
+    "albumentations": ("cv2", "numpy"),
     "pyav": ("av", "numpy"),
     "decord": ("decord", "numpy"),
 }
@@ -71,6 +72,27 @@ def pytest_addoption(parser) -> None:
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "environment(name): the environment a test file runs in (conftest.py)")
+    config.addinivalue_line(
+        "markers",
+        "generic: worker-loop behaviour that no library changes; scripts/test.sh runs it in one environment",
+    )
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Where the run names its environment's libraries (``AUGBENCH_EXPECT_LIBS``), a case
+    parametrized with another library is deselected: that library has an environment of its own,
+    where it runs (an environment may still import it, e.g. OpenCV inside AlbumentationsX's)."""
+    own = set(_listed("AUGBENCH_EXPECT_LIBS"))
+    if not own:
+        return
+    kept, dropped = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        library = params.get("library")
+        (dropped if library in LIBRARY_MODULES and library not in own else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 def declared_environment(path: Path) -> str | None:
@@ -264,8 +286,10 @@ def worker_factory():
 
 
 def first_importable_library() -> str:
-    """The lightest adapter library this interpreter can import (protocol tests need a real one)."""
+    """The lightest adapter library this interpreter can import (protocol tests need a real one);
+    of the run's own libraries where it names them."""
+    own = set(_listed("AUGBENCH_EXPECT_LIBS"))
     for library in ("pillow", "opencv", "kornia", "torchvision", "albumentations", "albumentationsx"):  # fastest import first
-        if has_library(library):
+        if (not own or library in own) and has_library(library):
             return library
     skip_unless_promised("no adapter library importable in this interpreter")

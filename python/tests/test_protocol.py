@@ -72,6 +72,7 @@ def test_library_prints_do_not_corrupt_the_stream(tmp_path, jpeg_paths, worker_f
     assert client.proc.wait(timeout=60) == 0
 
 
+@pytest.mark.generic
 def test_prints_land_in_the_log(tmp_path, jpeg_paths, worker_factory) -> None:
     library = first_importable_library()
     client = worker_factory("--spec", write_spec(tmp_path, IDENTITY_SPEC.format(library=library)))
@@ -89,6 +90,7 @@ def test_prints_land_in_the_log(tmp_path, jpeg_paths, worker_factory) -> None:
         assert text in log
 
 
+@pytest.mark.generic
 def test_malformed_and_unknown_requests_keep_the_worker_alive(worker_factory) -> None:
     client = worker_factory("--library", first_importable_library())
     for raw, fragment in [
@@ -105,6 +107,7 @@ def test_malformed_and_unknown_requests_keep_the_worker_alive(worker_factory) ->
     assert client.close() == 0
 
 
+@pytest.mark.generic
 def test_out_of_order_and_bad_fields(jpeg_paths, worker_factory) -> None:
     client = worker_factory("--library", first_importable_library())
     assert client.request("prepare", transform="HorizontalFlip", params={})["kind"] == "bad_request"
@@ -120,6 +123,7 @@ def test_out_of_order_and_bad_fields(jpeg_paths, worker_factory) -> None:
     assert client.request("time", start=0, count=2, loops=True)["kind"] == "bad_request"
 
 
+@pytest.mark.generic
 def test_undecodable_files_are_skipped_and_named(tmp_path, jpeg_paths, worker_factory) -> None:
     broken = tmp_path / "broken.jpg"
     broken.write_bytes(b"not a jpeg")
@@ -131,6 +135,7 @@ def test_undecodable_files_are_skipped_and_named(tmp_path, jpeg_paths, worker_fa
     assert nothing["kind"] == "bad_input" and str(broken) in nothing["error"]
 
 
+@pytest.mark.generic
 def test_transform_raising_on_some_images(tmp_path, jpeg_paths, worker_factory) -> None:
     library = first_importable_library()
     client = worker_factory("--spec", write_spec(tmp_path, RAISING_SPEC.format(library=library)))
@@ -145,6 +150,7 @@ def test_transform_raising_on_some_images(tmp_path, jpeg_paths, worker_factory) 
     assert client.close() == 0
 
 
+@pytest.mark.generic
 @pytest.mark.parametrize(
     ("source", "fragments"),
     [
@@ -170,6 +176,7 @@ def test_spec_file_errors_name_file_and_line(tmp_path, worker_factory, source, f
     assert client.close() == 0
 
 
+@pytest.mark.generic
 def test_spec_library_must_match_library_flag(tmp_path, worker_factory) -> None:
     library = first_importable_library()
     other = next(name for name in LIBRARY_MODULES if name != library)
@@ -178,17 +185,19 @@ def test_spec_library_must_match_library_flag(tmp_path, worker_factory) -> None:
     assert hello["ok"] is False and f"LIBRARY is '{library}'" in hello["error"]
 
 
-@pytest.mark.parametrize("library", list(LIBRARY_MODULES))
-def test_missing_library_names_environment_and_package(library, worker_factory) -> None:
-    if has_library(library):
-        pytest.skip(f"{library} is importable here")
-    hello = worker_factory("--library", library).request("hello")
+@pytest.mark.generic
+@pytest.mark.parametrize("absent", list(LIBRARY_MODULES))
+def test_missing_library_names_environment_and_package(absent, worker_factory) -> None:
+    if has_library(absent):
+        pytest.skip(f"{absent} is importable here")
+    hello = worker_factory("--library", absent).request("hello")
     assert hello["ok"] is False and hello["kind"] == "exception"
-    assert f"library {library}: cannot import" in hello["error"]
-    package = LIBRARIES[library][1]  # the distribution to install, as the worker names it
+    assert f"library {absent}: cannot import" in hello["error"]
+    package = LIBRARIES[absent][1]  # the distribution to install, as the worker names it
     assert "in environment" in hello["error"] and f"'{package}'" in hello["error"]
 
 
+@pytest.mark.generic
 def test_thread_policy_is_applied_and_reported(worker_factory) -> None:
     library = first_importable_library()
     single = worker_factory("--library", library, env={"OMP_NUM_THREADS": "4"}).request("hello")
@@ -264,6 +273,7 @@ def test_kornia_batched_regime(jpeg_paths, worker_factory) -> None:
     assert per_image["regime"] == "per_image"
 
 
+@pytest.mark.generic
 def test_batched_regime_is_kornia_only(jpeg_paths, worker_factory) -> None:
     library = first_importable_library()
     if library == "kornia":
@@ -274,6 +284,7 @@ def test_batched_regime_is_kornia_only(jpeg_paths, worker_factory) -> None:
     assert refused["kind"] == "unsupported" and "batched" in refused["error"]
 
 
+@pytest.mark.generic
 def test_eof_ends_the_worker_cleanly(worker_factory) -> None:
     client = worker_factory("--library", first_importable_library())
     assert client.request("hello")["ok"]
@@ -281,6 +292,7 @@ def test_eof_ends_the_worker_cleanly(worker_factory) -> None:
     assert client.proc.wait(timeout=60) == 0
 
 
+@pytest.mark.generic
 def test_the_library_line_follows_the_rule_shared_with_the_coordinator() -> None:
     """The coordinator (Rust) runs the same cases: both read LIBRARY by one rule."""
     import json
