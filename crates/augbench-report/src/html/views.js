@@ -243,11 +243,13 @@
       "can deliver. 100% means the transform is free; the line marks it.</p><div class=\"ceiling-grid\">";
     libs.forEach(function (l) {
       var ceil = null;
+      var ceilState = "missing";
       var items = [];
       g.rows.forEach(function (r) {
         var c = r.cells[l];
         if (r.transform === g.ceiling) {
           ceil = c && c.s === "ok" ? c.v : null;
+          ceilState = c ? c.s : "missing";
         } else if (c && c.s === "ok" && typeof c.share === "number") {
           items.push({ t: r.transform, share: c.share, v: c.v });
         }
@@ -255,7 +257,9 @@
       items.sort(function (a, b) { return b.share - a.share || (a.t < b.t ? -1 : 1); });
       html += "<div class=\"ceiling-card" + (l === ref ? " is-ref" : "") + "\" data-lib=\"" + esc(l) +
         "\"><h4><i style=\"background:" + colour(l) + "\"></i>" + esc(l) + "</h4><p class=\"muted small\">" +
-        (ceil === null ? "no decode ceiling measured" : "ceiling " + num(ceil) + " " + esc(g.unit)) + "</p>";
+        (ceil !== null ? "ceiling " + num(ceil) + " " + esc(g.unit) : "no decode ceiling measured" +
+        (ceilState === "slow" ? ": its " + esc(g.ceiling) + " row was slow (" + esc(g.slow_label) + ")" :
+          ceilState === "error" ? ": its " + esc(g.ceiling) + " row failed" : "")) + "</p>";
       items.forEach(function (it) {
         var w = Math.min(100, 100 * it.share);
         html += "<div class=\"bar-line share\" data-transform=\"" + esc(it.t) + "\"><span class=\"bar-lib\">" +
@@ -284,7 +288,17 @@
     var pos = function (x) {
       return Math.min(100, Math.max(0, 50 + 50 * Math.log(x) / span));
     };
-    var ticks = [Math.exp(-span / 1.1), 1 - m, 1, 1 + m, Math.exp(span / 1.1)];
+    // Ticks by priority (1, the extent, the band's edges, halfway), each kept only where it
+    // stands clear of those already placed, so labels never overlap.
+    var edge = span / 1.1;
+    var ticks = [];
+    [1, Math.exp(-edge), Math.exp(edge), 1 - m, 1 + m, Math.exp(-edge / 2), Math.exp(edge / 2)].forEach(function (t) {
+      var clear = ticks.every(function (u) { return Math.abs(pos(t) - pos(u)) >= 9; });
+      if (clear) {
+        ticks.push(t);
+      }
+    });
+    ticks.sort(function (a, b) { return a - b; });
     var axisHtml = ticks.map(function (t) {
       return "<span class=\"tick\" style=\"left:" + pos(t).toFixed(2) + "%\">" + t.toFixed(2) + "</span>";
     }).join("");
@@ -304,7 +318,7 @@
       var rows = ab.rows.filter(function (r) { return r.current + "\u00f7" + r.baseline === k; });
       html += "<h3 class=\"ab-pair\">" + esc(rows[0].current) + " \u00f7 " + esc(rows[0].baseline) +
         "</h3><table class=\"ab\"><thead><tr><th>Transform</th><th>Ratio</th><th>95% rerun interval</th>" +
-        "<th>Rounds</th><th>Verdict</th><th class=\"ab-plot\"><span class=\"ab-axis\">" + axisHtml +
+        "<th>Rounds</th><th class=\"ab-verdict\">Verdict</th><th class=\"ab-plot\"><span class=\"ab-axis\">" + axisHtml +
         "</span></th></tr></thead><tbody>";
       rows.forEach(function (r) {
         var plot = "";
