@@ -47,6 +47,40 @@ impl AbReport {
     pub fn has_regression(&self) -> bool {
         self.count(Verdict::Regression) > 0
     }
+
+    /// The rows of one group (scenario, mode, device, sweep point), same minimum effect.
+    pub fn of_group(&self, key: &GroupKey) -> AbReport {
+        AbReport {
+            min_effect: self.min_effect,
+            rows: self
+                .rows
+                .iter()
+                .filter(|r| &r.key == key)
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
+impl AbRow {
+    /// The ratio as every view prints it (`0.912`), `–` without paired evidence.
+    pub fn ratio_text(&self) -> String {
+        self.ratio.map_or_else(|| "–".into(), |x| format!("{x:.3}"))
+    }
+
+    /// The interval as every view prints it (`[0.890, 0.935]`), `–` without paired evidence.
+    pub fn interval_text(&self) -> String {
+        self.interval
+            .map_or_else(|| "–".into(), |(lo, hi)| format!("[{lo:.3}, {hi:.3}]"))
+    }
+
+    /// The verdict word, with the reason when the row is not comparable.
+    pub fn verdict_text(&self) -> String {
+        match (self.verdict, &self.note) {
+            (Verdict::NotComparable, Some(n)) => format!("not comparable: {n}"),
+            (v, _) => word(v).to_string(),
+        }
+    }
 }
 
 /// The verdict of a paired ratio current ÷ baseline and its interval (pure).
@@ -216,19 +250,16 @@ fn render_markdown(report: &AbReport) -> String {
             );
             current = Some(head);
         }
-        let (ratio, interval) = match (r.ratio, r.interval) {
-            (Some(x), Some((lo, hi))) => (format!("{x:.3}"), format!("[{lo:.3}, {hi:.3}]")),
-            _ => ("–".into(), "–".into()),
-        };
-        let verdict = match (r.verdict, &r.note) {
-            (Verdict::Regression, _) => "**slower**".to_string(),
-            (Verdict::NotComparable, Some(n)) => format!("not comparable: {n}"),
-            (v, _) => word(v).to_string(),
+        let verdict = match r.verdict {
+            Verdict::Regression => format!("**{}**", r.verdict_text()),
+            _ => r.verdict_text(),
         };
         let _ = writeln!(
             out,
-            "| {} | {ratio} | {interval} | {} | {verdict} |",
+            "| {} | {} | {} | {} | {verdict} |",
             r.transform.replace('|', "\\|"),
+            r.ratio_text(),
+            r.interval_text(),
             r.rounds
         );
     }

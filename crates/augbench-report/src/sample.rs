@@ -1,5 +1,6 @@
 //! Deterministic sample results (our result format) for tests and demos: build a `ResultFile`
-//! from per-transform outcomes, scale it (a synthetic slowdown), and write it where `run` would.
+//! from per-transform outcomes, scale it (a synthetic slowdown), pair files as the interleaved
+//! rounds would, label them as A/B variants, and write them where `run` would.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -9,6 +10,7 @@ use augbench_core::results::{
     BenchmarkParams, DatasetInfo, EnvironmentInfo, Metadata, RESULT_FORMAT_VERSION, ResultFile,
     Status, SystemInfo, TimingInfo, TransformResult,
 };
+use augbench_core::variant::VariantRecord;
 use augbench_core::{Device, Matrix, Media, Mode, policy, stats};
 
 use crate::output::write_atomic;
@@ -277,4 +279,108 @@ pub fn demo() -> Vec<ResultFile> {
             &[("Resize", runs(45.0)), ("HorizontalFlip", runs(160.0))],
         ),
     ]
+}
+
+/// `file` (a result file of one library) as the A/B variant `label` of that library, installed
+/// from `installed` and compared against the variant labelled `baseline`: its column and file
+/// name become the label, as `run` writes a variant.
+pub fn as_variant(file: ResultFile, label: &str, installed: &str, baseline: &str) -> ResultFile {
+    let mut out = file;
+    let library = std::mem::replace(&mut out.metadata.library, label.to_string());
+    out.metadata.variant = Some(VariantRecord {
+        library,
+        label: label.to_string(),
+        installed: installed.to_string(),
+        baseline: baseline.to_string(),
+    });
+    out
+}
+
+/// Records `files` as timed in the same interleaved rounds (one process): every transform that
+/// two or more of them measured gets one `rounds_id` and, per file, its paired summaries against
+/// each other file (`stats::paired`, run i of each in round i).
+pub fn interleave(files: &mut [ResultFile]) {
+    let names: std::collections::BTreeSet<String> = files
+        .iter()
+        .flat_map(|f| f.results.keys().cloned())
+        .collect();
+    for name in names {
+        let measured: Vec<(String, Vec<f64>)> = files
+            .iter()
+            .filter_map(|f| {
+                let tr = f.results.get(&name)?;
+                (tr.status == Some(Status::Ok))
+                    .then(|| (f.metadata.library.clone(), tr.throughputs.clone()))
+            })
+            .collect();
+        if measured.len() < 2 {
+            continue;
+        }
+        for f in files.iter_mut() {
+            let me = f.metadata.library.clone();
+            let Some(tr) = f
+                .results
+                .get_mut(&name)
+                .filter(|t| t.status == Some(Status::Ok))
+            else {
+                continue;
+            };
+            tr.rounds_id = Some(format!("sample-{name}"));
+            tr.paired = measured
+                .iter()
+                .filter(|(lib, _)| *lib != me)
+                .filter_map(|(lib, tps)| stats::paired(lib, &tr.throughputs, tps, &[]))
+                .collect();
+        }
+    }
+}
+
+/// An A/B demo: Pillow 11.3.0 (the baseline) and 13.0.0 as two variants in the same rounds.
+/// Per round the current variant runs at a fixed factor of the baseline, within ±1%: Resize
+/// 0.80 (slower), HorizontalFlip 1.25 (faster), Grayscale 1.01 (no change); its Rotate failed
+/// (not comparable).
+pub fn ab_demo() -> Vec<ResultFile> {
+    const DRIFT: [f64; 5] = [1.0, 1.03, 0.98, 1.01, 0.99];
+    const JITTER: [f64; 5] = [1.0, 1.01, 0.99, 1.005, 0.995];
+    let base = |tp: f64| Outcome::Ok(DRIFT.iter().map(|d| tp * d).collect());
+    let cur = |tp: f64, factor: f64| {
+        Outcome::Ok(
+            DRIFT
+                .iter()
+                .zip(JITTER)
+                .map(|(d, j)| tp * d * factor * j)
+                .collect(),
+        )
+    };
+    let file = |version: &str, entries: &[(&str, Outcome)]| {
+        result_file("image-rgb", Mode::Micro, "pillow", version, entries)
+    };
+    let baseline = file(
+        "11.3.0",
+        &[
+            ("Resize", base(1500.0)),
+            ("HorizontalFlip", base(9000.0)),
+            ("Grayscale", base(4000.0)),
+            ("Rotate", base(700.0)),
+        ],
+    );
+    let current = file(
+        "13.0.0",
+        &[
+            ("Resize", cur(1500.0, 0.80)),
+            ("HorizontalFlip", cur(9000.0, 1.25)),
+            ("Grayscale", cur(4000.0, 1.01)),
+            (
+                "Rotate",
+                Outcome::Error("worker exited with code -11".into()),
+            ),
+        ],
+    );
+    let (a, b) = ("pillow@11.3.0", "pillow@13.0.0");
+    let mut files = vec![
+        as_variant(baseline, a, "pillow==11.3.0", a),
+        as_variant(current, b, "pillow==13.0.0", a),
+    ];
+    interleave(&mut files);
+    files
 }

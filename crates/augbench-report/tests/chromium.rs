@@ -1,8 +1,8 @@
 //! The HTML report in headless Chromium (through scripts/chromium_check.sh): it loads without
 //! console output, the screenshot is not blank, a `#sort=` hash sorts the tables, a `#ref=`
 //! hash switches the reference (columns, speedups, footer, bars), `#view=` opens the bar,
-//! pipeline and video views, and rows no library supports are one line. A page with a script
-//! error must fail the same check. Without Chromium the tests fail under CI (`CI` set) and are
+//! pipeline, video and A/B views, and rows no library supports are one line. A page with a
+//! script error must fail the same check. Without Chromium the tests fail under CI (`CI` set) and are
 //! skipped with a message elsewhere.
 
 #![allow(
@@ -281,6 +281,65 @@ fn the_video_view_shows_clips_and_frames() {
     assert!(
         video.contains("<b>45.0</b> clips/s · <b>720</b> frames/s"),
         "{video}"
+    );
+}
+
+#[test]
+fn the_ab_view_shows_each_transforms_ratio_interval_and_verdict() {
+    if !have_chromium() {
+        return;
+    }
+    let dir = common::ab_dir();
+    let data = load_paths(&[dir.path().to_path_buf()]).unwrap();
+    let report = augbench_report::ab::compare(&data, augbench_core::policy::REGRESSION_MIN_EFFECT)
+        .unwrap()
+        .unwrap();
+    let dom = dom_of(dir.path(), "view=ab");
+    assert!(dom.contains("data-view=\"ab\""));
+    let view = slice(&dom, "class=\"ab-view\"", "<h3", "</section>");
+    assert!(
+        view.starts_with("<h3 class=\"ab-pair\">pillow@13.0.0 ÷ pillow@11.3.0</h3>"),
+        "{view}"
+    );
+    let row = |t: &str| slice(view, &format!("data-transform=\"{t}\""), "<td", "</tr>");
+    let cell = |r: &str, class: &str| -> String {
+        let c = &r[r.find(&format!("class=\"{class}\"")).unwrap()..];
+        c[c.find('>').unwrap() + 1..c.find("</td>").unwrap()].to_string()
+    };
+    assert_eq!(
+        view.matches("<tr class=\"ab-").count(),
+        4,
+        "one row per transform"
+    );
+    let expected = [
+        ("Grayscale", "no change"),
+        ("HorizontalFlip", "faster"),
+        ("Resize", "slower"),
+        ("Rotate", "not comparable: baseline ok, current error"),
+    ];
+    for ((t, verdict), r) in expected.iter().zip(&report.rows) {
+        let shown = row(t);
+        assert_eq!(cell(shown, "ab-verdict"), *verdict, "{t}");
+        assert_eq!(cell(shown, "ab-ratio"), r.ratio_text(), "{t}");
+        assert_eq!(cell(shown, "ab-interval"), r.interval_text(), "{t}");
+    }
+    assert_eq!(cell(row("Resize"), "ab-ratio"), "0.800");
+    assert!(
+        row("Resize").contains("class=\"ab-dot\""),
+        "the ratio is drawn"
+    );
+    assert!(
+        !row("Rotate").contains("class=\"ab-dot\""),
+        "no ratio, no dot"
+    );
+    assert!(
+        view.contains("A/B: 1 slower, 1 faster, 1 no change, 1 not comparable"),
+        "{view}"
+    );
+    let table_panel = slice(&dom, "class=\"group\"", "<div class=\"panel\"", ">");
+    assert!(
+        table_panel.contains("hidden"),
+        "the A/B view is the one shown"
     );
 }
 

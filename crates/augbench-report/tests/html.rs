@@ -317,15 +317,20 @@ fn the_machine_card_is_one_readable_table_that_lists_only_what_differs() {
     );
 }
 
-#[test]
-fn the_page_embeds_its_data_and_a_reference_switch() {
-    let page = report();
+/// The page's embedded data block, parsed.
+fn embedded(page: &str) -> serde_json::Value {
     let at = page
         .find("<script type=\"application/json\" id=\"augbench-data\">")
         .unwrap();
     let json = &page[at..];
     let json = &json[json.find('>').unwrap() + 1..json.find("</script>").unwrap()];
-    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    serde_json::from_str(json).unwrap()
+}
+
+#[test]
+fn the_page_embeds_its_data_and_a_reference_switch() {
+    let page = report();
+    let v = embedded(&page);
     assert_eq!(v["reference"], "albumentationsx");
     assert_eq!(v["why"], "the default reference");
     assert_eq!(v["groups"][0]["rows"][0]["transform"], "ColorJitter");
@@ -356,4 +361,74 @@ fn the_run_configs_reference_library_is_the_default_reference() {
     };
     let page = html::render(&data, &asked).unwrap();
     assert!(page.contains("<option value=\"torchvision\" selected>"));
+}
+
+// ---- A/B view ------------------------------------------------------------------------------------
+
+fn ab_page(min_effect: f64) -> (augbench_report::Dataset, String) {
+    let dir = common::ab_dir();
+    let data = load_paths(&[dir.path().to_path_buf()]).unwrap();
+    let page = html::render_with(&data, &TableOptions::default(), min_effect).unwrap();
+    (data, page)
+}
+
+#[test]
+fn an_ab_run_gets_an_ab_tab_that_embeds_the_rows_compare_prints() {
+    let min_effect = augbench_core::policy::REGRESSION_MIN_EFFECT;
+    let (data, page) = ab_page(min_effect);
+    assert_eq!(
+        page.matches("<button type=\"button\" role=\"tab\" data-view=\"ab\">A/B verdicts</button>")
+            .count(),
+        1
+    );
+    assert!(page.contains("<div class=\"panel\" data-view=\"ab\"><div class=\"ab-view\""));
+    let ab = embedded(&page)["groups"][0]["ab"].clone();
+    let report = augbench_report::ab::compare(&data, min_effect)
+        .unwrap()
+        .unwrap();
+    assert_eq!(ab["rows"].as_array().unwrap().len(), report.rows.len());
+    for (shown, row) in ab["rows"].as_array().unwrap().iter().zip(&report.rows) {
+        assert_eq!(shown["transform"], row.transform.as_str());
+        assert_eq!(shown["ratio"].as_f64(), row.ratio);
+        assert_eq!(shown["low"].as_f64(), row.interval.map(|i| i.0));
+        assert_eq!(shown["high"].as_f64(), row.interval.map(|i| i.1));
+        assert_eq!(shown["verdict"], augbench_report::ab::word(row.verdict));
+        assert_eq!(shown["ratio_text"], row.ratio_text().as_str());
+        assert_eq!(shown["interval_text"], row.interval_text().as_str());
+        assert_eq!(shown["verdict_text"], row.verdict_text().as_str());
+    }
+    assert_eq!(
+        ab["summary"],
+        augbench_report::ab::summary(&report).as_str()
+    );
+    insta::assert_json_snapshot!("ab_view_data", ab);
+}
+
+#[test]
+fn the_ab_view_reads_the_minimum_effect_it_is_given() {
+    // Resize at 0.80 of the baseline: slower at 5%, no change at 30%.
+    let verdict_of = |page: &str| {
+        embedded(page)["groups"][0]["ab"]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["transform"] == "Resize")
+            .unwrap()["verdict"]
+            .clone()
+    };
+    assert_eq!(verdict_of(&ab_page(0.05).1), "slower");
+    assert_eq!(verdict_of(&ab_page(0.3).1), "no change");
+}
+
+#[test]
+fn results_without_variants_have_no_ab_view() {
+    let page = report();
+    assert!(!page.contains("data-view=\"ab\""));
+    assert!(
+        embedded(&page)["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|g| g.get("ab").is_none())
+    );
 }

@@ -166,3 +166,32 @@ fn min_effect_out_of_range_is_a_usage_error() {
             .contains("out of range")
     );
 }
+
+// ---- A/B verdicts of one run (`ab::compare`) ----------------------------------------------------
+
+#[test]
+fn ab_demo_gives_each_verdict_once() {
+    let dir = common::ab_dir();
+    let data = load_paths(&[dir.path().to_path_buf()]).unwrap();
+    let report = augbench_report::ab::compare(&data, augbench_core::policy::REGRESSION_MIN_EFFECT)
+        .unwrap()
+        .unwrap();
+    let verdicts: Vec<(&str, Verdict)> = report
+        .rows
+        .iter()
+        .map(|r| (r.transform.as_str(), r.verdict))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("Grayscale", Verdict::Same),
+            ("HorizontalFlip", Verdict::Faster),
+            ("Resize", Verdict::Regression),
+            ("Rotate", Verdict::NotComparable),
+        ]
+    );
+    insta::assert_snapshot!(
+        "ab_demo_markdown",
+        augbench_report::ab::render(&report, Format::Markdown).unwrap()
+    );
+}

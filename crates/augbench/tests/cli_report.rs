@@ -204,6 +204,40 @@ fn report_writes_one_html_file() {
 }
 
 #[test]
+fn report_of_an_ab_run_has_the_ab_view_at_the_given_minimum_effect() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &sample::ab_demo());
+    let out = dir.path().join("report.html");
+    let page = |min_effect: &str| {
+        augbench()
+            .args(["report", "--min-effect", min_effect, "--results"])
+            .arg(dir.path())
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let html = page("0.05");
+    assert!(html.contains("data-view=\"ab\">A/B verdicts</button>"));
+    assert!(html.contains("\"verdict\":\"slower\""));
+    assert!(
+        !page("0.3").contains("\"verdict\":\"slower\""),
+        "Resize's 20% drop is below 30%"
+    );
+    augbench()
+        .args(["report", "--min-effect", "1.5", "--results"])
+        .arg(dir.path())
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "minimum effect 1.5 is out of range",
+        ));
+}
+
+#[test]
 fn docs_update_is_idempotent_and_check_detects_staleness() {
     let dir = demo();
     let readme = dir.path().join("README.md");

@@ -1,12 +1,15 @@
 //! The measurements the page's script reads, embedded as one JSON block: per group its
 //! libraries, visible rows and, per row and library, status, throughput, frames/s, share of the
-//! decode ceiling and the paired ratios. With it the page switches reference, redraws the
-//! speedup column and footer, and draws the bar, pipeline and video views without a server.
+//! decode ceiling and the paired ratios; and, in an A/B run, the group's A/B rows exactly as
+//! `ab::compare` made them (ratio, interval, verdict and their texts). With it the page switches
+//! reference, redraws the speedup column and footer, and draws the bar, pipeline, video and A/B
+//! views without a server.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::ab::{self, AbReport};
 use crate::model::Dataset;
 use crate::table::{Cell, Table};
 
@@ -33,6 +36,35 @@ struct GroupData<'a> {
     /// Libraries of the group with their versions, in the written table's column order.
     libraries: Vec<[&'a str; 2]>,
     rows: Vec<RowData<'a>>,
+    /// A/B verdicts of the group's variants, when it has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ab: Option<AbData>,
+}
+
+/// The A/B rows of one group, as `ab::compare` made them.
+#[derive(Serialize)]
+struct AbData {
+    min_effect: f64,
+    /// `ab::summary` of the group's rows.
+    summary: String,
+    rows: Vec<AbRowData>,
+}
+
+#[derive(Serialize)]
+struct AbRowData {
+    transform: String,
+    library: String,
+    baseline: String,
+    current: String,
+    ratio: Option<f64>,
+    low: Option<f64>,
+    high: Option<f64>,
+    rounds: u64,
+    /// `ab::word`: slower | faster | no change | not comparable.
+    verdict: &'static str,
+    ratio_text: String,
+    interval_text: String,
+    verdict_text: String,
 }
 
 #[derive(Serialize)]
@@ -61,12 +93,12 @@ struct CellData {
 
 /// The JSON text for `<script type="application/json">`: `<`, `>` and `&` (only ever inside JSON
 /// strings) as `\u` escapes, so no name can end the block or open markup.
-pub fn json(data: &Dataset, tables: &[Table], why: &'static str) -> String {
+pub fn json(data: &Dataset, tables: &[Table], why: &'static str, ab: Option<&AbReport>) -> String {
     let page = Page {
         reference: tables.first().map_or("", |t| t.reference.as_str()),
         why,
         libraries: data.libraries(),
-        groups: tables.iter().map(|t| group(data, t)).collect(),
+        groups: tables.iter().map(|t| group(data, t, ab)).collect(),
     };
     serde_json::to_string(&page)
         .unwrap_or_else(|_| "{}".into())
@@ -75,7 +107,7 @@ pub fn json(data: &Dataset, tables: &[Table], why: &'static str) -> String {
         .replace('&', "\\u0026")
 }
 
-fn group<'a>(data: &'a Dataset, t: &'a Table) -> GroupData<'a> {
+fn group<'a>(data: &'a Dataset, t: &'a Table, ab: Option<&AbReport>) -> GroupData<'a> {
     let groups = data.groups();
     let g = groups.iter().find(|g| g.key == t.key);
     let libs: Vec<&str> = t.columns.iter().map(|c| c.library.as_str()).collect();
@@ -122,7 +154,39 @@ fn group<'a>(data: &'a Dataset, t: &'a Table) -> GroupData<'a> {
             .map(|c| [c.library.as_str(), c.version.as_str()])
             .collect(),
         rows,
+        ab: ab.map(|r| r.of_group(&t.key)).and_then(ab_data),
     }
+}
+
+/// The group's A/B rows; `None` when it has none.
+fn ab_data(report: AbReport) -> Option<AbData> {
+    if report.rows.is_empty() {
+        return None;
+    }
+    let summary = ab::summary(&report);
+    let rows = report
+        .rows
+        .iter()
+        .map(|r| AbRowData {
+            transform: r.transform.clone(),
+            library: r.library.clone(),
+            baseline: r.baseline.clone(),
+            current: r.current.clone(),
+            ratio: r.ratio,
+            low: r.interval.map(|i| i.0),
+            high: r.interval.map(|i| i.1),
+            rounds: r.rounds,
+            verdict: ab::word(r.verdict),
+            ratio_text: r.ratio_text(),
+            interval_text: r.interval_text(),
+            verdict_text: r.verdict_text(),
+        })
+        .collect();
+    Some(AbData {
+        min_effect: report.min_effect,
+        summary,
+        rows,
+    })
 }
 
 fn cell(c: &Cell, frames: Option<f64>, share: Option<f64>) -> CellData {

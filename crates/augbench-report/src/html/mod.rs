@@ -2,7 +2,8 @@
 //! as embedded JSON and inline SVG plots, so it loads nothing from the network. Sections: the
 //! reference switch, the machine card, library versions, legend, then per group its views
 //! (table, per-transform bars, pipeline share of ceiling or video rates, heatmap, speedup
-//! charts), the equivalence check, run parameters and what was not measured.
+//! charts, and the A/B verdicts when the group measured variants of a library), the
+//! equivalence check, run parameters and what was not measured.
 
 mod context;
 mod data;
@@ -11,6 +12,9 @@ mod machine;
 
 use std::fmt::Write;
 
+use augbench_core::policy;
+
+use crate::ab;
 use crate::export::{
     FORCED_MARK, fmt_footer_speedup, fmt_median_std, fmt_row_speedup, forced_note, paired_note,
 };
@@ -23,9 +27,15 @@ const CSS: &str = include_str!("page.css");
 const VIEWS_JS: &str = include_str!("views.js");
 const SORT_JS: &str = include_str!("sort.js");
 
-/// The whole page.
+/// The whole page, with A/B verdicts at the policy's minimum effect.
 pub fn render(data: &Dataset, opts: &TableOptions) -> anyhow::Result<String> {
+    render_with(data, opts, policy::REGRESSION_MIN_EFFECT)
+}
+
+/// The whole page; A/B verdicts (`ab::compare`, as `compare` prints them) at `min_effect`.
+pub fn render_with(data: &Dataset, opts: &TableOptions, min_effect: f64) -> anyhow::Result<String> {
     let tables = build_tables(data, opts)?;
+    let ab = ab::compare(data, min_effect)?;
     let why = tables.first().map_or("", |t| t.reference_why.describe());
     let mut body = String::new();
     header(&mut body, data, &tables, why);
@@ -36,9 +46,12 @@ pub fn render(data: &Dataset, opts: &TableOptions) -> anyhow::Result<String> {
     legend(&mut body, &tables);
     warnings(&mut body, data);
     for t in &tables {
-        group(&mut body, data, t)?;
+        let has_ab = ab
+            .as_ref()
+            .is_some_and(|r| r.rows.iter().any(|row| row.key == t.key));
+        group(&mut body, data, t, has_ab)?;
     }
-    let json = data::json(data, &tables, why);
+    let json = data::json(data, &tables, why, ab.as_ref());
     Ok(format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
@@ -148,7 +161,7 @@ fn warnings(out: &mut String, data: &Dataset) {
     out.push_str("</ul></section>\n");
 }
 
-fn group(out: &mut String, data: &Dataset, t: &Table) -> anyhow::Result<()> {
+fn group(out: &mut String, data: &Dataset, t: &Table, has_ab: bool) -> anyhow::Result<()> {
     let id = anchor(t);
     let _ = writeln!(
         out,
@@ -162,7 +175,7 @@ fn group(out: &mut String, data: &Dataset, t: &Table) -> anyhow::Result<()> {
         let _ = writeln!(out, "<p class=\"unmeasured\">{}</p>", esc(&note));
     }
     let charts = plot::charts(t);
-    tabs(out, t, &charts);
+    tabs(out, t, &charts, has_ab);
     out.push_str("<div class=\"panel\" data-view=\"table\">");
     results_table(out, t);
     footer_table(out, t);
@@ -186,6 +199,12 @@ fn group(out: &mut String, data: &Dataset, t: &Table) -> anyhow::Result<()> {
         );
     }
     chart_panels(out, t, &charts)?;
+    if has_ab {
+        let _ = writeln!(
+            out,
+            "<div class=\"panel\" data-view=\"ab\"><div class=\"ab-view\" data-group=\"{id}\"></div></div>"
+        );
+    }
     equivalence::table(out, data, t);
     context::params(out, data, t);
     could_not_run(out, data, t);
@@ -194,7 +213,7 @@ fn group(out: &mut String, data: &Dataset, t: &Table) -> anyhow::Result<()> {
 }
 
 /// The view names of a group, in tab order.
-fn views(t: &Table, charts: &[plot::Chart]) -> Vec<(&'static str, &'static str)> {
+fn views(t: &Table, charts: &[plot::Chart], has_ab: bool) -> Vec<(&'static str, &'static str)> {
     let mut v = vec![("table", "Table")];
     if t.frames_unit.is_some() {
         v.push(("video", "Clips/s and frames/s"));
@@ -210,12 +229,15 @@ fn views(t: &Table, charts: &[plot::Chart]) -> Vec<(&'static str, &'static str)>
     if charts.iter().any(|c| !matches!(c, plot::Chart::Heatmap(_))) {
         v.push(("charts", "Speedup charts"));
     }
+    if has_ab {
+        v.push(("ab", "A/B verdicts"));
+    }
     v
 }
 
-fn tabs(out: &mut String, t: &Table, charts: &[plot::Chart]) {
+fn tabs(out: &mut String, t: &Table, charts: &[plot::Chart], has_ab: bool) {
     out.push_str("<div class=\"tabs\" role=\"tablist\">");
-    for (key, label) in views(t, charts) {
+    for (key, label) in views(t, charts, has_ab) {
         let _ = write!(
             out,
             "<button type=\"button\" role=\"tab\" data-view=\"{key}\">{label}</button>"

@@ -1,6 +1,7 @@
 // Reference switch and views, from the measurements embedded as JSON (#augbench-data).
 // The URL hash takes `ref=<library>` (the reference), `view=<table|bars|pipeline|video|
-// heatmap|charts>` (the tab of every group that has it) and `sort=` (sort.js), joined by `&`.
+// heatmap|charts|ab>` (the tab of every group that has it) and `sort=` (sort.js), joined by `&`.
+// The A/B view only draws what the page embedded from `ab::compare` (no verdict is made here).
 // After applying them the page records <body data-reference> and <body data-view>.
 (function () {
   "use strict";
@@ -242,11 +243,13 @@
       "can deliver. 100% means the transform is free; the line marks it.</p><div class=\"ceiling-grid\">";
     libs.forEach(function (l) {
       var ceil = null;
+      var ceilState = "missing";
       var items = [];
       g.rows.forEach(function (r) {
         var c = r.cells[l];
         if (r.transform === g.ceiling) {
           ceil = c && c.s === "ok" ? c.v : null;
+          ceilState = c ? c.s : "missing";
         } else if (c && c.s === "ok" && typeof c.share === "number") {
           items.push({ t: r.transform, share: c.share, v: c.v });
         }
@@ -254,7 +257,9 @@
       items.sort(function (a, b) { return b.share - a.share || (a.t < b.t ? -1 : 1); });
       html += "<div class=\"ceiling-card" + (l === ref ? " is-ref" : "") + "\" data-lib=\"" + esc(l) +
         "\"><h4><i style=\"background:" + colour(l) + "\"></i>" + esc(l) + "</h4><p class=\"muted small\">" +
-        (ceil === null ? "no decode ceiling measured" : "ceiling " + num(ceil) + " " + esc(g.unit)) + "</p>";
+        (ceil !== null ? "ceiling " + num(ceil) + " " + esc(g.unit) : "no decode ceiling measured" +
+        (ceilState === "slow" ? ": its " + esc(g.ceiling) + " row was slow (" + esc(g.slow_label) + ")" :
+          ceilState === "error" ? ": its " + esc(g.ceiling) + " row failed" : "")) + "</p>";
       items.forEach(function (it) {
         var w = Math.min(100, 100 * it.share);
         html += "<div class=\"bar-line share\" data-transform=\"" + esc(it.t) + "\"><span class=\"bar-lib\">" +
@@ -265,6 +270,73 @@
       html += "</div>";
     });
     box.innerHTML = html + "</div>";
+  }
+
+  // A/B: per pair of variants, each transform's paired ratio current \u00f7 baseline and its rerun
+  // interval on one log scale centred on 1, the band of the minimum effect shaded, with the
+  // texts and verdicts `augbench compare` prints for the same rows.
+  var VERDICT_CLASS = { "slower": "slower", "faster": "faster", "no change": "same", "not comparable": "none" };
+  function drawAb(box, ab) {
+    var m = ab.min_effect;
+    var span = Math.log(1 + m) * 2;
+    ab.rows.forEach(function (r) {
+      if (r.low !== null && r.high !== null) {
+        span = Math.max(span, Math.abs(Math.log(r.low)), Math.abs(Math.log(r.high)));
+      }
+    });
+    span *= 1.1;
+    var pos = function (x) {
+      return Math.min(100, Math.max(0, 50 + 50 * Math.log(x) / span));
+    };
+    // Ticks by priority (1, the extent, the band's edges, halfway), each kept only where it
+    // stands clear of those already placed, so labels never overlap.
+    var edge = span / 1.1;
+    var ticks = [];
+    [1, Math.exp(-edge), Math.exp(edge), 1 - m, 1 + m, Math.exp(-edge / 2), Math.exp(edge / 2)].forEach(function (t) {
+      var clear = ticks.every(function (u) { return Math.abs(pos(t) - pos(u)) >= 9; });
+      if (clear) {
+        ticks.push(t);
+      }
+    });
+    ticks.sort(function (a, b) { return a - b; });
+    var axisHtml = ticks.map(function (t) {
+      return "<span class=\"tick\" style=\"left:" + pos(t).toFixed(2) + "%\">" + t.toFixed(2) + "</span>";
+    }).join("");
+    var band = "left:" + pos(1 - m).toFixed(2) + "%;width:" + (pos(1 + m) - pos(1 - m)).toFixed(2) + "%";
+    var html = "<p class=\"muted small\">Each row: the paired ratio <b>current \u00f7 baseline</b> (median over the " +
+      "rounds both variants ran in; below 1 the current variant is slower), its 95% rerun interval, and the " +
+      "verdict at the minimum effect of " + (100 * m).toFixed(0) + "% (the shaded band), as <code>augbench " +
+      "compare</code> reports them. The reference switch does not change this view.</p>";
+    var pairs = [];
+    ab.rows.forEach(function (r) {
+      var k = r.current + "\u00f7" + r.baseline;
+      if (pairs.indexOf(k) < 0) {
+        pairs.push(k);
+      }
+    });
+    pairs.forEach(function (k) {
+      var rows = ab.rows.filter(function (r) { return r.current + "\u00f7" + r.baseline === k; });
+      html += "<h3 class=\"ab-pair\">" + esc(rows[0].current) + " \u00f7 " + esc(rows[0].baseline) +
+        "</h3><table class=\"ab\"><thead><tr><th>Transform</th><th>Ratio</th><th>95% rerun interval</th>" +
+        "<th>Rounds</th><th class=\"ab-verdict\">Verdict</th><th class=\"ab-plot\"><span class=\"ab-axis\">" + axisHtml +
+        "</span></th></tr></thead><tbody>";
+      rows.forEach(function (r) {
+        var plot = "";
+        if (r.ratio !== null && r.low !== null && r.high !== null) {
+          plot = "<span class=\"ab-whisker\" style=\"left:" + pos(r.low).toFixed(2) + "%;width:" +
+            (pos(r.high) - pos(r.low)).toFixed(2) + "%\"></span><span class=\"ab-dot\" style=\"left:" +
+            pos(r.ratio).toFixed(2) + "%\"></span>";
+        }
+        html += "<tr class=\"ab-" + (VERDICT_CLASS[r.verdict] || "none") + "\" data-transform=\"" + esc(r.transform) +
+          "\"><td>" + esc(r.transform) + "</td><td class=\"ab-ratio\">" + esc(r.ratio_text) +
+          "</td><td class=\"ab-interval\">" + esc(r.interval_text) + "</td><td>" + r.rounds +
+          "</td><td class=\"ab-verdict\">" + esc(r.verdict_text) + "</td><td class=\"ab-plot\"><span class=\"ab-track\">" +
+          "<span class=\"ab-band\" style=\"" + band + "\"></span><span class=\"ab-one\" style=\"left:50%\"></span>" +
+          plot + "</span></td></tr>";
+      });
+      html += "</tbody></table>";
+    });
+    box.innerHTML = html + "<p class=\"legend ab-summary\">" + esc(ab.summary) + "</p>";
   }
 
   function showView(section, view) {
@@ -296,6 +368,9 @@
       applyFooter(section, g, ref, libs);
       each(section.querySelectorAll(".bars, .video-view"), function (b) { drawBars(b, g, ref, libs); });
       each(section.querySelectorAll(".ceiling-view"), function (b) { drawCeiling(b, g, ref, libs); });
+      if (g.ab) {
+        each(section.querySelectorAll(".ab-view"), function (b) { drawAb(b, g.ab); });
+      }
       each(section.querySelectorAll(".chart-ref"), function (p) {
         var drawn = p.getAttribute("data-drawn-for");
         p.classList.toggle("stale", drawn !== ref);

@@ -61,3 +61,10 @@ pub fn usage_message(err: &anyhow::Error) -> Option<String> {
         .find_map(|e| e.downcast_ref::<augbench_core::UsageError>())
         .map(ToString::to_string)
 }
+
+/// A temporary folder holding `sample::ab_demo()`: two Pillow variants in the same rounds.
+pub fn ab_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write_all(dir.path(), &sample::ab_demo());
+    dir
+}

@@ -1,8 +1,10 @@
-//! `augbench report`: one self-contained HTML file (inline CSS, script and SVG plots).
+//! `augbench report`: one self-contained HTML file (inline CSS, script and SVG plots), with the
+//! A/B verdicts `compare` prints when the results measured variants of a library.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use augbench_core::policy;
 use augbench_report::{Sort, TableOptions};
 
 use super::compare::{SortArg, load, reference_help};
@@ -20,6 +22,9 @@ pub struct Args {
     /// Initial row order of each table.
     #[arg(long, value_enum, default_value_t = Sort::default().into())]
     pub sort: SortArg,
+    /// A/B verdicts: smallest relative change that counts, as a fraction (0.1 = 10%), as in `compare`.
+    #[arg(long, value_name = "FRACTION", default_value_t = policy::REGRESSION_MIN_EFFECT)]
+    pub min_effect: f64,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -28,7 +33,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         reference: args.reference_library,
         sort: args.sort.into(),
     };
-    let html = augbench_report::html::render(&data, &opts)?;
+    let html = augbench_report::html::render_with(&data, &opts, args.min_effect)?;
     augbench_report::output::write_atomic(&args.out, html.as_bytes())?;
     println!("{}", args.out.display());
     Ok(ExitCode::SUCCESS)
