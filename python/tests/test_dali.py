@@ -244,3 +244,43 @@ def test_a_worker_client_for_dali_shuts_down_cleanly(jpeg_paths) -> None:
     client = WorkerClient("--library", "dali")
     assert client.request("load", paths=jpeg_paths, pipeline=True, preload=False)["ok"]
     assert client.close() == 0
+
+
+def _operator(name: str, params: dict, image):
+    """One DALI operator of the adapter applied to one HWC uint8 image (no recipe around it)."""
+    build = dali_adapter.BUILDERS[name](params)
+    pipe = dali_adapter.Pipeline(batch_size=1, num_threads=1, device_id=None, seed=0)
+    with pipe:
+        images = dali_adapter.fn.external_source(source=lambda: [image], batch=True, layout="HWC", dtype=dali_adapter.types.UINT8)
+        pipe.set_outputs(build(images))
+    pipe.build()
+    (out,) = pipe.run()
+    return np.array(out[0])
+
+
+# The equivalence check's odd size (docs/equivalence.md): centre and rounding conventions show.
+ODD = (251, 333)
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "expected"),
+    [
+        ("HorizontalFlip", {}, lambda a: a[:, ::-1]),
+        ("VerticalFlip", {}, lambda a: a[::-1]),
+        ("Transpose", {}, lambda a: a.transpose(1, 0, 2)),
+        *[("RandomRotate90", {"times": [k, k]}, lambda a, k=k: np.rot90(a, k)) for k in range(4)],
+        # DALI puts a centre crop's start half a pixel up, rounded up: 13.5 → 14 rows, 54.5 → 55
+        # columns on 251×333, where the others floor it (docs/equivalence.md).
+        ("CenterCrop224", {"height": 224, "width": 224}, lambda a: a[14:238, 55:279]),
+    ],
+)
+def test_deterministic_operators_match_the_exact_result(name: str, params: dict, expected) -> None:
+    image = np.random.default_rng(0).integers(0, 256, (*ODD, 3), dtype=np.uint8)
+    np.testing.assert_array_equal(_operator(name, params, image), expected(image))
+
+
+def test_grayscale_is_rec601_luma_within_rounding() -> None:
+    image = np.random.default_rng(1).integers(0, 256, (*ODD, 3), dtype=np.uint8)
+    out = _operator("Grayscale", {"num_output_channels": 3}, image).astype(np.float64)
+    luma = image @ np.array([0.299, 0.587, 0.114])
+    assert np.abs(out - luma[..., None]).max() <= 1.0
