@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# GPU check: on a CUDA machine, the GPU micro and pipeline rows of torchvision and Kornia on 256
-# synthetic images (configs/examples/gpu_check_*.yaml), then a summary: the comparison tables and
-# each pipeline row's peak GPU memory. Anywhere else it says there is no CUDA device and exits 0.
+# GPU check: on a CUDA machine, the GPU micro and pipeline rows of torchvision and Kornia and DALI's
+# GPU pipeline rows (`mixed` decode) on 256 synthetic images (configs/examples/gpu_check_*.yaml),
+# then a summary: the comparison tables and each torch pipeline row's peak GPU memory. Anywhere
+# else it says there is no CUDA device and exits 0.
 #   OUT=<folder> (default: a new temporary folder)   AUGBENCH_BIN=<binary> (default: release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,8 @@ for mode in micro pipeline; do
   say "$mode rows (torchvision, kornia on cuda)"
   "$BIN" run --config "configs/examples/gpu_check_$mode.yaml" --output "$OUT" --no-refresh-requirements || true
 done
+say "DALI pipeline rows (mixed decode, operators on the GPU)"
+"$BIN" run --config configs/examples/gpu_check_dali.yaml --output "$OUT" --no-refresh-requirements || true
 
 say "summary ($(( $(date +%s) - started )) s; results in $OUT)"
 "$BIN" compare "$OUT" || true
@@ -40,7 +43,7 @@ for path in sorted(glob.glob(f"{sys.argv[1]}/**/*_results.json", recursive=True)
     file = json.load(open(path))
     meta = file["metadata"]
     for name, row in file["results"].items():
-        memory = row.get("gpu_memory") or {}
+        memory = row.get("gpu_memory") or {}  # torch's allocator; DALI rows have none
         peak = memory.get("peak_allocated_bytes")
         rate = row.get("median_throughput")
         print(f"{meta['library']:12} {meta['mode']:8} {meta['device']:5} {name:18} {row['status']:11} "

@@ -38,7 +38,7 @@ cargo test --workspace --release --no-run
 export AUGBENCH_BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/augbench"
 
 step "python: library and video-decode environments (cached under the augbench cache)"
-for group in pillow albumentationsx torch_stack video_decode opencv albumentations; do
+for group in pillow albumentationsx torch_stack video_decode opencv albumentations dali; do
   "$AUGBENCH_BIN" env build "$group" --no-refresh-requirements
 done
 
@@ -76,6 +76,9 @@ for group in pillow albumentationsx torch_stack opencv albumentations; do
   [ "$group" = pillow ] || only=(-m "not generic")
   AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only "$envpy" "${PYTEST[@]}" --environment library "${only[@]}"
 done
+
+step "python: DALI's pipeline backend (CPU mode), inside the dali environment"
+AUGBENCH_EXPECT_LIBS=dali PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python dali)" "${PYTEST[@]}" --environment dali
 
 step "python: clip decoder (sampling rule, AVI round trip) and the decode scenario's decoders, inside the video_decode environment"
 AUGBENCH_EXPECT_DECODERS=opencv,pyav,decord PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python video_decode)" "${PYTEST[@]}" --environment video_decode

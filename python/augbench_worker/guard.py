@@ -1,8 +1,8 @@
 """Parameter guard: every warning a library emits while a transform is built is captured here.
 
-A warning that says an argument was ignored, invalid, unknown or silently changed, and a
-``TypeError`` for a call with an argument the callee does not take, fail the build with a
-``contract`` error quoting the library: the row would otherwise time other work than the spec asks
+A warning that says an argument was ignored, invalid, unknown or silently changed, a
+``TypeError`` for a call with an argument the callee does not take, and DALI's ``KeyError`` for an
+operator argument it does not define, fail the build with a ``contract`` error quoting the library: the row would otherwise time other work than the spec asks
 for. Every other warning is returned to be recorded with the row. The patterns live only here.
 """
 
@@ -41,6 +41,10 @@ BAD_CALL = re.compile(
     r"missing \d+ required (?:positional|keyword-only) arguments?"
 )
 
+# DALI checks operator arguments while a pipeline graph is defined: an argument the operator does
+# not define raises ``KeyError('Argument "x" is not defined for operator "Flip".')``.
+UNDEFINED_ARGUMENT = re.compile(r'Argument "[^"]+" is not defined for operator')
+
 
 def ignores_a_parameter(text: str) -> bool:
     """Whether a warning's text says a parameter was ignored, invalid, unknown or changed."""
@@ -70,6 +74,13 @@ def verdict(what: str, texts: list[str]) -> list[str]:
     return texts
 
 
+def _text(exc: BaseException) -> str:
+    """The exception's message (a ``KeyError`` quotes its argument: unquote it)."""
+    if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
+        return exc.args[0]
+    return str(exc)
+
+
 @contextmanager
 def building(what: str) -> Iterator[list[str]]:
     """Capture warnings while ``what`` is built; the yielded list receives the benign ones.
@@ -81,10 +92,13 @@ def building(what: str) -> Iterator[list[str]]:
         warnings.simplefilter("always")
         try:
             yield recorded
-        except TypeError as exc:
-            if BAD_CALL.search(str(exc)):
+        except (TypeError, KeyError) as exc:
+            pattern = BAD_CALL if isinstance(exc, TypeError) else UNDEFINED_ARGUMENT
+            if pattern.search(str(exc)):
                 raise WorkerError(
-                    CONTRACT, f"{what}: the library refused a parameter: TypeError: {exc}", traceback.format_exc()
+                    CONTRACT,
+                    f"{what}: the library refused a parameter: {type(exc).__name__}: {_text(exc)}",
+                    traceback.format_exc(),
                 ) from None
             raise
     recorded.extend(verdict(what, unique([describe(w) for w in caught])))

@@ -1,9 +1,9 @@
 """Pipeline mode: one transform inside a real PyTorch ``DataLoader`` (DESIGN §11).
 
-Owns the loader side of the protocol: the recipe dataset (decode or preloaded item → the
+Owns the DataLoader side of the protocol: the recipe dataset (decode or preloaded item → the
 adapter's native recipe), the endless seeded sampler shared by every library, per-worker seeding
-and thread reports, the output contract on the first batch, the optional main-process stage (GPU
-split), and the steady-state window with per-batch timestamps. Imported only by pipeline ops.
+and thread reports, and the optional main-process stage (GPU split); the requests, the output
+contract and the steady-state window are ``pipeline_common``'s. Imported only by pipeline ops.
 """
 
 from __future__ import annotations
@@ -21,20 +21,13 @@ import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 from . import guard
-from .protocol import CONTRACT, EXCEPTION, BadRequest, WorkerError
-from .protocol import int_field as _int_field
+from . import pipeline_common as common
+from .protocol import EXCEPTION, BadRequest, WorkerError
 
 # Loader workers start by fork, said explicitly (Python 3.14 makes forkserver the Linux default):
 # recipes are closures (lambdas) over the adapter's objects, which fork inherits and the spawn or
 # forkserver start methods would have to pickle, and cannot. docs/pipeline.md.
 LOADER_START_METHOD = "fork"
-# The recipe's output channels, identical in every library (checked on the first batch).
-CHANNELS = 3
-# A normalized batch has per-channel means near 0 and negative values (ImageNet statistics map
-# pixel 0 to about -2); un-normalized [0, 1] data never goes below 0, 0-255 data has means ≈ 110.
-# The native loader checks the same band (`MEAN_BAND`, augbench-native loader/batch.rs, whose test
-# reads this line and fails when the two differ).
-MEAN_BAND = 1.5
 THREAD_REPORT_WAIT_SEC = 5.0
 
 
@@ -94,28 +87,18 @@ class Session:
 
 
 def check_batch(batch: Any, batch_size: int, size: list[int] | None, frames: int | None = None) -> dict[str, Any]:
-    """The output contract: one float32 tensor B×3×H×W (clips: B×T×3×H×W, T = ``frames``) with
-    normalized statistics, H×W the transform's output size for a 224×224 crop (``size``; None:
-    any, the same for every item)."""
-    lead = [batch_size] if frames is None else [batch_size, frames]
-    spatial = "x".join(map(str, size)) if size else "H, W"
-    expected = f"[{', '.join(map(str, lead))}, 3, {spatial}]"
+    """The output contract (``common.check_output``) on the batch a DataLoader delivered."""
+    settings = common.Start(0, batch_size, 1, 0, [0], 0, size, frames)
     if not isinstance(batch, torch.Tensor):
-        raise WorkerError(CONTRACT, f"the batch is {describe(batch)}, expected one float32 tensor {expected}")
-    shape, dtype = list(batch.shape), str(batch.dtype).removeprefix("torch.")
-    axis = len(lead)  # the channel axis
-    layout = "normalized CHW" if frames is None else "normalized TCHW clips"
-    if batch.dtype != torch.float32 or len(shape) != axis + 3 or shape[: axis + 1] != [*lead, CHANNELS] or (size and shape[axis + 1 :] != size):
-        raise WorkerError(CONTRACT, f"the batch is {describe(batch)}, expected float32 {expected} ({layout})")
-    flat = batch.detach().to("cpu").movedim(axis, 0).reshape(CHANNELS, -1)
-    means, low = flat.mean(dim=1).tolist(), float(flat.min())
-    if any(abs(m) > MEAN_BAND for m in means) or low >= 0:
-        raise WorkerError(
-            CONTRACT,
-            f"the batch is not normalized: channel means {_rounded(means)}, minimum {low:.3f} "
-            f"(a normalized batch has means within ±{MEAN_BAND} and negative values)",
-        )
-    return {"shape": shape, "dtype": dtype, "channel_mean": _rounded(means)}
+        return common.check_output(describe(batch), None, "", lambda: ([], 0.0), settings)
+    axis = 1 if frames is None else 2  # the channel axis
+
+    def stats() -> tuple[list[float], float]:
+        flat = batch.detach().to("cpu").movedim(axis, 0).reshape(common.CHANNELS, -1)
+        return flat.mean(dim=1).tolist(), float(flat.min())
+
+    dtype = str(batch.dtype).removeprefix("torch.")
+    return common.check_output(describe(batch), list(batch.shape), dtype, stats, settings)
 
 
 def describe(value: Any) -> str:
@@ -130,10 +113,6 @@ def describe(value: Any) -> str:
     if isinstance(value, torch.Tensor):
         return f"a tensor {list(value.shape)} {str(value.dtype).removeprefix('torch.')}"
     return f"a {kind}"
-
-
-def _rounded(values: list[float]) -> list[float]:
-    return [round(v, 3) for v in values]
 
 
 def worker_init(adapter: Any, reports: Any) -> Callable[[int], None]:
@@ -154,20 +133,9 @@ def worker_init(adapter: Any, reports: Any) -> Callable[[int], None]:
 
 
 def start(adapter: Any, recipe: Recipe, request: dict, items: list[Any], read: Any) -> tuple[Session, dict]:
-    workers = _int_field(request, "workers", 0)
-    batch_size = _int_field(request, "batch_size", 1)
-    prefetch = _int_field(request, "prefetch", 1)
-    warm = _int_field(request, "warm_batches", 0)
-    order = request.get("order")
-    if not isinstance(order, list) or not order or not all(isinstance(i, int) and 0 <= i < len(items) for i in order):
-        raise BadRequest(f'"order" must be a non-empty list of item indices below {len(items)}')
-    seed = _int_field(request, "seed", 0)
-    size = request.get("size")
-    if size is not None and not (isinstance(size, list) and len(size) == 2 and all(isinstance(v, int) for v in size)):
-        raise BadRequest('"size" must be [height, width] or null')
-    frames = request.get("frames")
-    if frames is not None and (isinstance(frames, bool) or not isinstance(frames, int) or frames < 1):
-        raise BadRequest(f'"frames" must be an integer >= 1 (clips) or null (images), got {frames!r}')
+    settings = common.start_request(request, len(items))
+    workers, batch_size, prefetch, warm = settings.workers, settings.batch_size, settings.prefetch, settings.warm
+    order, seed, size, frames = settings.order, settings.seed, settings.size, settings.frames
     device = adapter.device
     context = multiprocessing.get_context(LOADER_START_METHOD)
     reports = context.SimpleQueue()
@@ -257,34 +225,17 @@ def _dead_workers(session: Session) -> str:
 
 
 def run(session: Session, request: dict) -> dict:
-    """A steady-state window: at least ``min_batches`` batches and ``min_time`` seconds, the clock
-    started right after the previous batch arrived, so no prefetched batch comes free. A loader
-    that sat idle first delivers ``rewarm_batches`` untimed (its queue filled while it waited)."""
-    min_batches = _int_field(request, "min_batches", 1)
-    rewarm = request.get("rewarm_batches", 0)
-    if isinstance(rewarm, bool) or not isinstance(rewarm, int) or rewarm < 0:
-        raise BadRequest(f'"rewarm_batches" must be an integer >= 0, got {rewarm!r}')
-    min_time = request.get("min_time", 0.0)
-    if not isinstance(min_time, (int, float)) or min_time < 0:
-        raise BadRequest(f'"min_time" must be a number >= 0, got {min_time!r}')
-    for _ in range(rewarm):  # a loader that sat idle: drain its refilled queue, untimed
-        next_batch(session)
+    """A steady-state window (``common.arrivals``); on CUDA with the torch allocator's peaks."""
+    window = common.window_request(request)
     cuda = session.device == "cuda"
+    for _ in range(window.rewarm):  # a loader that sat idle: drain its refilled queue, untimed
+        next_batch(session)
+    window.rewarm = 0
     before = torch.cuda.memory_allocated() if cuda else 0
     if cuda:
         torch.cuda.reset_peak_memory_stats()
-    clock = time.perf_counter_ns
-    arrivals: list[int] = []
-    started = clock()
-    limit = started + int(min_time * 1e9)
-    while len(arrivals) < min_batches or arrivals[-1] < limit:
-        next_batch(session)
-        arrivals.append(clock())
-    response: dict[str, Any] = {
-        "ns": [a - started for a in arrivals],
-        "items": len(arrivals) * session.batch_size,
-        "gpu_memory": None,
-    }
+    ns = common.arrivals(lambda: next_batch(session), window)
+    response: dict[str, Any] = {"ns": ns, "items": len(ns) * session.batch_size, "gpu_memory": None}
     if cuda:
         response["gpu_memory"] = {
             "allocated_before_bytes": before,
@@ -372,30 +323,22 @@ class PipelineOps:
         adapter = self.adapter
         if not adapter.items:
             raise BadRequest("pipeline_prepare before load: no media are loaded")
-        name = request.get("transform")
-        if not isinstance(name, str) or not name:
-            raise BadRequest('"transform" must be a non-empty string')
-        mean, std = request.get("mean"), request.get("std")
-        if not (_floats(mean) and _floats(std)):
-            raise BadRequest('"mean" and "std" must be lists of 3 numbers')
-        split = bool(request.get("split", False))
-        adapter.seed(_int_field(request, "seed", 0))
-        # The ceiling row (``ceiling: true``) is the recipe with T removed: the adapter gets no name.
-        transform = None if request.get("ceiling") is True else name
+        req = common.prepare_request(request)
+        name, split = req.name, req.split
+        adapter.seed(req.seed)
         with guard.building(name) as noted:
-            sample, batch = adapter.build_recipe(request.get("crop"), transform, request.get("params", {}), mean, std, split)
+            sample, batch = adapter.build_recipe(req.crop, req.transform, req.params, req.mean, req.std, split)
         self.recipe = Recipe(name, sample, batch, adapter.decoder, split)
         items, read = self._source()
         try:
-            seconds = preflight(self.recipe, items, read, _int_field(request, "preflight_items", 1), adapter.device)
+            seconds = preflight(self.recipe, items, read, req.preflight_items, adapter.device)
         except WorkerError:
             raise
         except Exception as exc:  # noqa: BLE001 - the recipe raised before any loader existed
             raise WorkerError(EXCEPTION, f"{name}: {type(exc).__name__}: {exc}", traceback.format_exc()) from None
         # Where T ran: on the device only in the split's main-process stage; a crop transform (the
         # row is the crop) runs in the loader workers, on the CPU.
-        crop = request.get("crop")
-        where = adapter.device if split and crop else "cpu"
+        where = adapter.device if split and req.crop else "cpu"
         return {
             "transform": name,
             "decoder": adapter.decoder,
@@ -424,6 +367,3 @@ class PipelineOps:
             raise BadRequest("pipeline_run before a successful pipeline_start")
         return self.session
 
-
-def _floats(value: Any) -> bool:
-    return isinstance(value, list) and len(value) == CHANNELS and all(isinstance(v, (int, float)) for v in value)

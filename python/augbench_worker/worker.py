@@ -71,11 +71,11 @@ class Worker:
         return getattr(self.adapter, op)(request)
 
     def pipeline(self) -> Any:
-        """The loader side (imports torch), created on the first pipeline op."""
+        """The loader side (the adapter's: torch's DataLoader, or DALI's pipeline), created on the
+        first pipeline op."""
         if self.pipeline_ops is None:
-            from .pipeline import PipelineOps
-
-            self.pipeline_ops = PipelineOps(self.adapter)
+            assert self.adapter is not None
+            self.pipeline_ops = self.adapter.pipeline_ops()
         return self.pipeline_ops
 
     def hello(self) -> dict[str, Any]:
@@ -90,6 +90,8 @@ class Worker:
         }
         if self.adapter.decoder:
             response["decoder"] = self.adapter.decoder
+        if self.adapter.device_decoders:
+            response["device_decoders"] = self.adapter.device_decoders
         if self.spec is not None:
             response["spec"] = {"path": self.spec.path, "transforms": list(self.spec.transforms)}
         return response

@@ -33,8 +33,9 @@ SPECS_DIR = REPO / "specs"
 RESPONSE_TIMEOUT_S = 120
 
 # The environments a test file can declare: the test venv (pyarrow, pandas), each library
-# environment (run once per library group), the video_decode environment.
-ENVIRONMENTS = ("interop", "library", "video_decode")
+# environment (run once per library group), the video_decode environment, the dali environment
+# (DALI's pipeline backend: no torch, no micro rows, so the library suites do not apply there).
+ENVIRONMENTS = ("interop", "library", "video_decode", "dali")
 _DECLARED = re.compile(r"""^pytestmark\s*=.*pytest\.mark\.environment\(\s*["'](\w+)["']""", re.M)
 
 # library → the module its adapter imports (the suite skips a library that is not importable)
@@ -61,6 +62,7 @@ PROMISED_WITH = {
     "pillow": ("numpy",),
     "opencv": ("cv2", "numpy"),
     "albumentations": ("cv2", "numpy"),
+    "dali": ("nvidia.dali", "numpy", "PIL"),
     "pyav": ("av", "numpy"),
     "decord": ("decord", "numpy"),
 }

@@ -150,6 +150,9 @@ pub struct LibraryInfo {
     /// PyTorch's `DataLoader`, so a library without torch in its own group runs in one with it).
     #[serde(default)]
     pub pipeline_env_group: Option<String>,
+    /// Scenarios the library is kept out of, each with why (said when a config names it there).
+    #[serde(default)]
+    pub refuses: std::collections::BTreeMap<String, String>,
 }
 
 impl LibraryInfo {
@@ -274,6 +277,25 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), m.decoders.len(), "decoder names are unique");
+    }
+
+    #[test]
+    fn refusals_name_scenarios_the_library_is_not_in() {
+        let m = Matrix::get();
+        for l in &m.libraries {
+            for (scenario, why) in &l.refuses {
+                let s = m
+                    .scenario(scenario)
+                    .unwrap_or_else(|| panic!("{} refuses unknown {scenario}", l.name));
+                assert!(
+                    !s.libraries.contains(&l.name),
+                    "{} is in {scenario}",
+                    l.name
+                );
+                assert!(!why.is_empty());
+            }
+        }
+        assert!(m.library("dali").unwrap().refuses.contains_key("video-16f"));
     }
 
     #[test]

@@ -289,7 +289,10 @@ fn libraries_support_selection(cfg: &RunConfig, scenario: &ScenarioInfo, src: &S
     for (name, key) in named {
         let Some(lib) = m.library(name) else { continue };
         if !scenario.libraries.contains(name) {
-            let msg = format!("library `{name}` does not run scenario `{}`", scenario.name);
+            let mut msg = format!("library `{name}` does not run scenario `{}`", scenario.name);
+            if let Some(why) = lib.refuses.get(&scenario.name) {
+                msg = format!("{msg}: {why}");
+            }
             return Err(src.error(
                 key,
                 msg,
@@ -304,7 +307,14 @@ fn libraries_support_selection(cfg: &RunConfig, scenario: &ScenarioInfo, src: &S
             return Err(src.error(
                 key,
                 format!("library `{name}` has no {mode} mode"),
-                "see `augbench list libraries`",
+                format!(
+                    "{name} runs in mode {} (see `augbench list libraries`)",
+                    lib.modes
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             ));
         }
         if !lib.supports_device(device) {

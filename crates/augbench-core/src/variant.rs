@@ -292,6 +292,17 @@ fn check_one(v: &VariantConfig, i: usize, src: &Source) -> Check {
             suggest(&v.library, &m.library_names()),
         ));
     };
+    if lib.backend == Backend::DaliPipeline {
+        return Err(src.error(
+            &["selection", "variants", "library"],
+            format!(
+                "variant {}: `{}` is a pipeline backend measured in its locked environment only: it has no variants",
+                i + 1,
+                v.library
+            ),
+            "to compare two DALI versions, pin each in envs/dali.in in turn (`augbench env lock dali`) and compare the runs with `augbench compare --baseline … --current …`",
+        ));
+    }
     if lib.backend != Backend::PythonWorker {
         return Err(src.error(
             &["selection", "variants", "library"],

@@ -431,7 +431,42 @@ fn library_without_the_mode_fails() {
         "  libraries: [dali]\n",
         "execution:\n  device: cuda\n",
     );
-    assert_at(&err(&text), 5, "has no micro mode");
+    let e = err(&text);
+    assert_at(&e, 5, "has no micro mode");
+    assert!(e.hint.contains("dali runs in mode pipeline"), "{e}");
+}
+
+#[test]
+fn a_library_kept_out_of_a_scenario_says_why() {
+    let text =
+        "version: 1\nselection:\n  scenario: video-16f\n  mode: pipeline\n  libraries: [dali]\n";
+    let e = err(text);
+    assert_at(
+        &e,
+        5,
+        "`dali` does not run scenario `video-16f`: DALI's video readers",
+    );
+    assert!(e.message.contains("frame files"), "{e}");
+}
+
+#[test]
+fn dali_runs_pipeline_rows_on_the_cpu() {
+    let text = rgb(
+        "pipeline",
+        "  libraries: [dali]\n",
+        "execution:\n  device: cpu\n",
+    );
+    assert!(check(&text).is_ok());
+}
+
+#[test]
+fn dali_has_no_variants() {
+    let text = rgb(
+        "pipeline",
+        "  variants:\n    - library: dali\n      pin: nvidia-dali-cuda120==2.3.0\n",
+        "",
+    );
+    assert!(err(&text).message.contains("pipeline backend"));
 }
 
 #[test]

@@ -71,7 +71,7 @@ fn set_up(
 }
 
 fn pipeline_settings(lane: &Lane<'_>) -> PipelineSettings {
-    PipelineSettings::from_config(lane.input.cfg, &lane.w.device)
+    PipelineSettings::for_job(lane.input, &lane.w.device)
 }
 
 impl Underway {

@@ -76,12 +76,10 @@ pub fn command(
     let mut cmd = match (role, target.backend) {
         (Role::Decoder, _) => crate::env::decoder_worker_command(&python()?, library)?,
         (Role::Transforms { .. }, Backend::NativeWorker) => native_command(library)?,
-        (Role::Transforms { spec }, Backend::PythonWorker) => {
+        // DALI's worker is a Python worker whose pipeline ops build DALI's own pipeline.
+        (Role::Transforms { spec }, Backend::PythonWorker | Backend::DaliPipeline) => {
             crate::env::python_worker_command(&python()?, library, spec)?
         }
-        (Role::Transforms { .. }, Backend::DaliPipeline) => anyhow::bail!(
-            "{library} runs only as a CUDA pipeline backend, which this build does not drive yet"
-        ),
     };
     cmd.env.extend(worker_env(threads));
     Ok(cmd)

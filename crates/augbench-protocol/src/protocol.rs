@@ -267,6 +267,10 @@ pub struct HelloResponse {
     /// Pipeline mode: the decoder the library reads files with (Python workers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decoder: Option<String>,
+    /// Pipeline mode: the decoder by device where the library decodes differently on a device
+    /// (DALI: `mixed` on cuda); a job records the one of its device, else `decoder`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub device_decoders: BTreeMap<String, String>,
     /// Decode mode: how the decoder reaches the sampled frames (`seek-per-frame`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access: Option<String>,

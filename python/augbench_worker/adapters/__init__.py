@@ -21,6 +21,7 @@ LIBRARIES: dict[str, tuple[str, str]] = {
     "pillow": ("pillow", "pillow"),
     "albumentations": ("albumentations", "albumentations"),
     "opencv": ("opencv", "opencv-python-headless"),
+    "dali": ("dali", "nvidia-dali-cuda120"),
 }
 
 # Libraries whose module another distribution installs too (AlbumentationsX and Albumentations

@@ -66,6 +66,9 @@ class Adapter:
     rgb_only: dict[str, str] = {}  # transforms that need exactly 3 channels, with why
     device_reasons: dict[tuple[str, str], str] = {}  # (transform, device) exclusions
     decoder = ""  # pipeline mode: the decoder the library reads files with, for the record
+    # Pipeline mode: the decoder by device where it differs from ``decoder`` on that device
+    # (DALI: ``mixed`` decode on cuda); the coordinator records the one of the job's device.
+    device_decoders: dict[str, str] = {}
 
     def __init__(self) -> None:
         self.items: list[Any] = []
@@ -162,6 +165,12 @@ class Adapter:
         raise NotImplementedError
 
     # ----- pipeline hooks (DESIGN §11; called by ``pipeline.PipelineOps``) -------------------
+    def pipeline_ops(self) -> Any:
+        """The loader side of pipeline mode: PyTorch's DataLoader (imports torch, on first use)."""
+        from ..pipeline import PipelineOps  # noqa: PLC0415 - pipeline mode only
+
+        return PipelineOps(self)
+
     def pipeline_decode(self, path: str) -> Any:
         """Pipeline mode reads a file with the library's usual decoder (default: as micro does)."""
         return self.decode(path)

@@ -35,6 +35,11 @@ pub const GROUPS: &[GroupAssets] = &[
         lock: include_str!("../../../../envs/opencv.txt"),
     },
     GroupAssets {
+        name: "dali",
+        input: include_str!("../../../../envs/dali.in"),
+        lock: include_str!("../../../../envs/dali.txt"),
+    },
+    GroupAssets {
         name: "torch_stack",
         input: include_str!("../../../../envs/torch_stack.in"),
         lock: include_str!("../../../../envs/torch_stack.txt"),
@@ -142,7 +147,7 @@ mod tests {
     fn every_python_group_of_the_matrix_has_assets() {
         let m = augbench_core::Matrix::get();
         for lib in &m.libraries {
-            if lib.backend == augbench_core::Backend::PythonWorker {
+            if lib.backend != augbench_core::Backend::NativeWorker {
                 assert!(
                     group_assets(&lib.env_group).is_some(),
                     "{} lacks envs/{}.in",
@@ -169,7 +174,7 @@ mod tests {
     fn every_python_library_has_a_pinned_version() {
         let m = augbench_core::Matrix::get();
         for lib in &m.libraries {
-            if lib.backend == augbench_core::Backend::PythonWorker {
+            if lib.backend != augbench_core::Backend::NativeWorker {
                 assert!(
                     pinned_version(&lib.env_group, &lib.package).is_some(),
                     "{} is not pinned in envs/{}.txt",
@@ -182,6 +187,7 @@ mod tests {
             pinned_version("albumentations", "albumentations"),
             Some("2.0.8")
         );
+        assert_eq!(pinned_version("dali", "nvidia-dali-cuda120"), Some("2.4.0"));
     }
 
     #[test]

@@ -63,6 +63,14 @@ impl PipelineSettings {
         }
     }
 
+    /// The settings of `input`'s job on `device`: DALI runs its whole pipeline on the device
+    /// (`mixed` decode), so it has no GPU split.
+    pub(crate) fn for_job(input: &JobInput<'_>, device: &str) -> PipelineSettings {
+        let mut set = PipelineSettings::from_config(input.cfg, device);
+        set.split &= !dali(input);
+        set
+    }
+
     /// Batches taken untimed before a window (after the first batch, and again after a loader
     /// sat idle between interleaved rounds): every worker delivers (batches go to workers in
     /// turn) and refills its prefetch queue, and at least one window's worth passes, because a
@@ -83,7 +91,7 @@ pub fn sample_order(count: u64) -> Vec<u64> {
 
 /// The file-level pipeline labels of a job.
 pub(crate) fn info(input: &JobInput<'_>, hello: &HelloResponse, device: &str) -> PipelineInfo {
-    let set = PipelineSettings::from_config(input.cfg, device);
+    let set = PipelineSettings::for_job(input, device);
     let mut notes = Vec::new();
     if set.split {
         notes.push("GPU split: loader workers decode and crop; the main process copies each uint8 batch to the device (pinned), runs the transform and Normalize there, and synchronizes; both decode scopes include that copy, and a crop transform row runs in the workers (`transform_device`)".into());
@@ -96,6 +104,9 @@ pub(crate) fn info(input: &JobInput<'_>, hello: &HelloResponse, device: &str) ->
     if set.workers == 0 {
         notes.push("workers: 0: the main process loads every batch (no loader workers)".into());
     }
+    if dali(input) {
+        notes.push(dali_note(&set, device));
+    }
     if let Some(frames) = set.frames {
         notes.push(clip_note(frames, native(input)));
     }
@@ -104,7 +115,12 @@ pub(crate) fn info(input: &JobInput<'_>, hello: &HelloResponse, device: &str) ->
     }
     PipelineInfo {
         scope: set.scope.to_string(),
-        decoder: hello.decoder.clone().unwrap_or_default(),
+        decoder: hello
+            .device_decoders
+            .get(device)
+            .or(hello.decoder.as_ref())
+            .cloned()
+            .unwrap_or_default(),
         workers: set.workers,
         main_process_loading: set.workers == 0,
         batch_size: set.batch_size,
@@ -126,6 +142,19 @@ fn native_note() -> String {
     )
 }
 
+/// What DALI's pipeline is, said in every DALI file.
+fn dali_note(set: &PipelineSettings, device: &str) -> String {
+    let place = if device == "cuda" {
+        "on the GPU (`device_id` 0): `mixed` decode, the operators on the device, each batch left in DALI's device buffer"
+    } else {
+        "CPU only (`device_id=None`): DALI's CPU decoder and CPU operators, each batch copied out of DALI's buffer into one NumPy array"
+    };
+    format!(
+        "DALI pipeline (no DataLoader): fn.readers.file reads the files in the shared seeded order (fn.external_source feeds the preloaded items in the memory scope), then decode, the recipe as DALI operators (crop, transform, fn.crop_mirror_normalize) and DALI's batching; workers = DALI's num_threads ({}), prefetch_queue_depth {}; {place}",
+        set.workers, set.prefetch
+    )
+}
+
 /// How a video row's items are clips, said in every video pipeline file.
 fn clip_note(frames: u64, native: bool) -> String {
     let draws = if native {
@@ -142,17 +171,25 @@ fn native(input: &JobInput<'_>) -> bool {
     input.job.backend == augbench_core::Backend::NativeWorker
 }
 
+fn dali(input: &JobInput<'_>) -> bool {
+    input.job.backend == augbench_core::Backend::DaliPipeline
+}
+
 /// What a pipeline row's clock covers, by scope (and the GPU split on CUDA).
 pub(crate) fn timing(input: &JobInput<'_>, backend: String, device: &str) -> TimingInfo {
     let cfg = input.cfg;
     let scope = pipeline_scope(cfg);
-    let split = PipelineSettings::from_config(cfg, device).split;
+    let split = PipelineSettings::for_job(input, device).split;
     let mut includes = Vec::new();
-    if scope.decodes() {
+    if scope.decodes() && dali(input) {
+        includes.push("decode (DALI's decoder, in DALI's pipeline)".to_string());
+    } else if scope.decodes() {
         includes.push("decode (the library's decoder, in the loader workers)".to_string());
     }
     let collation = if native(input) {
         "collation: each item normalized in place into a preallocated batch buffer"
+    } else if dali(input) {
+        "DALI's batching, and the batch handed over as one array (copied out of DALI's buffer on the CPU)"
     } else {
         "collation into one batch tensor"
     };
@@ -173,6 +210,8 @@ pub(crate) fn timing(input: &JobInput<'_>, backend: String, device: &str) -> Tim
     }
     let loader = if native(input) {
         "native threads"
+    } else if dali(input) {
+        "DALI pipeline"
     } else {
         "torch DataLoader"
     };

@@ -9,7 +9,7 @@ use serde_json::json;
 pub const CHANNELS: usize = 3;
 /// A normalized batch has per-channel means near 0 and negative values (ImageNet statistics map
 /// pixel 0 to about -2); un-normalized data never goes below 0. The Python worker's loader checks
-/// the same band (`MEAN_BAND` in `python/augbench_worker/pipeline.py`; a test keeps them equal).
+/// the same band (`MEAN_BAND` in `python/augbench_worker/pipeline_common.py`; a test keeps them equal).
 const MEAN_BAND: f64 = 1.5;
 
 /// Pixels of one item, row-major HWC with no row padding.
@@ -284,12 +284,12 @@ mod tests {
 
     #[test]
     fn the_python_worker_checks_the_same_band() {
-        let python = include_str!("../../../../python/augbench_worker/pipeline.py");
+        let python = include_str!("../../../../python/augbench_worker/pipeline_common.py");
         let values: Vec<f64> = python
             .lines()
             .filter_map(|l| l.strip_prefix("MEAN_BAND = "))
             .map(|v| v.trim().parse().unwrap())
             .collect();
-        assert_eq!(values, vec![MEAN_BAND], "MEAN_BAND in pipeline.py");
+        assert_eq!(values, vec![MEAN_BAND], "MEAN_BAND in pipeline_common.py");
     }
 }

@@ -258,6 +258,7 @@ impl Worker {
             runtime: format!("rustc {}", versions::RUSTC_VERSION),
             threads,
             decoder: Some(versions::decoder()),
+            device_decoders: std::collections::BTreeMap::new(),
             access: None,
         }
     }
