@@ -560,3 +560,59 @@ fn a_variant_flag_replaces_the_files_variants_and_names_itself_in_errors() {
     let err = usage_error(&["plan", "--config", QUICKSTART, "--variant", "nosuch==1"]);
     has_all(&err, &["no library installs `nosuch`"]);
 }
+
+/// The plan's job block (from its `- scenario:` line to the next job) of the column `label`.
+fn job_block<'a>(plan: &'a str, label: &str) -> &'a str {
+    let jobs = &plan[plan.find("\njobs:").unwrap()..];
+    let at = jobs.find(&format!("library: {label}\n")).unwrap();
+    let start = jobs[..at].rfind("- scenario:").unwrap();
+    let end = jobs[at..]
+        .find("- scenario:")
+        .map_or(jobs.len(), |e| at + e);
+    &jobs[start..end]
+}
+
+/// Pipeline and video micro runs take variants like micro: each variant is its own job over the
+/// environment group its library runs that mode in (Pillow's loader: the pipeline group), with
+/// its own file named by label and its own environment listed.
+#[test]
+fn pipeline_and_video_plans_build_each_variant_over_its_modes_group() {
+    use augbench_core::{Matrix, Mode};
+    let cases = [
+        (
+            "configs/examples/local_rgb_pipeline_cpu.yaml",
+            "pillow",
+            Mode::Pipeline,
+            "image-rgb/pipeline/pillow@next_decode_dataloader_augment_",
+        ),
+        (
+            "configs/examples/local_video_micro_cpu.yaml",
+            "kornia",
+            Mode::Micro,
+            "video-16f/micro/kornia@next_micro_results.json",
+        ),
+    ];
+    for (config, library, mode, file) in cases {
+        let flag = format!("{library}@next={library}==0.0.1");
+        let plan = stdout_of(&["plan", "--config", config, "--variant", &flag]);
+        let group = Matrix::get().library(library).unwrap().env_group_for(mode);
+        let job = job_block(&plan, &format!("{library}@next"));
+        has_all(
+            job,
+            &[
+                &format!("variant_of: {library}\n"),
+                &format!("installs: pin {library}==0.0.1\n"),
+                &format!("env_group: {group}\n"),
+                file,
+            ],
+        );
+        let envs = &plan[plan.find("\nvariant_environments:").unwrap()..];
+        has_all(
+            envs,
+            &[
+                &format!("label: {library}@next\n"),
+                &format!("over_lock: envs/{group}.txt\n"),
+            ],
+        );
+    }
+}
