@@ -15,7 +15,8 @@ during the timed values (from /proc), then each variant's median ratio to ``work
 spread over pairs. Variants (``VARIANTS``, space separated): ``bare`` (load, prepare, loop),
 ``bare+check`` (the worker's contract check and output-form loop first), ``bare+protocol`` (the
 protocol's stdout claim and thread policy as ``__main__`` sets them), ``bare+fresh-arrays`` (the
-loaded items copied into fresh arrays first).
+loaded items copied into fresh arrays first), ``bare+worker-env`` (the coordinator's thread
+variables, ``OPENCV_NUM_THREADS=1`` among them, which a bare process and pyperf's workers lack).
 
     [LIBRARY=albumentationsx] [TRANSFORM=Resize] [PAIRS=4] python3 scripts/fidelity_probe.py
 
@@ -59,8 +60,16 @@ def spec_params(binary: str, transform: str) -> dict:
     raise SystemExit(f"no transform {transform} in `augbench list transforms`")
 
 
-def child_env() -> dict:
-    return dict(os.environ, PYTHONPATH=str(REPO / "python"), AUGBENCH_THREAD_POLICY="single")
+# What augbench's coordinator sets for a micro worker (crates/augbench-protocol/src/threads.rs).
+WORKER_PINNED = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+                 "VECLIB_MAXIMUM_THREADS", "RAYON_NUM_THREADS", "OPENCV_NUM_THREADS")
+
+
+def child_env(variant: str = "worker") -> dict:
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), AUGBENCH_THREAD_POLICY="single")
+    if variant == "worker" or "worker-env" in variant:  # the coordinator's whole thread environment
+        env.update({var: "1" for var in WORKER_PINNED})
+    return env
 
 
 def rates(ns: list[int], items: int) -> dict:
@@ -70,7 +79,7 @@ def rates(ns: list[int], items: int) -> dict:
 
 def run_worker(python: str, lib: str, transform: str, params: dict, paths: list[str], loops: int, values: int) -> dict:
     proc = subprocess.Popen([python, "-m", "augbench_worker", "--library", lib], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=child_env())
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=child_env("worker"))
 
     def call(req: dict) -> dict:
         proc.stdin.write(json.dumps(req) + "\n")
@@ -100,7 +109,8 @@ def run_bare(python: str, variant: str, lib: str, transform: str, params: dict, 
              values: int) -> dict:
     job = json.dumps({"variant": variant, "library": lib, "transform": transform, "params": params,
                       "paths": paths, "loops": loops, "values": values})
-    done = subprocess.run([python, __file__, CHILD, job], check=True, capture_output=True, text=True, env=child_env())
+    done = subprocess.run([python, __file__, CHILD, job], check=True, capture_output=True, text=True,
+                          env=child_env(variant))
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -133,6 +143,12 @@ def parent() -> int:
         ratios = [b["max"] / w["max"] for b, w in zip(seen[v], seen["worker"])]
         faults = statistics.median(r["faults_per_item"] for r in seen[v])
         print(f"  {v:19} {statistics.median(ratios):6.3f} ({min(ratios):.3f}-{max(ratios):.3f})  faults/item {faults:.1f}")
+    if "bare" in seen:
+        print("variant / bare, per pair")
+        for v in variants:
+            if v != "bare":
+                ratios = [x["max"] / b["max"] for x, b in zip(seen[v], seen["bare"])]
+                print(f"  {v:19} {statistics.median(ratios):6.3f} ({min(ratios):.3f}-{max(ratios):.3f})")
     wf = statistics.median(r["faults_per_item"] for r in seen["worker"])
     print(f"  {'worker':19}  1.000               faults/item {wf:.1f}")
     print(f"load at the end: {load_avg()}")
