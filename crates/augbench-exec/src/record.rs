@@ -73,12 +73,22 @@ impl<'a> Recorder<'a> {
     /// again until every process has).
     pub fn record(&mut self, name: &str, r: TransformResult) -> anyhow::Result<()> {
         merge(&mut self.acc, name, r);
-        if self.file.metadata.mode == Mode::Pipeline.to_string() {
-            flag_above_ceiling(&mut self.acc, name);
-        }
         self.file
             .results
             .insert(name.to_string(), self.acc[name].clone());
+        if self.file.metadata.mode == Mode::Pipeline.to_string() {
+            // The ceiling row may come after the rows (a list that places it last): then each
+            // row measured so far is compared with it now.
+            let names: Vec<String> = if *name == Recipe::get().ceiling {
+                self.acc.keys().cloned().collect()
+            } else {
+                vec![name.to_string()]
+            };
+            for n in names {
+                flag_above_ceiling(&mut self.acc, &n);
+                self.file.results.insert(n.clone(), self.acc[&n].clone());
+            }
+        }
         self.save()
     }
 
