@@ -7,7 +7,8 @@ use crate::matrix::{Matrix, Mode};
 use crate::registry::Registry;
 
 /// The transforms a resolved config selects, in order. Pipeline mode puts the ceiling row
-/// (`DecodeOnly`, specs/recipe.yaml) first: every library's pipeline rows are read against it.
+/// (`DecodeOnly`, specs/recipe.yaml) first, unless the list names it (then it stays where the
+/// list puts it): every library's pipeline rows are read against it.
 pub fn selected_transforms(cfg: &RunConfig) -> Vec<String> {
     let mut names = chosen_transforms(cfg);
     let ceiling = &crate::recipe::Recipe::get().ceiling;

@@ -60,8 +60,11 @@ pub fn names(cfg: &RunConfig, src: &Source) -> Check {
     empty_transforms(cfg, src)?;
     crate::variant::check(cfg, src)?;
     let reg = Registry::get();
+    // Pipeline mode also knows its ceiling row; a list that names it keeps it where it stands.
+    let pipeline = cfg.selection.mode == Some(crate::matrix::Mode::Pipeline);
+    let ceiling = |t: &str| pipeline && crate::recipe::Recipe::get().is_ceiling(t);
     for t in cfg.selection.transforms.iter().flatten() {
-        if reg.spec(t).is_none() {
+        if reg.spec(t).is_none() && !ceiling(t) {
             let msg = format!("unknown transform `{t}`");
             let hint = suggest(t, &reg.names());
             return Err(src.error(&["selection", "transforms"], msg, hint));

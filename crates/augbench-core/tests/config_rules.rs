@@ -707,6 +707,26 @@ fn known_transforms_pass_and_replace_the_set() {
 }
 
 #[test]
+fn a_pipeline_list_may_place_its_ceiling_row_and_a_micro_list_may_not() {
+    let ceiling = &augbench_core::recipe::Recipe::get().ceiling;
+    let list = format!("  transforms: [HorizontalFlip, {ceiling}]\n");
+    let cfg = ok(&rgb("pipeline", &list, ""));
+    assert_eq!(
+        augbench_core::resolve::selected_transforms(&cfg),
+        ["HorizontalFlip", ceiling.as_str()],
+        "kept where the list puts it"
+    );
+    let cfg = ok(&rgb("pipeline", "  transforms: [HorizontalFlip]\n", ""));
+    assert_eq!(
+        augbench_core::resolve::selected_transforms(&cfg),
+        [ceiling.as_str(), "HorizontalFlip"],
+        "first when the list does not name it"
+    );
+    let e = err(&rgb("micro", &list, ""));
+    assert_at(&e, 5, &format!("unknown transform `{ceiling}`"));
+}
+
+#[test]
 fn unknown_scenario_suggests_the_nearest() {
     let e = err("version: 1\nselection:\n  scenario: image-rbg\n");
     assert_at(&e, 3, "unknown scenario `image-rbg`");

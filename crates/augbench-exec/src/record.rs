@@ -7,6 +7,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use augbench_core::plan::Job;
+use augbench_core::recipe::Recipe;
 use augbench_core::results::{
     BenchmarkParams, Metadata, RESULT_FORMAT_VERSION, ResultFile, Status, TimingInfo,
     TransformResult,
@@ -75,6 +76,19 @@ impl<'a> Recorder<'a> {
         self.file
             .results
             .insert(name.to_string(), self.acc[name].clone());
+        if self.file.metadata.mode == Mode::Pipeline.to_string() {
+            // The ceiling row may come after the rows (a list that places it last): then each
+            // row measured so far is compared with it now.
+            let names: Vec<String> = if *name == Recipe::get().ceiling {
+                self.acc.keys().cloned().collect()
+            } else {
+                vec![name.to_string()]
+            };
+            for n in names {
+                flag_above_ceiling(&mut self.acc, &n);
+                self.file.results.insert(n.clone(), self.acc[&n].clone());
+            }
+        }
         self.save()
     }
 
@@ -157,6 +171,35 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
         _ => new,
     };
     acc.insert(name.to_string(), merged);
+}
+
+/// Marks pipeline row `name` `unstable` when its figure reads above its ceiling row's beyond both
+/// intervals (`stats::ceiling`); the ceiling row is measured before every other row of a process,
+/// so it is there to compare with.
+fn flag_above_ceiling(acc: &mut BTreeMap<String, TransformResult>, name: &str) {
+    let ceiling_name = &Recipe::get().ceiling;
+    let ceiling = acc
+        .get(ceiling_name.as_str())
+        .and_then(TransformResult::headline);
+    let (Some(ceiling), Some(r)) = (ceiling, acc.get_mut(name)) else {
+        return;
+    };
+    let noted = r
+        .unstable_reason
+        .as_deref()
+        .is_some_and(|s| s.contains("above its ceiling"));
+    let why = r
+        .headline()
+        .and_then(|h| stats::ceiling::above_ceiling(&h, &ceiling, ceiling_name));
+    if let Some(why) =
+        why.filter(|_| name != ceiling_name && !noted && r.status == Some(Status::Ok))
+    {
+        r.unstable = true;
+        r.unstable_reason = Some(match r.unstable_reason.take() {
+            Some(prev) => format!("{prev}; {why}"),
+            None => why,
+        });
+    }
 }
 
 /// A transform's loader details across processes: the first process's start, every window.
@@ -328,5 +371,59 @@ fn timing(input: &JobInput<'_>, device: &str) -> TimingInfo {
             "transform".into(),
             "output materialization (contiguous, device sync)".into(),
         ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn measured(throughputs: &[f64]) -> TransformResult {
+        let s = stats::summarize(throughputs);
+        TransformResult::measured(
+            serde_json::Value::Null,
+            &s,
+            throughputs.to_vec(),
+            vec![0.1; throughputs.len()],
+        )
+    }
+
+    #[test]
+    fn a_row_above_its_ceiling_beyond_the_intervals_is_marked_with_why() {
+        let ceiling = Recipe::get().ceiling.clone();
+        let mut acc = BTreeMap::new();
+        acc.insert(
+            ceiling.clone(),
+            measured(&[700.0, 730.0, 720.0, 710.0, 725.0]),
+        );
+        acc.insert(
+            "HorizontalFlip".into(),
+            measured(&[838.0, 840.0, 836.0, 839.0, 837.0]),
+        );
+        acc.insert(
+            "Rotate".into(),
+            measured(&[400.0, 410.0, 405.0, 402.0, 408.0]),
+        );
+        for name in ["HorizontalFlip", "Rotate"] {
+            flag_above_ceiling(&mut acc, name);
+            flag_above_ceiling(&mut acc, name); // said once, however often it is recorded
+        }
+        let flip = &acc["HorizontalFlip"];
+        let why = flip.unstable_reason.as_deref().unwrap_or_default();
+        assert!(
+            flip.unstable && why.starts_with("above its ceiling: 840 img/s"),
+            "{why}"
+        );
+        assert_eq!(why.matches("above its ceiling").count(), 1, "{why}");
+        assert!(
+            !acc["Rotate"].unstable,
+            "{:?}",
+            acc["Rotate"].unstable_reason
+        );
+        // Without a ceiling row (not measured, or not pipeline) nothing is compared.
+        let mut alone = BTreeMap::new();
+        alone.insert("HorizontalFlip".into(), measured(&[838.0, 840.0]));
+        flag_above_ceiling(&mut alone, "HorizontalFlip");
+        assert!(!alone["HorizontalFlip"].unstable);
     }
 }

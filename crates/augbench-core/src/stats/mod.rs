@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::policy;
 
+pub mod ceiling;
 pub mod figure;
 pub mod logscale;
 pub mod paired;

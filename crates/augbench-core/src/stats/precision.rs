@@ -1,12 +1,13 @@
 //! Measuring to a precision (`execution.precision`): the stopping rule of a transform's rounds
 //! (`stop_rule`, one pure function of the intervals' relative half-widths, the target and the
-//! progress so far), the half-widths it reads today (each library's median interval and every
-//! paired speedup's interval), and the one-line note a result carries. No I/O, no clocks.
+//! progress so far), the half-widths it reads (each library's headline figure's rerun interval,
+//! the one tables show, and every paired speedup's rerun interval, both relative on the log
+//! scale), and the one-line note a result carries. No I/O, no clocks.
 
 use serde::{Deserialize, Serialize};
 
-use super::{bootstrap_median_ci, ci_half_width, median, paired};
-use crate::policy;
+use super::logscale::log_half_width;
+use super::{figure, paired};
 use crate::time_split::seconds as human;
 
 /// Where a transform's rounds stand, for the stopping rule.
@@ -23,6 +24,9 @@ pub struct Progress {
     pub budget_sec: f64,
 }
 
+/// Relative slack for a half-width that equals the target but for floating-point rounding.
+const ROUNDING: f64 = 1e-9;
+
 /// What the rule says about the next round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
@@ -38,12 +42,14 @@ pub enum Decision {
 
 /// The stopping rule: after `min_rounds`, stop as soon as every relative half-width is at most
 /// `target` (an empty list has nothing left to pin down), else when the budget or the round cap
-/// is spent. A non-finite half-width (an interval that could not be formed) is never narrow.
+/// is spent. A non-finite half-width (an interval that could not be formed) is never narrow. A
+/// half-width equal to the target up to rounding (the drift floor goes through ln and exp) is
+/// within it.
 pub fn stop_rule(half_widths: &[f64], target: f64, p: Progress) -> Decision {
     if p.rounds < p.min_rounds {
         return Decision::More;
     }
-    if half_widths.iter().all(|w| w.is_finite() && *w <= target) {
+    if within(half_widths, target) {
         return Decision::Reached;
     }
     if p.elapsed_sec >= p.budget_sec {
@@ -55,6 +61,13 @@ pub fn stop_rule(half_widths: &[f64], target: f64, p: Progress) -> Decision {
     Decision::More
 }
 
+/// Whether every half-width is finite and at most `target` (up to rounding); true for none.
+pub fn within(half_widths: &[f64], target: f64) -> bool {
+    half_widths
+        .iter()
+        .all(|w| w.is_finite() && *w <= target * (1.0 + ROUNDING))
+}
+
 /// The widest of `half_widths` (NaN when one is not finite, or when there are none).
 pub fn worst(half_widths: &[f64]) -> f64 {
     half_widths
@@ -63,16 +76,22 @@ pub fn worst(half_widths: &[f64]) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-/// The half-widths the rule reads today for libraries timed in the same rounds (`runs[i]` is
-/// library i's throughputs, round by round; `groups` the rounds of consecutive worker
-/// processes): each library's 95% interval of its median, then every pair's paired-speedup
-/// interval, relative to the figure. A library without runs gives NaN.
+/// The half-widths the rule reads for libraries timed in the same rounds (`runs[i]` is library
+/// i's throughputs, round by round; `groups` the rounds of consecutive worker processes): each
+/// library's headline figure's rerun interval (`stats::figure`, policy's estimator, the interval
+/// results record and tables show), then every pair's paired-speedup rerun interval. Each is
+/// relative on the log scale (e^h − 1 for a half-width h of ln), so a target of ±3% means the
+/// same for a figure and a ratio. A library without usable runs, or a pair that cannot be
+/// formed, gives NaN (never narrow).
 pub fn half_widths(runs: &[&[f64]], groups: &[usize]) -> Vec<f64> {
-    let mut out: Vec<f64> = runs.iter().map(|xs| median_half_width(xs)).collect();
+    let mut out: Vec<f64> = runs
+        .iter()
+        .map(|xs| figure_half_width(xs, groups))
+        .collect();
     for (i, a) in runs.iter().enumerate() {
         for b in &runs[i + 1..] {
             out.push(match paired("", a, b, groups) {
-                Some(p) => ci_half_width(p.ratio, p.ci_low, p.ci_high),
+                Some(p) => log_half_width(p.ratio, p.rerun_low, p.rerun_high).exp_m1(),
                 None => f64::NAN,
             });
         }
@@ -80,17 +99,13 @@ pub fn half_widths(runs: &[&[f64]], groups: &[usize]) -> Vec<f64> {
     out
 }
 
-fn median_half_width(xs: &[f64]) -> f64 {
+/// The relative half-width of the figure's rerun interval; NaN unless every run is positive and
+/// finite.
+fn figure_half_width(xs: &[f64], groups: &[usize]) -> f64 {
     if xs.is_empty() || xs.iter().any(|x| !x.is_finite() || *x <= 0.0) {
         return f64::NAN;
     }
-    let (lo, hi) = bootstrap_median_ci(
-        xs,
-        policy::BOOTSTRAP_RESAMPLES,
-        policy::CONFIDENCE,
-        policy::BOOTSTRAP_SEED,
-    );
-    ci_half_width(median(xs), lo, hi)
+    figure(xs, groups).half_width()
 }
 
 /// What measuring to a precision gave a transform, as its result records it.
@@ -156,6 +171,7 @@ impl PrecisionRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy;
     use proptest::prelude::*;
 
     fn at(rounds: u64, elapsed_sec: f64) -> Progress {
@@ -196,14 +212,72 @@ mod tests {
     }
 
     #[test]
+    fn the_rule_reads_the_figures_interval_not_the_medians() {
+        // One process. The median of these runs is pinned down, but the fastest run (the figure
+        // of one process) is a lone outlier a repeat may not see again.
+        let lone_fast = [100.0, 100.0, 100.1, 99.9, 100.0, 100.05, 99.95, 130.0];
+        let (lo, hi) = super::super::bootstrap_median_ci(
+            &lone_fast,
+            policy::BOOTSTRAP_RESAMPLES,
+            policy::CONFIDENCE,
+            policy::BOOTSTRAP_SEED,
+        );
+        assert!(
+            super::super::ci_half_width(100.0, lo, hi) < 0.01,
+            "median pinned"
+        );
+        let w = half_widths(&[&lone_fast], &[]);
+        assert!(w[0] > 0.1, "figure not pinned: {w:?}");
+        assert_eq!(stop_rule(&w, 0.03, at(5, 0.0)), Decision::More);
+        // The other way round: a scattered median, but the fastest run repeats.
+        let steady_top = [50.0, 60.0, 70.0, 80.0, 100.0, 100.0, 100.0, 100.0];
+        let w = half_widths(&[&steady_top], &[]);
+        assert!(w[0] <= 0.03, "{w:?}");
+        assert_eq!(stop_rule(&w, 0.03, at(5, 0.0)), Decision::Reached);
+    }
+
+    #[test]
+    fn each_width_is_the_interval_a_result_records() {
+        let a = [100.0, 104.0, 99.0, 101.0, 97.0, 100.0, 96.0, 103.0, 98.0];
+        let b = [50.0, 53.0, 49.5, 52.0, 48.0, 50.1, 47.0, 51.0, 49.0];
+        let g = [3, 3, 3];
+        let w = half_widths(&[&a, &b], &g);
+        assert_eq!(w[0], figure(&a, &g).half_width());
+        assert_eq!(w[1], figure(&b, &g).half_width());
+        let p = paired("", &a, &b, &g).unwrap();
+        let expect = (p.rerun_high / p.ratio).ln().exp_m1();
+        assert!((w[2] - expect).abs() < 1e-12, "{w:?} vs {expect}");
+    }
+
+    #[test]
+    fn a_target_at_the_drift_floor_is_reachable() {
+        let flat = [100.0; 6];
+        let w = half_widths(&[&flat, &flat], &[]);
+        assert!(
+            w.iter()
+                .all(|x| (x - policy::RERUN_DRIFT_FLOOR).abs() < 1e-12),
+            "{w:?}"
+        );
+        let target = policy::RERUN_DRIFT_FLOOR;
+        assert_eq!(stop_rule(&w, target, at(3, 0.0)), Decision::Reached);
+        assert_eq!(stop_rule(&w, target * 0.99, at(3, 0.0)), Decision::More);
+    }
+
+    #[test]
     fn half_widths_cover_each_library_and_each_pair() {
         let a = [100.0, 101.0, 99.0, 100.5, 100.2];
         let b = [50.0, 50.5, 49.5, 50.2, 50.1];
         let w = half_widths(&[&a, &b], &[]);
         assert_eq!(w.len(), 3, "two libraries and their pair");
-        assert!(w.iter().all(|x| *x > 0.0 && *x < 0.02), "{w:?}");
+        // Steady runs: every interval is at the drift floor (±2%), none wider.
+        let floor = policy::RERUN_DRIFT_FLOOR;
+        assert!(w.iter().all(|x| (x - floor).abs() < 1e-9), "{w:?}");
         let w = half_widths(&[&a, &[]], &[]);
         assert!(w[1].is_nan() && w[2].is_nan(), "{w:?}");
+        let zero = [100.0, 0.0, 99.0];
+        let w = half_widths(&[&zero], &[]);
+        assert!(w[0].is_nan(), "a zero run is no figure: {w:?}");
+        assert_eq!(stop_rule(&w, 0.5, at(5, 0.0)), Decision::More);
     }
 
     #[test]
@@ -218,6 +292,41 @@ mod tests {
         assert_eq!(r.note, "reached ±2.1% after 12 rounds, 8.3 s");
         assert_eq!(worst(&[0.01, 0.03]), 0.03);
         assert!(worst(&[0.01, f64::NAN]).is_nan());
+    }
+
+    /// Two libraries' runs of the same rounds, 1–4 processes of 1–6 rounds each.
+    fn two_libraries() -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<usize>)> {
+        (1usize..5, 1usize..7).prop_flat_map(|(procs, per)| {
+            let n = procs * per;
+            (
+                proptest::collection::vec(1.0f64..1e5, n),
+                proptest::collection::vec(1.0f64..1e5, n),
+                Just(vec![per; procs]),
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 40, rng_seed: proptest::test_runner::RngSeed::Fixed(22), ..ProptestConfig::default() })]
+        #[test]
+        fn widths_are_the_figures_never_below_the_floor_and_blind_to_scale_and_order(
+            (a, b, g) in two_libraries(),
+            k in 0.01f64..100.0,
+        ) {
+            let w = half_widths(&[&a, &b], &g);
+            prop_assert_eq!(w.len(), 3);
+            prop_assert_eq!(w[0], figure(&a, &g).half_width());
+            let floor = policy::RERUN_DRIFT_FLOOR * (1.0 - 1e-9);
+            prop_assert!(w.iter().all(|x| x.is_finite() && *x >= floor), "{:?}", w);
+            // Scaling a library's runs (a faster machine) leaves its figure's width.
+            let scaled: Vec<f64> = a.iter().map(|x| x * k).collect();
+            let s = half_widths(&[&scaled], &g);
+            prop_assert!((s[0] - w[0]).abs() <= 1e-6 * w[0], "{:?} vs {:?}", w, s);
+            // Swapping the libraries swaps the figures and keeps the pair's width.
+            let r = half_widths(&[&b, &a], &g);
+            prop_assert_eq!((r[0], r[1]), (w[1], w[0]));
+            prop_assert!((r[2] - w[2]).abs() <= 1e-9 * w[2].max(1e-3), "{:?} vs {:?}", r, w);
+        }
     }
 
     proptest! {

@@ -168,14 +168,8 @@ impl Measuring {
 
 fn precise_enough(xs: &[f64], target: Option<f64>) -> bool {
     let Some(target) = target else { return true };
-    let m = stats::median(xs);
-    let (lo, hi) = stats::bootstrap_median_ci(
-        xs,
-        policy::BOOTSTRAP_RESAMPLES,
-        policy::CONFIDENCE,
-        policy::BOOTSTRAP_SEED,
-    );
-    stats::ci_half_width(m, lo, hi) <= target
+    let widths = stats::precision::half_widths(&[xs], &[]);
+    stats::precision::within(&widths, target)
 }
 
 #[cfg(test)]
@@ -231,10 +225,16 @@ mod tests {
     #[test]
     fn precision_target_none_is_always_enough() {
         assert!(precise_enough(&[1.0, 100.0], None));
-        assert!(!precise_enough(&[1.0, 100.0, 3.0, 50.0], Some(0.01)));
+        assert!(!precise_enough(&[1.0, 100.0, 3.0, 50.0], Some(0.03)));
         assert!(precise_enough(
             &[100.0, 100.1, 99.9, 100.0, 100.05],
-            Some(0.01)
+            Some(0.03)
         ));
+        // The figure's interval, not the median's: a lone fast run is no figure yet.
+        let lone_fast = [100.0, 100.0, 100.1, 99.9, 100.0, 100.05, 99.95, 130.0];
+        assert!(!precise_enough(&lone_fast, Some(0.03)));
+        // Never narrower than the drift floor: a target below it is never reached.
+        let below = policy::RERUN_DRIFT_FLOOR / 2.0;
+        assert!(!precise_enough(&[100.0; 8], Some(below)));
     }
 }
