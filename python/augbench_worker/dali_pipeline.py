@@ -21,7 +21,7 @@ from nvidia.dali.pipeline import Pipeline
 
 from . import guard
 from . import pipeline_common as common
-from .adapters.dali import dali_error
+from .dali_errors import dali_error
 from .protocol import EXCEPTION, BadRequest, Unsupported, WorkerError
 
 # The reader's name in every pipeline (DALI names an operator so its epoch size can be asked).
@@ -47,6 +47,7 @@ class Session:
     files: list[str]  # the reader's files in order (decode scopes); empty for preloaded items
     prefetch: int
     delivered: int = 0  # batches handed over so far
+    fresh_decoder: Any = None  # () -> a one-file decoder of the adapter's own (to name a bad file)
 
 
 def _ordered(items: list[Any], order: list[int]) -> list[Any]:
@@ -109,7 +110,9 @@ def _unreadable(session: Session) -> str:
         return ""
     count, first = len(session.files), session.delivered * session.batch_size
     candidates = [session.files[(first + k) % count] for k in range((session.prefetch + 1) * session.batch_size)]
-    probe = _probe_decoder()
+    if session.fresh_decoder is None:
+        return ""
+    probe = session.fresh_decoder()
     for path in dict.fromkeys(candidates):
         try:
             probe(path)
@@ -118,10 +121,10 @@ def _unreadable(session: Session) -> str:
     return ""
 
 
-def _probe_decoder() -> Any:
-    from .adapters.dali import DaliAdapter  # noqa: PLC0415 - a fresh decoder, only after a failure
-
-    return DaliAdapter().decode
+def _fresh_decoder(adapter: Any) -> Any:
+    """A factory of one-file decoders of a new adapter of the same kind (DALI invalidates a
+    pipeline whose operator failed, so the failing one is not reused)."""
+    return lambda: type(adapter)().decode
 
 
 def describe(value: Any) -> str:
@@ -161,7 +164,7 @@ def preflight(adapter: Any, built: Built, count: int) -> float:
     one batch: run once untimed (DALI allocates its buffers on the first run), then timed."""
     chosen = list(range(min(max(1, count), len(adapter.items))))
     pipe = build_pipeline(adapter, built, chosen, len(chosen), 1, 1, 0)
-    session = Session(built, pipe, len(chosen), adapter.device, {}, _files(adapter, chosen), 1)
+    session = Session(built, pipe, len(chosen), adapter.device, {}, _files(adapter, chosen), 1, fresh_decoder=_fresh_decoder(adapter))
     try:
         pipe.build()
         deliver(session)
@@ -236,7 +239,7 @@ class DaliPipelineOps:
         pipe = build_pipeline(adapter, built, settings.order, settings.batch_size, settings.workers, settings.prefetch, settings.seed)
         threads = thread_report(pipe, built.decode_device)
         files = _files(adapter, settings.order)
-        session = Session(built, pipe, settings.batch_size, adapter.device, threads, files, settings.prefetch)
+        session = Session(built, pipe, settings.batch_size, adapter.device, threads, files, settings.prefetch, fresh_decoder=_fresh_decoder(adapter))
         try:
             pipe.build()
             first = deliver(session)

@@ -18,6 +18,7 @@ import nvidia.dali.types as types
 from nvidia.dali import backend as dali_backend
 from nvidia.dali.pipeline import Pipeline
 
+from ..dali_errors import dali_error
 from ..protocol import Unsupported
 from .base import Adapter, registry
 
@@ -242,15 +243,6 @@ def _cpu_decoder() -> str:
     names = os.listdir(extensions) if os.path.isdir(extensions) else []
     jpeg = "libjpeg-turbo for JPEG" if any(n.startswith("libjpeg_turbo_ext") for n in names) else "its CPU backends"
     return f"DALI fn.decoders.image, device cpu ({codec}, {jpeg})"
-
-
-def dali_error(exc: BaseException) -> str:
-    """The line of a DALI error that says what went wrong (DALI wraps it in the operator's
-    definition traceback): the first after ``encountered:``, else the first line."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    if "encountered:" in lines and lines.index("encountered:") + 1 < len(lines):
-        return lines[lines.index("encountered:") + 1]
-    return lines[0] if lines else type(exc).__name__
 
 
 def cuda_devices() -> int:
