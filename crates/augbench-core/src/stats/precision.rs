@@ -7,7 +7,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::logscale::log_half_width;
-use super::{figure, paired};
+use super::{PairedSummary, figure, paired};
+use crate::policy;
 use crate::time_split::seconds as human;
 
 /// Where a transform's rounds stand, for the stopping rule.
@@ -90,13 +91,23 @@ pub fn half_widths(runs: &[&[f64]], groups: &[usize]) -> Vec<f64> {
         .collect();
     for (i, a) in runs.iter().enumerate() {
         for b in &runs[i + 1..] {
-            out.push(match paired("", a, b, groups) {
-                Some(p) => log_half_width(p.ratio, p.rerun_low, p.rerun_high).exp_m1(),
-                None => f64::NAN,
-            });
+            out.push(paired("", a, b, groups).map_or(f64::NAN, |p| pair_half_width(&p, groups)));
         }
     }
     out
+}
+
+/// A pair's relative half-width: its rerun interval over worker processes, or, below
+/// `policy::MIN_PROCESS_UNITS` processes (where the figure pools its runs too, and Student's
+/// factor for one or two processes makes every interval useless), its interval over rounds,
+/// never narrower than the drift floor.
+fn pair_half_width(p: &PairedSummary, groups: &[usize]) -> f64 {
+    if groups.len() >= policy::MIN_PROCESS_UNITS {
+        return log_half_width(p.ratio, p.rerun_low, p.rerun_high).exp_m1();
+    }
+    log_half_width(p.ratio, p.ci_low, p.ci_high)
+        .exp_m1()
+        .max(policy::RERUN_DRIFT_FLOOR)
 }
 
 /// The relative half-width of the figure's rerun interval; NaN unless every run is positive and
