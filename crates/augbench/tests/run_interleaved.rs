@@ -298,12 +298,18 @@ fn a_precision_target_stops_rounds_when_reached_and_says_when_not() {
             .clone()
             .unwrap_or_else(|| panic!("{lib}: no record"));
         assert!(p.reached, "{lib}: {p:?}");
-        assert_eq!(
-            p.rounds,
-            2 * min,
-            "{lib}: the minimum in each of 2 processes"
+        // Pinned early, it stops early: within a round set of the minimum in each of 2
+        // processes (beside the other tests of this binary a process may need a few more).
+        assert!(
+            p.rounds >= 2 * min && p.rounds <= 3 * min,
+            "{lib}: {} rounds, the minimum is {min} in each of 2 processes",
+            p.rounds
         );
-        assert_eq!(r.throughputs.len() as u64, 2 * min, "{lib}");
+        assert_eq!(
+            r.throughputs.len() as u64,
+            p.rounds,
+            "{lib}: one run per round"
+        );
         let split = env.results(lib).metadata.time_split.expect("time split");
         assert!(
             split.measuring_sec() > 0.0 && split.wall_sec > 0.0,
