@@ -8,7 +8,7 @@
     reason = "test code: a failure is the test failing"
 )]
 
-mod common;
+use crate::common;
 
 use augbench_cells::{BenchCell, BenchMetrics, append_bench_cells};
 use augbench_core::results::Status;

@@ -12,7 +12,7 @@
     reason = "test code: a failure is the test failing"
 )]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

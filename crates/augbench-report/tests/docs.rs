@@ -8,7 +8,7 @@
     reason = "test code: a failure is the test failing"
 )]
 
-mod common;
+use crate::common;
 
 use augbench_report::table::build_tables;
 use augbench_report::{TableOptions, docs, load_paths};

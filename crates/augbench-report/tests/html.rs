@@ -9,7 +9,7 @@
     reason = "test code: a failure is the test failing"
 )]
 
-mod common;
+use crate::common;
 
 use augbench_report::{TableOptions, html, load_paths};
 

@@ -9,7 +9,7 @@
     reason = "test code: a failure is the test failing"
 )]
 
-mod common;
+use crate::common;
 
 use augbench_core::Mode;
 use augbench_core::results::Status;

@@ -1,0 +1,35 @@
+//! Every integration test of this crate, in one test binary (one compile and link instead of
+//! one per file). Each module is one former test file; `cargo test
+//! -p augbench --test integration <module>::` runs one of them. Two keep a binary of their own:
+//! `fuzz` installs a process-wide panic hook, which counts every thread's panics, and
+//! `ab_variants` reads regression verdicts, whose intervals other tests' workers would widen.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
+
+mod bad_input;
+mod check_equivalence;
+mod cli_cells;
+mod cli_config;
+mod cli_data;
+mod cli_doctor;
+mod cli_lock;
+mod cli_report;
+mod cli_video;
+mod cli_video_decode;
+mod cli_worker;
+mod cloud_fake;
+mod crash_safety;
+mod docs_examples;
+mod import_cycles;
+mod pipeline_native;
+mod pipeline_run;
+mod python_run;
+mod run_engine;
+mod run_interleaved;
+mod summary_table;
+mod video_pipeline_run;
