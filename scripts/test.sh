@@ -42,48 +42,27 @@ for group in pillow albumentationsx torch_stack video_decode opencv albumentatio
   "$AUGBENCH_BIN" env build "$group" --no-refresh-requirements
 done
 
-step "rust: tests"
-# Most integration tests wait on worker processes (Python imports, timeouts) more than they
-# compute: four at a time keep both cores busy (two left a core idle about a third of the time).
-cargo test --workspace --release -- --test-threads=4
+step "rust and python tests, side by side"
+# Most Rust integration tests wait on worker processes (Python imports, timeouts) more than they
+# compute, and each pytest suite is one process: run side by side (Rust four tests at a time),
+# they keep both cores busy. The Python suites' output follows the Rust tests'.
+pylog="$(mktemp)"
+trap 'kill 0 2>/dev/null; rm -f "$pylog"' INT TERM
+AUGBENCH_BIN="$AUGBENCH_BIN" bash scripts/test_python.sh >"$pylog" 2>&1 &
+pypid=$!
+rust_rc=0
+cargo test --workspace --release --exclude augbench -- --test-threads=4 || rust_rc=$?
+cargo test -p augbench --release --bins --test integration --test fuzz -- --test-threads=4 || rust_rc=$?
+py_rc=0
+wait "$pypid" || py_rc=$?
+printf '\n== python suites (run beside the Rust tests)\n'
+cat "$pylog"
+rm -f "$pylog"
+[ "$rust_rc" = 0 ] || { echo "Rust tests failed (exit $rust_rc)"; exit "$rust_rc"; }
+[ "$py_rc" = 0 ] || { echo "Python tests failed (exit $py_rc)"; exit "$py_rc"; }
 
-# Python test files are discovered, never listed: each declares its environment
-# (`pytestmark = pytest.mark.environment(...)`, python/tests/conftest.py), a file that declares
-# none stops the run, and the AUGBENCH_EXPECT_* variables turn a missing promised library into a
-# failure instead of a skip.
-PYTEST=(-m pytest -q -p no:cacheprovider python/tests)
-
-step "python: cell-log interop (pyarrow, pandas), in the test venv"
-AUGBENCH_EXPECT_MODULES=pyarrow,pandas,numpy .venv-test/bin/python "${PYTEST[@]}" --environment interop
-
-step "python: pytest for the library environments"
-# pytest (pure Python) goes into a folder of its own on PYTHONPATH, so the cached library
-# environments stay exactly what their locks say.
-"$UV" pip install --quiet --python "$PY" --target .pytest-only pytest
-# Each environment runs the cases of its own libraries (AUGBENCH_EXPECT_LIBS; cases of a library
-# that merely comes along, like OpenCV inside AlbumentationsX's, are deselected: they run in that
-# library's own environment), and the worker-loop cases no library changes (marker `generic`) run
-# once, in the first.
-for group in pillow albumentationsx torch_stack opencv albumentations; do
-  step "python: worker protocol, adapters, pipeline and video in the $group environment"
-  envpy="$("$AUGBENCH_BIN" env python "$group")"
-  case "$group" in
-    pillow) expect=pillow ;;
-    albumentationsx) expect=albumentationsx ;;
-    torch_stack) expect=torchvision,kornia ;;
-    opencv) expect=opencv ;;
-    albumentations) expect=albumentations ;;
-  esac
-  only=()
-  [ "$group" = pillow ] || only=(-m "not generic")
-  AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only "$envpy" "${PYTEST[@]}" --environment library "${only[@]}"
-done
-
-step "python: DALI's pipeline backend (CPU mode), inside the dali environment"
-AUGBENCH_EXPECT_LIBS=dali PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python dali)" "${PYTEST[@]}" --environment dali
-
-step "python: clip decoder (sampling rule, AVI round trip) and the decode scenario's decoders, inside the video_decode environment"
-AUGBENCH_EXPECT_DECODERS=opencv,pyav,decord PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python video_decode)" "${PYTEST[@]}" --environment video_decode
+step "rust: A/B regression verdicts, alone (their intervals are widened by anything beside them)"
+cargo test -p augbench --release --test ab_variants
 close_step
 printf '\n== time per step\n'; printf '%s\n' "${TIMES[@]}"
 echo "all tests passed"
