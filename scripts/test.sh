@@ -51,8 +51,9 @@ trap 'kill 0 2>/dev/null; rm -f "$pylog"' INT TERM
 AUGBENCH_BIN="$AUGBENCH_BIN" bash scripts/test_python.sh >"$pylog" 2>&1 &
 pypid=$!
 rust_rc=0
-cargo test --workspace --release --exclude augbench -- --test-threads=4 || rust_rc=$?
-cargo test -p augbench --release --bins --test integration --test fuzz -- --test-threads=4 || rust_rc=$?
+# One invocation of the whole workspace, as built above (a package subset would resolve other
+# features and compile again); the A/B tests (module `alone`) wait for the last step.
+cargo test --workspace --release -- --test-threads=4 --skip alone:: || rust_rc=$?
 py_rc=0
 wait "$pypid" || py_rc=$?
 printf '\n== python suites (run beside the Rust tests)\n'
@@ -62,7 +63,7 @@ rm -f "$pylog"
 [ "$py_rc" = 0 ] || { echo "Python tests failed (exit $py_rc)"; exit "$py_rc"; }
 
 step "rust: A/B regression verdicts, alone (their intervals are widened by anything beside them)"
-cargo test -p augbench --release --test ab_variants
+cargo test --workspace --release -- alone:: --test-threads=1
 close_step
 printf '\n== time per step\n'; printf '%s\n' "${TIMES[@]}"
 echo "all tests passed"

@@ -5,6 +5,9 @@
 //! (Pillow's loader, over torch_stack) and video micro (Kornia) variants run the same way, each
 //! in its own environment, file and column, paired over the same rounds.
 //! Uses the shared environment cache on purpose (the variant environments build once).
+//! The two tests that read a regression verdict are in module `alone`:
+//! `scripts/test.sh` skips them in the main run by that name and runs them last, one at a time,
+//! with nothing beside them.
 
 #![allow(
     clippy::unwrap_used,
@@ -100,70 +103,6 @@ fn slow_checkout(dir: &Path) -> PathBuf {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
     checkout
-}
-
-#[test]
-fn a_slower_local_checkout_fails_the_gate_in_one_run() {
-    let _one = one_at_a_time();
-    let tmp = tempfile::tempdir().unwrap();
-    let checkout = slow_checkout(tmp.path());
-    let out = tmp.path().join("ab");
-    let base = format!("pillow@released={}", locked_pillow());
-    let cur = format!("pillow@local={}", checkout.display());
-    let run = ab_run(&out, &base, &cur);
-    assert!(run.status.success(), "{}", text(&run));
-    let files = result_files(&out);
-    let names: Vec<String> = files
-        .iter()
-        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(
-        names,
-        [
-            "pillow@local_micro_results.json",
-            "pillow@released_micro_results.json"
-        ]
-    );
-    let local: ResultFile =
-        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
-    let v = local.metadata.variant.as_ref().unwrap();
-    assert_eq!(
-        (v.library.as_str(), v.baseline.as_str()),
-        ("pillow", "pillow@released")
-    );
-    assert_eq!(local.metadata.library, "pillow@local");
-    let paired = &local.results["Resize"].paired;
-    assert!(
-        paired.iter().all(|p| p.partner == "pillow@released"),
-        "{paired:?}"
-    );
-    let verdicts = gate(&out);
-    let shown = text(&verdicts);
-    assert_eq!(
-        verdicts.status.code(),
-        Some(1),
-        "{shown}\n--- run\n{}",
-        text(&run)
-    );
-    assert!(
-        shown.contains("| Resize |") && shown.contains("**slower**"),
-        "{shown}"
-    );
-}
-
-#[test]
-fn the_same_version_twice_passes_the_gate() {
-    let _one = one_at_a_time();
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("aa");
-    let pin = locked_pillow();
-    let run = ab_run(&out, &format!("pillow@a={pin}"), &format!("pillow@b={pin}"));
-    assert!(run.status.success(), "{}", text(&run));
-    let verdicts = gate(&out);
-    let shown = text(&verdicts);
-    assert_eq!(verdicts.status.code(), Some(0), "{shown}");
-    assert!(shown.contains("A/B pillow@b ÷ pillow@a"), "{shown}");
-    assert!(!shown.contains("**slower**"), "{shown}");
 }
 
 #[test]
@@ -382,4 +321,73 @@ fn video_micro_variants_pair_clips_in_their_own_environments() {
         &out,
         &format!("A/B {cur} ÷ {base} · video-16f · micro · cpu"),
     );
+}
+
+/// The verdict tests: the A/B gate must fail a slower checkout and pass the same version twice.
+mod alone {
+    use super::*;
+
+    #[test]
+    fn a_slower_local_checkout_fails_the_gate_in_one_run() {
+        let _one = one_at_a_time();
+        let tmp = tempfile::tempdir().unwrap();
+        let checkout = slow_checkout(tmp.path());
+        let out = tmp.path().join("ab");
+        let base = format!("pillow@released={}", locked_pillow());
+        let cur = format!("pillow@local={}", checkout.display());
+        let run = ab_run(&out, &base, &cur);
+        assert!(run.status.success(), "{}", text(&run));
+        let files = result_files(&out);
+        let names: Vec<String> = files
+            .iter()
+            .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "pillow@local_micro_results.json",
+                "pillow@released_micro_results.json"
+            ]
+        );
+        let local: ResultFile =
+            serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+        let v = local.metadata.variant.as_ref().unwrap();
+        assert_eq!(
+            (v.library.as_str(), v.baseline.as_str()),
+            ("pillow", "pillow@released")
+        );
+        assert_eq!(local.metadata.library, "pillow@local");
+        let paired = &local.results["Resize"].paired;
+        assert!(
+            paired.iter().all(|p| p.partner == "pillow@released"),
+            "{paired:?}"
+        );
+        let verdicts = gate(&out);
+        let shown = text(&verdicts);
+        assert_eq!(
+            verdicts.status.code(),
+            Some(1),
+            "{shown}\n--- run\n{}",
+            text(&run)
+        );
+        assert!(
+            shown.contains("| Resize |") && shown.contains("**slower**"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn the_same_version_twice_passes_the_gate() {
+        let _one = one_at_a_time();
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("aa");
+        let pin = locked_pillow();
+        let run = ab_run(&out, &format!("pillow@a={pin}"), &format!("pillow@b={pin}"));
+        assert!(run.status.success(), "{}", text(&run));
+        let verdicts = gate(&out);
+        let shown = text(&verdicts);
+        assert_eq!(verdicts.status.code(), Some(0), "{shown}");
+        assert!(shown.contains("A/B pillow@b ÷ pillow@a"), "{shown}");
+        assert!(!shown.contains("**slower**"), "{shown}");
+    }
 }

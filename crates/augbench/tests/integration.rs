@@ -1,8 +1,7 @@
 //! Every integration test of this crate, in one test binary (one compile and link instead of
 //! one per file). Each module is one former test file; `cargo test
-//! -p augbench --test integration <module>::` runs one of them. Two keep a binary of their own:
-//! `fuzz` installs a process-wide panic hook, which counts every thread's panics, and
-//! `ab_variants` reads regression verdicts, whose intervals other tests' workers would widen.
+//! -p augbench --test integration <module>::` runs one of them. `fuzz` keeps a binary of its own:
+//! it installs a process-wide panic hook, which counts every thread's panics.
 
 #![allow(
     clippy::unwrap_used,
@@ -11,6 +10,7 @@
     reason = "test code: a failure is the test failing"
 )]
 
+mod ab_variants;
 mod bad_input;
 mod check_equivalence;
 mod cli_cells;
