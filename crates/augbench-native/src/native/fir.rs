@@ -1,8 +1,11 @@
 //! Adapter for `fast_image_resize` 6: items are its own `images::Image` (U8x3). It resizes, with
 //! an optional source crop box, so it covers Resize, the max-size resizes and the crops that its
-//! `ResizeOptions::crop` expresses directly; everything else answers `unsupported`.
+//! `ResizeOptions::crop` expresses directly; everything else answers `unsupported`. Resizes go
+//! through `resize_typed::<U8x3>`, the routine `Resizer::resize` dispatches to for this pixel
+//! type: the same work, without instantiating fir's kernels for all thirteen pixel types here.
 
 use fast_image_resize::images::Image;
+use fast_image_resize::pixels::U8x3;
 use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
 
 use super::draw::{self, MaxSide};
@@ -84,9 +87,14 @@ fn resize_into(
     (w, h): (u32, u32),
     options: &ResizeOptions,
 ) -> Result<Image<'static>, String> {
-    let mut dst = Image::new(w, h, src.pixel_type());
+    let mut dst = Image::new(w, h, PixelType::U8x3);
+    let (Some(src_view), Some(mut dst_view)) =
+        (src.typed_image::<U8x3>(), dst.typed_image_mut::<U8x3>())
+    else {
+        return Err(format!("{LIB}: items are U8x3, got {:?}", src.pixel_type()));
+    };
     resizer
-        .resize(src, &mut dst, options)
+        .resize_typed(&src_view, &mut dst_view, options)
         .map_err(|e| e.to_string())?;
     Ok(dst)
 }
