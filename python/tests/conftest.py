@@ -271,6 +271,57 @@ class WorkerClient:
         return code
 
 
+class SharedWorkers:
+    """One plain ``--library X`` worker per library for the whole session. A torch-stack worker
+    costs 5–12 s to start (``import torchvision`` brings in ``torch._dynamo``), and a ``load``
+    replaces a worker's items, so the suites that only need a library with some items loaded
+    share its worker. A test that changes how a worker starts (a spec file, thread variables, a
+    device it must fail on) or ends it starts its own with ``worker_factory``."""
+
+    def __init__(self) -> None:
+        self._clients: dict[str, WorkerClient] = {}
+        self._loads: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    def worker(self, library: str) -> WorkerClient:
+        """The library's worker, started (and greeted) on first use or after it died; the caller
+        may change what it holds, so its next ``loaded`` loads again."""
+        self._loads.pop(library, None)
+        client = self._clients.get(library)
+        if client is None or client.proc.poll() is not None:
+            client = WorkerClient("--library", library)
+            hello = client.request("hello")
+            assert hello["ok"], hello
+            self._clients[library] = client
+        return client
+
+    def loaded(self, library: str, **load: Any) -> tuple[WorkerClient, dict[str, Any]]:
+        """The library's worker holding exactly these items (``load`` fields), and the ``load``
+        response: loaded once for as long as the next caller asks for the same items."""
+        key = json.dumps(load, sort_keys=True)
+        client = self._clients.get(library)
+        held = self._loads.get(library)
+        if client is not None and client.proc.poll() is None and held is not None and held[0] == key:
+            return client, held[1]
+        client = self.worker(library)
+        response = client.request("load", **load)
+        assert response["ok"], response
+        self._loads[library] = (key, response)
+        return client, response
+
+    def close(self) -> None:
+        for client in self._clients.values():
+            client.close()
+        self._clients.clear()
+        self._loads.clear()
+
+
+@pytest.fixture(scope="session")
+def shared_workers():
+    pool = SharedWorkers()
+    yield pool
+    pool.close()
+
+
 @pytest.fixture
 def worker_factory():
     started: list[WorkerClient] = []

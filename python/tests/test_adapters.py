@@ -9,7 +9,7 @@ import importlib
 import os
 
 import pytest
-from conftest import has_library, importable, LIBRARY_MODULES, load_registry, load_set, require, WorkerClient
+from conftest import has_library, importable, LIBRARY_MODULES, load_registry, load_set, require, SharedWorkers, WorkerClient
 
 pytestmark = pytest.mark.environment("library")
 
@@ -24,15 +24,6 @@ CASES = [
 ]
 # (library, transform) → text of the library's own error on some of the synthetic sizes.
 RAISES_ON_SOME_SIZES = {("kornia", "RandomJigsaw"): "divisible by grid"}
-_workers: dict[tuple[str, str], WorkerClient] = {}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _close_workers():
-    yield
-    for client in _workers.values():
-        client.close()
-    _workers.clear()
 
 
 def require_library(library: str) -> None:
@@ -47,19 +38,12 @@ def require_library(library: str) -> None:
         pytest.skip(f"{library} is not installed here (another distribution has its module)")
 
 
-def loaded_worker(library: str, scenario: str, paths: list[str]) -> WorkerClient:
-    """One long-lived worker per (library, scenario), as the coordinator runs them."""
+def loaded_worker(library: str, scenario: str, paths: list[str], pool: SharedWorkers) -> WorkerClient:
+    """The library's long-lived worker holding the scenario's items, as the coordinator runs them."""
     require_library(library)
-    key = (library, scenario)
-    if key not in _workers:
-        client = WorkerClient("--library", library)
-        hello = client.request("hello")
-        assert hello["ok"], hello
-        loaded = client.request("load", media="image", paths=paths, channels=SCENARIOS[scenario], device="cpu")
-        assert loaded["ok"], loaded
-        assert loaded["count"] == len(paths)
-        _workers[key] = client
-    return _workers[key]
+    client, loaded = pool.loaded(library, media="image", paths=paths, channels=SCENARIOS[scenario], device="cpu")
+    assert loaded["count"] == len(paths), loaded
+    return client
 
 
 def channels_and_spatial(shape: list[int], layout: str) -> tuple[int, list[int]]:
@@ -85,8 +69,10 @@ def assert_contract(name: str, checked: dict) -> None:
 
 
 @pytest.mark.parametrize(("library", "scenario", "name"), CASES)
-def test_transform_contract(library: str, scenario: str, name: str, jpeg_paths: list[str]) -> None:
-    client = loaded_worker(library, scenario, jpeg_paths)
+def test_transform_contract(
+    library: str, scenario: str, name: str, jpeg_paths: list[str], shared_workers: SharedWorkers
+) -> None:
+    client = loaded_worker(library, scenario, jpeg_paths, shared_workers)
     prepared = client.request("prepare", transform=name, params=REGISTRY[name]["params"], device="cpu")
     if not prepared["ok"]:
         assert prepared["kind"] == "unsupported", prepared
@@ -114,9 +100,9 @@ def test_pillow_refuses_multichannel(jpeg_paths: list[str], worker_factory) -> N
 
 
 @pytest.mark.parametrize("library", list(LIBRARY_MODULES))
-def test_hello_reports_versions_and_single_thread(library: str, worker_factory) -> None:
+def test_hello_reports_versions_and_single_thread(library: str, shared_workers: SharedWorkers) -> None:
     require_library(library)
-    hello = worker_factory("--library", library).request("hello")
+    hello = shared_workers.worker(library).request("hello")
     assert hello["ok"] and hello["library"] == library and hello["protocol"] == 1
     assert library in hello["versions"] and "numpy" in hello["versions"]
     assert hello["threads"]["AUGBENCH_THREAD_POLICY"] == "single"

@@ -7,7 +7,7 @@ returns a complete array says that too. Batched and clip regimes report the same
 from __future__ import annotations
 
 import pytest
-from conftest import WorkerClient, load_registry
+from conftest import SharedWorkers, WorkerClient, load_registry
 from test_adapters import require_library
 from test_video import FRAMES, clip_dirs  # noqa: F401 - clip_dirs is a fixture
 
@@ -24,13 +24,9 @@ def checked(client: WorkerClient, name: str, **prepare: object) -> dict:
     return response
 
 
-def image_worker(library: str, paths: list[str], worker_factory) -> WorkerClient:
+def image_worker(library: str, paths: list[str], pool: SharedWorkers) -> WorkerClient:
     require_library(library)
-    client = worker_factory("--library", library)
-    assert client.request("hello")["ok"]
-    loaded = client.request("load", media="image", paths=paths, channels=3, device="cpu")
-    assert loaded["ok"], loaded
-    return client
+    return pool.loaded(library, media="image", paths=paths, channels=3, device="cpu")[0]
 
 
 def assert_form(response: dict, contiguous: bool) -> None:
@@ -51,27 +47,26 @@ CASES = [
 
 
 @pytest.mark.parametrize(("library", "name", "contiguous"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
-def test_check_reports_output_form(library: str, name: str, contiguous: bool, jpeg_paths, worker_factory) -> None:
-    assert_form(checked(image_worker(library, jpeg_paths, worker_factory), name), contiguous)
+def test_check_reports_output_form(library: str, name: str, contiguous: bool, jpeg_paths, shared_workers: SharedWorkers) -> None:
+    assert_form(checked(image_worker(library, jpeg_paths, shared_workers), name), contiguous)
 
 
-def test_a_view_spends_most_of_its_time_being_forced(jpeg_paths, worker_factory) -> None:
+def test_a_view_spends_most_of_its_time_being_forced(jpeg_paths, shared_workers: SharedWorkers) -> None:
     """AlbumentationsX HorizontalFlip only flips strides; the copy is nearly all of the work."""
-    response = checked(image_worker("albumentationsx", jpeg_paths, worker_factory), "HorizontalFlip")
+    response = checked(image_worker("albumentationsx", jpeg_paths, shared_workers), "HorizontalFlip")
     assert response["force_share"] > 0.5, response
 
 
-def test_the_batched_regime_reports_output_form(jpeg_paths, worker_factory) -> None:
-    response = checked(image_worker("kornia", jpeg_paths, worker_factory), "HorizontalFlip", batch=2)
+def test_the_batched_regime_reports_output_form(jpeg_paths, shared_workers: SharedWorkers) -> None:
+    response = checked(image_worker("kornia", jpeg_paths, shared_workers), "HorizontalFlip", batch=2)
     assert response["batch"] == 2, response
     assert isinstance(response["output_contiguous"], bool), response
     assert 0.0 <= response["force_share"] <= 1.0, response
 
 
-def test_clips_report_output_form(clip_dirs: list[str], worker_factory) -> None:  # noqa: F811 - the fixture
+def test_clips_report_output_form(clip_dirs: list[str], shared_workers: SharedWorkers) -> None:  # noqa: F811 - the fixture
     require_library("albumentationsx")
-    client = worker_factory("--library", "albumentationsx")
-    assert client.request("hello")["ok"]
-    loaded = client.request("load", media="video", paths=clip_dirs, channels=3, clip_length=FRAMES, device="cpu")
-    assert loaded["ok"], loaded
+    client, _ = shared_workers.loaded(
+        "albumentationsx", media="video", paths=clip_dirs, channels=3, clip_length=FRAMES, device="cpu"
+    )
     assert_form(checked(client, "HorizontalFlip"), False)

@@ -100,6 +100,7 @@ def test_the_detector_sees_workers_that_share_one_rng_state(library, jpeg_paths,
     def same_state(adapter, reports):
         def init(worker_id: int) -> None:
             random.seed(0), np.random.seed(0), torch.manual_seed(0), adapter.reseed_recipe(0)
+            reports.put({"worker": worker_id})  # as the real init does: the start waits for it
 
         return init
 
@@ -162,7 +163,7 @@ def test_a_corrupt_jpeg_names_the_file(tmp_path, jpeg_paths) -> None:
 def test_a_killed_loader_worker_fails_the_window_clearly(jpeg_paths, worker_factory) -> None:
     # A real worker process: torch reports a dead loader worker from its SIGCHLD handler, at any
     # moment; the protocol loop turns it into an error response and the worker serves on.
-    library = LIBRARIES[0]
+    library = "kornia" if "kornia" in LIBRARIES else LIBRARIES[0]  # kornia imports in half torchvision's time
     client = worker_factory("--library", library, env={"AUGBENCH_THREAD_POLICY": "pipeline-default"})
     assert client.request("load", media="image", paths=jpeg_paths, channels=3, pipeline=True, preload=False)["ok"]
     recipe = {"transform": "HorizontalFlip", "params": {}, "crop": CROP, "mean": MEAN, "std": STD, "split": False}

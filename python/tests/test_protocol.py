@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from conftest import first_importable_library, has_library, importable, LIBRARY_MODULES, require
+from conftest import first_importable_library, has_library, importable, LIBRARY_MODULES, require, SharedWorkers
 
 pytestmark = pytest.mark.environment("library")
 
@@ -211,22 +211,22 @@ def test_thread_policy_is_applied_and_reported(worker_factory) -> None:
     assert bad["ok"] is False and "AUGBENCH_THREAD_POLICY='many'" in bad["error"]
 
 
-def test_cpu_only_libraries_refuse_cuda(jpeg_paths, worker_factory) -> None:
+def test_cpu_only_libraries_refuse_cuda(jpeg_paths, shared_workers: SharedWorkers) -> None:
     for library in ("albumentationsx", "pillow"):
         if has_library(library):
-            loaded = load_images(worker_factory("--library", library), jpeg_paths, device="cuda")
+            loaded = load_images(shared_workers.worker(library), jpeg_paths, device="cuda")
             assert loaded["kind"] == "unsupported" and "CPU only" in loaded["error"]
             return
     pytest.skip("neither AlbumentationsX nor Pillow importable")
 
 
 @pytest.mark.parametrize("library", ["torchvision", "kornia"])
-def test_cuda_without_a_gpu_is_a_clear_error(library, jpeg_paths, worker_factory) -> None:
+def test_cuda_without_a_gpu_is_a_clear_error(library, jpeg_paths, shared_workers: SharedWorkers) -> None:
     require(LIBRARY_MODULES[library])
     torch = require("torch")
     if torch.cuda.is_available():
         pytest.skip("CUDA is available here")
-    client = worker_factory("--library", library)
+    client = shared_workers.worker(library)
     assert client.request("hello")["devices"] == ["cpu"]
     loaded = load_images(client, jpeg_paths, device="cuda")
     assert loaded["kind"] == "exception"
@@ -253,9 +253,9 @@ def test_cuda_round_trip(library, jpeg_paths, worker_factory) -> None:
         assert jpeg["kind"] == "unsupported"
 
 
-def test_kornia_batched_regime(jpeg_paths, worker_factory) -> None:
+def test_kornia_batched_regime(jpeg_paths, shared_workers: SharedWorkers) -> None:
     require("kornia")
-    client = worker_factory("--library", "kornia")
+    client = shared_workers.worker("kornia")
     assert load_images(client, jpeg_paths)["ok"]
     prepared = client.request(
         "prepare", transform="GaussianBlur", params={"sigma": 2.0, "kernel_size": [5, 5]}, batch=2

@@ -11,7 +11,7 @@ import json
 import os
 
 import pytest
-from conftest import _encode, LIBRARY_MODULES, load_registry, load_set, require, _synthetic, WorkerClient
+from conftest import _encode, LIBRARY_MODULES, load_registry, load_set, require, SharedWorkers, _synthetic, WorkerClient
 from test_adapters import require_library
 
 pytestmark = pytest.mark.environment("library")
@@ -20,15 +20,6 @@ REGISTRY = load_registry()
 FRAMES = 4
 VIDEO_LIBRARIES = ["albumentationsx", "albumentations", "torchvision", "kornia"]
 AXES = {"THWC": (-1, [1, 2]), "TCHW": (1, [2, 3])}  # channel axis, spatial axes
-_workers: dict[str, WorkerClient] = {}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _close_workers():
-    yield
-    for client in _workers.values():
-        client.close()
-    _workers.clear()
 
 
 @pytest.fixture(scope="session")
@@ -47,16 +38,11 @@ def clip_dirs(tmp_path_factory) -> list[str]:
     return folders
 
 
-def clip_worker(library: str, folders: list[str]) -> WorkerClient:
+def clip_worker(library: str, folders: list[str], pool: SharedWorkers) -> WorkerClient:
     require_library(library)
-    if library not in _workers:
-        client = WorkerClient("--library", library)
-        assert client.request("hello")["ok"]
-        loaded = client.request("load", media="video", paths=folders, channels=3, clip_length=FRAMES, device="cpu")
-        assert loaded["ok"], loaded
-        assert loaded["count"] == len(folders) and loaded["layout"] in AXES, loaded
-        _workers[library] = client
-    return _workers[library]
+    client, loaded = pool.loaded(library, media="video", paths=folders, channels=3, clip_length=FRAMES, device="cpu")
+    assert loaded["count"] == len(folders) and loaded["layout"] in AXES, loaded
+    return client
 
 
 def assert_clip_contract(name: str, checked: dict) -> None:
@@ -77,8 +63,8 @@ CASES = [pytest.param(lib, name, id=f"{lib}-{name}") for lib in VIDEO_LIBRARIES 
 
 
 @pytest.mark.parametrize(("library", "name"), CASES)
-def test_clip_contract(library: str, name: str, clip_dirs: list[str]) -> None:
-    client = clip_worker(library, clip_dirs)
+def test_clip_contract(library: str, name: str, clip_dirs: list[str], shared_workers: SharedWorkers) -> None:
+    client = clip_worker(library, clip_dirs, shared_workers)
     prepared = client.request("prepare", transform=name, params=REGISTRY[name]["params"], device="cpu")
     if not prepared["ok"]:
         assert prepared["kind"] == "unsupported" and len(prepared["error"]) > 10, prepared
