@@ -349,3 +349,30 @@ fn kornia_batched_regime_gets_its_own_file_and_per_item_shapes() {
         );
     }
 }
+
+/// A built environment serves its modules as bytecode: a worker does not compile its library
+/// again at each start, even where Python may not write its cache.
+#[test]
+fn environments_are_compiled_to_bytecode() {
+    let mut cmd = assert_cmd::Command::cargo_bin("augbench").unwrap();
+    let out = cmd
+        .args(["env", "build", "pillow", "--no-refresh-requirements"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let mut cmd = assert_cmd::Command::cargo_bin("augbench").unwrap();
+    let out = cmd.args(["env", "python", "pillow"]).output().unwrap();
+    let python = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let probe = "import os, PIL.Image as m; print(os.path.exists(m.__cached__))";
+    let cached = std::process::Command::new(&python)
+        .args(["-c", probe])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&cached.stdout).trim(),
+        "True",
+        "{python}: {}",
+        String::from_utf8_lossy(&cached.stderr)
+    );
+}

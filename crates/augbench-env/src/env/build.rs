@@ -1,6 +1,7 @@
 //! Building and caching environments. An environment lives in
 //! `<cache>/envs/<group>-<key>` where key hashes the lock, the Python version and the group; it is
-//! built in a temp folder and renamed into place, so a killed build never leaves a broken one.
+//! built in a temp folder, its modules compiled to bytecode, and renamed into place, so a killed
+//! build never leaves a broken one.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -16,6 +17,8 @@ use super::uv::{Installer, find_python, installer};
 use crate::client::WorkerCommand;
 
 pub(super) const COMPLETE: &str = ".augbench-complete";
+/// Marks an environment whose installed modules are compiled to bytecode (`compile_bytecode`).
+const BYTECODE: &str = ".augbench-bytecode";
 
 /// A built (or buildable) environment.
 #[derive(Debug, Clone)]
@@ -165,7 +168,7 @@ pub fn ensure(group: &str, refresh: bool, mp: Option<&MultiProgress>) -> anyhow:
     let inst = installer(&python);
     let lock = lock_text(group, refresh, &python, &version, &inst)?;
     let dir = crate::cache::envs_dir().join(format!("{group}-{}", env_key(group, &lock, &version)));
-    if dir.join(COMPLETE).exists() {
+    if ready(&dir, group, mp)? {
         return Ok(EnvInfo {
             group: group.into(),
             python: venv_python(&dir),
@@ -235,11 +238,50 @@ pub(super) fn build_into(
         }
     }
     let _ = std::fs::remove_file(&lock_file);
+    compile_bytecode(&tmp)?;
     std::fs::write(tmp.join(COMPLETE), lock).context("marking the environment complete")?;
     if std::fs::rename(&tmp, dir).is_err() && dir.join(COMPLETE).exists() {
         let _ = std::fs::remove_dir_all(&tmp); // built concurrently by another augbench
     }
     Ok(())
+}
+
+/// Whether the environment in `dir` is built. One cached before environments were compiled to
+/// bytecode is compiled now, once (`label` names it on the spinner).
+pub(super) fn ready(dir: &Path, label: &str, mp: Option<&MultiProgress>) -> anyhow::Result<bool> {
+    if !dir.join(COMPLETE).exists() {
+        return Ok(false);
+    }
+    if !dir.join(BYTECODE).exists() {
+        let bar = spinner(mp, format!("Compile bytecode ({label})"));
+        let result = compile_bytecode(dir);
+        bar.finish_and_clear();
+        result
+            .with_context(|| format!("compiling the `{label}` environment in {}", dir.display()))?;
+    }
+    Ok(true)
+}
+
+/// Compiles every installed module of the venv in `dir` to bytecode, as pip does at install and
+/// uv does not by default. Without it a worker compiles its library's modules again at every
+/// start wherever Python may not write its cache (`PYTHONDONTWRITEBYTECODE`, a read-only
+/// cache): `import torchvision` took 10 s instead of 4 here. Files that do not compile (a
+/// library's templates or Python 2 examples) stay source, as they do under pip.
+fn compile_bytecode(dir: &Path) -> anyhow::Result<()> {
+    const SCRIPT: &str = "import compileall, sysconfig\n\
+        compileall.compile_dir(sysconfig.get_paths()['purelib'], quiet=2, workers=0)\n";
+    let out = Command::new(venv_python(dir))
+        .args(["-c", SCRIPT])
+        .stdout(Stdio::null())
+        .output()
+        .context("starting the environment's Python to compile its modules")?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "compiling the installed modules to bytecode failed:\n{}",
+            tail(&String::from_utf8_lossy(&out.stderr))
+        );
+    }
+    std::fs::write(dir.join(BYTECODE), "").context("marking the environment compiled")
 }
 
 /// `<installer> install <args>` into the venv at `venv`.

@@ -16,7 +16,7 @@ use indicatif::MultiProgress;
 use sha2::{Digest, Sha256};
 
 use super::assets::group_assets;
-use super::build::{COMPLETE, EnvInfo, build_into, env_key, spinner, tail, venv_python};
+use super::build::{COMPLETE, EnvInfo, build_into, env_key, ready, spinner, tail, venv_python};
 use super::uv::{Installer, find_python, installer};
 
 /// Where a variant's environment lives and whether it is built.
@@ -73,7 +73,7 @@ pub fn ensure_variant(
         dir: dir.clone(),
         built: true,
     };
-    if dir.join(COMPLETE).exists() {
+    if ready(&dir, &variant.label, mp)? {
         return Ok(info);
     }
     let bar = spinner(mp, format!("Build environment ({})", variant.label));
