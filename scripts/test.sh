@@ -53,8 +53,7 @@ cargo test --workspace --release -- --test-threads=4 --skip alone::
 step "rust: regression verdicts (A/B gate, the docs' gate examples), alone: their intervals widen with anything beside them"
 cargo test --workspace --release -- alone:: --test-threads=1
 
-# The Python suites run after the Rust tests, not beside them: side by side on 2 cores the
-# torch_stack suite took 453 s instead of 165 and a pipeline preflight read `slow`.
+# The Python suites run after the Rust tests, not beside them (docs/ci.md says why).
 # Python test files are discovered, never listed: each declares its environment
 # (`pytestmark = pytest.mark.environment(...)`, python/tests/conftest.py), a file that declares
 # none stops the run, and the AUGBENCH_EXPECT_* variables turn a missing promised library into a
