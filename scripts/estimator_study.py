@@ -10,9 +10,11 @@
   between invocations for marked and unmarked rows (a row counts as marked in a pair when either
   invocation marked it).
 
-- with the `figures` example built (target/release/examples/figures), a calibration of the
-  `unstable` spread test: for each estimator and threshold on its rerun interval's half-width,
-  the share of rows it would mark and the |Δ| of marked against unmarked rows.
+- with the `figures` example built (target/release/examples/figures), a calibration of
+  `unstable`: for each candidate test (policy's: how far the fastest process read above the
+  figure; the rerun interval's half-width; the drift sentinel's spread) and threshold, the share
+  of rows it would mark and the |Δ| of marked against unmarked rows; and how often an
+  invocation's recorded interval holds the next one's figure and paired speedup.
 
     python3 scripts/estimator_study.py STUDY_OUT_DIR
 
@@ -130,33 +132,36 @@ def half_widths(run: Path) -> dict:
     return rows
 
 
+def marked_split(inv: list[dict], keys: list, test) -> tuple[float, float, float]:
+    """Share of rows `test(invocation, key)` marks, and the median |Δ| of the figure between
+    consecutive invocations for rows marked in either of the two, and for the rest."""
+    n_marked = sum(bool(test(n, k)) for n in range(len(inv)) for k in keys)
+    m, u = [], []
+    for n in range(len(inv) - 1):
+        for k in keys:
+            d = delta(figure(inv[n][k]), figure(inv[n + 1][k]))
+            (m if test(n, k) or test(n + 1, k) else u).append(d)
+    med = lambda xs: statistics.median(xs) if xs else math.nan
+    return n_marked / max(len(inv) * len(keys), 1), med(m), med(u)
+
+
 def calibrate(runs: list[Path], inv: list[dict], keys: list) -> None:
     if not Path(FIGURES_BIN).exists():
         print(f"\n(no {FIGURES_BIN}: build it with `cargo build --release -p augbench-core --example figures` for the calibration)")
         return
     hw = [half_widths(r) for r in runs]
-    print("\ncalibration of the spread test: mark a row when its figure's rerun interval is wider than ±T")
-    print(f"{'estimator':<20} {'T':>5} {'marked':>7} {'|Δ| marked':>11} {'|Δ| unmarked':>13} {'ratio':>6}")
-    for est in ("median", "p90", "max", "process_max_median"):
-        for t in (0.05, 0.10, 0.15, 0.20, 0.30, 0.50, 0.75):
-            m, u, n_marked, n = [], [], 0, 0
-            for a, b, ha, hb in zip(inv, inv[1:], hw, hw[1:]):
-                for k in keys:
-                    if k not in ha or k not in hb:
-                        continue
-                    fa, fb = ha[k]["figures"][est], hb[k]["figures"][est]
-                    d = delta(fa["value"], fb["value"])
-                    marked = fa["half_width"] > t or fb["half_width"] > t
-                    (m if marked else u).append(d)
-            for h in hw:
-                for k in keys:
-                    if k in h:
-                        n += 1
-                        n_marked += h[k]["figures"][est]["half_width"] > t
-            mm = statistics.median(m) if m else math.nan
-            uu = statistics.median(u) if u else math.nan
-            ratio = mm / uu if m and u and uu > 0 else math.nan
-            print(f"{est:<20} {t:>5.2f} {n_marked / max(n, 1):>7.0%} {fmt(mm):>11} {fmt(uu):>13} {ratio:>6.2f}")
+    keys = [k for k in keys if all(k in h for h in hw)]
+    print("\ncalibration of `unstable`: mark a row when the test's number is above T")
+    print(f"{'test':<44} {'T':>5} {'marked':>7} {'|Δ| marked':>11} {'|Δ| unmarked':>13} {'ratio':>6}")
+    tests = [("fastest process above the figure (policy)", "gap", "process_max_median", (0.15, 0.2, 0.25, 0.3, 0.4))]
+    tests += [(f"rerun interval half-width, {e}", "half_width", e, (0.1, 0.3, 0.5, 1.0)) for e in ("median", "process_max_median")]
+    for name, field, est, ts in tests:
+        for t in ts:
+            val = lambda n, k: hw[n][k]["figures"][est][field]
+            share, mm, uu = marked_split(inv, keys, lambda n, k: (val(n, k) or 0) > t)
+            ratio = mm / uu if uu and uu > 0 and not math.isnan(mm) else math.nan
+            print(f"{name:<44} {t:>5.2f} {share:>7.0%} {fmt(mm):>11} {fmt(uu):>13} {ratio:>6.2f}")
+    cover(inv, keys)
     drifts = [(h[k]["drift"] or {}) for h in hw for k in keys if k in h]
     spreads = [d["spread"] for d in drifts if d.get("spread") is not None]
     floors = [d["floor"] for d in drifts if d.get("floor") is not None]
@@ -164,6 +169,37 @@ def calibrate(runs: list[Path], inv: list[dict], keys: list) -> None:
         print(f"sentinel spread over a transform's rounds: median {fmt(statistics.median(spreads))}, "
               f"p90 {fmt(percentile(spreads, 90))}; noise floor at the start: "
               f"{'median ' + fmt(statistics.median(floors)) if floors else 'not recorded'}")
+        for t in (0.2, 0.3, 0.4):
+            share, mm, uu = marked_split(inv, keys, lambda n, k: ((hw[n][k]["drift"] or {}).get("spread") or 0) > t)
+            print(f"  if drift marked rows at a spread above {t:.0%}: {share:.0%} marked, |Δ| {fmt(mm)} vs {fmt(uu)}")
+
+
+def cover(inv: list[dict], keys: list) -> None:
+    """How often one invocation's recorded interval holds the next invocation's value (both ways),
+    for the figure and for every paired speedup; and the paired speedups' |Δ|."""
+    cov = tot = 0
+    for a, b in zip(inv, inv[1:]):
+        for k in keys:
+            for x, y in ((a[k], b[k]), (b[k], a[k])):
+                if "figure_low" in x and "figure_throughput" in y:
+                    tot += 1
+                    cov += x["figure_low"] <= y["figure_throughput"] <= x["figure_high"]
+    if tot:
+        print(f"figure rerun interval holds the next invocation's figure: {cov}/{tot} ({cov / tot:.0%})")
+    pairs = lambda i: {(lib, p["partner"], t): p for (lib, t), r in i.items() for p in r.get("paired") or [] if lib < p["partner"]}
+    ps = [pairs(i) for i in inv]
+    common = sorted(set.intersection(*(set(p) for p in ps))) if ps else []
+    if not common:
+        return
+    ds, cov, tot = [], 0, 0
+    for a, b in zip(ps, ps[1:]):
+        for k in common:
+            ds.append(delta(a[k]["ratio"], b[k]["ratio"]))
+            for x, y in ((a[k], b[k]), (b[k], a[k])):
+                tot += 1
+                cov += x["rerun_low"] <= y["ratio"] <= x["rerun_high"]
+    print(f"paired speedups ({len(common)} pairs): |Δ| median {fmt(statistics.median(ds))}, p90 {fmt(percentile(ds, 90))};"
+          f" rerun interval holds the next invocation's ratio {cov}/{tot} ({cov / tot:.0%})")
 
 
 def figure(r: dict) -> float:

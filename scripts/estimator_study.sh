@@ -11,7 +11,9 @@
 # and prints each candidate estimator's repeatability and bias, and the `unstable` marks' share
 # and the |Δ| of marked against unmarked rows.
 #
-#   [INVOCATIONS=3] [PIPELINE=1] [KEEP=1] [STUDY_OUT=DIR] bash scripts/estimator_study.sh [--no-refresh-requirements]
+# NO_QUIET=1 leaves out the quiet reference (a validation of the marks on fresh invocations).
+#
+#   [INVOCATIONS=3] [PIPELINE=1] [NO_QUIET=1] [KEEP=1] [STUDY_OUT=DIR] bash scripts/estimator_study.sh [--no-refresh-requirements]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${AUGBENCH_BIN:-target/release/augbench}"
@@ -70,11 +72,11 @@ invoke "$OUT/micro.yaml" warm --transforms HorizontalFlip --num-runs 1 --num-ite
 for i in $(seq 1 "$INVOCATIONS"); do
   invoke "$OUT/micro.yaml" "micro-$i" "$@"
 done
-invoke "$OUT/micro.yaml" micro-quiet --schedule sequential "$@"
+[ -n "${NO_QUIET:-}" ] || invoke "$OUT/micro.yaml" micro-quiet --schedule sequential "$@"
 if [ -n "${PIPELINE:-}" ]; then
   for i in $(seq 1 "$INVOCATIONS"); do
     invoke "$OUT/pipeline.yaml" "pipeline-$i" "$@"
   done
-  invoke "$OUT/pipeline.yaml" pipeline-quiet --schedule sequential "$@"
+  [ -n "${NO_QUIET:-}" ] || invoke "$OUT/pipeline.yaml" pipeline-quiet --schedule sequential "$@"
 fi
 python3 scripts/estimator_study.py "$OUT"

@@ -1,6 +1,7 @@
 //! Study helper (scripts/estimator_study.py): reads result files and prints, for every measured
-//! row, each estimator's figure and the relative half-width of its rerun interval, with the row's
-//! drift record, as one JSON line per row. The same functions `augbench run` records with.
+//! row, each estimator's figure, the relative half-width of its rerun interval and the `unstable`
+//! test's number (how far the fastest process read above the figure), with the row's drift
+//! record, as one JSON line per row. The same functions `augbench run` records with.
 //!
 //!     cargo run --release -p augbench-core --example figures -- FILE...
 
@@ -12,7 +13,7 @@
 )]
 
 use augbench_core::results::{ResultFile, Status};
-use augbench_core::stats::{Estimator, figure::figure_with};
+use augbench_core::stats::{Estimator, figure::fast_end_gap, figure::figure_with};
 
 const ESTIMATORS: [Estimator; 5] = [
     Estimator::Median,
@@ -35,7 +36,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .iter()
                 .map(|e| {
                     let f = figure_with(*e, &r.throughputs, &groups);
-                    let v = serde_json::json!({"value": f.value, "half_width": f.half_width()});
+                    let gap = fast_end_gap(*e, &r.throughputs, &groups);
+                    let v = serde_json::json!({"value": f.value, "half_width": f.half_width(), "gap": gap});
                     (e.name().to_string(), v)
                 })
                 .collect();

@@ -62,7 +62,7 @@ pub const SCHEDULE_SEED: u64 = 7;
 /// Drift sentinel: the reference kernel's relative spread over a transform's rounds
 /// ((p90 − p10) / median of its times) at or below which the machine never counts as drifted;
 /// above it, drift also has to exceed `DRIFT_FLOOR_MULTIPLE` times the sentinel's noise floor.
-pub const DRIFT_UNSTABLE: f64 = 0.10;
+pub const DRIFT_MIN_SPREAD: f64 = 0.10;
 /// Drift sentinel: the reference kernel's working set (bytes) and passes over it per timing
 /// (about 3 ms of deterministic memory and arithmetic work on a 2-core EPYC VM), and the timings
 /// a round takes; the round keeps the fastest, since noise only ever adds time. One timing of
@@ -171,14 +171,16 @@ pub const FIGURE_ESTIMATOR: crate::estimator::Estimator =
 /// The figure's rerun interval resamples worker processes only from this many on; with fewer
 /// it resamples the pooled runs (two processes leave one degree of freedom).
 pub const MIN_PROCESS_UNITS: usize = 3;
-/// A row is `unstable` when its figure's rerun interval is wider than ± this (relative, on the
-/// log scale): its figure is the one that would not repeat (calibrated with the estimator study).
-pub const UNSTABLE_FIGURE_HALF_WIDTH: f64 = 0.10;
+/// A row is `unstable` when its fastest worker process read more than this above its figure
+/// (`stats::figure::fast_end_gap`). Calibrated with the estimator study (docs/methodology.md): on
+/// 31 rows × 3 invocations of 3 processes it marked 11% of the rows, whose figures then moved 2.99×
+/// as far between invocations as the unmarked rows' (25% vs 8%).
+pub const UNSTABLE_PROCESS_GAP: f64 = 0.30;
 /// Drift sentinel: back-to-back timings before a run's first round; their spread is the
 /// sentinel's own noise floor.
 pub const SENTINEL_FLOOR_REPEATS: usize = 6;
 /// Drift sentinel: a transform's rounds drifted when the sentinel's spread over them exceeds
-/// this multiple of its noise floor (and `DRIFT_UNSTABLE`).
+/// this multiple of its noise floor (and `DRIFT_MIN_SPREAD`).
 pub const DRIFT_FLOOR_MULTIPLE: f64 = 3.0;
 /// Synthetic dataset seed when the config does not give one.
 pub const SYNTH_SEED: u64 = 42;

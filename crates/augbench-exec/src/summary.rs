@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use augbench_core::policy;
 use augbench_core::results::{ResultFile, Status};
 
 /// The throughput unit of a run's media (`img/s`, `clips/s`).
@@ -23,10 +24,28 @@ pub fn figure_line(files: &[&ResultFile]) -> Option<String> {
         return None;
     }
     let labels: Vec<String> = labels.into_iter().collect();
-    Some(format!(
+    let mut line = format!(
         "figure: {} · ~ unstable: the figure may not repeat (unstable_reason in the results says why)",
         labels.join("; ")
-    ))
+    );
+    if let Some(p) = fewest_processes(files).filter(|p| *p < policy::MIN_PROCESS_UNITS as u64) {
+        line.push_str(&format!(
+            "\n  {p} worker process(es) per row: no figure here is judged by the process test, which \
+             needs {}; such figures can move far in a rerun and nothing in one process's runs tells \
+             which (execution.processes; docs/methodology.md, \"Reading an unstable row\")",
+            policy::MIN_PROCESS_UNITS
+        ));
+    }
+    Some(line)
+}
+
+/// The fewest worker processes any measured file's rows ran in (`None` without a file).
+fn fewest_processes(files: &[&ResultFile]) -> Option<u64> {
+    files
+        .iter()
+        .filter(|f| f.results.values().any(|r| r.status == Some(Status::Ok)))
+        .map(|f| f.metadata.benchmark_params.processes)
+        .min()
 }
 
 /// How the libraries shared the machine: the schedule, the transforms with paired speedups, those
@@ -46,10 +65,9 @@ pub fn schedule_line(files: &[&ResultFile]) -> Option<String> {
             if r.alone == Some(true) {
                 alone.push(format!("{t} ({})", f.metadata.library));
             }
-            if r.unstable_reason
-                .as_deref()
-                .is_some_and(|s| s.contains("drift:"))
-            {
+            if r.drift.as_ref().is_some_and(|d| {
+                augbench_core::stats::drift_beyond_floor(d.spread, d.floor).is_some()
+            }) {
                 drift.insert(t.as_str());
             }
         }

@@ -244,7 +244,8 @@ pub fn summarize_grouped(xs: &[f64], groups: &[usize]) -> Summary {
     );
     let (rerun_low, rerun_high) = rerun_interval(xs, groups);
     let figure = figure::figure(xs, groups);
-    let unstable_reason = instability(&figure);
+    let gap = figure::fast_end_gap(figure.estimator, xs, groups);
+    let unstable_reason = instability(&figure, gap);
     Summary {
         n: xs.len(),
         median,
@@ -276,28 +277,27 @@ pub fn ci_half_width(median: f64, lo: f64, hi: f64) -> f64 {
     }
 }
 
-/// `unstable` predicts that a row's figure will not repeat: its rerun interval (where a repeat's
-/// figure lands, from the spread between processes and runs) is wider than
-/// ±`policy::UNSTABLE_FIGURE_HALF_WIDTH`. The reason names the test, its number and threshold.
-pub fn instability(figure: &Figure) -> Option<String> {
-    let half = figure.half_width();
-    (half > policy::UNSTABLE_FIGURE_HALF_WIDTH).then(|| {
-        format!(
-            "spread: rerun interval of the figure ({}) ±{:.1}% (> ±{:.0}%)",
-            figure.estimator.label(),
-            half * 100.0,
-            policy::UNSTABLE_FIGURE_HALF_WIDTH * 100.0
-        )
-    })
+/// `unstable` predicts that a row's figure will not repeat: its fastest worker process read more
+/// than `policy::UNSTABLE_PROCESS_GAP` above the figure (`figure::fast_end_gap`; rows of fewer
+/// than `policy::MIN_PROCESS_UNITS` processes are never marked by it). The reason names the test,
+/// its number and threshold.
+pub fn instability(figure: &Figure, gap: Option<f64>) -> Option<String> {
+    let gap = gap.filter(|g| *g > policy::UNSTABLE_PROCESS_GAP)?;
+    Some(format!(
+        "processes disagree: the fastest worker process read {:.0}% above the figure ({}) (> {:.0}%)",
+        gap * 100.0,
+        figure.estimator.label(),
+        policy::UNSTABLE_PROCESS_GAP * 100.0
+    ))
 }
 
 /// Whether the drift sentinel's spread over a transform's rounds is beyond what the sentinel
-/// shows on its own: above `policy::DRIFT_UNSTABLE` and above `policy::DRIFT_FLOOR_MULTIPLE`
+/// shows on its own: above `policy::DRIFT_MIN_SPREAD` and above `policy::DRIFT_FLOOR_MULTIPLE`
 /// times its noise floor (its spread over back-to-back timings at the start of the run; `None`
 /// when not measured). The reason names both numbers and thresholds.
 pub fn drift_beyond_floor(spread: f64, floor: Option<f64>) -> Option<String> {
-    let limit = floor.map_or(policy::DRIFT_UNSTABLE, |f| {
-        (f * policy::DRIFT_FLOOR_MULTIPLE).max(policy::DRIFT_UNSTABLE)
+    let limit = floor.map_or(policy::DRIFT_MIN_SPREAD, |f| {
+        (f * policy::DRIFT_FLOOR_MULTIPLE).max(policy::DRIFT_MIN_SPREAD)
     });
     (spread > limit).then(|| {
         let floor = floor.map_or_else(
@@ -309,7 +309,7 @@ pub fn drift_beyond_floor(spread: f64, floor: Option<f64>) -> Option<String> {
             spread * 100.0,
             limit * 100.0,
             policy::DRIFT_FLOOR_MULTIPLE,
-            policy::DRIFT_UNSTABLE * 100.0
+            policy::DRIFT_MIN_SPREAD * 100.0
         )
     })
 }
@@ -423,23 +423,38 @@ mod tests {
     }
 
     #[test]
-    fn noisy_sample_is_unstable() {
-        let s = summarize(&[1.0, 10.0, 1.0, 10.0]);
+    fn a_fast_process_far_above_the_others_is_unstable() {
+        // Three processes: fastest runs 100, 104, 150 → the figure is 104, the fastest process
+        // 44% above it.
+        let runs = [90.0, 100.0, 95.0, 104.0, 99.0, 101.0, 150.0, 120.0, 130.0];
+        let s = super::summarize_grouped(&runs, &[3, 3, 3]);
+        let reason = s.unstable_reason.clone().unwrap_or_default();
         assert!(s.unstable, "{s:?}");
-        let reason = s.unstable_reason.unwrap_or_default();
         assert!(
-            reason.starts_with("spread:") && reason.contains('>'),
+            reason.starts_with("processes disagree:") && reason.contains("44% above"),
             "{reason}"
         );
-        let s = summarize(&[100.0, 100.5, 99.8, 100.2, 100.1]);
+        // One slow process is what the figure's median ignores: not marked.
+        let slow = [50.0, 48.0, 52.0, 104.0, 99.0, 101.0, 100.0, 98.0, 97.0];
+        assert!(!super::summarize_grouped(&slow, &[3, 3, 3]).unstable);
+    }
+
+    #[test]
+    fn one_process_cannot_tell_which_figures_repeat() {
+        let s = summarize(&[1.0, 10.0, 1.0, 10.0]);
         assert!(!s.unstable, "{s:?}");
+        assert_eq!(
+            super::figure::fast_end_gap(s.figure.estimator, &[1.0, 10.0], &[1, 1]),
+            None,
+            "two processes are fewer than policy's minimum"
+        );
     }
 
     #[test]
     fn drift_counts_only_beyond_the_sentinels_own_floor() {
         use super::drift_beyond_floor;
-        use crate::policy::{DRIFT_FLOOR_MULTIPLE, DRIFT_UNSTABLE};
-        let noisy_floor = DRIFT_UNSTABLE; // a sentinel that is itself this noisy
+        use crate::policy::{DRIFT_FLOOR_MULTIPLE, DRIFT_MIN_SPREAD};
+        let noisy_floor = DRIFT_MIN_SPREAD; // a sentinel that is itself this noisy
         let spread = noisy_floor * DRIFT_FLOOR_MULTIPLE * 0.9;
         assert_eq!(drift_beyond_floor(spread, Some(noisy_floor)), None);
         let why = drift_beyond_floor(spread, Some(0.01)).unwrap_or_default();
@@ -447,8 +462,8 @@ mod tests {
             why.starts_with("drift:") && why.contains("noise floor 1.0%"),
             "{why}"
         );
-        assert_eq!(drift_beyond_floor(DRIFT_UNSTABLE * 0.5, None), None);
-        assert!(drift_beyond_floor(DRIFT_UNSTABLE * 2.0, None).is_some());
+        assert_eq!(drift_beyond_floor(DRIFT_MIN_SPREAD * 0.5, None), None);
+        assert!(drift_beyond_floor(DRIFT_MIN_SPREAD * 2.0, None).is_some());
     }
 
     #[test]
