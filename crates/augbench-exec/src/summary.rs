@@ -29,10 +29,15 @@ pub fn figure_line(files: &[&ResultFile]) -> Option<String> {
         labels.join("; ")
     );
     if let Some(p) = fewest_processes(files).filter(|p| *p < policy::MIN_PROCESS_UNITS as u64) {
+        let processes = if p == 1 {
+            "1 worker process".to_string()
+        } else {
+            format!("{p} worker processes")
+        };
         line.push_str(&format!(
-            "\n  {p} worker process(es) per row: no figure here is judged by the process test, which \
-             needs {}; such figures can move far in a rerun and nothing in one process's runs tells \
-             which (execution.processes; docs/methodology.md, \"Reading an unstable row\")",
+            "\n  {processes} per row: no row is judged by the process test (it needs {}); a figure \
+             from so few processes can move far in a rerun, and nothing in its runs tells which \
+             (execution.processes; docs/methodology.md, \"Reading an unstable row\")",
             policy::MIN_PROCESS_UNITS
         ));
     }
@@ -127,4 +132,55 @@ pub fn status_counts(files: &[&ResultFile]) -> BTreeMap<String, usize> {
         *counts.entry(key).or_insert(0) += 1;
     }
     counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXTURE: &str =
+        include_str!("../../augbench/tests/bad_input/_support/valid_results.json");
+
+    #[test]
+    fn a_run_of_fewer_than_three_processes_says_its_rows_are_not_judged() {
+        let mut file: ResultFile = serde_json::from_str(FIXTURE).unwrap();
+        file.metadata.benchmark_params.processes = 1;
+        let line = figure_line(&[&file]).unwrap();
+        assert!(
+            line.contains("1 worker process per row: no row is judged"),
+            "{line}"
+        );
+        file.metadata.benchmark_params.processes = 2;
+        let line = figure_line(&[&file]).unwrap();
+        assert!(line.contains("2 worker processes per row"), "{line}");
+        file.metadata.benchmark_params.processes = policy::MIN_PROCESS_UNITS as u64;
+        let line = figure_line(&[&file]).unwrap();
+        assert!(
+            !line.contains("not judged") && !line.contains('\n'),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn the_schedule_line_names_drift_from_the_drift_record_not_from_the_mark() {
+        let mut file: ResultFile = serde_json::from_str(FIXTURE).unwrap();
+        let drift = |spread| augbench_core::results::Drift {
+            spread,
+            median_ms: 3.0,
+            times_ms: vec![3.0; 3],
+            floor: Some(0.03),
+        };
+        let r = file.results.get_mut("HorizontalFlip").unwrap();
+        r.drift = Some(drift(0.40));
+        r.unstable = false;
+        let line = schedule_line(&[&file]).unwrap();
+        assert!(
+            line.contains("machine drifted during: HorizontalFlip"),
+            "{line}"
+        );
+        // Within 3× the floor and the minimum spread: no drift named.
+        file.results.get_mut("HorizontalFlip").unwrap().drift = Some(drift(0.05));
+        let line = schedule_line(&[&file]).unwrap();
+        assert!(!line.contains("drifted"), "{line}");
+    }
 }

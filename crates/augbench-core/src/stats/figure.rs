@@ -344,5 +344,17 @@ mod tests {
             prop_assert!((s.value / (f.value * k) - 1.0).abs() < 1e-9);
             prop_assert!((s.half_width() - f.half_width()).abs() < 1e-6 * f.half_width().max(1.0));
         }
+
+        #[test]
+        fn the_process_gap_is_non_negative_scale_free_and_needs_three_processes((xs, g) in runs(), k in 0.01f64..100.0) {
+            let gap = fast_end_gap(Estimator::ProcessMaxMedian, &xs, &g);
+            prop_assert_eq!(gap.is_some(), g.len() >= policy::MIN_PROCESS_UNITS);
+            if let Some(gap) = gap {
+                prop_assert!(gap >= 0.0);
+                let scaled: Vec<f64> = xs.iter().map(|x| x * k).collect();
+                let again = fast_end_gap(Estimator::ProcessMaxMedian, &scaled, &g).unwrap_or(f64::NAN);
+                prop_assert!((again - gap).abs() < 1e-9 * gap.max(1.0));
+            }
+        }
     }
 }
