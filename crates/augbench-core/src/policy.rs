@@ -169,7 +169,9 @@ pub const RERUN_DRIFT_FLOOR: f64 = 0.02;
 pub const FIGURE_ESTIMATOR: crate::estimator::Estimator =
     crate::estimator::Estimator::ProcessMaxMedian;
 /// The figure's rerun interval resamples worker processes only from this many on; with fewer
-/// it resamples the pooled runs (two processes leave one degree of freedom).
+/// it resamples the pooled runs (two processes leave one degree of freedom). Also the fewest
+/// processes the `unstable` process test judges (`stats::figure::fast_end_gap`; the run summary
+/// says when a run has fewer) and from which paired rerun intervals drop Student's t.
 pub const MIN_PROCESS_UNITS: usize = 3;
 /// A row is `unstable` when its fastest worker process read more than this above its figure
 /// (`stats::figure::fast_end_gap`). Calibrated with the estimator study (docs/methodology.md): on

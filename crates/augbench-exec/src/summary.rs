@@ -44,7 +44,8 @@ pub fn figure_line(files: &[&ResultFile]) -> Option<String> {
     Some(line)
 }
 
-/// The fewest worker processes any measured file's rows ran in (`None` without a file).
+/// The fewest worker processes any file with a measured row was configured with
+/// (`benchmark_params.processes`; the files of one run share it); `None` without such a file.
 fn fewest_processes(files: &[&ResultFile]) -> Option<u64> {
     files
         .iter()
@@ -156,7 +157,7 @@ mod tests {
         file.metadata.benchmark_params.processes = policy::MIN_PROCESS_UNITS as u64;
         let line = figure_line(&[&file]).unwrap();
         assert!(
-            !line.contains("not judged") && !line.contains('\n'),
+            !line.contains("no row is judged") && !line.contains('\n'),
             "{line}"
         );
     }
