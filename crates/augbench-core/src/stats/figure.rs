@@ -40,8 +40,7 @@ impl Estimator {
 
 /// One slice per worker process when `groups` splits `xs`, else one process holding every run.
 fn process_units(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {
-    let fits = groups.iter().sum::<usize>() == xs.len() && !groups.contains(&0);
-    if groups.len() > 1 && fits {
+    if super::groups_split(groups, xs.len()) {
         split_groups(xs, groups)
     } else {
         vec![sorted(xs)]
@@ -142,12 +141,9 @@ fn small_sample_scale(units: usize, runs: usize) -> f64 {
 /// states and which of them did decides the figure.
 pub fn fast_end_gap(estimator: Estimator, xs: &[f64], groups: &[usize]) -> Option<f64> {
     let usable = xs.iter().all(|x| x.is_finite() && *x > 0.0);
-    if !usable || groups.len() < policy::MIN_PROCESS_UNITS {
-        return None;
-    }
     let units = process_units(xs, groups);
-    if units.len() < policy::MIN_PROCESS_UNITS {
-        return None; // groups that do not split the runs: one unit
+    if !usable || units.len() < policy::MIN_PROCESS_UNITS {
+        return None;
     }
     let value = estimator.of_units(&units);
     let fastest = units

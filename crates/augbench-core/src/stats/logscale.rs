@@ -69,7 +69,7 @@ fn magnitude_units(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {
         v.sort_by_key(key);
         v
     };
-    let fits = groups.len() > 1 && groups.iter().sum::<usize>() == xs.len() && !groups.contains(&0);
+    let fits = super::groups_split(groups, xs.len());
     if !fits {
         return by_magnitude(xs.to_vec())
             .into_iter()

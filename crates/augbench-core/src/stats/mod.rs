@@ -162,8 +162,7 @@ pub fn bootstrap_rerun_interval(
 /// The resampling units: one sorted slice per process when `groups` splits `xs` into two or
 /// more, else one unit per value.
 pub(crate) fn split_groups(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {
-    let fits = groups.len() > 1 && groups.iter().sum::<usize>() == xs.len() && !groups.contains(&0);
-    if !fits {
+    if !groups_split(groups, xs.len()) {
         return sorted(xs).into_iter().map(|x| vec![x]).collect();
     }
     let mut rest = xs;
@@ -182,6 +181,12 @@ pub(crate) fn split_groups(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {
             .cmp(b.iter().map(|x| x.to_bits()))
     });
     units
+}
+
+/// Whether `groups` splits `n` values into two or more non-empty processes (else they are read
+/// as one process, resampled value by value).
+pub(crate) fn groups_split(groups: &[usize], n: usize) -> bool {
+    groups.len() > 1 && groups.iter().sum::<usize>() == n && !groups.contains(&0)
 }
 
 /// Medians of two-level resamples: units with replacement, then values within each unit. This

@@ -64,14 +64,12 @@ pub fn paired(partner: &str, a: &[f64], b: &[f64], groups: &[usize]) -> Option<P
 
 /// Small-sample widening of the paired rerun interval: Student's t over the normal quantile when
 /// the resampled units are rounds or two processes; none over `policy::MIN_PROCESS_UNITS` or
-/// more worker processes, whose two-level bootstrap already errs wide. Calibrated on the estimator study (docs/methodology.md):
-/// over 3 processes × 3 rounds, 82 pairs in 3 invocations, the interval without t covered the
+/// more worker processes, whose two-level bootstrap already errs wide. Calibrated on the
+/// estimator study (docs/methodology.md): over 3 processes × 3 rounds, 82 pairs in 3 invocations, the interval without t covered the
 /// next invocation's ratio in 98% of 328 checks (with t: 100%, at a median half-width of ±134%).
 fn rerun_t_factor(logs: &[f64], groups: &[usize]) -> f64 {
     let units = split_groups(logs, groups).len();
-    // The same fit `split_groups` asks for: otherwise its units are the rounds.
-    let fits = groups.iter().sum::<usize>() == logs.len() && !groups.contains(&0);
-    if fits && groups.len() >= policy::MIN_PROCESS_UNITS {
+    if super::groups_split(groups, logs.len()) && groups.len() >= policy::MIN_PROCESS_UNITS {
         1.0
     } else {
         t_over_z(units.saturating_sub(1))
