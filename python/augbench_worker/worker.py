@@ -16,6 +16,7 @@ from .protocol import EXCEPTION, BadRequest, ShutdownRequested, WorkerError
 
 MICRO_OPS = ("hello", "load", "prepare", "check", "time", "emit")
 PIPELINE_OPS = ("pipeline_prepare", "pipeline_start", "pipeline_run", "pipeline_stop")
+LOADER_SLOTS = ("row", "ceiling")
 
 
 class Worker:
@@ -33,7 +34,7 @@ class Worker:
         self.spec: spec_file.SpecFile | None = None
         self.thread_report: dict[str, str] = dict(thread_env)
         self.startup_error: WorkerError | None = None
-        self.pipeline_ops: Any = None
+        self.pipeline_ops: dict[str, Any] = {}
         try:
             if policy_error is not None:
                 raise WorkerError(EXCEPTION, policy_error)
@@ -67,16 +68,20 @@ class Worker:
         if op == "hello":
             return self.hello()
         if op in PIPELINE_OPS:
-            return self.pipeline().handle(op, request)
+            return self.pipeline(request.get("slot", "row")).handle(op, request)
         return getattr(self.adapter, op)(request)
 
-    def pipeline(self) -> Any:
-        """The loader side (the adapter's: torch's DataLoader, or DALI's pipeline), created on the
-        first pipeline op."""
-        if self.pipeline_ops is None:
+    def pipeline(self, slot: Any) -> Any:
+        """The slot's loader side (the adapter's: torch's DataLoader, or DALI's pipeline), created
+        on the slot's first op. Two slots, each with its own recipe and loader over the same
+        media: ``row``, and ``ceiling``, the decode ceiling's loader that the coordinator keeps up
+        beside the rows so every round times both."""
+        if slot not in LOADER_SLOTS:
+            raise BadRequest(f"unknown loader slot {slot!r}; expected one of {', '.join(LOADER_SLOTS)}")
+        if slot not in self.pipeline_ops:
             assert self.adapter is not None
-            self.pipeline_ops = self.adapter.pipeline_ops()
-        return self.pipeline_ops
+            self.pipeline_ops[slot] = self.adapter.pipeline_ops()
+        return self.pipeline_ops[slot]
 
     def hello(self) -> dict[str, Any]:
         assert self.adapter is not None

@@ -247,3 +247,33 @@ def test_the_ceiling_row_is_the_recipe_without_a_transform(library, jpeg_paths) 
     assert ops.prepare({**request, "split": False, "seed": 0, "preflight_items": 1})["decoder"]
     assert start(ops, len(jpeg_paths))["batch"]["shape"] == [2, 3, 224, 224]
     ops.handle("pipeline_stop", {})
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_the_ceiling_slot_keeps_its_loader_up_while_the_rows_change(library, jpeg_paths) -> None:
+    # The coordinator times the decode ceiling beside every row: one worker, two loaders (slots),
+    # the ceiling's kept up while the row's slot prepares and starts the next transform.
+    from augbench_worker import worker
+    from augbench_worker.protocol import BadRequest
+
+    w = worker.Worker(library, None, "pipeline-default", {})
+    w.handle({"op": "load", "media": "image", "paths": jpeg_paths, "channels": 3, "pipeline": True, "preload": False})
+    recipe = {"crop": CROP, "mean": MEAN, "std": STD, "split": False, "seed": 0, "preflight_items": 1}
+    items = list(range(len(jpeg_paths)))
+    loader = {"workers": 1, "batch_size": 2, "prefetch": 2, "warm_batches": 1, "order": items, "seed": 0, "size": [224, 224]}
+    window = {"op": "pipeline_run", "min_batches": 2, "min_time": 0.0, "rewarm_batches": 1}
+    w.handle({"op": "pipeline_prepare", "slot": "ceiling", "transform": "DecodeOnly", "params": {}, "ceiling": True, **recipe})
+    w.handle({"op": "pipeline_start", "slot": "ceiling", **loader})
+    ceiling = w.pipeline_ops["ceiling"].session
+    for transform in ("HorizontalFlip", "VerticalFlip"):
+        w.handle({"op": "pipeline_prepare", "transform": transform, "params": {}, **recipe})
+        w.handle({"op": "pipeline_start", **loader})
+        for slot in ("row", "ceiling", "row"):
+            assert len(w.handle({**window, "slot": slot})["ns"]) == 2
+        assert w.pipeline_ops["ceiling"].session is ceiling, "the row's slot ended the ceiling's loader"
+        assert w.pipeline_ops["row"].recipe.name == transform
+    with pytest.raises(BadRequest, match="unknown loader slot 'other'"):
+        w.handle({**window, "slot": "other"})
+    for slot in ("row", "ceiling"):
+        w.handle({"op": "pipeline_stop", "slot": slot})
+    assert w.pipeline_ops["ceiling"].session is None

@@ -47,8 +47,10 @@ fn samples_per_item(cfg: &RunConfig) -> (u64, String) {
 }
 
 /// Pipeline mode: preloaded items (memory scope, uint8) plus the float32 batches the loader keeps
-/// in flight (workers × prefetch, of the recipe's 3×224×224 output, × frames for clips).
-fn pipeline_bytes(cfg: &RunConfig, samples: u64) -> (u64, String) {
+/// in flight (workers × prefetch, of the recipe's 3×224×224 output, × frames for clips); the
+/// interleaved schedule keeps two loaders per worker (the row's and the decode ceiling's
+/// companion).
+fn pipeline_bytes(cfg: &RunConfig, samples: u64, schedule: Schedule) -> (u64, String) {
     let e = &cfg.execution;
     let scope = e.pipeline_scope.unwrap_or(policy::DEFAULT_PIPELINE_SCOPE);
     let items = cfg.data.num_items.unwrap_or(0);
@@ -72,6 +74,11 @@ fn pipeline_bytes(cfg: &RunConfig, samples: u64) -> (u64, String) {
         .max(1)
         .saturating_mul(policy::PIPELINE_PREFETCH_FACTOR + 2)
         .saturating_mul(batch_bytes);
+    let (loaders, per) = match schedule {
+        Schedule::Interleaved => (2, " × 2 loaders (the row's and the ceiling's companion)"),
+        Schedule::Sequential => (1, ""),
+    };
+    let in_flight = in_flight.saturating_mul(loaders);
     let what = if scope.decodes() {
         "paths only (the loader decodes)"
     } else {
@@ -80,7 +87,7 @@ fn pipeline_bytes(cfg: &RunConfig, samples: u64) -> (u64, String) {
     (
         preloaded.saturating_add(in_flight),
         format!(
-            "{what} + float32 batches in flight (workers × (prefetch + the one being filled + the one being consumed))"
+            "{what} + float32 batches in flight (workers × (prefetch + the one being filled + the one being consumed){per})"
         ),
     )
 }
@@ -104,7 +111,7 @@ pub fn estimate(cfg: &RunConfig, schedule: Schedule) -> MemoryEstimate {
         );
     }
     if cfg.selection.mode == Some(Mode::Pipeline) {
-        let (bytes, what) = pipeline_bytes(cfg, samples);
+        let (bytes, what) = pipeline_bytes(cfg, samples, schedule);
         let per_library: BTreeMap<String, u64> = columns(cfg)
             .into_iter()
             .map(|(column, _)| (column, bytes))
@@ -201,6 +208,10 @@ mod tests {
         assert_eq!(video.held_at_once, preloaded + in_flight);
         assert!(video.held_at_once > 8 * image / 2, "{video:?} vs {image}");
         assert!(video.basis.contains("8 frames"), "{}", video.basis);
+        // Interleaved, each worker keeps the ceiling's companion loader beside the row's.
+        let both = estimate(&c, Schedule::Interleaved);
+        assert_eq!(both.held_at_once, preloaded + 2 * in_flight);
+        assert!(both.basis.contains("2 loaders"), "{}", both.basis);
     }
 
     #[test]

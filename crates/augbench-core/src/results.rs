@@ -102,6 +102,14 @@ pub struct PipelineDetail {
     /// CPU row, and crop transforms, which are the crop stage itself, under the split).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub transform_device: String,
+    /// Items/s of the decode ceiling's windows timed in this row's rounds (the companion loader,
+    /// one window beside each of the row's, in the same process split); empty when the rounds
+    /// had none (the sequential schedule, the ceiling row itself, files written before).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ceiling_throughputs: Vec<f64>,
+    /// This row against those windows, round by round (`ratio`: the row's share of its ceiling).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<PairedSummary>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,5 +1,6 @@
 //! A library's job under way, as both schedules drive it: its live worker (`job::Loaded`, restarted
-//! for each process round or after a loss) tied to the `Recorder` that writes its result file.
+//! for each process round or after a loss) tied to the `Recorder` that writes its result file,
+//! and, in interleaved pipeline runs, the worker's decode-ceiling companion loader.
 
 use augbench_core::Schedule;
 use augbench_core::registry::TransformSpec;
@@ -9,6 +10,7 @@ use indicatif::MultiProgress;
 use crate::client::WorkerError;
 use crate::job::{JobInput, Loaded, start_worker};
 use crate::micro::MicroSettings;
+use crate::pipeline::PipelineRuns;
 use crate::record::Recorder;
 
 /// A library's job under way: its worker and its results.
@@ -16,6 +18,20 @@ pub(crate) struct Lane<'a> {
     pub input: &'a JobInput<'a>,
     pub w: Loaded,
     pub rec: Recorder<'a>,
+    /// Pipeline, interleaved: the decode ceiling's companion loader in this worker.
+    pub companion: Companion,
+}
+
+/// The decode ceiling's companion loader in a lane's worker (the ceiling slot): started at the
+/// first row of a worker process and kept up across its transforms, so every round times the
+/// ceiling beside the row (docs/pipeline.md). A new worker starts without one.
+#[derive(Default)]
+pub(crate) enum Companion {
+    #[default]
+    NotStarted,
+    Up(Box<PipelineRuns>),
+    /// It did not start in this worker (its own row says why); rows go on without it.
+    Unavailable,
 }
 
 impl<'a> Lane<'a> {
@@ -27,7 +43,12 @@ impl<'a> Lane<'a> {
     ) -> anyhow::Result<Lane<'a>> {
         let w = start_worker(input, mp)?;
         let rec = Recorder::open(input, &w, schedule, mp)?;
-        Ok(Lane { input, w, rec })
+        Ok(Lane {
+            input,
+            w,
+            rec,
+            companion: Companion::NotStarted,
+        })
     }
 
     /// The transforms this job measures: the plan's, or a spec file's.
@@ -45,6 +66,7 @@ impl<'a> Lane<'a> {
     /// A fresh worker process (the next process round, or after a loss).
     pub fn restart(&mut self, mp: &MultiProgress) -> anyhow::Result<()> {
         self.w.worker.close();
+        self.companion = Companion::NotStarted;
         self.w = start_worker(self.input, mp)?;
         Ok(())
     }
@@ -61,12 +83,14 @@ impl<'a> Lane<'a> {
         let params = serde_json::to_value(&spec.params).unwrap_or_default();
         let result = TransformResult::not_measured(Status::Error, params, e.to_string());
         self.rec.record(&spec.name, result)?;
+        self.companion = Companion::NotStarted;
         Ok(start_worker(self.input, mp).map(|w| self.w = w))
     }
 
     /// A worker that a preflight past its wall cap killed is replaced for the next transform.
     pub fn revive(&mut self, mp: &MultiProgress) -> anyhow::Result<()> {
         if !self.w.worker.is_alive() {
+            self.companion = Companion::NotStarted;
             self.w = start_worker(self.input, mp)?;
         }
         Ok(())

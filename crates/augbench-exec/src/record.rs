@@ -174,8 +174,8 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
 }
 
 /// Marks pipeline row `name` `unstable` when its figure reads above its ceiling row's beyond both
-/// intervals (`stats::ceiling`); the ceiling row is measured before every other row of a process,
-/// so it is there to compare with.
+/// intervals (`stats::ceiling`). Only for rows without the ceiling's windows of their own rounds
+/// (the sequential schedule): those are paired with them instead (`rounds::annotate`).
 fn flag_above_ceiling(acc: &mut BTreeMap<String, TransformResult>, name: &str) {
     let ceiling_name = &Recipe::get().ceiling;
     let ceiling = acc
@@ -184,6 +184,12 @@ fn flag_above_ceiling(acc: &mut BTreeMap<String, TransformResult>, name: &str) {
     let (Some(ceiling), Some(r)) = (ceiling, acc.get_mut(name)) else {
         return;
     };
+    if r.pipeline
+        .as_ref()
+        .is_some_and(|p| !p.ceiling_throughputs.is_empty())
+    {
+        return;
+    }
     let noted = r
         .unstable_reason
         .as_deref()
@@ -211,6 +217,15 @@ fn merge_pipeline(
         (Some(o), Some(n)) => (o, n),
         (o, n) => return o.or(n),
     };
+    // The ceiling's windows pair with the row's only while every process has one beside each.
+    let aligned =
+        |p: &augbench_core::results::PipelineDetail| p.ceiling_throughputs.len() == p.batches.len();
+    if aligned(&old) && aligned(&new) {
+        old.ceiling_throughputs.extend(&new.ceiling_throughputs);
+    } else {
+        old.ceiling_throughputs.clear();
+    }
+    old.ceiling = None;
     old.batches.extend(new.batches);
     old.half_rates.extend(new.half_rates);
     old.drift = old.drift.max(new.drift);

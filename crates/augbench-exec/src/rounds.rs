@@ -88,6 +88,7 @@ pub fn annotate(
             let mut r = r.clone();
             if r.status == Some(Status::Ok) && r.rounds_id.is_some() {
                 pair_with_others(lib, &mut r, results);
+                pair_with_ceiling(&mut r);
                 record_drift(&mut r, drift_ms, floor);
             }
             (lib.clone(), r)
@@ -127,6 +128,38 @@ fn pair_with_others(lib: &str, r: &mut TransformResult, all: &BTreeMap<String, T
         })
         .collect();
     r.alone = same_rounds.is_empty().then_some(true);
+}
+
+/// A pipeline row against the decode ceiling's windows of its own rounds (`pipeline.ceiling`:
+/// its share, paired round by round), `unstable` when it reads above the ceiling beyond the
+/// paired interval; nothing when the rounds had no ceiling window beside every row's.
+fn pair_with_ceiling(r: &mut TransformResult) {
+    let groups = groups(r);
+    let Some(p) = r.pipeline.as_mut() else {
+        return;
+    };
+    p.ceiling = None;
+    if p.ceiling_throughputs.len() != r.throughputs.len() {
+        return;
+    }
+    let name = &augbench_core::recipe::Recipe::get().ceiling;
+    p.ceiling = stats::paired(name, &r.throughputs, &p.ceiling_throughputs, &groups);
+    let why = p
+        .ceiling
+        .as_ref()
+        .and_then(stats::ceiling::above_paired_ceiling);
+    let noted = |why: &str| {
+        r.unstable_reason
+            .as_deref()
+            .is_some_and(|s| s.contains(why))
+    };
+    if let Some(why) = why.filter(|w| !noted(w)) {
+        r.unstable = true;
+        r.unstable_reason = Some(match r.unstable_reason.take() {
+            Some(prev) => format!("{prev}; {why}"),
+            None => why,
+        });
+    }
 }
 
 /// Records the drift sentinel's times over the transform's rounds. Drift does not make a row

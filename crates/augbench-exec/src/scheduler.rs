@@ -1,7 +1,8 @@
 //! The interleaved schedule (DESIGN §5.7): a transform is measured across all its libraries at
 //! once. Every library keeps a live worker with its media loaded; each transform is set up in
 //! every worker, then timed in rounds, every library one run a round in a seeded random order,
-//! with the drift sentinel timed once a round. Paired speedups come from the same rounds. Fresh
+//! with the drift sentinel timed once a round. Paired speedups come from the same rounds; in
+//! pipeline runs every round also times each library's decode ceiling beside its row. Fresh
 //! worker processes per process round; results are rewritten after every transform.
 
 use std::collections::BTreeMap;
@@ -14,11 +15,12 @@ use indicatif::{MultiProgress, ProgressBar};
 
 use crate::client::WorkerCommand;
 use crate::job::{JobInput, JobOutcome, not_in_registry, spec_for, stopped_by_user};
-use crate::lane::Lane;
+use crate::lane::{Companion, Lane};
 use crate::precision::{RoundsClock, Target, runs_so_far};
 use crate::progress::steps_bar;
+use crate::protocol::LoaderSlot;
 use crate::rounds::{Sentinel, annotate, round_order};
-use crate::underway::{Begun, Underway, begin};
+use crate::underway::{Begun, Underway, begin, companion_window, ensure_companion};
 
 /// A library's lane, or why it stopped (its job failed; its file keeps what it measured).
 struct Slot<'a> {
@@ -239,9 +241,12 @@ impl<'a> Interleaved<'a, '_> {
             }
             return Ok(true);
         };
-        let Some(active) = self.set_up(&spec, &participants)? else {
+        let Some(mut active) = self.set_up(&spec, &participants)? else {
             return Ok(false);
         };
+        if self.pairs_ceiling(name) {
+            active = self.start_companions(&spec, active)?;
+        }
         if !self.rounds(&spec, p, active)? {
             return Ok(false);
         }
@@ -284,6 +289,44 @@ impl<'a> Interleaved<'a, '_> {
         Ok(Some(active))
     }
 
+    /// Whether the rounds of `name` time the decode ceiling's companion beside each row: pipeline
+    /// jobs of registry transforms that measure the ceiling, for every row but the ceiling's.
+    fn pairs_ceiling(&self, name: &str) -> bool {
+        let ceiling = &augbench_core::recipe::Recipe::get().ceiling;
+        self.slots.first().is_some_and(|s| {
+            let job = &s.lane.input.job;
+            job.mode == augbench_core::Mode::Pipeline
+                && s.lane.w.custom.is_none()
+                && name != ceiling
+                && job.transforms.contains(ceiling)
+        })
+    }
+
+    /// The companion in every active library's worker (started once per worker process; its
+    /// windows of an earlier transform are dropped). A library whose worker is lost meanwhile
+    /// records the row's `error` and leaves the rounds.
+    fn start_companions(
+        &mut self,
+        spec: &TransformSpec,
+        active: Vec<(usize, Underway)>,
+    ) -> anyhow::Result<Vec<(usize, Underway)>> {
+        let mut kept = Vec::new();
+        for (i, m) in active {
+            let (mp, bar) = (self.mp, &self.bar);
+            let lane = &mut self.slots[i].lane;
+            let lib = lane.input.job.library.clone();
+            let mut on_phase = |ph: String| bar.set_message(format!("{}: {ph} · {lib}", spec.name));
+            match ensure_companion(lane, &mut on_phase) {
+                Ok(()) => kept.push((i, m)),
+                Err(e) => {
+                    let replaced = lane.record_loss(spec, e, mp)?;
+                    self.stop_if_gone(i, replaced);
+                }
+            }
+        }
+        Ok(kept)
+    }
+
     /// A library whose worker could not be started again stops here (its job fails with why);
     /// the others go on.
     fn stop_if_gone(&mut self, i: usize, replaced: anyhow::Result<()>) {
@@ -317,10 +360,19 @@ impl<'a> Interleaved<'a, '_> {
                 return Ok(false);
             }
             let mut dropped = Vec::new();
-            let shared = active.len() > 1;
-            for k in round_order(active.len(), &spec.name, p, round) {
+            let units = self.round_units(&active);
+            let shared = units.len() > 1;
+            for u in round_order(units.len(), &spec.name, p, round) {
+                let (k, slot) = units[u];
+                if dropped.contains(&k) {
+                    continue;
+                }
                 let (i, m) = &mut active[k];
-                match self.one_run(spec, *i, m, round, shared)? {
+                let step = match slot {
+                    LoaderSlot::Row => self.one_run(spec, *i, m, round, shared)?,
+                    LoaderSlot::Ceiling => self.companion_run(spec, *i)?,
+                };
+                match step {
                     RunStep::Ran => {}
                     RunStep::Dropped => dropped.push(k),
                     RunStep::Interrupted => return Ok(false),
@@ -342,6 +394,7 @@ impl<'a> Interleaved<'a, '_> {
                 .get(&spec.name)
                 .and_then(|r| r.precision.clone());
             let mut r = m.finish(lane);
+            attach_ceiling(&mut r, &mut lane.companion);
             r.precision = target.map(|t| clock.record(&t, round, earlier.as_ref()));
             r.rounds_id = Some(rounds_id.clone());
             self.slots[i].lane.rec.record(&spec.name, r)?;
@@ -419,6 +472,34 @@ impl<'a> Interleaved<'a, '_> {
         Ok(RunStep::Dropped)
     }
 
+    /// What a round times: each active library's row, and its ceiling companion when it is up.
+    fn round_units(&self, active: &[(usize, Underway)]) -> Vec<(usize, LoaderSlot)> {
+        let mut units = Vec::new();
+        for (k, (i, _)) in active.iter().enumerate() {
+            units.push((k, LoaderSlot::Row));
+            if matches!(self.slots[*i].lane.companion, Companion::Up(_)) {
+                units.push((k, LoaderSlot::Ceiling));
+            }
+        }
+        units
+    }
+
+    /// One window of library `i`'s ceiling companion. A companion window that fails ends the
+    /// companion alone; a lost worker costs the row in flight, as in `one_run`.
+    fn companion_run(&mut self, spec: &TransformSpec, i: usize) -> anyhow::Result<RunStep> {
+        let mp = self.mp;
+        let lane = &mut self.slots[i].lane;
+        match companion_window(lane) {
+            Ok(()) => Ok(RunStep::Ran),
+            Err(_) if stopped_by_user(self.stop) => Ok(RunStep::Interrupted),
+            Err(e) => {
+                let replaced = lane.record_loss(spec, e, mp)?;
+                self.stop_if_gone(i, replaced);
+                Ok(RunStep::Dropped)
+            }
+        }
+    }
+
     /// The drift sentinel's time for this round; a sentinel that fails once is dropped (with one
     /// line), so every recorded time belongs to a round.
     fn time_sentinel(&mut self, name: &str) {
@@ -470,6 +551,21 @@ impl<'a> Interleaved<'a, '_> {
         if let Some(s) = self.sentinel.take() {
             s.shutdown();
         }
+    }
+}
+
+/// The companion's windows of these rounds go with the row when there is one beside each of the
+/// row's (a companion that ended early leaves the row unpaired).
+fn attach_ceiling(r: &mut augbench_core::results::TransformResult, companion: &mut Companion) {
+    let Companion::Up(c) = companion else {
+        return;
+    };
+    let windows = c.take_throughputs();
+    if let Some(p) = r.pipeline.as_mut()
+        && r.status == Some(Status::Ok)
+        && windows.len() == r.throughputs.len()
+    {
+        p.ceiling_throughputs = windows;
     }
 }
 

@@ -1,15 +1,17 @@
 //! A transform under way in either mode, as both schedules drive it: set up in a lane's worker
 //! (micro: contract, preflight, warmup; pipeline: recipe, preflight, loader start), then timed
-//! runs one call at a time (micro passes or pipeline windows), then its result.
+//! runs one call at a time (micro passes or pipeline windows), then its result. Also the decode
+//! ceiling's companion loader that interleaved pipeline rounds time beside each row.
 
 use augbench_core::Mode;
 use augbench_core::registry::TransformSpec;
 use augbench_core::results::TransformResult;
 
 use crate::client::WorkerError;
-use crate::lane::Lane;
+use crate::lane::{Companion, Lane};
 use crate::micro::{self, Measuring, Phase, Started};
 use crate::pipeline::{self, PipelineRuns, PipelineSettings, PipelineStarted};
+use crate::protocol::LoaderSlot;
 use crate::time_split::{self, PhaseClock};
 
 /// The time split's part for timed runs (a pipeline's include its rewarm batches).
@@ -54,7 +56,14 @@ fn set_up(
     if lane.input.job.mode == Mode::Pipeline {
         let set = pipeline_settings(lane);
         return Ok(
-            match pipeline::start(&mut lane.w.worker, spec, items, &set, on_phase)? {
+            match pipeline::start(
+                &mut lane.w.worker,
+                spec,
+                LoaderSlot::Row,
+                items,
+                &set,
+                on_phase,
+            )? {
                 PipelineStarted::Finished(r) => Begun::Finished(r),
                 PipelineStarted::Underway(m) => Begun::Underway(Underway::Pipeline(m)),
             },
@@ -68,6 +77,55 @@ fn set_up(
             Started::Measuring(m) => Begun::Underway(Underway::Micro(m)),
         },
     )
+}
+
+/// Starts the decode ceiling's companion loader in the lane's worker unless it is up (then only
+/// its earlier windows are dropped) or did not start already in this worker. `Err` is a lost
+/// worker.
+pub(crate) fn ensure_companion(
+    lane: &mut Lane<'_>,
+    on_phase: &mut dyn FnMut(String),
+) -> Result<(), WorkerError> {
+    match &mut lane.companion {
+        Companion::Up(c) => {
+            c.take_throughputs(); // an earlier transform's, whose row did not take them
+            return Ok(());
+        }
+        Companion::Unavailable => return Ok(()),
+        Companion::NotStarted => {}
+    }
+    let ceiling = &augbench_core::recipe::Recipe::get().ceiling;
+    let Some(spec) = crate::job::spec_for(&lane.w, ceiling) else {
+        lane.companion = Companion::Unavailable;
+        return Ok(());
+    };
+    let items = lane.w.load.count;
+    let set = pipeline_settings(lane);
+    on_phase(format!("{ceiling} companion"));
+    let w = &mut lane.w.worker;
+    let started = time_split::part("ceiling companion start", || {
+        pipeline::start(w, &spec, LoaderSlot::Ceiling, items, &set, on_phase)
+    });
+    lane.companion = match started? {
+        PipelineStarted::Underway(m) => Companion::Up(Box::new(m)),
+        PipelineStarted::Finished(_) => Companion::Unavailable,
+    };
+    Ok(())
+}
+
+/// One window of the lane's companion (rewarmed first: it sat idle while the rest ran). A window
+/// that fails ends the companion (its loader was stopped); the rows go on without it. `Err` is a
+/// lost worker.
+pub(crate) fn companion_window(lane: &mut Lane<'_>) -> Result<(), WorkerError> {
+    let set = pipeline_settings(lane);
+    let Lane { w, companion, .. } = lane;
+    let Companion::Up(c) = companion else {
+        return Ok(());
+    };
+    if time_split::part(TIMED, || c.run(&mut w.worker, &set, true))?.is_err() {
+        *companion = Companion::Unavailable;
+    }
+    Ok(())
 }
 
 fn pipeline_settings(lane: &Lane<'_>) -> PipelineSettings {

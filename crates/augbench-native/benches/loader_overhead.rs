@@ -21,9 +21,9 @@ use augbench_core::{Media, policy, stats};
 use augbench_native::loader::{Batch, Crop, Normalize, Pixels};
 use augbench_protocol::client::{Worker, WorkerCommand};
 use augbench_protocol::protocol::{
-    HelloResponse, LoadRequest, LoadResponse, PipelinePrepareRequest, PipelinePrepareResponse,
-    PipelineRunRequest, PipelineRunResponse, PipelineStartRequest, PipelineStartResponse, Request,
-    Stage,
+    HelloResponse, LoadRequest, LoadResponse, LoaderSlot, PipelinePrepareRequest,
+    PipelinePrepareResponse, PipelineRunRequest, PipelineRunResponse, PipelineStartRequest,
+    PipelineStartResponse, Request, Stage,
 };
 
 /// Set on this bench binary to make it serve the worker protocol (the code behind `augbench
@@ -115,6 +115,7 @@ fn start_loader(paths: &[String], workers: u64) -> anyhow::Result<Worker> {
     let recipe = Recipe::get();
     let crop = Recipe::lookup(&recipe.crop).context("the recipe's crop is in the registry")?;
     let prepare = PipelinePrepareRequest {
+        slot: LoaderSlot::Row,
         ceiling: true,
         transform: recipe.ceiling.clone(),
         params: serde_json::json!({}),
@@ -130,6 +131,7 @@ fn start_loader(paths: &[String], workers: u64) -> anyhow::Result<Worker> {
     };
     let _: PipelinePrepareResponse = w.call(&Request::PipelinePrepare(prepare), timeout)?;
     let start = PipelineStartRequest {
+        slot: LoaderSlot::Row,
         workers,
         batch_size: BATCH,
         prefetch: policy::PIPELINE_PREFETCH_FACTOR,
@@ -160,6 +162,7 @@ fn crop_size() -> (usize, usize) {
 /// One window of the worker's loader (after an untimed rewarm), in img/s.
 fn loader_rate(w: &mut Worker, window: f64) -> anyhow::Result<f64> {
     let req = PipelineRunRequest {
+        slot: LoaderSlot::Row,
         min_batches: 8,
         min_time: window,
         rewarm_batches: 8,

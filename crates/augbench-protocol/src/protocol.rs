@@ -31,9 +31,9 @@ pub enum Request {
     /// Pipeline mode: one steady-state window of at least `min_batches` and `min_time`.
     #[serde(rename = "pipeline_run")]
     PipelineRun(PipelineRunRequest),
-    /// Pipeline mode: end the loader and its workers.
+    /// Pipeline mode: end the slot's loader and its workers.
     #[serde(rename = "pipeline_stop")]
-    PipelineStop,
+    PipelineStop(PipelineStopRequest),
     /// Decode mode (the Python decode worker): read every clip once, untimed, and check it.
     #[serde(rename = "decode_open")]
     DecodeOpen(DecodeOpenRequest),
@@ -84,8 +84,33 @@ pub struct Stage {
     pub params: serde_json::Value,
 }
 
+/// Which of a worker's two loaders a pipeline request is for: the row's (the default), or the
+/// decode ceiling's companion, which stays up across a worker process's transforms so that every
+/// round times the ceiling next to the row (docs/pipeline.md, "The decode ceiling").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoaderSlot {
+    #[default]
+    Row,
+    Ceiling,
+}
+
+impl LoaderSlot {
+    pub fn is_row(&self) -> bool {
+        *self == LoaderSlot::Row
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PipelineStopRequest {
+    #[serde(default, skip_serializing_if = "LoaderSlot::is_row")]
+    pub slot: LoaderSlot,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PipelinePrepareRequest {
+    #[serde(default, skip_serializing_if = "LoaderSlot::is_row")]
+    pub slot: LoaderSlot,
     /// The ceiling row: the recipe with T removed (`transform` names the row).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ceiling: bool,
@@ -117,6 +142,8 @@ pub struct PipelinePrepareResponse {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PipelineStartRequest {
+    #[serde(default, skip_serializing_if = "LoaderSlot::is_row")]
+    pub slot: LoaderSlot,
     pub workers: u64,
     pub batch_size: u64,
     pub prefetch: u64,
@@ -144,6 +171,8 @@ pub struct PipelineStartResponse {
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PipelineRunRequest {
+    #[serde(default, skip_serializing_if = "LoaderSlot::is_row")]
+    pub slot: LoaderSlot,
     pub min_batches: u64,
     pub min_time: f64,
     /// Batches taken untimed before the clock starts (a loader that sat idle between rounds).
@@ -380,6 +409,28 @@ mod tests {
             serde_json::to_string(&Request::Hello).unwrap(),
             r#"{"op":"hello"}"#
         );
+    }
+
+    #[test]
+    fn the_loader_slot_is_row_unless_named_and_only_named_off_the_row() {
+        let stop: Request = serde_json::from_str(r#"{"op":"pipeline_stop"}"#).unwrap();
+        assert_eq!(stop, Request::PipelineStop(PipelineStopRequest::default()));
+        let run: Request = serde_json::from_str(
+            r#"{"op":"pipeline_run","slot":"ceiling","min_batches":4,"min_time":0.1}"#,
+        )
+        .unwrap();
+        let Request::PipelineRun(req) = run else {
+            panic!("{run:?}")
+        };
+        assert_eq!(req.slot, LoaderSlot::Ceiling);
+        let row = PipelineRunRequest {
+            slot: LoaderSlot::Row,
+            ..req
+        };
+        let line = serde_json::to_string(&Request::PipelineRun(row)).unwrap();
+        assert!(!line.contains("slot"), "{line}");
+        let bad = serde_json::from_str::<Request>(r#"{"op":"pipeline_stop","slot":"other"}"#);
+        assert!(bad.is_err());
     }
 
     #[test]

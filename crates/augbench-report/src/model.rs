@@ -96,6 +96,11 @@ pub struct Row {
     /// Micro: the share (0–1) of apply + force the check spent forcing the output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub force_share: Option<f64>,
+    /// Pipeline: the row's share of its decode ceiling timed in its own rounds (results'
+    /// `pipeline.ceiling.ratio`); `None` where the source has none (then the share divides by
+    /// the ceiling row's figure).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ceiling_share: Option<f64>,
     /// File the row came from (for messages).
     pub source: PathBuf,
 }

@@ -295,7 +295,11 @@ fn build(group: &Group<'_>, choice: &crate::reference::Choice, sort: Sort) -> Ta
         .into_iter()
         .map(|t| {
             let mut row = table_row(group, t, &libs, reference_present);
-            row.of_ceiling = shares_of_ceiling(&row, ceilings.as_ref());
+            let own: Vec<Option<f64>> = libs
+                .iter()
+                .map(|l| group.row(l, t).and_then(|r| r.ceiling_share))
+                .collect();
+            row.of_ceiling = shares_of_ceiling(&row, &own, ceilings.as_ref());
             row
         })
         .partition(|r| !is_unmeasured(&r.cells));
@@ -357,8 +361,12 @@ fn ceiling_medians(group: &Group<'_>, libs: &[&str]) -> Option<(String, Vec<Opti
         .then(|| (name.clone(), medians))
 }
 
+/// Each cell's share of its library's ceiling: the share paired with the ceiling's windows of the
+/// row's own rounds (`own`, by column) where the source recorded one, else the cell's figure ÷ the
+/// ceiling row's.
 fn shares_of_ceiling(
     row: &TableRow,
+    own: &[Option<f64>],
     ceilings: Option<&(String, Vec<Option<f64>>)>,
 ) -> Vec<Option<f64>> {
     let Some((name, medians)) = ceilings else {
@@ -370,7 +378,14 @@ fn shares_of_ceiling(
     row.cells
         .iter()
         .zip(medians)
-        .map(|(c, ceiling)| Some(c.figure()? / ceiling.filter(|m| *m > 0.0)?))
+        .enumerate()
+        .map(|(k, (c, ceiling))| {
+            let figure = c.figure()?;
+            own.get(k)
+                .copied()
+                .flatten()
+                .or_else(|| Some(figure / ceiling.filter(|m| *m > 0.0)?))
+        })
         .collect()
 }
 
@@ -518,17 +533,24 @@ mod tests {
             vec![Some(800.0), Some(400.0), None],
         );
         let r = row("Rotate", vec![ok(400.0), ok(300.0), ok(100.0)]);
-        let shares = shares_of_ceiling(&r, Some(&ceilings));
+        let shares = shares_of_ceiling(&r, &[], Some(&ceilings));
         assert_eq!(shares, [Some(0.5), Some(0.75), None]);
+        // A share paired in the row's own rounds wins over the ceiling row measured apart.
+        let paired = shares_of_ceiling(&r, &[Some(0.6), None, Some(0.9)], Some(&ceilings));
+        assert_eq!(paired, [Some(0.6), Some(0.75), Some(0.9)]);
         let own = row("DecodeOnly", vec![ok(800.0), ok(400.0), Cell::Missing]);
-        assert_eq!(shares_of_ceiling(&own, Some(&ceilings)), [None, None, None]);
+        assert_eq!(
+            shares_of_ceiling(&own, &[], Some(&ceilings)),
+            [None, None, None]
+        );
         let unsupported = row(
             "Rotate",
             vec![Cell::Unsupported { reason: None }, ok(1.0), ok(1.0)],
         );
-        assert_eq!(shares_of_ceiling(&unsupported, Some(&ceilings))[0], None);
+        let shares = shares_of_ceiling(&unsupported, &[Some(0.5)], Some(&ceilings));
+        assert_eq!(shares[0], None, "no share without a measured cell");
         assert!(
-            shares_of_ceiling(&r, None).is_empty(),
+            shares_of_ceiling(&r, &[], None).is_empty(),
             "micro groups have no ceiling"
         );
     }

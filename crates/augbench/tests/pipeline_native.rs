@@ -1,7 +1,8 @@
 //! `augbench run` in pipeline mode for the Rust crates (no Python): the native loader's result
 //! files carry the decoder, the loader threads and the shared-stage note; each library gets its
-//! `DecodeOnly` ceiling; a transform that panics in a loader thread, or hangs there, is an `error`
-//! row (the hang ends at the request timeout) while the other rows are measured.
+//! `DecodeOnly` ceiling, timed again beside every row in its rounds; a transform that panics in a
+//! loader thread, or hangs there, is an `error` row (the hang ends at the request timeout) while
+//! the other rows are measured.
 
 #![allow(
     clippy::unwrap_used,
@@ -90,4 +91,20 @@ fn native_pipeline_rows_with_a_panicking_and_a_hanging_loader_thread() {
     );
     assert_eq!(kornia.results["HorizontalFlip"].status, Some(Status::Ok));
     assert_eq!(kornia.results["DecodeOnly"].status, Some(Status::Ok));
+
+    // Every round timed each library's ceiling beside its row: one window beside each of the
+    // row's, in every process, and the row's share paired with them.
+    for r in [
+        &image.results["Grayscale"],
+        &kornia.results["HorizontalFlip"],
+    ] {
+        let d = r.pipeline.as_ref().unwrap();
+        assert_eq!(d.ceiling_throughputs.len(), r.throughputs.len(), "{d:?}");
+        assert!(d.ceiling_throughputs.iter().all(|t| *t > 0.0), "{d:?}");
+        let share = d.ceiling.as_ref().expect("paired with the ceiling");
+        assert_eq!(share.partner, "DecodeOnly");
+        assert_eq!(share.rounds as usize, r.throughputs.len());
+    }
+    let own = kornia.results["DecodeOnly"].pipeline.as_ref().unwrap();
+    assert!(own.ceiling_throughputs.is_empty() && own.ceiling.is_none());
 }

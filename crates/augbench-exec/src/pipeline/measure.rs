@@ -12,14 +12,17 @@ use super::{PipelineSettings, Window, flag_drift, sample_order};
 use crate::client::{Worker, WorkerError};
 use crate::micro::{settle, slow_result};
 use crate::protocol::{
-    PipelinePrepareRequest, PipelinePrepareResponse, PipelineRunRequest, PipelineRunResponse,
-    PipelineStartRequest, PipelineStartResponse, Request, Stage,
+    LoaderSlot, PipelinePrepareRequest, PipelinePrepareResponse, PipelineRunRequest,
+    PipelineRunResponse, PipelineStartRequest, PipelineStartResponse, PipelineStopRequest, Request,
+    Stage,
 };
 
 /// A transform whose loader is built, checked and warm: collects windows, one per call, so a
 /// scheduler can alternate the windows of several libraries' loaders.
 #[derive(Debug, Clone)]
 pub struct PipelineRuns {
+    /// The worker's loader these windows come from.
+    slot: LoaderSlot,
     params: serde_json::Value,
     per_item: f64,
     /// Where T ran and what the library warned while building the recipe (boxed:
@@ -36,10 +39,12 @@ pub enum PipelineStarted {
     Underway(PipelineRuns),
 }
 
-/// Recipe and preflight (the slow gate), then the loader: first batch, contract, warm batches.
+/// Recipe and preflight (the slow gate), then the loader in the worker's `slot`: first batch,
+/// contract, warm batches.
 pub fn start(
     w: &mut Worker,
     spec: &TransformSpec,
+    slot: LoaderSlot,
     items: u64,
     set: &PipelineSettings,
     on_phase: &mut dyn FnMut(String),
@@ -56,6 +61,7 @@ pub fn start(
     };
     on_phase("preflight".into());
     let prepare = PipelinePrepareRequest {
+        slot,
         ceiling: recipe.is_ceiling(&spec.name),
         transform: spec.name.clone(),
         params: params.clone(),
@@ -81,6 +87,7 @@ pub fn start(
     }
     on_phase("loader start".into());
     let start = PipelineStartRequest {
+        slot,
         workers: set.workers,
         batch_size: set.batch_size,
         prefetch: set.prefetch,
@@ -93,6 +100,7 @@ pub fn start(
     let call = w.call(&Request::PipelineStart(start), set.request_timeout);
     match settle(call, &params)? {
         Ok(started) => Ok(PipelineStarted::Underway(PipelineRuns {
+            slot,
             params,
             per_item,
             built: Box::new((prepared.transform_device, prepared.warnings)),
@@ -117,6 +125,19 @@ impl PipelineRuns {
         self.runs.iter().map(|(w, _)| w.items_per_sec).collect()
     }
 
+    /// Items per second of each window so far, which are dropped: a loader that stays up
+    /// (the ceiling's companion) starts each transform's rounds with none.
+    pub fn take_throughputs(&mut self) -> Vec<f64> {
+        let t = self.throughputs();
+        self.runs.clear();
+        t
+    }
+
+    /// Ends the loader without a result (a companion at the end of its worker process).
+    pub fn stop(self, w: &mut Worker, set: &PipelineSettings) {
+        stop_loader(w, set, self.slot);
+    }
+
     /// One steady-state window. `rewarm`: the loader sat idle while other libraries ran (its
     /// queue refilled), so the worker first takes `warm_batches` untimed, and the window starts
     /// in the steady state. A failed request is the transform's final result.
@@ -127,6 +148,7 @@ impl PipelineRuns {
         rewarm: bool,
     ) -> Result<Result<(), TransformResult>, WorkerError> {
         let req = PipelineRunRequest {
+            slot: self.slot,
             min_batches: set.min_batches,
             min_time: set.min_time,
             rewarm_batches: if rewarm { set.warm_batches() } else { 0 },
@@ -135,7 +157,7 @@ impl PipelineRuns {
         let r: PipelineRunResponse = match settle(call, &self.params)? {
             Ok(r) => r,
             Err(r) => {
-                stop_loader(w, set); // its workers must not run on while other libraries are timed
+                stop_loader(w, set, self.slot); // its workers must not run on while other libraries are timed
                 return Ok(Err(r));
             }
         };
@@ -158,7 +180,7 @@ impl PipelineRuns {
 
     /// Ends the loader (its workers exit) and returns the transform's result.
     pub fn finish(self, w: &mut Worker, set: &PipelineSettings) -> TransformResult {
-        stop_loader(w, set);
+        stop_loader(w, set, self.slot);
         let mut r = result(self.params, self.per_item, set, self.started, &self.runs);
         let (transform_device, warnings) = *self.built;
         if let Some(p) = r.pipeline.as_mut() {
@@ -169,9 +191,10 @@ impl PipelineRuns {
     }
 }
 
-/// Ends the worker's loader; a worker that cannot answer is replaced by its lane anyway.
-fn stop_loader(w: &mut Worker, set: &PipelineSettings) {
-    let _ = w.call::<serde_json::Value>(&Request::PipelineStop, set.request_timeout);
+/// Ends the worker's loader in `slot`; a worker that cannot answer is replaced by its lane anyway.
+fn stop_loader(w: &mut Worker, set: &PipelineSettings, slot: LoaderSlot) {
+    let req = Request::PipelineStop(PipelineStopRequest { slot });
+    let _ = w.call::<serde_json::Value>(&req, set.request_timeout);
 }
 
 fn result(
@@ -213,6 +236,8 @@ fn result(
         batch: started.batch,
         worker_threads: started.worker_threads,
         transform_device: String::new(), // set by `finish`, which knows where T ran
+        ceiling_throughputs: Vec::new(), // set by the scheduler, which times the companion
+        ceiling: None,                   // paired once every process has its windows
     });
     flag_drift(&mut r);
     r

@@ -26,8 +26,8 @@ use anyhow::Context;
 use augbench_core::UsageError;
 
 use crate::protocol::{
-    EmitResponse, Failure, FailureKind, HelloResponse, LoadRequest, LoadResponse, PROTOCOL_VERSION,
-    PrepareResponse, Request, TimeResponse, failure_line, ok_line,
+    EmitResponse, Failure, FailureKind, HelloResponse, LoadRequest, LoadResponse, LoaderSlot,
+    PROTOCOL_VERSION, PrepareResponse, Request, TimeResponse, failure_line, ok_line,
 };
 pub use in_process::exchange;
 use pipeline::Pipeline;
@@ -116,6 +116,7 @@ pub fn serve_with(
         options,
         session: None,
         pipeline: None,
+        ceiling: None,
     };
     for line in input.lines() {
         let line = line.context("reading a request line from stdin")?;
@@ -137,8 +138,10 @@ struct Worker {
     threads: usize,
     options: ServeOptions,
     session: Option<Box<dyn Session>>,
-    /// Media loaded for pipeline mode (`load` with `pipeline: true`).
+    /// Media loaded for pipeline mode (`load` with `pipeline: true`), with the row's loader.
     pipeline: Option<Box<dyn Pipeline>>,
+    /// The ceiling slot's loader over the same media, made on its first request.
+    ceiling: Option<Box<dyn Pipeline>>,
 }
 
 impl Worker {
@@ -187,11 +190,11 @@ impl Worker {
             Request::Sentinel(req) => Ok(ok_line(&TimeResponse {
                 ns: sentinel::time(req.loops),
             })),
-            Request::PipelinePrepare(req) => Ok(ok_line(&self.piped()?.prepare(&req)?)),
-            Request::PipelineStart(req) => Ok(ok_line(&self.piped()?.start(&req)?)),
-            Request::PipelineRun(req) => Ok(ok_line(&self.piped()?.run(req)?)),
-            Request::PipelineStop => {
-                if let Some(p) = self.pipeline.as_mut() {
+            Request::PipelinePrepare(req) => Ok(ok_line(&self.piped(req.slot)?.prepare(&req)?)),
+            Request::PipelineStart(req) => Ok(ok_line(&self.piped(req.slot)?.start(&req)?)),
+            Request::PipelineRun(req) => Ok(ok_line(&self.piped(req.slot)?.run(req)?)),
+            Request::PipelineStop(req) => {
+                if let Ok(p) = self.piped(req.slot) {
                     p.stop();
                 }
                 Ok(ok_line(&serde_json::json!({})))
@@ -209,6 +212,7 @@ impl Worker {
     fn load(&mut self, req: &LoadRequest) -> Result<String, Failure> {
         self.session = None;
         self.pipeline = None;
+        self.ceiling = None;
         let response = if req.pipeline {
             load::check_request(self.lib, req)?;
             let (pipeline, response) = pipeline::load(self.lib, req, self.options.test_faults)?;
@@ -227,13 +231,18 @@ impl Worker {
         Ok(ok_line::<LoadResponse>(&response))
     }
 
-    fn piped(&mut self) -> Result<&mut Box<dyn Pipeline>, Failure> {
-        self.pipeline.as_mut().ok_or_else(|| {
+    /// The slot's loader side: the row's holds the media; the ceiling's shares them.
+    fn piped(&mut self, slot: LoaderSlot) -> Result<&mut Box<dyn Pipeline>, Failure> {
+        let row = self.pipeline.as_mut().ok_or_else(|| {
             failure(
                 FailureKind::BadRequest,
                 "no pipeline media loaded: send `load` with `pipeline: true` first".to_string(),
             )
-        })
+        })?;
+        match slot {
+            LoaderSlot::Row => Ok(row),
+            LoaderSlot::Ceiling => Ok(self.ceiling.get_or_insert_with(|| row.companion())),
+        }
     }
 
     fn loaded(&mut self) -> Result<&mut Box<dyn Session>, Failure> {

@@ -149,6 +149,7 @@ fn row(c: &BenchCell, path: &Path, warnings: &mut Vec<String>) -> Row {
             .map(|_| format!("unknown status `{}`", c.status)),
         output_contiguous: c.form.contiguous,
         force_share: c.form.force_share,
+        ceiling_share: None, // the cell log keeps no pipeline detail
         source: path.to_path_buf(),
     }
 }

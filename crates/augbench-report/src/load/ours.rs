@@ -91,6 +91,11 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
             reason: tr.reason.clone().or(tr.early_stop_reason.clone()),
             output_contiguous: tr.output_contiguous,
             force_share: tr.force_share,
+            ceiling_share: tr
+                .pipeline
+                .as_ref()
+                .and_then(|p| p.ceiling.as_ref())
+                .map(|c| c.ratio),
             source: path.to_path_buf(),
         })
         .collect();

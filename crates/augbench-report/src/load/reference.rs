@@ -53,6 +53,7 @@ pub fn load(path: &Path, v: &Value) -> Dataset {
         reason: None,
         output_contiguous: None, // the reference format does not record the output form
         force_share: None,
+        ceiling_share: None,
         source: path.to_path_buf(),
     };
     let mut warnings = Vec::new();

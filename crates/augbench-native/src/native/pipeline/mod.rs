@@ -32,6 +32,9 @@ pub(crate) trait Pipeline {
     fn start(&mut self, req: &PipelineStartRequest) -> Result<PipelineStartResponse, Failure>;
     fn run(&mut self, req: PipelineRunRequest) -> Result<PipelineRunResponse, Failure>;
     fn stop(&mut self);
+    /// A second loader side over the same media, with no recipe or loader of its own yet (the
+    /// ceiling slot).
+    fn companion(&self) -> Box<dyn Pipeline>;
 }
 
 /// Answers `load` with `pipeline: true`: RGB only; `preload: false` keeps the paths (clip
@@ -334,6 +337,17 @@ impl<A: Adapter> Pipeline for Pipe<A> {
 
     fn stop(&mut self) {
         self.loader = None; // dropping the loader joins its threads
+    }
+
+    fn companion(&self) -> Box<dyn Pipeline> {
+        Box::new(Pipe::<A> {
+            source: Arc::clone(&self.source),
+            clip_length: self.clip_length,
+            stages: None,
+            loader: None,
+            batch_size: 0,
+            test_faults: self.test_faults,
+        })
     }
 }
 

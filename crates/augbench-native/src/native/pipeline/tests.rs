@@ -161,6 +161,48 @@ fn windows_time_batches_in_the_memory_and_decode_scopes() {
 }
 
 #[test]
+fn the_ceiling_slot_keeps_its_loader_up_while_the_rows_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = jpegs(dir.path(), 3);
+    let ceiling = &Recipe::get().ceiling;
+    let in_slot = |mut v: Value| {
+        v["slot"] = json!("ceiling");
+        v
+    };
+    let run = json!({"op": "pipeline_run", "min_batches": 2, "min_time": 0.0, "rewarm_batches": 1});
+    let mut requests = vec![
+        load(&paths, true),
+        in_slot(prepare(ceiling)),
+        in_slot(start(ceiling, 1, 1)),
+    ];
+    for name in ["HorizontalFlip", "Grayscale"] {
+        // The row's slot prepares and starts each transform; the ceiling's loader stays up.
+        requests.extend([
+            prepare(name),
+            start(name, 1, 1),
+            run.clone(),
+            in_slot(run.clone()),
+        ]);
+    }
+    requests.extend([
+        json!({"op": "pipeline_stop", "slot": "ceiling"}),
+        in_slot(run.clone()),
+        run,
+    ]);
+    let replies = serve(Library::Image, &requests);
+    for (k, r) in replies.iter().enumerate().take(11) {
+        assert!(r.get("kind").is_none(), "request {k}: {r}");
+    }
+    for k in [5, 6, 9, 10] {
+        assert_eq!(replies[k]["items"], 4, "window {k}: {}", replies[k]);
+    }
+    assert_eq!(
+        replies[12]["kind"], "bad_request",
+        "the ceiling's loader is stopped"
+    );
+    assert_eq!(replies[13]["items"], 4, "the row's loader runs on");
+}
+#[test]
 fn pipeline_ops_need_pipeline_media() {
     let replies = serve(Library::Image, &[prepare("HorizontalFlip")]);
     assert_eq!(replies[0]["kind"], "bad_request");
