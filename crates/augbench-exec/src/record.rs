@@ -440,5 +440,49 @@ mod tests {
         alone.insert("HorizontalFlip".into(), measured(&[838.0, 840.0]));
         flag_above_ceiling(&mut alone, "HorizontalFlip");
         assert!(!alone["HorizontalFlip"].unstable);
+        // A row paired with the ceiling of its own rounds is judged there, not against the row.
+        let mut paired = measured(&[838.0, 840.0, 836.0]);
+        paired.pipeline = Some(detail(3, &[900.0, 905.0, 899.0]));
+        acc.insert("HorizontalFlip".into(), paired);
+        flag_above_ceiling(&mut acc, "HorizontalFlip");
+        assert!(!acc["HorizontalFlip"].unstable);
+    }
+
+    fn detail(windows: usize, ceiling: &[f64]) -> augbench_core::results::PipelineDetail {
+        augbench_core::results::PipelineDetail {
+            time_to_first_batch: 0.1,
+            warm_batches: 4,
+            batches: vec![16; windows],
+            half_rates: Vec::new(),
+            drift: 0.0,
+            batch: serde_json::Value::Null,
+            worker_threads: Vec::new(),
+            transform_device: String::new(),
+            ceiling_throughputs: ceiling.to_vec(),
+            ceiling: None,
+        }
+    }
+
+    #[test]
+    fn the_ceiling_windows_join_across_processes_only_while_each_has_one_per_window() {
+        let join = |old: &[f64], new: &[f64]| {
+            let mut acc = BTreeMap::new();
+            for ceiling in [old, new] {
+                let mut r = measured(&[500.0, 510.0]);
+                r.pipeline = Some(detail(2, ceiling));
+                merge(&mut acc, "Rotate", r);
+            }
+            acc.remove("Rotate").and_then(|r| r.pipeline).unwrap()
+        };
+        let both = join(&[600.0, 610.0], &[620.0, 630.0]);
+        assert_eq!(both.ceiling_throughputs, [600.0, 610.0, 620.0, 630.0]);
+        assert_eq!(both.batches.len(), 4);
+        // A process whose companion ended early breaks the pairing for the whole row.
+        assert!(
+            join(&[600.0, 610.0], &[620.0])
+                .ceiling_throughputs
+                .is_empty()
+        );
+        assert!(join(&[], &[620.0, 630.0]).ceiling_throughputs.is_empty());
     }
 }

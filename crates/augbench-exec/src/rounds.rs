@@ -254,6 +254,51 @@ mod tests {
     }
 
     #[test]
+    fn a_row_pairs_with_the_ceiling_windows_of_its_own_rounds() {
+        use augbench_core::results::PipelineDetail;
+        let with_ceiling = |row: &[f64], ceiling: &[f64]| {
+            let mut r = measured(row, "x");
+            r.process_runs = vec![3, 3, 3];
+            r.pipeline = Some(PipelineDetail {
+                time_to_first_batch: 0.1,
+                warm_batches: 4,
+                batches: vec![16; row.len()],
+                half_rates: Vec::new(),
+                drift: 0.0,
+                batch: serde_json::Value::Null,
+                worker_threads: Vec::new(),
+                transform_device: String::new(),
+                ceiling_throughputs: ceiling.to_vec(),
+                ceiling: None,
+            });
+            let all: BTreeMap<String, TransformResult> = [("a".to_string(), r)].into();
+            annotate(&all, &[], None).remove("a").unwrap()
+        };
+        let ceiling = [
+            700.0, 690.0, 710.0, 500.0, 505.0, 495.0, 800.0, 790.0, 810.0,
+        ];
+        let below: Vec<f64> = ceiling.iter().map(|c| c * 0.8).collect();
+        let r = with_ceiling(&below, &ceiling);
+        let share = r.pipeline.as_ref().and_then(|p| p.ceiling.clone()).unwrap();
+        assert!(
+            (share.ratio - 0.8).abs() < 1e-9 && share.rounds == 9,
+            "{share:?}"
+        );
+        assert!(!r.unstable, "{:?}", r.unstable_reason);
+        // Above the ceiling of the same rounds, consistently: a measurement to distrust.
+        let above: Vec<f64> = ceiling.iter().map(|c| c * 1.1).collect();
+        let r = with_ceiling(&above, &ceiling);
+        let why = r.unstable_reason.clone().unwrap_or_default();
+        assert!(
+            r.unstable && why.contains("above its ceiling in the same rounds: 1.100×"),
+            "{why}"
+        );
+        // Windows that do not line up with the row's (a companion that ended early): no share.
+        let r = with_ceiling(&below, &ceiling[..5]);
+        assert_eq!(r.pipeline.and_then(|p| p.ceiling), None);
+    }
+
+    #[test]
     fn unmeasured_results_are_left_alone() {
         let r = TransformResult::not_measured(
             Status::Unsupported,
