@@ -449,18 +449,7 @@ mod tests {
     }
 
     fn detail(windows: usize, ceiling: &[f64]) -> augbench_core::results::PipelineDetail {
-        augbench_core::results::PipelineDetail {
-            time_to_first_batch: 0.1,
-            warm_batches: 4,
-            batches: vec![16; windows],
-            half_rates: Vec::new(),
-            drift: 0.0,
-            batch: serde_json::Value::Null,
-            worker_threads: Vec::new(),
-            transform_device: String::new(),
-            ceiling_throughputs: ceiling.to_vec(),
-            ceiling: None,
-        }
+        crate::pipeline::test_detail(windows, Vec::new(), ceiling)
     }
 
     #[test]

@@ -255,22 +255,10 @@ mod tests {
 
     #[test]
     fn a_row_pairs_with_the_ceiling_windows_of_its_own_rounds() {
-        use augbench_core::results::PipelineDetail;
         let with_ceiling = |row: &[f64], ceiling: &[f64]| {
             let mut r = measured(row, "x");
             r.process_runs = vec![3, 3, 3];
-            r.pipeline = Some(PipelineDetail {
-                time_to_first_batch: 0.1,
-                warm_batches: 4,
-                batches: vec![16; row.len()],
-                half_rates: Vec::new(),
-                drift: 0.0,
-                batch: serde_json::Value::Null,
-                worker_threads: Vec::new(),
-                transform_device: String::new(),
-                ceiling_throughputs: ceiling.to_vec(),
-                ceiling: None,
-            });
+            r.pipeline = Some(crate::pipeline::test_detail(row.len(), Vec::new(), ceiling));
             let all: BTreeMap<String, TransformResult> = [("a".to_string(), r)].into();
             annotate(&all, &[], None).remove("a").unwrap()
         };

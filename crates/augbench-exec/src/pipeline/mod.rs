@@ -287,6 +287,27 @@ fn half_drift([a, b]: [f64; 2]) -> f64 {
     if a > 0.0 { (b / a - 1.0).abs() } else { 0.0 }
 }
 
+/// A loader detail of `windows` windows with these half rates and ceiling windows (unit tests).
+#[cfg(test)]
+pub(crate) fn test_detail(
+    windows: usize,
+    half_rates: Vec<[f64; 2]>,
+    ceiling: &[f64],
+) -> augbench_core::results::PipelineDetail {
+    augbench_core::results::PipelineDetail {
+        time_to_first_batch: 0.1,
+        warm_batches: 4,
+        batches: vec![16; windows],
+        half_rates,
+        drift: 0.0,
+        batch: serde_json::Value::Null,
+        worker_threads: Vec::new(),
+        transform_device: String::new(),
+        ceiling_throughputs: ceiling.to_vec(),
+        ceiling: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -310,18 +331,7 @@ mod tests {
             let t = vec![100.0; halves.len()];
             let s = augbench_core::stats::summarize(&t);
             let mut r = TransformResult::measured(serde_json::Value::Null, &s, t, vec![1.0; 3]);
-            r.pipeline = Some(augbench_core::results::PipelineDetail {
-                time_to_first_batch: 0.1,
-                warm_batches: 4,
-                batches: vec![16; halves.len()],
-                half_rates: halves,
-                drift: 0.0,
-                batch: serde_json::Value::Null,
-                worker_threads: Vec::new(),
-                transform_device: String::new(),
-                ceiling_throughputs: Vec::new(),
-                ceiling: None,
-            });
+            r.pipeline = Some(test_detail(halves.len(), halves, &[]));
             flag_drift(&mut r);
             r
         };
