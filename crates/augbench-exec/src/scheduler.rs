@@ -245,7 +245,10 @@ impl<'a> Interleaved<'a, '_> {
             return Ok(false);
         };
         if self.pairs_ceiling(name) {
-            active = self.start_companions(&spec, active)?;
+            let Some(kept) = self.start_companions(&spec, active)? else {
+                return Ok(false);
+            };
+            active = kept;
         }
         if !self.rounds(&spec, p, active)? {
             return Ok(false);
@@ -304,12 +307,12 @@ impl<'a> Interleaved<'a, '_> {
 
     /// The companion in every active library's worker (started once per worker process; its
     /// windows of an earlier transform are dropped). A library whose worker is lost meanwhile
-    /// records the row's `error` and leaves the rounds.
+    /// records the row's `error` and leaves the rounds. `None` when interrupted.
     fn start_companions(
         &mut self,
         spec: &TransformSpec,
         active: Vec<(usize, Underway)>,
-    ) -> anyhow::Result<Vec<(usize, Underway)>> {
+    ) -> anyhow::Result<Option<Vec<(usize, Underway)>>> {
         let mut kept = Vec::new();
         for (i, m) in active {
             let (mp, bar) = (self.mp, &self.bar);
@@ -318,13 +321,14 @@ impl<'a> Interleaved<'a, '_> {
             let mut on_phase = |ph: String| bar.set_message(format!("{}: {ph} · {lib}", spec.name));
             match ensure_companion(lane, &mut on_phase) {
                 Ok(()) => kept.push((i, m)),
+                Err(_) if stopped_by_user(self.stop) => return Ok(None),
                 Err(e) => {
                     let replaced = lane.record_loss(spec, e, mp)?;
                     self.stop_if_gone(i, replaced);
                 }
             }
         }
-        Ok(kept)
+        Ok(Some(kept))
     }
 
     /// A library whose worker could not be started again stops here (its job fails with why);
@@ -346,6 +350,7 @@ impl<'a> Interleaved<'a, '_> {
     ) -> anyhow::Result<bool> {
         let mut round = 0;
         let target = self.target();
+        let pairs = self.pairs_ceiling(&spec.name);
         let mut clock = RoundsClock::start();
         while match &target {
             Some(t) => {
@@ -360,7 +365,7 @@ impl<'a> Interleaved<'a, '_> {
                 return Ok(false);
             }
             let mut dropped = Vec::new();
-            let units = self.round_units(&active);
+            let units = self.round_units(&active, pairs);
             let shared = units.len() > 1;
             for u in round_order(units.len(), &spec.name, p, round) {
                 let (k, slot) = units[u];
@@ -394,7 +399,9 @@ impl<'a> Interleaved<'a, '_> {
                 .get(&spec.name)
                 .and_then(|r| r.precision.clone());
             let mut r = m.finish(lane);
-            attach_ceiling(&mut r, &mut lane.companion);
+            if pairs {
+                attach_ceiling(&mut r, &mut lane.companion);
+            }
             r.precision = target.map(|t| clock.record(&t, round, earlier.as_ref()));
             r.rounds_id = Some(rounds_id.clone());
             self.slots[i].lane.rec.record(&spec.name, r)?;
@@ -472,12 +479,13 @@ impl<'a> Interleaved<'a, '_> {
         Ok(RunStep::Dropped)
     }
 
-    /// What a round times: each active library's row, and its ceiling companion when it is up.
-    fn round_units(&self, active: &[(usize, Underway)]) -> Vec<(usize, LoaderSlot)> {
+    /// What a round times: each active library's row, and, when the rounds pair the ceiling
+    /// (`pairs`), its ceiling companion when it is up.
+    fn round_units(&self, active: &[(usize, Underway)], pairs: bool) -> Vec<(usize, LoaderSlot)> {
         let mut units = Vec::new();
         for (k, (i, _)) in active.iter().enumerate() {
             units.push((k, LoaderSlot::Row));
-            if matches!(self.slots[*i].lane.companion, Companion::Up(_)) {
+            if pairs && matches!(self.slots[*i].lane.companion, Companion::Up(_)) {
                 units.push((k, LoaderSlot::Ceiling));
             }
         }
@@ -490,8 +498,8 @@ impl<'a> Interleaved<'a, '_> {
         let mp = self.mp;
         let lane = &mut self.slots[i].lane;
         match companion_window(lane) {
-            Ok(()) => Ok(RunStep::Ran),
-            Err(_) if stopped_by_user(self.stop) => Ok(RunStep::Interrupted),
+            Ok(Err(_)) | Err(_) if stopped_by_user(self.stop) => Ok(RunStep::Interrupted),
+            Ok(_) => Ok(RunStep::Ran),
             Err(e) => {
                 let replaced = lane.record_loss(spec, e, mp)?;
                 self.stop_if_gone(i, replaced);

@@ -114,18 +114,23 @@ pub(crate) fn ensure_companion(
 }
 
 /// One window of the lane's companion (rewarmed first: it sat idle while the rest ran). A window
-/// that fails ends the companion (its loader was stopped); the rows go on without it. `Err` is a
-/// lost worker.
-pub(crate) fn companion_window(lane: &mut Lane<'_>) -> Result<(), WorkerError> {
+/// that fails ends the companion (its loader is stopped) and is returned; the rows go on without
+/// it. `Err` is a lost worker.
+pub(crate) fn companion_window(
+    lane: &mut Lane<'_>,
+) -> Result<Result<(), TransformResult>, WorkerError> {
     let set = pipeline_settings(lane);
     let Lane { w, companion, .. } = lane;
     let Companion::Up(c) = companion else {
-        return Ok(());
+        return Ok(Ok(()));
     };
-    if time_split::part(TIMED, || c.run(&mut w.worker, &set, true))?.is_err() {
-        *companion = Companion::Unavailable;
+    let ran = time_split::part(TIMED, || c.run(&mut w.worker, &set, true))?;
+    if ran.is_err()
+        && let Companion::Up(c) = std::mem::replace(companion, Companion::Unavailable)
+    {
+        c.stop(&mut w.worker, &set);
     }
-    Ok(())
+    Ok(ran)
 }
 
 fn pipeline_settings(lane: &Lane<'_>) -> PipelineSettings {
