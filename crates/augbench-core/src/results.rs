@@ -520,6 +520,15 @@ impl TransformResult {
         }
     }
 
+    /// Marks the result `unstable`, adding `why` after the reasons already given.
+    pub fn add_unstable(&mut self, why: String) {
+        self.unstable = true;
+        self.unstable_reason = Some(match self.unstable_reason.take() {
+            Some(prev) => format!("{prev}; {why}"),
+            None => why,
+        });
+    }
+
     /// The row's headline figure as every reader shows it (`stats::headline`): the recorded
     /// figure, or for files without one the median, marked as such.
     pub fn headline(&self) -> Option<crate::stats::Headline> {

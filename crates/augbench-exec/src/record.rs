@@ -200,11 +200,7 @@ fn flag_above_ceiling(acc: &mut BTreeMap<String, TransformResult>, name: &str) {
     if let Some(why) =
         why.filter(|_| name != ceiling_name && !noted && r.status == Some(Status::Ok))
     {
-        r.unstable = true;
-        r.unstable_reason = Some(match r.unstable_reason.take() {
-            Some(prev) => format!("{prev}; {why}"),
-            None => why,
-        });
+        r.add_unstable(why);
     }
 }
 

@@ -154,11 +154,7 @@ fn pair_with_ceiling(r: &mut TransformResult) {
             .is_some_and(|s| s.contains(why))
     };
     if let Some(why) = why.filter(|w| !noted(w)) {
-        r.unstable = true;
-        r.unstable_reason = Some(match r.unstable_reason.take() {
-            Some(prev) => format!("{prev}; {why}"),
-            None => why,
-        });
+        r.add_unstable(why);
     }
 }
 
