@@ -1,6 +1,7 @@
 //! The time a plan will take (`augbench plan`'s estimate): worker starts, media loads, each
-//! transform's set-up and rounds, from policy's rough per-item costs or, where an earlier result
-//! of the same job says how fast a transform ran, from that. With `execution.precision` the
+//! transform's set-up and rounds (pipeline: loader starts, windows, rewarms and the ceiling's
+//! companion windows), from policy's rough per-item costs or, where an earlier result of the same
+//! job says how fast a transform ran (or that it is unsupported), from that. With `execution.precision` the
 //! rounds are a range: every transform pinned down after the minimum rounds, or every transform
 //! spending its budget. Pure: the caller reads earlier results and passes them in.
 
@@ -18,6 +19,8 @@ pub struct Prior {
     pub sec_per_item: BTreeMap<(String, String), f64>,
     /// Seconds one worker start took (with its media load), when the earlier run recorded it.
     pub worker_start_sec: Option<f64>,
+    /// Rows an earlier run recorded `unsupported`: they cost nothing.
+    pub unsupported: std::collections::BTreeSet<(String, String)>,
     /// The files the figures came from, for the basis line.
     pub sources: Vec<String>,
 }
@@ -57,65 +60,147 @@ impl Estimate {
     }
 }
 
-/// Estimates `plan`'s wall time on one machine.
-pub fn estimate(plan: &Plan, prior: &Prior) -> Estimate {
-    let cfg = &plan.config;
-    let media = cfg.selection.media.unwrap_or(Media::Image);
-    let e = &cfg.execution;
-    let mode = cfg.selection.mode.unwrap_or(Mode::Micro);
-    let processes = e
-        .processes
-        .unwrap_or(policy::default_processes(mode))
-        .max(1) as f64;
-    let items = cfg
-        .data
-        .num_items
-        .unwrap_or(policy::default_num_items(media)) as f64;
-    let mut starts = 0.0;
-    let mut load = 0.0;
-    let mut setup = 0.0;
-    let (mut low, mut high) = (0.0, 0.0);
-    let mut from_prior = 0usize;
-    let mut rows = 0usize;
+/// Estimates `plan`'s wall time on a machine with `threads` logical threads (loader workers
+/// share them).
+pub fn estimate(plan: &Plan, prior: &Prior, threads: u64) -> Estimate {
+    let shape = Shape::of(plan, threads);
+    let mut t = Totals::default();
     for job in &plan.jobs {
         let native = job.backend == Backend::NativeWorker;
-        starts += processes * prior.worker_start_sec.unwrap_or(start_sec(native));
+        t.starts += shape.processes * prior.worker_start_sec.unwrap_or(start_sec(native));
         if prior.worker_start_sec.is_none() {
-            load += processes * items * policy::est_decode_sec_per_item(media);
+            t.load += shape.processes * shape.items * policy::est_decode_sec_per_item(shape.media);
         }
-        for t in &job.transforms {
-            rows += 1;
-            let key = (job.library.clone(), t.clone());
+        let mut companion = false;
+        for name in &job.transforms {
+            let key = (job.library.clone(), name.clone());
+            t.rows += 1;
+            if prior.unsupported.contains(&key) {
+                t.from_prior += 1;
+                continue;
+            }
             let spi = match prior.sec_per_item.get(&key) {
                 Some(s) => {
-                    from_prior += 1;
+                    t.from_prior += 1;
                     *s
                 }
-                None => policy::cloud_est_sec_per_item(media),
+                None => shape.policy_sec_per_item(),
             };
-            let row = row_sec(cfg, media, items, spi);
-            setup += processes * row.setup;
-            low += processes * row.low;
-            high += processes * row.high;
+            let ceiling = *name == crate::recipe::Recipe::get().ceiling;
+            let row = shape.row_sec(&plan.config, spi, ceiling);
+            companion |= shape.pipeline() && shape.interleaved && !ceiling && row.high > 0.0;
+            t.add(&row, shape.processes);
+        }
+        if companion {
+            // The ceiling's companion loader: started once per worker process, warmed once.
+            t.loader += shape.processes * policy::EST_LOADER_START_SEC;
         }
     }
-    // Interleaved rounds share one budget across a transform's libraries.
-    if let Some(budget) = e.precision.and(e.transform_budget_sec) {
-        let transforms = plan.jobs.first().map_or(0, |j| j.transforms.len()) as f64;
-        high = high.min(budget * transforms).max(low);
+    t.finish(plan, prior)
+}
+
+/// What shapes every row's time: the mode, the media, the processes, the items, the schedule.
+struct Shape {
+    media: Media,
+    mode: Mode,
+    processes: f64,
+    items: f64,
+    interleaved: bool,
+    /// Pipeline: the loader workers that run at once (at least 1: `workers: 0` loads in the main
+    /// process), never more than the machine's threads.
+    parallel: f64,
+}
+
+impl Shape {
+    fn of(plan: &Plan, threads: u64) -> Shape {
+        let cfg = &plan.config;
+        let media = cfg.selection.media.unwrap_or(Media::Image);
+        let mode = cfg.selection.mode.unwrap_or(Mode::Micro);
+        let e = &cfg.execution;
+        let workers = e.workers.unwrap_or(policy::default_workers(mode));
+        Shape {
+            media,
+            mode,
+            processes: e
+                .processes
+                .unwrap_or(policy::default_processes(mode))
+                .max(1) as f64,
+            items: cfg
+                .data
+                .num_items
+                .unwrap_or(policy::default_num_items(media)) as f64,
+            interleaved: plan.schedule == crate::config::Schedule::Interleaved,
+            parallel: workers.clamp(1, threads.max(1)) as f64,
+        }
     }
-    let fixed = starts + load + setup;
-    let basis = basis(prior, from_prior, rows);
-    Estimate {
-        low_sec: fixed + low,
-        high_sec: fixed + high,
-        parts: vec![
-            ("worker start".into(), starts),
-            ("media load".into(), load),
-            ("set-up (check, preflight, warmup)".into(), setup),
-            ("timed rounds".into(), low),
-        ],
-        basis,
+
+    fn pipeline(&self) -> bool {
+        self.mode == Mode::Pipeline
+    }
+
+    /// Seconds per item when no earlier result says: one call's (micro), or one delivered
+    /// item's wall time from the loader's workers together (pipeline).
+    fn policy_sec_per_item(&self) -> f64 {
+        if self.pipeline() {
+            policy::est_pipeline_sec_per_item(self.media) / self.parallel
+        } else {
+            policy::cloud_est_sec_per_item(self.media)
+        }
+    }
+
+    fn row_sec(&self, cfg: &crate::RunConfig, spi: f64, ceiling: bool) -> RowSec {
+        if self.pipeline() {
+            pipeline_row_sec(cfg, self, spi, ceiling)
+        } else {
+            row_sec(cfg, self.media, self.items, spi)
+        }
+    }
+}
+
+#[derive(Default)]
+struct Totals {
+    starts: f64,
+    load: f64,
+    setup: f64,
+    loader: f64,
+    low: f64,
+    high: f64,
+    rows: usize,
+    from_prior: usize,
+}
+
+impl Totals {
+    fn add(&mut self, row: &RowSec, processes: f64) {
+        self.setup += processes * row.setup;
+        self.loader += processes * row.loader;
+        self.low += processes * row.low;
+        self.high += processes * row.high;
+    }
+
+    fn finish(self, plan: &Plan, prior: &Prior) -> Estimate {
+        let e = &plan.config.execution;
+        let mut high = self.high;
+        // Interleaved rounds share one budget across a transform's libraries.
+        if let Some(budget) = e.precision.and(e.transform_budget_sec) {
+            let transforms = plan.jobs.first().map_or(0, |j| j.transforms.len()) as f64;
+            high = high.min(budget * transforms).max(self.low);
+        }
+        let fixed = self.starts + self.load + self.setup + self.loader;
+        let mut parts = vec![
+            ("worker start".to_string(), self.starts),
+            ("media load".to_string(), self.load),
+            ("set-up (check, preflight, warmup)".to_string(), self.setup),
+        ];
+        if self.loader > 0.0 {
+            parts.push(("loader start (with its warm batches)".into(), self.loader));
+        }
+        parts.push(("timed rounds".into(), self.low));
+        Estimate {
+            low_sec: fixed + self.low,
+            high_sec: fixed + high,
+            parts,
+            basis: basis(prior, self.from_prior, self.rows),
+        }
     }
 }
 
@@ -127,33 +212,31 @@ fn start_sec(native: bool) -> f64 {
     }
 }
 
+/// One row's seconds in one process: set-up, loader start, and its rounds at the fewest and the
+/// most.
 struct RowSec {
     setup: f64,
+    loader: f64,
     low: f64,
     high: f64,
 }
 
-/// One library's transform in one process: set-up, and its rounds at the fewest and the most.
-fn row_sec(cfg: &crate::RunConfig, media: Media, items: f64, spi: f64) -> RowSec {
-    let e = &cfg.execution;
-    let preflight = policy::slow_preflight_items(media) as f64 * spi;
-    let slow = e
-        .slow_threshold_sec_per_item
-        .unwrap_or_else(|| policy::slow_threshold_sec_per_item(media));
-    if spi >= slow && e.disable_slow_skip != Some(true) {
-        return RowSec {
+impl RowSec {
+    /// A row that preflight records as `slow`: its preflight and nothing else.
+    fn slow(preflight: f64) -> RowSec {
+        RowSec {
             setup: preflight,
+            loader: 0.0,
             low: 0.0,
             high: 0.0,
-        };
+        }
     }
-    let subset = (policy::WARMUP_SUBSET_ITEMS as f64).min(items);
-    let window = policy::warmup_window(media) as f64;
-    let warmup = (window * policy::WARMUP_MIN_WINDOWS as f64 * subset * spi)
-        .min(e.warmup.max_seconds.unwrap_or(policy::WARMUP_MAX_SEC));
-    let min_time = e.min_time.unwrap_or(policy::DEFAULT_MIN_TIME_SEC);
-    let round = (items * spi).max(min_time) + subset * spi;
-    let (low, high) = match e.precision {
+}
+
+/// Rounds per process at the fewest and the most: `num_runs`, or the precision target's range.
+fn rounds(cfg: &crate::RunConfig) -> (f64, f64) {
+    let e = &cfg.execution;
+    match e.precision {
         Some(_) => (
             policy::PRECISION_MIN_ROUNDS as f64,
             policy::PRECISION_MAX_RUNS as f64,
@@ -162,9 +245,71 @@ fn row_sec(cfg: &crate::RunConfig, media: Media, items: f64, spi: f64) -> RowSec
             let n = e.num_runs.unwrap_or(policy::DEFAULT_NUM_RUNS) as f64;
             (n, n)
         }
-    };
+    }
+}
+
+fn is_slow(cfg: &crate::RunConfig, media: Media, sec_per_call: f64) -> bool {
+    let e = &cfg.execution;
+    let slow = e
+        .slow_threshold_sec_per_item
+        .unwrap_or_else(|| policy::slow_threshold_sec_per_item(media));
+    sec_per_call >= slow && e.disable_slow_skip != Some(true)
+}
+
+/// One library's micro transform in one process.
+fn row_sec(cfg: &crate::RunConfig, media: Media, items: f64, spi: f64) -> RowSec {
+    let e = &cfg.execution;
+    let preflight = policy::slow_preflight_items(media) as f64 * spi;
+    if is_slow(cfg, media, spi) {
+        return RowSec::slow(preflight);
+    }
+    let subset = (policy::WARMUP_SUBSET_ITEMS as f64).min(items);
+    let window = policy::warmup_window(media) as f64;
+    let passes = (window * policy::WARMUP_MIN_WINDOWS as f64 * subset * spi)
+        .min(e.warmup.max_seconds.unwrap_or(policy::WARMUP_MAX_SEC));
+    // Warmup ends with one untimed pass over every item beyond the subset.
+    let warmup = passes + if items > subset { items * spi } else { 0.0 };
+    let min_time = e.min_time.unwrap_or(policy::DEFAULT_MIN_TIME_SEC);
+    let round = (items * spi).max(min_time) + subset * spi;
+    let (low, high) = rounds(cfg);
     RowSec {
         setup: preflight + warmup + policy::EST_SETUP_SEC,
+        loader: 0.0,
+        low: low * round,
+        high: high * round,
+    }
+}
+
+/// One library's pipeline transform in one process, `spi` seconds per delivered item: preflight
+/// in the worker's main process, a loader started and warmed, then its windows. Interleaved, each
+/// window is rewarmed first, and a row (not the ceiling itself) times the ceiling's companion
+/// window beside it.
+fn pipeline_row_sec(cfg: &crate::RunConfig, shape: &Shape, spi: f64, ceiling: bool) -> RowSec {
+    let e = &cfg.execution;
+    let per_call = spi * shape.parallel;
+    let preflight = policy::slow_preflight_items(shape.media) as f64 * per_call;
+    if is_slow(cfg, shape.media, per_call) {
+        return RowSec::slow(preflight);
+    }
+    let workers = e.workers.unwrap_or(policy::default_workers(Mode::Pipeline));
+    let batch = e.batch_size.unwrap_or(policy::DEFAULT_BATCH_SIZE) as f64;
+    let min_batches = e
+        .min_batches
+        .unwrap_or_else(|| policy::default_min_batches(workers));
+    let warm = policy::pipeline_warm_batches(workers, min_batches) as f64 * batch * spi;
+    let min_time = e.min_time.unwrap_or(policy::DEFAULT_MIN_TIME_SEC);
+    let window = (min_batches as f64 * batch * spi).max(min_time);
+    let loaders = if shape.interleaved && !ceiling {
+        2.0
+    } else {
+        1.0
+    };
+    let rewarm = if shape.interleaved { warm } else { 0.0 };
+    let round = loaders * (window + rewarm);
+    let (low, high) = rounds(cfg);
+    RowSec {
+        setup: preflight + policy::EST_SETUP_SEC,
+        loader: policy::EST_LOADER_START_SEC + warm,
         low: low * round,
         high: high * round,
     }
@@ -197,11 +342,11 @@ mod tests {
 
     #[test]
     fn a_fixed_budget_is_one_figure_and_a_precision_target_a_range() {
-        let fixed = estimate(&plan(""), &Prior::default());
+        let fixed = estimate(&plan(""), &Prior::default(), 2);
         assert_eq!(fixed.low_sec, fixed.high_sec);
         assert!(fixed.low_sec > 0.0);
         assert!(fixed.basis.contains("no earlier result"), "{}", fixed.basis);
-        let p = estimate(&plan("  precision: 0.03\n"), &Prior::default());
+        let p = estimate(&plan("  precision: 0.03\n"), &Prior::default(), 2);
         assert!(p.high_sec > p.low_sec, "{p:?}");
         assert!(p.comment().contains(" to "), "{}", p.comment());
     }
@@ -213,9 +358,65 @@ mod tests {
             .sec_per_item
             .insert(("pillow".into(), "Resize".into()), 0.04);
         prior.sources.push("out/pillow.json".into());
-        let slow = estimate(&plan(""), &prior);
-        let base = estimate(&plan(""), &Prior::default());
+        let slow = estimate(&plan(""), &prior, 2);
+        let base = estimate(&plan(""), &Prior::default(), 2);
         assert!(slow.low_sec > base.low_sec, "{slow:?} vs {base:?}");
         assert!(slow.basis.starts_with("1 of 4 rows"), "{}", slow.basis);
+    }
+
+    fn pipeline_plan(extra: &str, workers: u64) -> Plan {
+        let text = format!(
+            "version: 1\nselection:\n  scenario: image-rgb\n  mode: pipeline\n  libraries: [pillow, torchvision]\n  transforms: [HorizontalFlip]\ndata:\n  num_items: 100\nexecution:\n  workers: {workers}\n  batch_size: 16\n{extra}"
+        );
+        let path = std::path::Path::new("cfg.yaml");
+        let cfg = crate::RunConfig::from_yaml(&text, path)
+            .and_then(|c| crate::resolve(c, &crate::Source::new(path, &text)));
+        crate::plan::build(&cfg.unwrap_or_else(|e| panic!("{e}")))
+    }
+
+    fn part(e: &Estimate, name: &str) -> f64 {
+        e.parts
+            .iter()
+            .find(|(p, _)| p == name)
+            .map_or_else(|| panic!("no {name} in {e:?}"), |p| p.1)
+    }
+
+    #[test]
+    fn an_interleaved_pipeline_rewarms_every_window_and_times_the_ceilings_companion() {
+        let inter = estimate(&pipeline_plan("", 2), &Prior::default(), 2);
+        let seq = estimate(
+            &pipeline_plan("  schedule: sequential\n", 2),
+            &Prior::default(),
+            2,
+        );
+        // Two workers: 16-batch windows and 16 warm batches. Interleaved, a row's round is its
+        // window and the companion's, each rewarmed (64 batches); the ceiling's own round is 32.
+        // Sequential, every round is one 16-batch window: (2 × 64 + 2 × 32) / (4 × 16) = 3.
+        let ratio = part(&inter, "timed rounds") / part(&seq, "timed rounds");
+        assert!((ratio - 3.0).abs() < 1e-9, "{ratio}");
+        let loaders = part(&inter, "loader start (with its warm batches)")
+            - part(&seq, "loader start (with its warm batches)");
+        assert!(
+            (loaders - 2.0 * policy::EST_LOADER_START_SEC).abs() < 1e-9,
+            "one companion per library: {loaders}"
+        );
+    }
+
+    #[test]
+    fn loader_workers_beyond_the_machines_threads_do_not_speed_the_estimate_up() {
+        let plan = pipeline_plan("", 8);
+        let two = part(&estimate(&plan, &Prior::default(), 2), "timed rounds");
+        let eight = part(&estimate(&plan, &Prior::default(), 8), "timed rounds");
+        assert!((two / eight - 4.0).abs() < 1e-9, "{two} vs {eight}");
+    }
+
+    #[test]
+    fn a_row_an_earlier_run_found_unsupported_costs_nothing() {
+        let mut prior = Prior::default();
+        prior.unsupported.insert(("pillow".into(), "Resize".into()));
+        let with = estimate(&plan(""), &prior, 2);
+        let base = estimate(&plan(""), &Prior::default(), 2);
+        assert!(with.low_sec < base.low_sec, "{with:?} vs {base:?}");
+        assert!(with.basis.starts_with("1 of 4 rows"), "{}", with.basis);
     }
 }

@@ -114,6 +114,15 @@ pub const PIPELINE_PREFETCH_FACTOR: u64 = 2;
 pub fn default_min_batches(workers: u64) -> u64 {
     workers.max(1).saturating_mul(4 * PIPELINE_PREFETCH_FACTOR)
 }
+/// Pipeline: batches taken untimed before a window (after the first batch, and again after a
+/// loader sat idle between interleaved rounds): every worker delivers (batches go to workers in
+/// turn) and refills its prefetch queue, and at least one window's worth passes, because a loader
+/// that sat idle ran 10–25% slow for about its first 8 batches here (2 workers, batch 32;
+/// balanced halves from 16 untimed batches on).
+pub fn pipeline_warm_batches(workers: u64, min_batches: u64) -> u64 {
+    let queue = workers.max(1).saturating_mul(PIPELINE_PREFETCH_FACTOR + 1);
+    queue.max(min_batches)
+}
 /// Pipeline: seed of the sample order every library's loader follows.
 pub const PIPELINE_ORDER_SEED: u64 = 11;
 /// Pipeline: the rate of a window's second half against its first half; a row whose windows moved
@@ -261,8 +270,9 @@ pub fn cloud_est_sec_per_item(media: Media) -> f64 {
 pub const EST_PYTHON_WORKER_START_SEC: f64 = 6.0;
 pub const EST_NATIVE_WORKER_START_SEC: f64 = 0.1;
 /// Plan estimate: seconds per transform, library and process of set-up besides its preflight
-/// and warmup passes (prepare, the contract check, the protocol).
-pub const EST_SETUP_SEC: f64 = 0.3;
+/// and warmup passes (prepare, the contract check, the protocol). 88 rows of 11 libraries spent
+/// 1.1 s on these together on a 2-core VM.
+pub const EST_SETUP_SEC: f64 = 0.02;
 /// Plan estimate: seconds a worker takes to decode one item of its media when it loads them.
 pub fn est_decode_sec_per_item(media: Media) -> f64 {
     match media {
@@ -270,6 +280,19 @@ pub fn est_decode_sec_per_item(media: Media) -> f64 {
         Media::Video => 0.1,
     }
 }
+/// Plan estimate, pipeline: seconds one loader worker spends per item on the recipe around T
+/// (read, decode, crop, normalize, batch) plus a middle T on the crop. The README's pipeline
+/// example (2 workers, 9 libraries) delivered a median of 650 images a second on a 2-core VM.
+pub fn est_pipeline_sec_per_item(media: Media) -> f64 {
+    match media {
+        Media::Image => 0.003,
+        Media::Video => 0.05,
+    }
+}
+/// Plan estimate, pipeline: seconds a loader takes to start (its workers forked, its first
+/// batch), before its warm batches. The README's pipeline example started 56 loaders, warm
+/// batches included, in 62 s.
+pub const EST_LOADER_START_SEC: f64 = 0.3;
 /// Cloud: passes over the items beyond the timed runs (preflight, warmup), per process.
 pub const CLOUD_EST_EXTRA_PASSES: u64 = 2;
 /// Cloud: where the task script unpacks the dataset on the VM when `data.remote_data_dir` is absent.

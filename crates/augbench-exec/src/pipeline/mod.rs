@@ -71,14 +71,9 @@ impl PipelineSettings {
         set
     }
 
-    /// Batches taken untimed before a window (after the first batch, and again after a loader
-    /// sat idle between interleaved rounds): every worker delivers (batches go to workers in
-    /// turn) and refills its prefetch queue, and at least one window's worth passes, because a
-    /// loader that sat idle ran 10–25% slow for about its first 8 batches here (2 workers,
-    /// batch 32; balanced halves from 16 untimed batches on).
+    /// Batches taken untimed before a window (`policy::pipeline_warm_batches`).
     pub fn warm_batches(&self) -> u64 {
-        let queue = self.workers.max(1).saturating_mul(self.prefetch + 1);
-        queue.max(self.min_batches)
+        policy::pipeline_warm_batches(self.workers, self.min_batches)
     }
 }
 

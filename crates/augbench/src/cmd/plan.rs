@@ -21,12 +21,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let plan = augbench_core::plan::build(&cfg);
     print!("{}", plan.to_yaml());
     print!("{}", variant_environments(&plan));
-    print!("{}", estimate(&plan, &prior(&plan)).comment());
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    print!("{}", estimate(&plan, &prior(&plan), threads).comment());
     Ok(ExitCode::SUCCESS)
 }
 
 /// What earlier results of the plan's jobs (files that exist and parse) say about speed: each
-/// measured transform's seconds per item, and a worker start's seconds from the run's time split.
+/// measured transform's seconds per item, the transforms a library does not support, and a
+/// worker start's seconds from the run's time split.
 fn prior(plan: &Plan) -> Prior {
     let mut prior = Prior::default();
     let mut starts = Vec::new();
@@ -39,15 +41,18 @@ fn prior(plan: &Plan) -> Prior {
         };
         prior.sources.push(job.output_file.display().to_string());
         for (t, r) in &file.results {
+            let key = (job.library.clone(), t.clone());
             let spi = match r.status {
                 Some(Status::Ok) => r.median_throughput.map(|m| 1.0 / m),
                 Some(Status::Slow) => r.preflight_sec_per_item,
+                Some(Status::Unsupported) => {
+                    prior.unsupported.insert(key);
+                    continue;
+                }
                 _ => None,
             };
             if let Some(s) = spi.filter(|s| s.is_finite() && *s > 0.0) {
-                prior
-                    .sec_per_item
-                    .insert((job.library.clone(), t.clone()), s);
+                prior.sec_per_item.insert(key, s);
             }
         }
         if let Some(split) = &file.metadata.time_split {
