@@ -1,9 +1,9 @@
 //! The time a plan will take (`augbench plan`'s estimate): worker starts, media loads, each
 //! transform's set-up and rounds (pipeline: loader starts, windows, rewarms and the ceiling's
-//! companion windows), from policy's rough per-item costs or, where an earlier result of the same
-//! job says how fast a transform ran (or that it is unsupported), from that. With `execution.precision` the
-//! rounds are a range: every transform pinned down after the minimum rounds, or every transform
-//! spending its budget. Pure: the caller reads earlier results and passes them in.
+//! companion windows), from policy's rough costs or from what earlier results of the same jobs
+//! measured (speeds, unsupported rows). With `execution.precision` it is a range: every transform
+//! pinned down after the minimum rounds, or every one spending its budget over the most
+//! processes. Pure: the caller reads earlier results and passes them in.
 
 use std::collections::BTreeMap;
 
@@ -42,7 +42,7 @@ impl Estimate {
             format!("~{}", seconds(self.low_sec))
         } else {
             format!(
-                "{} to {} (precision target: rows pinned down early stop early; the high end is every row spending its budget)",
+                "{} to {} (precision target: rows pinned down early stop early; the high end is every row spending its budget and taking the most processes)",
                 seconds(self.low_sec),
                 seconds(self.high_sec)
             )
@@ -96,7 +96,7 @@ pub fn estimate(plan: &Plan, prior: &Prior, threads: u64) -> Estimate {
             t.loader += shape.processes * policy::EST_LOADER_START_SEC;
         }
     }
-    t.finish(plan, prior)
+    t.finish(plan, prior, shape.processes)
 }
 
 /// What shapes every row's time: the mode, the media, the processes, the items, the schedule.
@@ -177,7 +177,7 @@ impl Totals {
         self.high += processes * row.high;
     }
 
-    fn finish(self, plan: &Plan, prior: &Prior) -> Estimate {
+    fn finish(self, plan: &Plan, prior: &Prior, processes: f64) -> Estimate {
         let e = &plan.config.execution;
         let mut high = self.high;
         // Interleaved rounds share one budget across a transform's libraries.
@@ -186,6 +186,14 @@ impl Totals {
             high = high.min(budget * transforms).max(self.low);
         }
         let fixed = self.starts + self.load + self.setup + self.loader;
+        // With a precision target a transform may take more processes than configured, each
+        // started and set up again: the high end counts them all.
+        let most = (policy::PRECISION_MAX_PROCESSES as f64).max(processes);
+        let fixed_high = if e.precision.is_some() {
+            fixed * most / processes
+        } else {
+            fixed
+        };
         let mut parts = vec![
             ("worker start".to_string(), self.starts),
             ("media load".to_string(), self.load),
@@ -197,7 +205,7 @@ impl Totals {
         parts.push(("timed rounds".into(), self.low));
         Estimate {
             low_sec: fixed + self.low,
-            high_sec: fixed + high,
+            high_sec: fixed_high + high,
             parts,
             basis: basis(prior, self.from_prior, self.rows),
         }
@@ -349,6 +357,9 @@ mod tests {
         let p = estimate(&plan("  precision: 0.03\n"), &Prior::default(), 2);
         assert!(p.high_sec > p.low_sec, "{p:?}");
         assert!(p.comment().contains(" to "), "{}", p.comment());
+        // One configured process: the high end starts up to the most processes.
+        let extra = (policy::PRECISION_MAX_PROCESSES - 1) as f64 * part(&p, "worker start");
+        assert!(p.high_sec - p.low_sec >= extra, "{p:?}");
     }
 
     #[test]

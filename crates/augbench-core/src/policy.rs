@@ -150,6 +150,11 @@ pub const WARMUP_SUBSET_ITEMS: u64 = 10;
 /// while its intervals are not yet narrow enough (sequential), or the most rounds a transform
 /// takes in one process (interleaved).
 pub const PRECISION_MAX_RUNS: u64 = 30;
+/// Precision target: the most worker processes a transform takes. Past the configured
+/// `processes`, a transform whose intervals over the processes are still wider than the target
+/// takes one more while its budget lasts (rounds inside a process cannot narrow the spread
+/// between processes).
+pub const PRECISION_MAX_PROCESSES: u64 = 6;
 /// Precision target: rounds every transform takes in each process before the stopping rule may
 /// end them (a median interval of fewer values says little).
 pub const PRECISION_MIN_ROUNDS: u64 = 3;

@@ -1,12 +1,13 @@
 //! Measuring to a precision in the interleaved schedule (`execution.precision`): the target and
 //! budget a run reads from its config, and a transform's rounds clock, which asks the stopping
-//! rule (`augbench_core::stats::precision::stop_rule`) before every round whether the intervals
-//! of every library's figure and every paired speedup are narrow enough, and records the answer.
+//! rule (`augbench_core::stats::precision::stop_rule`) before every round whether this process's
+//! intervals of every library's figure and every paired speedup are narrow enough, and records
+//! how the intervals over every process so far stand when its rounds end.
 
 use std::time::Instant;
 
 use augbench_core::stats::precision::{
-    Decision, PrecisionRecord, Progress, half_widths, stop_rule, worst,
+    Decision, PrecisionRecord, Progress, after_process, half_widths, stop_rule, worst,
 };
 use augbench_core::{RunConfig, policy};
 
@@ -33,50 +34,66 @@ impl Target {
         })
     }
 
-    fn share_sec(&self) -> f64 {
-        self.budget_sec / self.processes as f64
+    /// Seconds of rounds one process may spend after `spent` seconds of earlier processes: an
+    /// equal share of the budget, never more than is left of it.
+    pub fn process_budget(&self, spent: f64) -> f64 {
+        let share = self.budget_sec / self.processes as f64;
+        share.min(self.budget_sec - spent).max(0.0)
     }
+}
+
+/// The half-widths the stopping rule reads for libraries' runs (`runs[i]`, round by round) of
+/// consecutive processes (`groups`; empty: one).
+pub(crate) fn widths(runs: &[Vec<f64>], groups: &[usize]) -> Vec<f64> {
+    let refs: Vec<&[f64]> = runs.iter().map(Vec::as_slice).collect();
+    crate::time_split::part("precision rule", || half_widths(&refs, groups))
 }
 
 /// One transform's rounds in one process, as the stopping rule sees them.
 pub(crate) struct RoundsClock {
     started: Instant,
+    budget_sec: f64,
     last: (Decision, f64),
 }
 
 impl RoundsClock {
-    pub fn start() -> RoundsClock {
+    /// A clock for rounds that may spend `budget_sec` (`Target::process_budget`).
+    pub fn start(budget_sec: f64) -> RoundsClock {
         RoundsClock {
             started: Instant::now(),
+            budget_sec,
             last: (Decision::More, f64::NAN),
         }
     }
 
-    /// Whether another round is due. `runs[i]`: library i's throughputs so far (earlier
-    /// processes first, round by round), `groups`: the rounds of each process (empty: one).
-    pub fn more(&mut self, t: &Target, runs: &[Vec<f64>], groups: &[usize], rounds: u64) -> bool {
-        let refs: Vec<&[f64]> = runs.iter().map(Vec::as_slice).collect();
-        let widths = crate::time_split::part("precision rule", || half_widths(&refs, groups));
+    /// Whether another round is due. `runs[i]`: library i's throughputs in this process so far.
+    /// Only this process's own intervals count here: more rounds cannot narrow the spread
+    /// between processes (`record` judges that).
+    pub fn more(&mut self, t: &Target, runs: &[Vec<f64>], rounds: u64) -> bool {
+        let widths = widths(runs, &[]);
         let p = Progress {
             rounds,
             min_rounds: policy::PRECISION_MIN_ROUNDS,
             max_rounds: policy::PRECISION_MAX_RUNS,
             elapsed_sec: self.started.elapsed().as_secs_f64(),
-            budget_sec: t.share_sec(),
+            budget_sec: self.budget_sec,
         };
         let d = stop_rule(&widths, t.precision, p);
         self.last = (d, worst(&widths));
         d == Decision::More
     }
 
-    /// The record of the rounds so far, on top of `earlier` (the transform's earlier processes).
+    /// The record of the rounds so far, on top of `earlier` (the transform's earlier processes),
+    /// judged by `over_processes`: the half-widths over every process so far, this one included.
     pub fn record(
         &self,
         t: &Target,
         rounds: u64,
         earlier: Option<&PrecisionRecord>,
+        over_processes: &[f64],
     ) -> PrecisionRecord {
-        let (decision, width) = self.last;
+        let decision = after_process(self.last.0, over_processes, t.precision);
+        let width = worst(over_processes);
         let seconds = self.started.elapsed().as_secs_f64() + earlier.map_or(0.0, |e| e.seconds);
         let rounds = rounds + earlier.map_or(0, |e| e.rounds);
         PrecisionRecord::new(decision, width, t.precision, t.budget_sec, rounds, seconds)
@@ -135,12 +152,43 @@ mod tests {
             budget_sec: 60.0,
             processes: 1,
         };
-        let mut c = RoundsClock::start();
+        let mut c = RoundsClock::start(t.process_budget(0.0));
         let steady = vec![vec![100.0, 100.5, 99.5], vec![50.0, 50.2, 49.9]];
-        assert!(c.more(&t, &[vec![100.0], vec![50.0]], &[], 1));
-        assert!(!c.more(&t, &steady, &[], 3));
-        let r = c.record(&t, 3, None);
+        assert!(c.more(&t, &[vec![100.0], vec![50.0]], 1));
+        assert!(!c.more(&t, &steady, 3));
+        let r = c.record(&t, 3, None, &widths(&steady, &[]));
         assert!(r.reached && r.rounds == 3, "{r:?}");
         assert!(r.note.starts_with("reached ±"), "{}", r.note);
+    }
+
+    #[test]
+    fn a_process_pinned_down_among_processes_that_disagree_is_not_reached() {
+        let t = Target {
+            precision: 0.05,
+            budget_sec: 60.0,
+            processes: 3,
+        };
+        let mut c = RoundsClock::start(t.process_budget(0.0));
+        let steady = vec![vec![100.0, 100.5, 99.5]];
+        assert!(!c.more(&t, &steady, 3), "this process is pinned down");
+        // Three processes of the same rounds: 100, 60 and 140 img/s.
+        let all = vec![vec![
+            60.0, 60.2, 59.9, 140.0, 139.0, 140.5, 100.0, 100.5, 99.5,
+        ]];
+        let r = c.record(&t, 3, None, &widths(&all, &[3, 3, 3]));
+        assert!(!r.reached, "{r:?}");
+        assert!(r.note.contains("which disagree"), "{}", r.note);
+    }
+
+    #[test]
+    fn a_process_never_gets_more_than_its_share_or_what_is_left() {
+        let t = Target {
+            precision: 0.05,
+            budget_sec: 30.0,
+            processes: 3,
+        };
+        assert_eq!(t.process_budget(0.0), 10.0);
+        assert_eq!(t.process_budget(25.0), 5.0);
+        assert_eq!(t.process_budget(31.0), 0.0);
     }
 }

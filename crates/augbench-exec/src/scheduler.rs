@@ -16,7 +16,7 @@ use indicatif::{MultiProgress, ProgressBar};
 use crate::client::WorkerCommand;
 use crate::job::{JobInput, JobOutcome, not_in_registry, spec_for, stopped_by_user};
 use crate::lane::{Companion, Lane};
-use crate::precision::{RoundsClock, Target, runs_so_far};
+use crate::precision::{RoundsClock, Target, runs_so_far, widths};
 use crate::progress::steps_bar;
 use crate::protocol::LoaderSlot;
 use crate::rounds::{Sentinel, annotate, round_order};
@@ -156,14 +156,62 @@ impl<'a> Interleaved<'a, '_> {
             if p > 0 {
                 self.restart_all();
             }
-            for name in &pending {
-                if self.stop.load(Ordering::SeqCst) || !self.transform(name, p)? {
-                    return Ok(false);
-                }
-                self.bar.inc(1);
+            if !self.process_round(&pending, p)? {
+                return Ok(false);
+            }
+        }
+        self.more_processes(&pending, processes)
+    }
+
+    /// Process `p` over `names`; false when interrupted.
+    fn process_round(&mut self, names: &[String], p: u64) -> anyhow::Result<bool> {
+        for name in names {
+            if self.stop.load(Ordering::SeqCst) || !self.transform(name, p)? {
+                return Ok(false);
+            }
+            self.bar.inc(1);
+        }
+        Ok(true)
+    }
+
+    /// Measuring to a precision: after the configured processes, the transforms whose intervals
+    /// over the processes are still wider than the target take one more process each while their
+    /// budget lasts, up to `policy::PRECISION_MAX_PROCESSES`. False when interrupted.
+    fn more_processes(&mut self, pending: &[String], from: u64) -> anyhow::Result<bool> {
+        if self.target().is_none() {
+            return Ok(true);
+        }
+        for p in from..policy::PRECISION_MAX_PROCESSES {
+            let due: Vec<String> = pending
+                .iter()
+                .filter(|n| self.wants_another_process(n, p))
+                .cloned()
+                .collect();
+            if due.is_empty() {
+                break;
+            }
+            self.bar.inc_length(due.len() as u64);
+            self.restart_all();
+            if !self.process_round(&due, p)? {
+                return Ok(false);
             }
         }
         Ok(true)
+    }
+
+    /// Whether `name`, measured in `processes` processes, takes another (`another_process`).
+    fn wants_another_process(&self, name: &str, processes: u64) -> bool {
+        self.live()
+            .filter_map(|s| s.lane.rec.acc.get(name))
+            .filter(|r| r.status == Some(augbench_core::results::Status::Ok))
+            .find_map(|r| r.precision.as_ref())
+            .is_some_and(|rec| {
+                augbench_core::stats::precision::another_process(
+                    rec,
+                    processes,
+                    policy::PRECISION_MAX_PROCESSES,
+                )
+            })
     }
 
     fn processes(&self) -> u64 {
@@ -351,11 +399,13 @@ impl<'a> Interleaved<'a, '_> {
         let mut round = 0;
         let target = self.target();
         let pairs = self.pairs_ceiling(&spec.name);
-        let mut clock = RoundsClock::start();
+        let earlier = self.earlier_precision(&spec.name, &active);
+        let spent = earlier.as_ref().map_or(0.0, |e| e.seconds);
+        let mut clock = RoundsClock::start(target.map_or(0.0, |t| t.process_budget(spent)));
         while match &target {
             Some(t) => {
-                let (runs, groups) = self.runs_so_far(&spec.name, p, &active);
-                clock.more(t, &runs, &groups, round)
+                let current: Vec<Vec<f64>> = active.iter().map(|(_, m)| m.throughputs()).collect();
+                clock.more(t, &current, round)
             }
             None => active
                 .iter()
@@ -391,22 +441,32 @@ impl<'a> Interleaved<'a, '_> {
             round += 1;
         }
         let rounds_id = format!("{}/{}", self.token, spec.name);
+        let precision = target.map(|t| {
+            let (runs, groups) = self.runs_so_far(&spec.name, p, &active);
+            clock.record(&t, round, earlier.as_ref(), &widths(&runs, &groups))
+        });
         for (i, m) in active {
             let lane = &mut self.slots[i].lane;
-            let earlier = lane
-                .rec
-                .acc
-                .get(&spec.name)
-                .and_then(|r| r.precision.clone());
             let mut r = m.finish(lane);
             if pairs {
                 attach_ceiling(&mut r, &mut lane.companion);
             }
-            r.precision = target.map(|t| clock.record(&t, round, earlier.as_ref()));
+            r.precision = precision.clone();
             r.rounds_id = Some(rounds_id.clone());
             self.slots[i].lane.rec.record(&spec.name, r)?;
         }
         Ok(true)
+    }
+
+    /// The precision record of `name`'s earlier processes (the same for every library of its
+    /// rounds: the first active one's).
+    fn earlier_precision(
+        &self,
+        name: &str,
+        active: &[(usize, Underway)],
+    ) -> Option<augbench_core::stats::precision::PrecisionRecord> {
+        let (i, _) = active.first()?;
+        self.slots[*i].lane.rec.acc.get(name)?.precision.clone()
     }
 
     /// The run's precision target (`execution.precision`), if any.

@@ -298,6 +298,11 @@ fn a_precision_target_stops_rounds_when_reached_and_says_when_not() {
             .clone()
             .unwrap_or_else(|| panic!("{lib}: no record"));
         assert!(p.reached, "{lib}: {p:?}");
+        assert_eq!(
+            r.process_runs.len(),
+            2,
+            "{lib}: a transform within the target takes no process beyond the configured 2"
+        );
         // It waits for the minimum in each of 2 processes. How soon after it the rows are narrow
         // depends on the machine's noise (the pure rule's unit tests pin "stops at the minimum
         // when narrow"); under CI load a real row may need many more.
@@ -323,8 +328,14 @@ fn a_precision_target_stops_rounds_when_reached_and_says_when_not() {
         .assert()
         .success()
         .stdout(contains("not reached"));
-    let p = env.result("image", "Resize").precision.expect("record");
+    let r = env.result("image", "Resize");
+    let p = r.precision.clone().expect("record");
     assert!(!p.reached && p.note.starts_with("not reached"), "{p:?}");
+    assert!(
+        r.process_runs.len() as u64 <= augbench_core::policy::PRECISION_MAX_PROCESSES,
+        "{:?}",
+        r.process_runs
+    );
 }
 
 #[test]

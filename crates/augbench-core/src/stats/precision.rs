@@ -39,6 +39,9 @@ pub enum Decision {
     BudgetSpent,
     /// The round cap is reached before the intervals were narrow enough.
     MaxRounds,
+    /// Each worker process's own rounds were within ± the target, but the intervals over the
+    /// processes are not: the processes disagree, and only more processes can narrow that.
+    ProcessesDisagree,
 }
 
 /// The stopping rule: after `min_rounds`, stop as soon as every relative half-width is at most
@@ -60,6 +63,29 @@ pub fn stop_rule(half_widths: &[f64], target: f64, p: Progress) -> Decision {
         return Decision::MaxRounds;
     }
     Decision::More
+}
+
+/// How a transform stands after a worker process's rounds: `in_process`, the stopping rule's
+/// last word on that process's own runs, and `over_processes`, the half-widths over every
+/// process so far (the intervals results record). Reached only when the latter are within the
+/// target; rounds that stopped on their own precision in processes that disagree say so.
+pub fn after_process(in_process: Decision, over_processes: &[f64], target: f64) -> Decision {
+    if within(over_processes, target) {
+        Decision::Reached
+    } else if matches!(in_process, Decision::Reached | Decision::ProcessesDisagree) {
+        Decision::ProcessesDisagree
+    } else {
+        in_process
+    }
+}
+
+/// Whether a transform takes one more worker process after `processes` of them (`record` is
+/// its precision record over all of them): its intervals over the processes are not within the
+/// target, some of its budget is left, and it is below `max_processes`. Rounds inside one
+/// process narrow only that process's own interval; the intervals over processes (a figure that
+/// is a median over processes, speedups paired per process) narrow only with more processes.
+pub fn another_process(record: &PrecisionRecord, processes: u64, max_processes: u64) -> bool {
+    !record.reached && record.seconds < record.budget_sec && processes < max_processes
 }
 
 /// Whether every half-width is finite and at most `target` (up to rounding); true for none.
@@ -164,6 +190,10 @@ impl PrecisionRecord {
             ),
             Decision::MaxRounds => format!(
                 "not reached: {width} after {rounds} rounds (the cap), {took} (target ±{:.1}%)",
+                target * 100.0
+            ),
+            Decision::ProcessesDisagree => format!(
+                "not reached: {width} over the worker processes, which disagree (each one's own rounds were within ±{:.1}%); {rounds} rounds, {took}",
                 target * 100.0
             ),
         };
@@ -303,6 +333,34 @@ mod tests {
         assert_eq!(r.note, "reached ±2.1% after 12 rounds, 8.3 s");
         assert_eq!(worst(&[0.01, 0.03]), 0.03);
         assert!(worst(&[0.01, f64::NAN]).is_nan());
+    }
+
+    #[test]
+    fn processes_that_disagree_are_named_and_take_another_process_while_budget_is_left() {
+        let wide = [0.02, 0.09];
+        assert_eq!(
+            after_process(Decision::Reached, &wide, 0.03),
+            Decision::ProcessesDisagree
+        );
+        assert_eq!(
+            after_process(Decision::BudgetSpent, &wide, 0.03),
+            Decision::BudgetSpent,
+            "a process that spent its budget says so"
+        );
+        assert_eq!(
+            after_process(Decision::BudgetSpent, &[0.02], 0.03),
+            Decision::Reached,
+            "over the processes is what counts"
+        );
+        let r = PrecisionRecord::new(Decision::ProcessesDisagree, 0.09, 0.03, 30.0, 9, 4.0);
+        assert!(!r.reached);
+        assert!(r.note.contains("processes, which disagree"), "{}", r.note);
+        assert!(another_process(&r, 3, 6));
+        assert!(!another_process(&r, 6, 6), "the cap");
+        let spent = PrecisionRecord::new(Decision::ProcessesDisagree, 0.09, 0.03, 30.0, 9, 30.0);
+        assert!(!another_process(&spent, 3, 6), "the budget");
+        let done = PrecisionRecord::new(Decision::Reached, 0.02, 0.03, 30.0, 9, 4.0);
+        assert!(!another_process(&done, 3, 6));
     }
 
     /// Two libraries' runs of the same rounds, 1–4 processes of 1–6 rounds each.
