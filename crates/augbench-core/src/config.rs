@@ -159,10 +159,10 @@ pub struct Execution {
     pub schedule: Option<Schedule>,
     pub num_runs: Option<u64>,
     pub processes: Option<u64>,
-    /// Measure to a precision: rounds go on until every interval (each library's figure, every
-    /// paired speedup) is within ± this fraction, or `transform_budget_sec` is spent.
+    /// Measure to a precision: rounds and processes go on until every interval (each library's
+    /// figure, every paired speedup) is within ± this fraction, or `transform_budget_sec` is spent.
     pub precision: Option<f64>,
-    /// With `precision`: the seconds one transform may spend (set-up and rounds, all processes).
+    /// With `precision`: the seconds of timed rounds one transform may spend, all processes.
     pub transform_budget_sec: Option<f64>,
     pub batch_size: Option<u64>,
     /// Micro only, for libraries with a batched regime: items stacked into one call (1 = per item).

@@ -21,6 +21,8 @@ pub struct Prior {
     pub worker_start_sec: Option<f64>,
     /// Rows an earlier run recorded `unsupported`: they cost nothing.
     pub unsupported: std::collections::BTreeSet<(String, String)>,
+    /// Rows an earlier run recorded `slow`: their `sec_per_item` is the preflight's, per call.
+    pub slow: std::collections::BTreeSet<(String, String)>,
     /// The files the figures came from, for the basis line.
     pub sources: Vec<String>,
 }
@@ -71,7 +73,7 @@ pub fn estimate(plan: &Plan, prior: &Prior, threads: u64) -> Estimate {
         if prior.worker_start_sec.is_none() {
             t.load += shape.processes * shape.items * policy::est_decode_sec_per_item(shape.media);
         }
-        let mut companion = false;
+        let (mut companion, mut ceiling_loader) = (false, 0.0);
         for name in &job.transforms {
             let key = (job.library.clone(), name.clone());
             t.rows += 1;
@@ -82,21 +84,25 @@ pub fn estimate(plan: &Plan, prior: &Prior, threads: u64) -> Estimate {
             let spi = match prior.sec_per_item.get(&key) {
                 Some(s) => {
                     t.from_prior += 1;
-                    *s
+                    shape.prior_sec_per_item(*s, prior.slow.contains(&key))
                 }
                 None => shape.policy_sec_per_item(),
             };
             let ceiling = *name == crate::recipe::Recipe::get().ceiling;
             let row = shape.row_sec(&plan.config, spi, ceiling);
+            if ceiling {
+                ceiling_loader = row.loader;
+            }
             companion |= shape.pipeline() && shape.interleaved && !ceiling && row.high > 0.0;
             t.add(&row, shape.processes);
         }
-        if companion {
-            // The ceiling's companion loader: started once per worker process, warmed once.
-            t.loader += shape.processes * policy::EST_LOADER_START_SEC;
+        if companion && ceiling_loader > 0.0 {
+            // The ceiling's companion loader: started and warmed once per worker process, as
+            // the ceiling row's own loader is.
+            t.loader += shape.processes * ceiling_loader;
         }
     }
-    t.finish(plan, prior, shape.processes)
+    t.finish(plan, prior, &shape)
 }
 
 /// What shapes every row's time: the mode, the media, the processes, the items, the schedule.
@@ -138,6 +144,16 @@ impl Shape {
         self.mode == Mode::Pipeline
     }
 
+    /// Seconds per item from an earlier result: its figure's, or, for a row it recorded `slow`,
+    /// its preflight's seconds per call, which a pipeline's loader workers share.
+    fn prior_sec_per_item(&self, sec: f64, slow: bool) -> f64 {
+        if slow && self.pipeline() {
+            sec / self.parallel
+        } else {
+            sec
+        }
+    }
+
     /// Seconds per item when no earlier result says: one call's (micro), or one delivered
     /// item's wall time from the loader's workers together (pipeline).
     fn policy_sec_per_item(&self) -> f64 {
@@ -177,23 +193,23 @@ impl Totals {
         self.high += processes * row.high;
     }
 
-    fn finish(self, plan: &Plan, prior: &Prior, processes: f64) -> Estimate {
+    fn finish(self, plan: &Plan, prior: &Prior, shape: &Shape) -> Estimate {
         let e = &plan.config.execution;
-        let mut high = self.high;
-        // Interleaved rounds share one budget across a transform's libraries.
-        if let Some(budget) = e.precision.and(e.transform_budget_sec) {
-            let transforms = plan.jobs.first().map_or(0, |j| j.transforms.len()) as f64;
-            high = high.min(budget * transforms).max(self.low);
-        }
         let fixed = self.starts + self.load + self.setup + self.loader;
-        // With a precision target a transform may take more processes than configured, each
-        // started and set up again: the high end counts them all.
-        let most = (policy::PRECISION_MAX_PROCESSES as f64).max(processes);
-        let fixed_high = if e.precision.is_some() {
-            fixed * most / processes
-        } else {
-            fixed
-        };
+        let (mut high, mut fixed_high) = (self.high, fixed);
+        // Interleaved, with a precision target, a transform may take more processes than
+        // configured (each started and set up again), and its rounds share one budget across its
+        // libraries and processes: the high end is every transform taking the most processes.
+        if e.precision.is_some() && shape.interleaved {
+            let most = (policy::PRECISION_MAX_PROCESSES as f64).max(shape.processes);
+            fixed_high = fixed * most / shape.processes;
+            high *= most / shape.processes;
+            if let Some(budget) = e.transform_budget_sec {
+                let transforms = plan.jobs.first().map_or(0, |j| j.transforms.len()) as f64;
+                high = high.min(budget * transforms);
+            }
+            high = high.max(self.low);
+        }
         let mut parts = vec![
             ("worker start".to_string(), self.starts),
             ("media load".to_string(), self.load),
@@ -407,9 +423,15 @@ mod tests {
         assert!((ratio - 3.0).abs() < 1e-9, "{ratio}");
         let loaders = part(&inter, "loader start (with its warm batches)")
             - part(&seq, "loader start (with its warm batches)");
+        // One companion per library, started and warmed as the ceiling's own loader is.
+        let warm = policy::pipeline_warm_batches(2, policy::default_min_batches(2)) as f64
+            * 16.0
+            * policy::est_pipeline_sec_per_item(Media::Image)
+            / 2.0;
+        let companion = policy::EST_LOADER_START_SEC + warm;
         assert!(
-            (loaders - 2.0 * policy::EST_LOADER_START_SEC).abs() < 1e-9,
-            "one companion per library: {loaders}"
+            (loaders - 2.0 * companion).abs() < 1e-9,
+            "{loaders} vs 2 × {companion}"
         );
     }
 

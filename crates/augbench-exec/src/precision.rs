@@ -66,11 +66,12 @@ impl RoundsClock {
         }
     }
 
-    /// Whether another round is due. `runs[i]`: library i's throughputs in this process so far.
-    /// Only this process's own intervals count here: more rounds cannot narrow the spread
-    /// between processes (`record` judges that).
-    pub fn more(&mut self, t: &Target, runs: &[Vec<f64>], rounds: u64) -> bool {
-        let widths = widths(runs, &[]);
+    /// Whether another round is due. `runs[i]`: library i's throughputs the rule reads, `groups`
+    /// the runs of each process among them (empty: this process alone). From
+    /// `policy::MIN_PROCESS_UNITS` processes on the scheduler passes this process's runs alone:
+    /// more rounds cannot narrow the spread between processes (`record` judges that).
+    pub fn more(&mut self, t: &Target, runs: &[Vec<f64>], groups: &[usize], rounds: u64) -> bool {
+        let widths = widths(runs, groups);
         let p = Progress {
             rounds,
             min_rounds: policy::PRECISION_MIN_ROUNDS,
@@ -100,14 +101,18 @@ impl RoundsClock {
     }
 }
 
-/// The runs the rule reads for `current` libraries' runs of this process: each library's earlier
-/// processes' runs (`earlier`, with their per-process counts) first, when every library has the
-/// same earlier counts (so their rounds still pair); else this process's runs alone.
+/// Every process's runs so far for `current` libraries' runs of this process: each library's
+/// earlier processes' runs (`earlier`, with their per-process counts) first. `None` when the
+/// libraries' earlier processes differ (one missed a process), so their rounds no longer pair;
+/// with no earlier processes, this process's runs alone.
 pub(crate) fn runs_so_far(
     earlier: &[(Vec<f64>, Vec<usize>)],
     current: &[Vec<f64>],
-) -> (Vec<Vec<f64>>, Vec<usize>) {
+) -> Option<(Vec<Vec<f64>>, Vec<usize>)> {
     let this = current.first().map_or(0, Vec::len);
+    if earlier.is_empty() {
+        return Some((current.to_vec(), Vec::new()));
+    }
     let first = earlier.first().map(|(_, g)| g.clone()).unwrap_or_default();
     let aligned = !first.is_empty()
         && earlier.len() == current.len()
@@ -116,7 +121,7 @@ pub(crate) fn runs_so_far(
             .all(|(xs, g)| *g == first && xs.len() == g.iter().sum::<usize>())
         && current.iter().all(|c| c.len() == this);
     if !aligned {
-        return (current.to_vec(), Vec::new());
+        return None;
     }
     let runs = earlier
         .iter()
@@ -125,7 +130,16 @@ pub(crate) fn runs_so_far(
         .collect();
     let mut groups = first;
     groups.push(this);
-    (runs, groups)
+    Some((runs, groups))
+}
+
+/// The half-widths over every process so far (`runs_so_far`); one NaN (never narrow) when the
+/// libraries' processes no longer pair.
+pub(crate) fn widths_so_far(earlier: &[(Vec<f64>, Vec<usize>)], current: &[Vec<f64>]) -> Vec<f64> {
+    match runs_so_far(earlier, current) {
+        Some((runs, groups)) => widths(&runs, &groups),
+        None => vec![f64::NAN],
+    }
 }
 
 #[cfg(test)]
@@ -136,13 +150,13 @@ mod tests {
     fn earlier_processes_join_when_every_library_has_them() {
         let earlier = vec![(vec![1.0, 2.0], vec![2]), (vec![3.0, 4.0], vec![2])];
         let current = vec![vec![5.0], vec![6.0]];
-        let (runs, groups) = runs_so_far(&earlier, &current);
+        let (runs, groups) = runs_so_far(&earlier, &current).unwrap_or_default();
         assert_eq!(runs, vec![vec![1.0, 2.0, 5.0], vec![3.0, 4.0, 6.0]]);
         assert_eq!(groups, vec![2, 1]);
         let ragged = vec![(vec![1.0, 2.0], vec![2]), (vec![3.0], vec![1])];
-        let (runs, groups) = runs_so_far(&ragged, &current);
-        assert_eq!((runs, groups), (current.clone(), vec![]));
-        assert_eq!(runs_so_far(&[], &current), (current.clone(), vec![]));
+        assert_eq!(runs_so_far(&ragged, &current), None);
+        assert!(widths_so_far(&ragged, &current)[0].is_nan(), "never narrow");
+        assert_eq!(runs_so_far(&[], &current), Some((current.clone(), vec![])));
     }
 
     #[test]
@@ -154,8 +168,8 @@ mod tests {
         };
         let mut c = RoundsClock::start(t.process_budget(0.0));
         let steady = vec![vec![100.0, 100.5, 99.5], vec![50.0, 50.2, 49.9]];
-        assert!(c.more(&t, &[vec![100.0], vec![50.0]], 1));
-        assert!(!c.more(&t, &steady, 3));
+        assert!(c.more(&t, &[vec![100.0], vec![50.0]], &[], 1));
+        assert!(!c.more(&t, &steady, &[], 3));
         let r = c.record(&t, 3, None, &widths(&steady, &[]));
         assert!(r.reached && r.rounds == 3, "{r:?}");
         assert!(r.note.starts_with("reached ±"), "{}", r.note);
@@ -170,7 +184,7 @@ mod tests {
         };
         let mut c = RoundsClock::start(t.process_budget(0.0));
         let steady = vec![vec![100.0, 100.5, 99.5]];
-        assert!(!c.more(&t, &steady, 3), "this process is pinned down");
+        assert!(!c.more(&t, &steady, &[], 3), "this process is pinned down");
         // Three processes of the same rounds: 100, 60 and 140 img/s.
         let all = vec![vec![
             60.0, 60.2, 59.9, 140.0, 139.0, 140.5, 100.0, 100.5, 99.5,

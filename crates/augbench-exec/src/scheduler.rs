@@ -16,7 +16,7 @@ use indicatif::{MultiProgress, ProgressBar};
 use crate::client::WorkerCommand;
 use crate::job::{JobInput, JobOutcome, not_in_registry, spec_for, stopped_by_user};
 use crate::lane::{Companion, Lane};
-use crate::precision::{RoundsClock, Target, runs_so_far, widths};
+use crate::precision::{RoundsClock, Target, runs_so_far, widths_so_far};
 use crate::progress::steps_bar;
 use crate::protocol::LoaderSlot;
 use crate::rounds::{Sentinel, annotate, round_order};
@@ -201,17 +201,13 @@ impl<'a> Interleaved<'a, '_> {
 
     /// Whether `name`, measured in `processes` processes, takes another (`another_process`).
     fn wants_another_process(&self, name: &str, processes: u64) -> bool {
-        self.live()
-            .filter_map(|s| s.lane.rec.acc.get(name))
-            .filter(|r| r.status == Some(augbench_core::results::Status::Ok))
-            .find_map(|r| r.precision.as_ref())
-            .is_some_and(|rec| {
-                augbench_core::stats::precision::another_process(
-                    rec,
-                    processes,
-                    policy::PRECISION_MAX_PROCESSES,
-                )
-            })
+        self.transform_precision(name).is_some_and(|rec| {
+            augbench_core::stats::precision::another_process(
+                &rec,
+                processes,
+                policy::PRECISION_MAX_PROCESSES,
+            )
+        })
     }
 
     fn processes(&self) -> u64 {
@@ -399,13 +395,22 @@ impl<'a> Interleaved<'a, '_> {
         let mut round = 0;
         let target = self.target();
         let pairs = self.pairs_ceiling(&spec.name);
-        let earlier = self.earlier_precision(&spec.name, &active);
+        let earlier = self.transform_precision(&spec.name);
         let spent = earlier.as_ref().map_or(0.0, |e| e.seconds);
         let mut clock = RoundsClock::start(target.map_or(0.0, |t| t.process_budget(spent)));
+        let before = self.earlier_runs(&spec.name, p, &active);
+        // Below `MIN_PROCESS_UNITS` processes the intervals pool the runs, so rounds narrow the
+        // intervals over the processes too, and the rule reads those; from there on only more
+        // processes do, and it reads this process's own.
+        let pooled = p + 1 < policy::MIN_PROCESS_UNITS as u64;
         while match &target {
             Some(t) => {
                 let current: Vec<Vec<f64>> = active.iter().map(|(_, m)| m.throughputs()).collect();
-                clock.more(t, &current, round)
+                let (runs, groups) = pooled
+                    .then(|| runs_so_far(&before, &current))
+                    .flatten()
+                    .unwrap_or((current, Vec::new()));
+                clock.more(t, &runs, &groups, round)
             }
             None => active
                 .iter()
@@ -442,8 +447,9 @@ impl<'a> Interleaved<'a, '_> {
         }
         let rounds_id = format!("{}/{}", self.token, spec.name);
         let precision = target.map(|t| {
-            let (runs, groups) = self.runs_so_far(&spec.name, p, &active);
-            clock.record(&t, round, earlier.as_ref(), &widths(&runs, &groups))
+            let current: Vec<Vec<f64>> = active.iter().map(|(_, m)| m.throughputs()).collect();
+            let over = widths_so_far(&before, &current);
+            clock.record(&t, round, earlier.as_ref(), &over)
         });
         for (i, m) in active {
             let lane = &mut self.slots[i].lane;
@@ -458,15 +464,17 @@ impl<'a> Interleaved<'a, '_> {
         Ok(true)
     }
 
-    /// The precision record of `name`'s earlier processes (the same for every library of its
-    /// rounds: the first active one's).
-    fn earlier_precision(
+    /// `name`'s precision record over its processes so far: the measured libraries' record with
+    /// the most rounds (a library that missed a process keeps an older one).
+    fn transform_precision(
         &self,
         name: &str,
-        active: &[(usize, Underway)],
     ) -> Option<augbench_core::stats::precision::PrecisionRecord> {
-        let (i, _) = active.first()?;
-        self.slots[*i].lane.rec.acc.get(name)?.precision.clone()
+        self.live()
+            .filter_map(|s| s.lane.rec.acc.get(name))
+            .filter(|r| r.status == Some(augbench_core::results::Status::Ok))
+            .filter_map(|r| r.precision.clone())
+            .max_by_key(|p| p.rounds)
     }
 
     /// The run's precision target (`execution.precision`), if any.
@@ -475,31 +483,28 @@ impl<'a> Interleaved<'a, '_> {
         Target::from_config(cfg, self.processes())
     }
 
-    /// What the stopping rule reads in process `p`: every active library's runs of `name` so far
-    /// (earlier processes' from its recorded result) and the rounds of each process.
-    fn runs_so_far(
+    /// Every active library's runs of `name` in the processes before `p` (from its recorded
+    /// result), with the runs of each process.
+    fn earlier_runs(
         &self,
         name: &str,
         p: u64,
         active: &[(usize, Underway)],
-    ) -> (Vec<Vec<f64>>, Vec<usize>) {
-        let earlier: Vec<(Vec<f64>, Vec<usize>)> = if p == 0 {
-            Vec::new()
-        } else {
-            active
-                .iter()
-                .filter_map(|(i, _)| {
-                    let r = self.slots[*i].lane.rec.acc.get(name)?;
-                    let groups = match r.process_runs.as_slice() {
-                        [] => vec![r.throughputs.len()],
-                        g => g.iter().map(|n| *n as usize).collect(),
-                    };
-                    Some((r.throughputs.clone(), groups))
-                })
-                .collect()
-        };
-        let current: Vec<Vec<f64>> = active.iter().map(|(_, m)| m.throughputs()).collect();
-        runs_so_far(&earlier, &current)
+    ) -> Vec<(Vec<f64>, Vec<usize>)> {
+        if p == 0 {
+            return Vec::new();
+        }
+        active
+            .iter()
+            .filter_map(|(i, _)| {
+                let r = self.slots[*i].lane.rec.acc.get(name)?;
+                let groups = match r.process_runs.as_slice() {
+                    [] => vec![r.throughputs.len()],
+                    g => g.iter().map(|n| *n as usize).collect(),
+                };
+                Some((r.throughputs.clone(), groups))
+            })
+            .collect()
     }
 
     /// One library's run of a round; when others ran since its last one (`shared`), an untimed

@@ -157,7 +157,7 @@ pub struct PrecisionRecord {
     pub reached: bool,
     /// The widest relative half-width when the rounds stopped (null when none could be formed).
     pub half_width: Option<f64>,
-    /// Rounds taken (all processes) and seconds spent (set-up and rounds, all processes).
+    /// Rounds taken and seconds of rounds spent, all processes.
     pub rounds: u64,
     pub seconds: f64,
     /// One line for people: `reached ±2.1% after 12 rounds, 8.3 s` or
@@ -189,11 +189,11 @@ impl PrecisionRecord {
                 target * 100.0
             ),
             Decision::MaxRounds => format!(
-                "not reached: {width} after {rounds} rounds (the cap), {took} (target ±{:.1}%)",
+                "not reached: {width} after {rounds} rounds (the cap per process), {took} (target ±{:.1}%)",
                 target * 100.0
             ),
             Decision::ProcessesDisagree => format!(
-                "not reached: {width} over the worker processes, which disagree (each one's own rounds were within ±{:.1}%); {rounds} rounds, {took}",
+                "not reached: {width} over the worker processes, which disagree (the latest one's own rounds were within ±{:.1}%); {rounds} rounds, {took}",
                 target * 100.0
             ),
         };

@@ -44,7 +44,10 @@ fn prior(plan: &Plan) -> Prior {
             let key = (job.library.clone(), t.clone());
             let spi = match r.status {
                 Some(Status::Ok) => r.median_throughput.map(|m| 1.0 / m),
-                Some(Status::Slow) => r.preflight_sec_per_item,
+                Some(Status::Slow) => {
+                    prior.slow.insert(key.clone());
+                    r.preflight_sec_per_item
+                }
                 Some(Status::Unsupported) => {
                     prior.unsupported.insert(key);
                     continue;
