@@ -191,7 +191,7 @@ impl<'a> Interleaved<'a, '_> {
                 break;
             }
             self.bar.inc_length(due.len() as u64);
-            self.restart_all();
+            self.restart_for(&due);
             if !self.process_round(&due, p)? {
                 return Ok(false);
             }
@@ -254,6 +254,19 @@ impl<'a> Interleaved<'a, '_> {
 
     fn live_mut(&mut self) -> impl Iterator<Item = &mut Slot<'a>> {
         self.slots.iter_mut().filter(|s| s.failed.is_none())
+    }
+
+    /// Fresh worker processes for an extra process round over `due`: only the libraries that
+    /// measured one of those transforms take part, so only theirs start again.
+    fn restart_for(&mut self, due: &[String]) {
+        let mp = self.mp;
+        for s in self.live_mut() {
+            if due.iter().any(|n| s.lane.measured(n))
+                && let Err(e) = s.lane.restart(mp)
+            {
+                s.failed = Some(e);
+            }
+        }
     }
 
     /// Fresh worker processes for the next process round; a library whose worker cannot start
