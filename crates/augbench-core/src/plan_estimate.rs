@@ -354,14 +354,18 @@ fn basis(prior: &Prior, from_prior: usize, rows: usize) -> String {
 mod tests {
     use super::*;
 
+    fn build(text: &str) -> Plan {
+        let path = std::path::Path::new("cfg.yaml");
+        let cfg = crate::RunConfig::from_yaml(text, path)
+            .and_then(|c| crate::resolve(c, &crate::Source::new(path, text)));
+        crate::plan::build(&cfg.unwrap_or_else(|e| panic!("{e}")))
+    }
+
     fn plan(extra: &str) -> Plan {
         let text = format!(
             "version: 1\nselection:\n  scenario: image-rgb\n  mode: micro\n  libraries: [pillow, image]\n  transforms: [Resize, HorizontalFlip]\ndata:\n  num_items: 100\nexecution:\n  processes: 1\n{extra}"
         );
-        let path = std::path::Path::new("cfg.yaml");
-        let cfg = crate::RunConfig::from_yaml(&text, path)
-            .and_then(|c| crate::resolve(c, &crate::Source::new(path, &text)));
-        crate::plan::build(&cfg.unwrap_or_else(|e| panic!("{e}")))
+        build(&text)
     }
 
     #[test]
@@ -395,10 +399,7 @@ mod tests {
         let text = format!(
             "version: 1\nselection:\n  scenario: image-rgb\n  mode: pipeline\n  libraries: [pillow, torchvision]\n  transforms: [HorizontalFlip]\ndata:\n  num_items: 100\nexecution:\n  workers: {workers}\n  batch_size: 16\n{extra}"
         );
-        let path = std::path::Path::new("cfg.yaml");
-        let cfg = crate::RunConfig::from_yaml(&text, path)
-            .and_then(|c| crate::resolve(c, &crate::Source::new(path, &text)));
-        crate::plan::build(&cfg.unwrap_or_else(|e| panic!("{e}")))
+        build(&text)
     }
 
     fn part(e: &Estimate, name: &str) -> f64 {

@@ -146,6 +146,14 @@ pub(crate) fn widths_so_far(earlier: &[(Vec<f64>, Vec<usize>)], current: &[Vec<f
 mod tests {
     use super::*;
 
+    fn target(precision: f64, budget_sec: f64, processes: u64) -> Target {
+        Target {
+            precision,
+            budget_sec,
+            processes,
+        }
+    }
+
     #[test]
     fn earlier_processes_join_when_every_library_has_them() {
         let earlier = vec![(vec![1.0, 2.0], vec![2]), (vec![3.0, 4.0], vec![2])];
@@ -161,11 +169,7 @@ mod tests {
 
     #[test]
     fn the_clock_stops_narrow_rounds_after_the_minimum_and_records_why() {
-        let t = Target {
-            precision: 0.05,
-            budget_sec: 60.0,
-            processes: 1,
-        };
+        let t = target(0.05, 60.0, 1);
         let mut c = RoundsClock::start(t.process_budget(0.0));
         let steady = vec![vec![100.0, 100.5, 99.5], vec![50.0, 50.2, 49.9]];
         assert!(c.more(&t, &[vec![100.0], vec![50.0]], &[], 1));
@@ -177,11 +181,7 @@ mod tests {
 
     #[test]
     fn a_process_pinned_down_among_processes_that_disagree_is_not_reached() {
-        let t = Target {
-            precision: 0.05,
-            budget_sec: 60.0,
-            processes: 3,
-        };
+        let t = target(0.05, 60.0, 3);
         let mut c = RoundsClock::start(t.process_budget(0.0));
         let steady = vec![vec![100.0, 100.5, 99.5]];
         assert!(!c.more(&t, &steady, &[], 3), "this process is pinned down");
@@ -196,11 +196,7 @@ mod tests {
 
     #[test]
     fn a_process_never_gets_more_than_its_share_or_what_is_left() {
-        let t = Target {
-            precision: 0.05,
-            budget_sec: 30.0,
-            processes: 3,
-        };
+        let t = target(0.05, 30.0, 3);
         assert_eq!(t.process_budget(0.0), 10.0);
         assert_eq!(t.process_budget(25.0), 5.0);
         assert_eq!(t.process_budget(31.0), 0.0);
