@@ -59,6 +59,31 @@ def upper_third_mean(xs: list[float]) -> float:
     return statistics.mean(s[:k])
 
 
+def sentinel_rounds(r: dict) -> list[list[tuple[float, float]]] | None:
+    """Each process's (throughput, the drift sentinel's ms in the same round) pairs, when the
+    row ran every round the sentinel timed; None otherwise."""
+    ms = (r.get("drift") or {}).get("times_ms") or []
+    if len(ms) != len(r["throughputs"]):
+        return None
+    out, i = [], 0
+    for n in r.get("process_runs") or [len(ms)]:
+        out.append(list(zip(r["throughputs"][i : i + n], ms[i : i + n])))
+        i += n
+    return out
+
+
+def sentinel_scaled(r: dict, per_round: bool) -> float:
+    """The median over processes of each process's fastest run, scaled by the machine's speed as
+    the drift sentinel read it (throughput × sentinel ms: a slow host slows both); per round, or
+    by the process's median sentinel time. NaN when the runs and the sentinel do not align."""
+    ps = sentinel_rounds(r)
+    if ps is None:
+        return math.nan
+    if per_round:
+        return statistics.median(max(t * s for t, s in p) for p in ps)
+    return statistics.median(max(t for t, _ in p) * statistics.median(s for _, s in p) for p in ps)
+
+
 CANDIDATES = {
     "median": lambda r: statistics.median(r["throughputs"]),
     "p75": lambda r: percentile(r["throughputs"], 75),
@@ -67,6 +92,8 @@ CANDIDATES = {
     "median of process maxima": lambda r: statistics.median(max(p) for p in processes(r)),
     "best process median": lambda r: max(statistics.median(p) for p in processes(r)),
     "mean of fastest third": lambda r: upper_third_mean(r["throughputs"]),
+    "sentinel-scaled, per round": lambda r: sentinel_scaled(r, True),
+    "sentinel-scaled, per process": lambda r: sentinel_scaled(r, False),
 }
 
 
@@ -111,9 +138,14 @@ def study(out: Path, mode: str) -> None:
         ests["augbench figure"] = lambda r: r["figure_throughput"]
     for name, est in ests.items():
         ds = [delta(est(a[k]), est(b[k])) for a, b in zip(inv, inv[1:]) for k in keys]
+        ds = [d for d in ds if not math.isnan(d)]
+        if not ds:
+            print(f"{name:<27} (not computable from these files)")
+            continue
         q = [k for k in keys if k in quiet]
-        own = [est(i[k]) / est(quiet[k]) - 1 for i in inv for k in q]
-        vs_med = [est(i[k]) / statistics.median(quiet[k]["throughputs"]) - 1 for i in inv for k in q]
+        own = [x for x in (est(i[k]) / est(quiet[k]) - 1 for i in inv for k in q) if not math.isnan(x)]
+        vs_med = [x for x in (est(i[k]) / statistics.median(quiet[k]["throughputs"]) - 1 for i in inv for k in q)
+                  if not math.isnan(x) and not name.startswith("sentinel")]
         print(f"{name:<27} {fmt(statistics.median(ds)):>8} {fmt(percentile(ds, 90)):>8}"
               f" {fmt(max(ds)):>8} {fmt(statistics.median(own) if own else math.nan):>18}"
               f" {fmt(statistics.median(map(abs, own)) if own else math.nan):>7}"

@@ -62,8 +62,10 @@ impl<'a> Recorder<'a> {
         reusable(self.previous.as_ref()?, name, processes)
     }
 
-    /// Keeps an earlier run's result as it is (`--resume`); written by the next `save`.
+    /// Keeps an earlier run's result as it is (`--resume`); written by the next `save`. A
+    /// later process of the transform (a precision target's extra one) merges with it.
     pub fn keep(&mut self, name: &str, r: TransformResult) {
+        self.acc.insert(name.to_string(), r.clone());
         self.file.results.insert(name.to_string(), r);
     }
 

@@ -160,7 +160,9 @@ impl<'a> Interleaved<'a, '_> {
                 return Ok(false);
             }
         }
-        self.more_processes(&pending, processes)
+        // Every transform may take more processes, the ones `--resume` kept among them: a run
+        // interrupted among its extra processes goes on with them.
+        self.more_processes(names, processes)
     }
 
     /// Process `p` over `names`; false when interrupted.
@@ -176,19 +178,20 @@ impl<'a> Interleaved<'a, '_> {
 
     /// Measuring to a precision: after the configured processes, the transforms whose intervals
     /// over the processes are still wider than the target take one more process each while their
-    /// budget lasts, up to `policy::PRECISION_MAX_PROCESSES`. False when interrupted.
-    fn more_processes(&mut self, pending: &[String], from: u64) -> anyhow::Result<bool> {
+    /// budget lasts, up to `policy::PRECISION_MAX_PROCESSES`; process `p` is due for those that
+    /// have `p` so far (one kept by `--resume` may have more). False when interrupted.
+    fn more_processes(&mut self, names: &[String], from: u64) -> anyhow::Result<bool> {
         if self.target().is_none() {
             return Ok(true);
         }
         for p in from..policy::PRECISION_MAX_PROCESSES {
-            let due: Vec<String> = pending
+            let due: Vec<String> = names
                 .iter()
-                .filter(|n| self.wants_another_process(n, p))
+                .filter(|n| self.processes_so_far(n) == p && self.wants_another_process(n, p))
                 .cloned()
                 .collect();
             if due.is_empty() {
-                break;
+                continue; // a kept transform may be due at a later `p`
             }
             self.bar.inc_length(due.len() as u64);
             self.restart_for(&due);
@@ -197,6 +200,16 @@ impl<'a> Interleaved<'a, '_> {
             }
         }
         Ok(true)
+    }
+
+    /// The worker processes `name` has been measured in so far (the most of any library's).
+    fn processes_so_far(&self, name: &str) -> u64 {
+        self.live()
+            .filter_map(|s| s.lane.rec.acc.get(name))
+            .filter(|r| r.status == Some(augbench_core::results::Status::Ok))
+            .map(|r| (r.process_runs.len() as u64).max(1))
+            .max()
+            .unwrap_or(0)
     }
 
     /// Whether `name`, measured in `processes` processes, takes another (`another_process`).
@@ -235,6 +248,11 @@ impl<'a> Interleaved<'a, '_> {
                 .filter_map(|r| r.rounds_id.clone())
                 .collect();
             if kept.iter().all(Option::is_some) && rounds.len() <= 1 {
+                // The sentinel's times of the kept rounds, so that a later process's rounds
+                // extend them in order.
+                if let Some(d) = kept.iter().flatten().find_map(|r| r.drift.as_ref()) {
+                    self.drift.insert(name.clone(), d.times_ms.clone());
+                }
                 for (s, r) in self.live_mut().zip(kept.into_iter().flatten()) {
                     s.lane.rec.keep(name, r);
                 }

@@ -339,6 +339,45 @@ fn a_precision_target_stops_rounds_when_reached_and_says_when_not() {
 }
 
 #[test]
+fn resume_takes_the_extra_processes_a_precision_run_was_stopped_before() {
+    let env = Env::new(2, 3);
+    let args = ["--precision", "0.9", "--transform-budget", "30"];
+    env.cmd("").args(args).assert().success();
+    // As if the run had stopped after its configured 2 processes, before Resize's extra ones:
+    // its record is not reached yet, with all of its budget left.
+    for lib in LIBS {
+        let mut file = env.results(lib);
+        let r = file.results.get_mut("Resize").unwrap();
+        assert_eq!(r.process_runs.len(), 2, "{lib}: {:?}", r.process_runs);
+        let p = r.precision.as_mut().unwrap();
+        (p.reached, p.seconds) = (false, 0.0);
+        std::fs::write(env.path(lib), serde_json::to_vec(&file).unwrap()).unwrap();
+    }
+    let runs_before = env.result("image", "HorizontalFlip").throughputs.len();
+    env.cmd("").args(args).arg("--resume").assert().success();
+    for lib in LIBS {
+        let r = env.result(lib, "Resize");
+        assert!(r.process_runs.len() >= 3, "{lib}: {:?}", r.process_runs);
+        assert_eq!(
+            r.throughputs.len() as u64,
+            r.process_runs.iter().sum::<u64>()
+        );
+        let drift = r.drift.expect("the sentinel's times");
+        assert_eq!(
+            drift.times_ms.len(),
+            r.throughputs.len(),
+            "{lib}: one per round"
+        );
+    }
+    let flip = env.result("image", "HorizontalFlip");
+    assert_eq!(
+        flip.throughputs.len(),
+        runs_before,
+        "a transform that reached its target is kept as it was"
+    );
+}
+
+#[test]
 fn plan_estimates_the_time_and_says_what_on() {
     let env = Env::new(1, 2);
     let mut c = Command::cargo_bin("augbench").unwrap();
