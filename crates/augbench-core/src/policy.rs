@@ -155,6 +155,13 @@ pub const PRECISION_MAX_RUNS: u64 = 30;
 /// takes one more while its budget lasts (rounds inside a process cannot narrow the spread
 /// between processes).
 pub const PRECISION_MAX_PROCESSES: u64 = 6;
+/// Precision target: once the processes before this one show how far processes disagree (at
+/// least `MIN_PROCESS_UNITS` of them), this process's rounds stop when its own intervals are
+/// within this share of the widest interval over those processes (or the target, if wider).
+/// Rounds narrow only the process's own figure; once it is known to half the width the
+/// processes still leave, more rounds change the interval over the processes little, and only
+/// more processes narrow it.
+pub const PRECISION_SPREAD_SHARE: f64 = 0.5;
 /// Precision target: rounds every transform takes in each process before the stopping rule may
 /// end them (a median interval of fewer values says little).
 pub const PRECISION_MIN_ROUNDS: u64 = 3;

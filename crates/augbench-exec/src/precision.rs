@@ -7,7 +7,8 @@
 use std::time::Instant;
 
 use augbench_core::stats::precision::{
-    Decision, PrecisionRecord, Progress, after_process, half_widths, stop_rule, worst,
+    Decision, PrecisionRecord, Progress, after_process, half_widths, process_target, stop_rule,
+    worst,
 };
 use augbench_core::{RunConfig, policy};
 
@@ -40,6 +41,21 @@ impl Target {
         let share = self.budget_sec / self.processes as f64;
         share.min(self.budget_sec - spent).max(0.0)
     }
+
+    /// The half-width a process's own rounds aim for, after the runs of the transform's earlier
+    /// processes (`earlier`, as `runs_so_far` takes them): the target, or a share of the spread
+    /// those processes showed once there are `policy::MIN_PROCESS_UNITS` of them
+    /// (`process_target`).
+    pub fn process_aim(&self, earlier: &[(Vec<f64>, Vec<usize>)]) -> f64 {
+        let over = match aligned_groups(earlier) {
+            Some(groups) if groups.len() >= policy::MIN_PROCESS_UNITS => {
+                let runs: Vec<Vec<f64>> = earlier.iter().map(|(xs, _)| xs.clone()).collect();
+                widths(&runs, &groups)
+            }
+            _ => Vec::new(),
+        };
+        process_target(self.precision, &over)
+    }
 }
 
 /// The half-widths the stopping rule reads for libraries' runs (`runs[i]`, round by round) of
@@ -53,15 +69,19 @@ pub(crate) fn widths(runs: &[Vec<f64>], groups: &[usize]) -> Vec<f64> {
 pub(crate) struct RoundsClock {
     started: Instant,
     budget_sec: f64,
+    /// The half-width this process's rounds aim for (`process_target`).
+    aim: f64,
     last: (Decision, f64),
 }
 
 impl RoundsClock {
-    /// A clock for rounds that may spend `budget_sec` (`Target::process_budget`).
-    pub fn start(budget_sec: f64) -> RoundsClock {
+    /// A clock for rounds that may spend `budget_sec` (`Target::process_budget`) and aim for
+    /// `aim` (`Target::process_aim`).
+    pub fn start(budget_sec: f64, aim: f64) -> RoundsClock {
         RoundsClock {
             started: Instant::now(),
             budget_sec,
+            aim,
             last: (Decision::More, f64::NAN),
         }
     }
@@ -70,7 +90,7 @@ impl RoundsClock {
     /// the runs of each process among them (empty: this process alone). From
     /// `policy::MIN_PROCESS_UNITS` processes on the scheduler passes this process's runs alone:
     /// more rounds cannot narrow the spread between processes (`record` judges that).
-    pub fn more(&mut self, t: &Target, runs: &[Vec<f64>], groups: &[usize], rounds: u64) -> bool {
+    pub fn more(&mut self, runs: &[Vec<f64>], groups: &[usize], rounds: u64) -> bool {
         let widths = widths(runs, groups);
         let p = Progress {
             rounds,
@@ -79,7 +99,7 @@ impl RoundsClock {
             elapsed_sec: self.started.elapsed().as_secs_f64(),
             budget_sec: self.budget_sec,
         };
-        let d = stop_rule(&widths, t.precision, p);
+        let d = stop_rule(&widths, self.aim, p);
         self.last = (d, worst(&widths));
         d == Decision::More
     }
@@ -94,10 +114,19 @@ impl RoundsClock {
         over_processes: &[f64],
     ) -> PrecisionRecord {
         let decision = after_process(self.last.0, over_processes, t.precision);
-        let width = worst(over_processes);
+        let (width, own) = (worst(over_processes), self.last.1);
         let seconds = self.started.elapsed().as_secs_f64() + earlier.map_or(0.0, |e| e.seconds);
         let rounds = rounds + earlier.map_or(0, |e| e.rounds);
-        PrecisionRecord::new(decision, width, t.precision, t.budget_sec, rounds, seconds)
+        let own = own.is_finite().then_some(own);
+        PrecisionRecord::with_own(
+            decision,
+            width,
+            own,
+            t.precision,
+            t.budget_sec,
+            rounds,
+            seconds,
+        )
     }
 }
 
@@ -113,14 +142,8 @@ pub(crate) fn runs_so_far(
     if earlier.is_empty() {
         return Some((current.to_vec(), Vec::new()));
     }
-    let first = earlier.first().map(|(_, g)| g.clone()).unwrap_or_default();
-    let aligned = !first.is_empty()
-        && earlier.len() == current.len()
-        && earlier
-            .iter()
-            .all(|(xs, g)| *g == first && xs.len() == g.iter().sum::<usize>())
-        && current.iter().all(|c| c.len() == this);
-    if !aligned {
+    let first = aligned_groups(earlier)?;
+    if earlier.len() != current.len() || current.iter().any(|c| c.len() != this) {
         return None;
     }
     let runs = earlier
@@ -131,6 +154,17 @@ pub(crate) fn runs_so_far(
     let mut groups = first;
     groups.push(this);
     Some((runs, groups))
+}
+
+/// The runs per process that every library's earlier processes share; `None` when there are
+/// none or they differ (one library missed a process).
+fn aligned_groups(earlier: &[(Vec<f64>, Vec<usize>)]) -> Option<Vec<usize>> {
+    let first = earlier.first().map(|(_, g)| g.clone()).unwrap_or_default();
+    let aligned = !first.is_empty()
+        && earlier
+            .iter()
+            .all(|(xs, g)| *g == first && xs.len() == g.iter().sum::<usize>());
+    aligned.then_some(first)
 }
 
 /// The half-widths over every process so far (`runs_so_far`); one NaN (never narrow) when the
@@ -170,10 +204,10 @@ mod tests {
     #[test]
     fn the_clock_stops_narrow_rounds_after_the_minimum_and_records_why() {
         let t = target(0.05, 60.0, 1);
-        let mut c = RoundsClock::start(t.process_budget(0.0));
+        let mut c = RoundsClock::start(t.process_budget(0.0), t.precision);
         let steady = vec![vec![100.0, 100.5, 99.5], vec![50.0, 50.2, 49.9]];
-        assert!(c.more(&t, &[vec![100.0], vec![50.0]], &[], 1));
-        assert!(!c.more(&t, &steady, &[], 3));
+        assert!(c.more(&[vec![100.0], vec![50.0]], &[], 1));
+        assert!(!c.more(&steady, &[], 3));
         let r = c.record(&t, 3, None, &widths(&steady, &[]));
         assert!(r.reached && r.rounds == 3, "{r:?}");
         assert!(r.note.starts_with("reached ±"), "{}", r.note);
@@ -182,9 +216,9 @@ mod tests {
     #[test]
     fn a_process_pinned_down_among_processes_that_disagree_is_not_reached() {
         let t = target(0.05, 60.0, 3);
-        let mut c = RoundsClock::start(t.process_budget(0.0));
+        let mut c = RoundsClock::start(t.process_budget(0.0), t.precision);
         let steady = vec![vec![100.0, 100.5, 99.5]];
-        assert!(!c.more(&t, &steady, &[], 3), "this process is pinned down");
+        assert!(!c.more(&steady, &[], 3), "this process is pinned down");
         // Three processes of the same rounds: 100, 60 and 140 img/s.
         let all = vec![vec![
             60.0, 60.2, 59.9, 140.0, 139.0, 140.5, 100.0, 100.5, 99.5,
@@ -192,6 +226,31 @@ mod tests {
         let r = c.record(&t, 3, None, &widths(&all, &[3, 3, 3]));
         assert!(!r.reached, "{r:?}");
         assert!(r.note.contains("which disagree"), "{}", r.note);
+    }
+
+    #[test]
+    fn after_processes_that_disagree_a_process_stops_once_pinned_to_a_share_of_their_spread() {
+        let t = target(0.03, 60.0, 3);
+        // Three earlier processes of two libraries: about 60, 100 and 140 img/s.
+        let a = vec![60.0, 61.0, 59.0, 100.0, 101.0, 99.0, 140.0, 141.0, 139.0];
+        let b: Vec<f64> = a.iter().map(|x| x / 2.0).collect();
+        let earlier = vec![(a, vec![3, 3, 3]), (b, vec![3, 3, 3])];
+        let aim = t.process_aim(&earlier);
+        assert!(aim > 0.1, "a share of the processes' spread: {aim}");
+        let two: Vec<_> = earlier
+            .iter()
+            .map(|(xs, _)| (xs[..6].to_vec(), vec![3, 3]))
+            .collect();
+        assert_eq!(t.process_aim(&two), 0.03, "two processes: the target");
+        // A process whose own rounds spread ±6%: past its aim, not the target.
+        let own = vec![vec![100.0, 94.0, 106.0], vec![50.0, 47.0, 53.0]];
+        let mut strict = RoundsClock::start(t.process_budget(0.0), t.precision);
+        assert!(strict.more(&own, &[], 3), "still wider than ±3%");
+        let mut relaxed = RoundsClock::start(t.process_budget(0.0), aim);
+        assert!(
+            !relaxed.more(&own, &[], 3),
+            "within its aim after the minimum rounds"
+        );
     }
 
     #[test]

@@ -428,20 +428,26 @@ impl<'a> Interleaved<'a, '_> {
         let pairs = self.pairs_ceiling(&spec.name);
         let earlier = self.transform_precision(&spec.name);
         let spent = earlier.as_ref().map_or(0.0, |e| e.seconds);
-        let mut clock = RoundsClock::start(target.map_or(0.0, |t| t.process_budget(spent)));
-        let before = self.earlier_runs(&spec.name, p, &active);
+        let before = match target {
+            Some(_) => self.earlier_runs(&spec.name, p, &active),
+            None => Vec::new(),
+        };
+        let mut clock = match &target {
+            Some(t) => RoundsClock::start(t.process_budget(spent), t.process_aim(&before)),
+            None => RoundsClock::start(0.0, 0.0),
+        };
         // Below `MIN_PROCESS_UNITS` processes the intervals pool the runs, so rounds narrow the
         // intervals over the processes too, and the rule reads those; from there on only more
         // processes do, and it reads this process's own.
         let pooled = p + 1 < policy::MIN_PROCESS_UNITS as u64;
         while match &target {
-            Some(t) => {
+            Some(_) => {
                 let current: Vec<Vec<f64>> = active.iter().map(|(_, m)| m.throughputs()).collect();
                 let (runs, groups) = pooled
                     .then(|| runs_so_far(&before, &current))
                     .flatten()
                     .unwrap_or((current, Vec::new()));
-                clock.more(t, &runs, &groups, round)
+                clock.more(&runs, &groups, round)
             }
             None => active
                 .iter()

@@ -65,6 +65,20 @@ pub fn stop_rule(half_widths: &[f64], target: f64, p: Progress) -> Decision {
     Decision::More
 }
 
+/// The half-width a worker process's own rounds aim for: the target, or, when the earlier
+/// processes' intervals over processes (`earlier_over`) are wider, `policy::PRECISION_SPREAD_SHARE`
+/// of the widest of them, whichever is wider. Rounds cannot narrow the spread between processes,
+/// so a process whose own figure is known to a fraction of it has what more rounds would give.
+/// The target itself when no interval over the earlier processes could be formed.
+pub fn process_target(target: f64, earlier_over: &[f64]) -> f64 {
+    let spread = worst(earlier_over);
+    if spread.is_finite() {
+        target.max(policy::PRECISION_SPREAD_SHARE * spread)
+    } else {
+        target
+    }
+}
+
 /// How a transform stands after a worker process's rounds: `in_process`, the stopping rule's
 /// last word on that process's own runs, and `over_processes`, the half-widths over every
 /// process so far (the intervals results record). Reached only when the latter are within the
@@ -175,6 +189,20 @@ impl PrecisionRecord {
         rounds: u64,
         seconds: f64,
     ) -> PrecisionRecord {
+        PrecisionRecord::with_own(decision, worst, None, target, budget_sec, rounds, seconds)
+    }
+
+    /// As `new`, with `own`: the widest half-width of the latest process's own rounds when they
+    /// stopped (what a `ProcessesDisagree` note quotes; the target when `None`).
+    pub fn with_own(
+        decision: Decision,
+        worst: f64,
+        own: Option<f64>,
+        target: f64,
+        budget_sec: f64,
+        rounds: u64,
+        seconds: f64,
+    ) -> PrecisionRecord {
         let reached = decision == Decision::Reached;
         let width = if worst.is_finite() {
             format!("±{:.1}%", worst * 100.0)
@@ -194,7 +222,7 @@ impl PrecisionRecord {
             ),
             Decision::ProcessesDisagree => format!(
                 "not reached: {width} over the worker processes, which disagree (the latest one's own rounds were within ±{:.1}%); {rounds} rounds, {took}",
-                target * 100.0
+                own.unwrap_or(target) * 100.0
             ),
         };
         PrecisionRecord {
@@ -333,6 +361,33 @@ mod tests {
         assert_eq!(r.note, "reached ±2.1% after 12 rounds, 8.3 s");
         assert_eq!(worst(&[0.01, 0.03]), 0.03);
         assert!(worst(&[0.01, f64::NAN]).is_nan());
+    }
+
+    #[test]
+    fn a_process_aims_for_a_share_of_the_earlier_processes_spread_never_below_the_target() {
+        let share = policy::PRECISION_SPREAD_SHARE;
+        assert_eq!(process_target(0.03, &[0.02, 0.40]), share * 0.40);
+        assert_eq!(
+            process_target(0.03, &[0.01, 0.02]),
+            0.03,
+            "narrow: the target"
+        );
+        assert_eq!(process_target(0.03, &[0.02, f64::NAN]), 0.03, "no interval");
+        assert_eq!(process_target(0.03, &[]), 0.03, "no earlier processes");
+        let r = PrecisionRecord::with_own(
+            Decision::ProcessesDisagree,
+            0.4,
+            Some(0.17),
+            0.03,
+            30.0,
+            9,
+            4.0,
+        );
+        assert!(
+            r.note.contains("own rounds were within ±17.0%"),
+            "{}",
+            r.note
+        );
     }
 
     #[test]
