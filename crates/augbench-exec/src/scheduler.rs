@@ -202,11 +202,19 @@ impl<'a> Interleaved<'a, '_> {
         Ok(true)
     }
 
+    /// The live libraries' measured (`ok`) results of `name` so far.
+    fn measured_results<'s>(
+        &'s self,
+        name: &'s str,
+    ) -> impl Iterator<Item = &'s augbench_core::results::TransformResult> {
+        self.live()
+            .filter_map(move |s| s.lane.rec.acc.get(name))
+            .filter(|r| r.status == Some(augbench_core::results::Status::Ok))
+    }
+
     /// The worker processes `name` has been measured in so far (the most of any library's).
     fn processes_so_far(&self, name: &str) -> u64 {
-        self.live()
-            .filter_map(|s| s.lane.rec.acc.get(name))
-            .filter(|r| r.status == Some(augbench_core::results::Status::Ok))
+        self.measured_results(name)
             .map(|r| (r.process_runs.len() as u64).max(1))
             .max()
             .unwrap_or(0)
@@ -507,9 +515,7 @@ impl<'a> Interleaved<'a, '_> {
         &self,
         name: &str,
     ) -> Option<augbench_core::stats::precision::PrecisionRecord> {
-        self.live()
-            .filter_map(|s| s.lane.rec.acc.get(name))
-            .filter(|r| r.status == Some(augbench_core::results::Status::Ok))
+        self.measured_results(name)
             .filter_map(|r| r.precision.clone())
             .max_by_key(|p| p.rounds)
     }
