@@ -105,15 +105,17 @@ impl RoundsClock {
     }
 
     /// The record of the rounds so far, on top of `earlier` (the transform's earlier processes),
-    /// judged by `over_processes`: the half-widths over every process so far, this one included.
+    /// judged by `over_processes`: the half-widths over every process so far, this one included
+    /// (`processes` of them).
     pub fn record(
         &self,
         t: &Target,
         rounds: u64,
         earlier: Option<&PrecisionRecord>,
         over_processes: &[f64],
+        processes: u64,
     ) -> PrecisionRecord {
-        let decision = after_process(self.last.0, over_processes, t.precision);
+        let decision = after_process(self.last.0, over_processes, t.precision, processes);
         let (width, own) = (worst(over_processes), self.last.1);
         let seconds = self.started.elapsed().as_secs_f64() + earlier.map_or(0.0, |e| e.seconds);
         let rounds = rounds + earlier.map_or(0, |e| e.rounds);
@@ -208,13 +210,13 @@ mod tests {
         let steady = vec![vec![100.0, 100.5, 99.5], vec![50.0, 50.2, 49.9]];
         assert!(c.more(&[vec![100.0], vec![50.0]], &[], 1));
         assert!(!c.more(&steady, &[], 3));
-        let r = c.record(&t, 3, None, &widths(&steady, &[]));
+        let r = c.record(&t, 3, None, &widths(&steady, &[]), 1);
         assert!(r.reached && r.rounds == 3, "{r:?}");
         assert!(r.note.starts_with("reached ±"), "{}", r.note);
     }
 
     #[test]
-    fn a_process_pinned_down_among_processes_that_disagree_is_not_reached() {
+    fn a_process_pinned_down_among_processes_that_disagree_is_not_reached_nor_within_reach() {
         let t = target(0.05, 60.0, 3);
         let mut c = RoundsClock::start(t.process_budget(0.0), t.precision);
         let steady = vec![vec![100.0, 100.5, 99.5]];
@@ -223,9 +225,13 @@ mod tests {
         let all = vec![vec![
             60.0, 60.2, 59.9, 140.0, 139.0, 140.5, 100.0, 100.5, 99.5,
         ]];
-        let r = c.record(&t, 3, None, &widths(&all, &[3, 3, 3]));
+        let over = widths(&all, &[3, 3, 3]);
+        let r = c.record(&t, 3, None, &over, 2);
         assert!(!r.reached, "{r:?}");
         assert!(r.note.contains("which disagree"), "{}", r.note);
+        // Known to be three processes, ±40% apart: six would not narrow them to ±5%.
+        let r = c.record(&t, 3, None, &over, 3);
+        assert!(r.note.contains("out of reach"), "{}", r.note);
     }
 
     #[test]

@@ -494,7 +494,7 @@ impl<'a> Interleaved<'a, '_> {
         let precision = target.map(|t| {
             let current: Vec<Vec<f64>> = active.iter().map(|(_, m)| m.throughputs()).collect();
             let over = widths_so_far(&before, &current);
-            clock.record(&t, round, earlier.as_ref(), &over)
+            clock.record(&t, round, earlier.as_ref(), &over, p + 1)
         });
         for (i, m) in active {
             let lane = &mut self.slots[i].lane;

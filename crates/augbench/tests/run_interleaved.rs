@@ -339,6 +339,26 @@ fn a_precision_target_stops_rounds_when_reached_and_says_when_not() {
 }
 
 #[test]
+fn a_target_out_of_reach_takes_no_process_beyond_the_ones_that_show_it() {
+    let env = Env::new(2, 3);
+    // Below the drift floor: no number of processes narrows an interval to it. Each process's
+    // rounds stop at the cap long before the budget (Pad, kornia-rs alone, is fast); the third
+    // process shows the spread, and the projection to the most processes says it stays wider.
+    env.cmd("")
+        .args(["--precision", "0.0001", "--transform-budget", "600"])
+        .args(["--transforms", "Pad"])
+        .assert()
+        .success()
+        .stdout(contains("out of reach"));
+    let units = augbench_core::policy::MIN_PROCESS_UNITS;
+    let r = env.result("kornia-rs", "Pad");
+    let p = r.precision.clone().expect("record");
+    assert!(!p.reached && p.note.contains("out of reach"), "{p:?}");
+    assert_eq!(r.process_runs.len(), units, "{:?}", r.process_runs);
+    assert!(p.seconds < p.budget_sec, "stopped with budget left: {p:?}");
+}
+
+#[test]
 fn resume_takes_the_extra_processes_a_precision_run_was_stopped_before() {
     let env = Env::new(2, 3);
     let args = ["--precision", "0.9", "--transform-budget", "30"];

@@ -42,6 +42,10 @@ pub enum Decision {
     /// Each worker process's own rounds were within ± the target, but the intervals over the
     /// processes are not: the processes disagree, and only more processes can narrow that.
     ProcessesDisagree,
+    /// The intervals over `processes` worker processes are so wide that even
+    /// `policy::PRECISION_MAX_PROCESSES` would not narrow them to the target
+    /// (`projected_half_width`): no more processes are taken.
+    OutOfReach { processes: u64 },
 }
 
 /// The stopping rule: after `min_rounds`, stop as soon as every relative half-width is at most
@@ -83,9 +87,18 @@ pub fn process_target(target: f64, earlier_over: &[f64]) -> f64 {
 /// last word on that process's own runs, and `over_processes`, the half-widths over every
 /// process so far (the intervals results record). Reached only when the latter are within the
 /// target; rounds that stopped on their own precision in processes that disagree say so.
-pub fn after_process(in_process: Decision, over_processes: &[f64], target: f64) -> Decision {
+/// After `processes` processes, a target the most processes would not reach is out of reach.
+pub fn after_process(
+    in_process: Decision,
+    over_processes: &[f64],
+    target: f64,
+    processes: u64,
+) -> Decision {
+    let max = policy::PRECISION_MAX_PROCESSES;
     if within(over_processes, target) {
         Decision::Reached
+    } else if out_of_reach(worst(over_processes), processes, target, max) {
+        Decision::OutOfReach { processes }
     } else if matches!(in_process, Decision::Reached | Decision::ProcessesDisagree) {
         Decision::ProcessesDisagree
     } else {
@@ -98,8 +111,35 @@ pub fn after_process(in_process: Decision, over_processes: &[f64], target: f64) 
 /// target, some of its budget is left, and it is below `max_processes`. Rounds inside one
 /// process narrow only that process's own interval; the intervals over processes (a figure that
 /// is a median over processes, speedups paired per process) narrow only with more processes.
+/// Nor does one whose target is out of reach (`out_of_reach`).
 pub fn another_process(record: &PrecisionRecord, processes: u64, max_processes: u64) -> bool {
-    !record.reached && record.seconds < record.budget_sec && processes < max_processes
+    let width = record.half_width.unwrap_or(f64::NAN);
+    !record.reached
+        && record.seconds < record.budget_sec
+        && processes < max_processes
+        && !out_of_reach(width, processes, record.target, max_processes)
+}
+
+/// Where a half-width over `processes` worker processes would land over `max_processes`: the
+/// rerun interval over G processes scales as 1/√(G − 1) (a bootstrap spread over G units with
+/// its √(G/(G−1)) correction, `stats::figure`), on the log scale, and never below the drift
+/// floor. The projection assumes the processes spread no wider than those so far.
+pub fn projected_half_width(half_width: f64, processes: u64, max_processes: u64) -> f64 {
+    let (p, m) = (processes.max(2) as f64, max_processes.max(processes) as f64);
+    let log = half_width.ln_1p() * ((p - 1.0) / (m - 1.0)).sqrt();
+    log.max(policy::RERUN_DRIFT_FLOOR.ln_1p()).exp_m1()
+}
+
+/// Whether a transform's target is out of reach after `processes` processes whose intervals
+/// over them are `half_width` wide: there are enough of them (`policy::MIN_PROCESS_UNITS`) to
+/// show the spread, fewer than `max_processes`, and even `max_processes` would leave the
+/// interval wider than `target` (`projected_half_width`). Not for an interval that could not be
+/// formed (NaN): nothing tells how far it is.
+pub fn out_of_reach(half_width: f64, processes: u64, target: f64, max_processes: u64) -> bool {
+    processes >= policy::MIN_PROCESS_UNITS as u64
+        && processes < max_processes
+        && half_width.is_finite()
+        && projected_half_width(half_width, processes, max_processes) > target * (1.0 + ROUNDING)
 }
 
 /// Whether every half-width is finite and at most `target` (up to rounding); true for none.
@@ -224,6 +264,15 @@ impl PrecisionRecord {
                 "not reached: {width} over the worker processes, which disagree (the latest one's own rounds were within ±{:.1}%); {rounds} rounds, {took}",
                 own.unwrap_or(target) * 100.0
             ),
+            Decision::OutOfReach { processes } => {
+                let max = policy::PRECISION_MAX_PROCESSES;
+                let projected = projected_half_width(worst, processes, max);
+                format!(
+                    "not reached: {width} over {processes} worker processes, out of reach: {max} would narrow it to about ±{:.1}%, wider than the target ±{:.1}%; {rounds} rounds, {took}",
+                    projected * 100.0,
+                    target * 100.0
+                )
+            }
         };
         PrecisionRecord {
             target,
@@ -392,30 +441,88 @@ mod tests {
 
     #[test]
     fn processes_that_disagree_are_named_and_take_another_process_while_budget_is_left() {
-        let wide = [0.02, 0.09];
+        // ±4.5% over 3 processes: 6 would narrow it to about ±2.8%, within ±3%.
+        let wide = [0.02, 0.045];
         assert_eq!(
-            after_process(Decision::Reached, &wide, 0.03),
+            after_process(Decision::Reached, &wide, 0.03, 3),
             Decision::ProcessesDisagree
         );
         assert_eq!(
-            after_process(Decision::BudgetSpent, &wide, 0.03),
+            after_process(Decision::BudgetSpent, &wide, 0.03, 3),
             Decision::BudgetSpent,
             "a process that spent its budget says so"
         );
         assert_eq!(
-            after_process(Decision::BudgetSpent, &[0.02], 0.03),
+            after_process(Decision::BudgetSpent, &[0.02], 0.03, 3),
             Decision::Reached,
             "over the processes is what counts"
         );
-        let r = PrecisionRecord::new(Decision::ProcessesDisagree, 0.09, 0.03, 30.0, 9, 4.0);
+        let r = PrecisionRecord::new(Decision::ProcessesDisagree, 0.045, 0.03, 30.0, 9, 4.0);
         assert!(!r.reached);
         assert!(r.note.contains("processes, which disagree"), "{}", r.note);
         assert!(another_process(&r, 3, 6));
         assert!(!another_process(&r, 6, 6), "the cap");
-        let spent = PrecisionRecord::new(Decision::ProcessesDisagree, 0.09, 0.03, 30.0, 9, 30.0);
+        let spent = PrecisionRecord::new(Decision::ProcessesDisagree, 0.045, 0.03, 30.0, 9, 30.0);
         assert!(!another_process(&spent, 3, 6), "the budget");
         let done = PrecisionRecord::new(Decision::Reached, 0.02, 0.03, 30.0, 9, 4.0);
         assert!(!another_process(&done, 3, 6));
+    }
+
+    #[test]
+    fn a_target_the_most_processes_would_not_reach_is_out_of_reach_and_says_so() {
+        let max = policy::PRECISION_MAX_PROCESSES;
+        // ±9% over 3 processes: 6 would give about ±5.6%, still wider than ±3%.
+        let projected = projected_half_width(0.09, 3, max);
+        assert!((0.05..0.06).contains(&projected), "{projected}");
+        assert!(out_of_reach(0.09, 3, 0.03, max));
+        assert!(
+            !out_of_reach(0.09, 3, 0.06, max),
+            "a wider target is in reach"
+        );
+        assert!(
+            !out_of_reach(0.09, 2, 0.03, max),
+            "two processes show no spread"
+        );
+        assert!(
+            !out_of_reach(f64::NAN, 3, 0.03, max),
+            "no interval: nothing to tell"
+        );
+        assert!(
+            !out_of_reach(0.09, max, 0.03, max),
+            "at the cap the cap says it"
+        );
+        assert_eq!(
+            after_process(Decision::Reached, &[0.02, 0.09], 0.03, 3),
+            Decision::OutOfReach { processes: 3 }
+        );
+        let r = PrecisionRecord::new(
+            Decision::OutOfReach { processes: 3 },
+            0.09,
+            0.03,
+            30.0,
+            9,
+            4.0,
+        );
+        assert_eq!(
+            r.note,
+            "not reached: ±9.0% over 3 worker processes, out of reach: 6 would narrow it to about ±5.6%, wider than the target ±3.0%; 9 rounds, 4.0 s"
+        );
+        assert!(!another_process(&r, 3, max), "no more processes for it");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, rng_seed: proptest::test_runner::RngSeed::Fixed(23), ..ProptestConfig::default() })]
+        #[test]
+        fn a_projection_never_widens_and_never_drops_below_the_floor(
+            w in 0.0f64..2.0,
+            processes in 2u64..6,
+        ) {
+            let max = policy::PRECISION_MAX_PROCESSES;
+            let projected = projected_half_width(w, processes, max);
+            prop_assert!(projected <= w.max(policy::RERUN_DRIFT_FLOOR) * (1.0 + 1e-12));
+            prop_assert!(projected >= policy::RERUN_DRIFT_FLOOR * (1.0 - 1e-12));
+            prop_assert!(projected_half_width(w, max, max) <= w.max(policy::RERUN_DRIFT_FLOOR) * (1.0 + 1e-12));
+        }
     }
 
     /// Two libraries' runs of the same rounds, 1–4 processes of 1–6 rounds each.
