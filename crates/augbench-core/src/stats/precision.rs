@@ -133,13 +133,14 @@ pub fn projected_half_width(half_width: f64, processes: u64, max_processes: u64)
 /// Whether a transform's target is out of reach after `processes` processes whose intervals
 /// over them are `half_width` wide: there are enough of them (`policy::MIN_PROCESS_UNITS`) to
 /// show the spread, fewer than `max_processes`, and even `max_processes` would leave the
-/// interval wider than `target` (`projected_half_width`). Not for an interval that could not be
-/// formed (NaN): nothing tells how far it is.
+/// interval more than `policy::PRECISION_REACH_MARGIN` times `target` (`projected_half_width`).
+/// Not for an interval that could not be formed (NaN): nothing tells how far it is.
 pub fn out_of_reach(half_width: f64, processes: u64, target: f64, max_processes: u64) -> bool {
     processes >= policy::MIN_PROCESS_UNITS as u64
         && processes < max_processes
         && half_width.is_finite()
-        && projected_half_width(half_width, processes, max_processes) > target * (1.0 + ROUNDING)
+        && projected_half_width(half_width, processes, max_processes)
+            > target * policy::PRECISION_REACH_MARGIN
 }
 
 /// Whether every half-width is finite and at most `target` (up to rounding); true for none.
@@ -268,7 +269,7 @@ impl PrecisionRecord {
                 let max = policy::PRECISION_MAX_PROCESSES;
                 let projected = projected_half_width(worst, processes, max);
                 format!(
-                    "not reached: {width} over {processes} worker processes, out of reach: {max} would narrow it to about ±{:.1}%, wider than the target ±{:.1}%; {rounds} rounds, {took}",
+                    "not reached: {width} over {processes} worker processes, out of reach: {max} would narrow it to about ±{:.1}%, far wider than the target ±{:.1}%; {rounds} rounds, {took}",
                     projected * 100.0,
                     target * 100.0
                 )
@@ -471,16 +472,20 @@ mod tests {
     #[test]
     fn a_target_the_most_processes_would_not_reach_is_out_of_reach_and_says_so() {
         let max = policy::PRECISION_MAX_PROCESSES;
-        // ±9% over 3 processes: 6 would give about ±5.6%, still wider than ±3%.
-        let projected = projected_half_width(0.09, 3, max);
-        assert!((0.05..0.06).contains(&projected), "{projected}");
-        assert!(out_of_reach(0.09, 3, 0.03, max));
+        // ±15% over 3 processes: 6 would give about ±9.2%, three times ±3%.
+        let projected = projected_half_width(0.15, 3, max);
+        assert!((0.09..0.095).contains(&projected), "{projected}");
+        assert!(out_of_reach(0.15, 3, 0.03, max));
         assert!(
-            !out_of_reach(0.09, 3, 0.06, max),
-            "a wider target is in reach"
+            !out_of_reach(0.15, 3, 0.05, max),
+            "within the margin of a wider target"
         );
         assert!(
-            !out_of_reach(0.09, 2, 0.03, max),
+            !out_of_reach(0.09, 3, 0.03, max),
+            "±5.6% projected: near enough to try"
+        );
+        assert!(
+            !out_of_reach(0.15, 2, 0.03, max),
             "two processes show no spread"
         );
         assert!(
@@ -488,16 +493,16 @@ mod tests {
             "no interval: nothing to tell"
         );
         assert!(
-            !out_of_reach(0.09, max, 0.03, max),
+            !out_of_reach(0.15, max, 0.03, max),
             "at the cap the cap says it"
         );
         assert_eq!(
-            after_process(Decision::Reached, &[0.02, 0.09], 0.03, 3),
+            after_process(Decision::Reached, &[0.02, 0.15], 0.03, 3),
             Decision::OutOfReach { processes: 3 }
         );
         let r = PrecisionRecord::new(
             Decision::OutOfReach { processes: 3 },
-            0.09,
+            0.15,
             0.03,
             30.0,
             9,
@@ -505,7 +510,7 @@ mod tests {
         );
         assert_eq!(
             r.note,
-            "not reached: ±9.0% over 3 worker processes, out of reach: 6 would narrow it to about ±5.6%, wider than the target ±3.0%; 9 rounds, 4.0 s"
+            "not reached: ±15.0% over 3 worker processes, out of reach: 6 would narrow it to about ±9.2%, far wider than the target ±3.0%; 9 rounds, 4.0 s"
         );
         assert!(!another_process(&r, 3, max), "no more processes for it");
     }
