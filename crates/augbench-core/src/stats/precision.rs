@@ -43,8 +43,9 @@ pub enum Decision {
     /// processes are not: the processes disagree, and only more processes can narrow that.
     ProcessesDisagree,
     /// The intervals over `processes` worker processes are so wide that even
-    /// `policy::PRECISION_MAX_PROCESSES` would not narrow them to the target
-    /// (`projected_half_width`): no more processes are taken.
+    /// `policy::PRECISION_MAX_PROCESSES` would, by projection, leave them more than
+    /// `policy::PRECISION_REACH_MARGIN` times the target (`out_of_reach`): no more processes
+    /// are taken.
     OutOfReach { processes: u64 },
 }
 
