@@ -167,8 +167,9 @@ pub const PRECISION_SPREAD_SHARE: f64 = 0.5;
 pub const PRECISION_MIN_ROUNDS: u64 = 3;
 /// A transform's target is out of reach (no more processes) only when the most processes would,
 /// by projection, leave its interval over them more than this many times the target: a spread
-/// read from 3–5 processes is itself uncertain. Rows at ±3.7–5.4% over 3–5 processes reached
-/// ±2.4–2.5% with one or two more; rows at ±13–17% over 3 stayed at ±7–8% after 5–6.
+/// read from 3–5 processes is itself uncertain. Without the margin, transforms stopped at
+/// ±3.7–5.4% over 3–5 processes that reached ±2.4–2.5% over 6 in other invocations; those at
+/// ±13–17% over 3 were at ±7–8% over 5 in other invocations (docs/methodology.md).
 pub const PRECISION_REACH_MARGIN: f64 = 2.0;
 /// Precision target: seconds of timed rounds one transform may spend over all its processes when
 /// `execution.transform_budget_sec` is not given (each process gets an equal share).
