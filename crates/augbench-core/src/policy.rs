@@ -171,6 +171,12 @@ pub const PRECISION_MIN_ROUNDS: u64 = 3;
 /// ±3.7–5.4% over 3–5 processes that reached ±2.4–2.5% over 6 in other invocations; those at
 /// ±13–17% over 3 were at ±7–8% over 5 in other invocations (docs/methodology.md).
 pub const PRECISION_REACH_MARGIN: f64 = 2.0;
+/// Precision target: from this many rounds in a process on, its rounds stop when the round cap
+/// would, by projection, leave its own intervals more than `PRECISION_REACH_MARGIN` times its
+/// aim. Fewer rounds are too erratic to judge from: a fastest-run interval over 3–5 runs carries
+/// Student's t at 2–4 degrees of freedom, and one process's read ±520% after 3 rounds and ±8%
+/// after 5 (docs/methodology.md, "Measuring to a precision").
+pub const PRECISION_FUTILITY_ROUNDS: u64 = 6;
 /// Precision target: seconds of timed rounds one transform may spend over all its processes when
 /// `execution.transform_budget_sec` is not given (each process gets an equal share).
 pub const DEFAULT_TRANSFORM_BUDGET_SEC: f64 = 30.0;

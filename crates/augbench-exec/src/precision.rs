@@ -260,6 +260,32 @@ mod tests {
     }
 
     #[test]
+    fn rounds_far_from_their_aim_stop_before_the_cap_and_the_record_says_why() {
+        let t = target(0.03, 600.0, 2);
+        let mut c = RoundsClock::start(t.process_budget(0.0), t.precision);
+        // Runs that swing ±30% around 100 img/s: no 30 rounds pin them to ±3%.
+        let swings = |n: usize| -> Vec<Vec<f64>> {
+            let xs = (0..n).map(|i| [70.0, 130.0, 100.0][i % 3]).collect();
+            vec![xs]
+        };
+        let from = policy::PRECISION_FUTILITY_ROUNDS;
+        assert!(c.more(&swings(from as usize - 1), &[], from - 1));
+        assert!(
+            !c.more(&swings(from as usize), &[], from),
+            "stops at {from}"
+        );
+        let over = widths(&swings(from as usize), &[]);
+        let r = c.record(&t, from, None, &over, 1);
+        assert!(!r.reached, "{r:?}");
+        assert!(
+            r.note.contains("out of reach within a process"),
+            "{}",
+            r.note
+        );
+        assert!(r.seconds < r.budget_sec, "{r:?}");
+    }
+
+    #[test]
     fn a_process_never_gets_more_than_its_share_or_what_is_left() {
         let t = target(0.05, 30.0, 3);
         assert_eq!(t.process_budget(0.0), 10.0);

@@ -342,8 +342,9 @@ fn a_precision_target_stops_rounds_when_reached_and_says_when_not() {
 fn a_target_out_of_reach_takes_no_process_beyond_the_ones_that_show_it() {
     let env = Env::new(2, 3);
     // Below the drift floor: no number of processes narrows an interval to it. Each process's
-    // rounds stop at the cap long before the budget (Pad, kornia-rs alone, is fast); the third
-    // process shows the spread, and the projection to the most processes says it stays wider.
+    // rounds stop as out of reach within it long before the budget (Pad, kornia-rs alone, is
+    // fast); the third process shows the spread, and the projection to the most processes says
+    // it stays wider.
     env.cmd("")
         .args(["--precision", "0.0001", "--transform-budget", "600"])
         .args(["--transforms", "Pad"])

@@ -47,11 +47,17 @@ pub enum Decision {
     /// `policy::PRECISION_REACH_MARGIN` times the target (`out_of_reach`): no more processes
     /// are taken.
     OutOfReach { processes: u64 },
+    /// This process's own intervals after `rounds` rounds are so wide that its round cap would,
+    /// by projection, leave them more than `policy::PRECISION_REACH_MARGIN` times its aim
+    /// (`rounds_out_of_reach`): its rounds stop, and only more processes may still narrow the
+    /// intervals over them.
+    RoundsOutOfReach { rounds: u64 },
 }
 
 /// The stopping rule: after `min_rounds`, stop as soon as every relative half-width is at most
 /// `target` (an empty list has nothing left to pin down), else when the budget or the round cap
-/// is spent. A non-finite half-width (an interval that could not be formed) is never narrow. A
+/// is spent, or when the cap would not bring the widest within reach (`rounds_out_of_reach`).
+/// A non-finite half-width (an interval that could not be formed) is never narrow. A
 /// half-width equal to the target up to rounding (the drift floor goes through ln and exp) is
 /// within it.
 pub fn stop_rule(half_widths: &[f64], target: f64, p: Progress) -> Decision {
@@ -67,7 +73,23 @@ pub fn stop_rule(half_widths: &[f64], target: f64, p: Progress) -> Decision {
     if p.rounds >= p.max_rounds {
         return Decision::MaxRounds;
     }
+    if rounds_out_of_reach(worst(half_widths), target, p) {
+        return Decision::RoundsOutOfReach { rounds: p.rounds };
+    }
     Decision::More
+}
+
+/// Whether rounds that stand at `half_width` after `p.rounds` of them could not reach `target`
+/// by the round cap: from `policy::PRECISION_FUTILITY_ROUNDS` rounds on, the projection of the
+/// half-width to `p.max_rounds` rounds (`projected_half_width`, the same 1/√(n − 1) law) is more
+/// than `policy::PRECISION_REACH_MARGIN` times the target. Not for an interval that could not be
+/// formed (NaN).
+pub fn rounds_out_of_reach(half_width: f64, target: f64, p: Progress) -> bool {
+    p.rounds >= policy::PRECISION_FUTILITY_ROUNDS
+        && p.rounds < p.max_rounds
+        && half_width.is_finite()
+        && projected_half_width(half_width, p.rounds, p.max_rounds)
+            > target * policy::PRECISION_REACH_MARGIN
 }
 
 /// The half-width a worker process's own rounds aim for: the target, or, when the earlier
@@ -121,10 +143,11 @@ pub fn another_process(record: &PrecisionRecord, processes: u64, max_processes: 
         && !out_of_reach(width, processes, record.target, max_processes)
 }
 
-/// Where a half-width over `processes` worker processes would land over `max_processes`: the
-/// rerun interval over G processes scales as 1/√(G − 1) (a bootstrap spread over G units with
-/// its √(G/(G−1)) correction, `stats::figure`), on the log scale, and never below the drift
-/// floor. The projection assumes the processes spread no wider than those so far.
+/// Where a half-width over `processes` units (worker processes, or one process's rounds) would
+/// land over `max_processes` of them: the rerun interval over G units scales as 1/√(G − 1) (a
+/// bootstrap spread over G units with its √(G/(G−1)) correction, `stats::figure`), on the log
+/// scale, and never below the drift floor. The projection assumes the units spread no wider
+/// than those so far.
 pub fn projected_half_width(half_width: f64, processes: u64, max_processes: u64) -> f64 {
     let (p, m) = (processes.max(2) as f64, max_processes.max(processes) as f64);
     let log = half_width.ln_1p() * ((p - 1.0) / (m - 1.0)).sqrt();
@@ -266,6 +289,15 @@ impl PrecisionRecord {
                 "not reached: {width} over the worker processes, which disagree (the latest one's own rounds were within ±{:.1}%); {rounds} rounds, {took}",
                 own.unwrap_or(target) * 100.0
             ),
+            Decision::RoundsOutOfReach { rounds: own_rounds } => {
+                let own = own.unwrap_or(f64::NAN);
+                let cap = policy::PRECISION_MAX_RUNS;
+                format!(
+                    "not reached: {width} over the worker processes; the latest one's own rounds stood at ±{:.1}% after {own_rounds}, out of reach within a process: its cap of {cap} rounds would narrow them to about ±{:.1}%, far wider than its aim; {rounds} rounds, {took}",
+                    own * 100.0,
+                    projected_half_width(own, own_rounds, cap) * 100.0
+                )
+            }
             Decision::OutOfReach { processes } => {
                 let max = policy::PRECISION_MAX_PROCESSES;
                 let projected = projected_half_width(worst, processes, max);
@@ -516,6 +548,57 @@ mod tests {
         assert!(!another_process(&r, 3, max), "no more processes for it");
     }
 
+    #[test]
+    fn rounds_whose_cap_would_leave_them_far_from_the_aim_stop_once_there_are_enough() {
+        let (from, cap) = (policy::PRECISION_FUTILITY_ROUNDS, 30);
+        let at = |rounds| Progress {
+            rounds,
+            min_rounds: 3,
+            max_rounds: cap,
+            elapsed_sec: 1.0,
+            budget_sec: 10.0,
+        };
+        // ±40% after 6 rounds: 30 would narrow it to about ±15%, far wider than ±3%.
+        assert_eq!(
+            stop_rule(&[0.01, 0.40], 0.03, at(from)),
+            Decision::RoundsOutOfReach { rounds: from }
+        );
+        assert_eq!(
+            stop_rule(&[0.40], 0.03, at(from - 1)),
+            Decision::More,
+            "too few rounds to judge"
+        );
+        assert_eq!(
+            stop_rule(&[0.08], 0.03, at(from)),
+            Decision::More,
+            "about ±3.4% projected: within reach"
+        );
+        assert_eq!(
+            stop_rule(&[f64::NAN], 0.03, at(from)),
+            Decision::More,
+            "no interval: nothing to tell"
+        );
+        assert_eq!(stop_rule(&[0.40], 0.03, at(cap)), Decision::MaxRounds);
+        assert_eq!(
+            stop_rule(&[0.40], 0.30, at(from)),
+            Decision::More,
+            "a wide aim (a share of the processes' spread) is within reach"
+        );
+        // After the process, the intervals over the processes decide; else the rounds say why.
+        let own = Decision::RoundsOutOfReach { rounds: from };
+        assert_eq!(after_process(own, &[0.02], 0.03, 2), Decision::Reached);
+        assert_eq!(after_process(own, &[0.3], 0.03, 2), own);
+        let r = PrecisionRecord::with_own(own, 0.3, Some(0.4), 0.03, 30.0, 12, 5.0);
+        assert_eq!(
+            r.note,
+            "not reached: ±30.0% over the worker processes; the latest one's own rounds stood at ±40.0% after 6, out of reach within a process: its cap of 30 rounds would narrow them to about ±15.0%, far wider than its aim; 12 rounds, 5.0 s"
+        );
+        assert!(
+            another_process(&r, 2, 6),
+            "more processes may still narrow it"
+        );
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 64, rng_seed: proptest::test_runner::RngSeed::Fixed(23), ..ProptestConfig::default() })]
         #[test]
@@ -528,6 +611,22 @@ mod tests {
             prop_assert!(projected <= w.max(policy::RERUN_DRIFT_FLOOR) * (1.0 + 1e-12));
             prop_assert!(projected >= policy::RERUN_DRIFT_FLOOR * (1.0 - 1e-12));
             prop_assert!(projected_half_width(w, max, max) <= w.max(policy::RERUN_DRIFT_FLOOR) * (1.0 + 1e-12));
+        }
+
+        #[test]
+        fn rounds_stop_as_out_of_reach_only_when_their_projection_is_past_the_margin(
+            w in 0.0f64..3.0,
+            rounds in 3u64..40,
+            target in 0.005f64..0.2,
+        ) {
+            let p = Progress { rounds, min_rounds: 3, max_rounds: 30, elapsed_sec: 0.0, budget_sec: 1.0 };
+            if let Decision::RoundsOutOfReach { rounds: r } = stop_rule(&[w], target, p) {
+                prop_assert_eq!(r, rounds);
+                prop_assert!((policy::PRECISION_FUTILITY_ROUNDS..30).contains(&rounds));
+                prop_assert!(w > target * policy::PRECISION_REACH_MARGIN, "a projection never widens");
+            } else if (policy::PRECISION_FUTILITY_ROUNDS..30).contains(&rounds) && w > target {
+                prop_assert!(projected_half_width(w, rounds, 30) <= target * policy::PRECISION_REACH_MARGIN);
+            }
         }
     }
 
@@ -568,7 +667,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn narrower_intervals_never_need_more_rounds(
+        fn narrower_intervals_never_need_more_rounds_to_be_judged(
             ws in proptest::collection::vec(0.0f64..0.2, 0..6),
             target in 0.001f64..0.5,
             rounds in 0u64..60,
@@ -576,8 +675,15 @@ mod tests {
         ) {
             let p = Progress { rounds, min_rounds: 3, max_rounds: 50, elapsed_sec: elapsed, budget_sec: 10.0 };
             let halved: Vec<f64> = ws.iter().map(|w| w / 2.0).collect();
-            if stop_rule(&ws, target, p) != Decision::More {
-                prop_assert_ne!(stop_rule(&halved, target, p), Decision::More);
+            // Rounds that stop for being far from the aim may go on when narrower; any other
+            // stop holds for narrower intervals, and a narrower interval out of reach is a wider
+            // one's too.
+            let (wide, narrow) = (stop_rule(&ws, target, p), stop_rule(&halved, target, p));
+            if !matches!(wide, Decision::More | Decision::RoundsOutOfReach { .. }) {
+                prop_assert_ne!(narrow, Decision::More);
+            }
+            if matches!(narrow, Decision::RoundsOutOfReach { .. }) {
+                prop_assert_eq!(wide, narrow);
             }
             if rounds >= p.min_rounds && ws.iter().all(|w| *w <= target) {
                 prop_assert_eq!(stop_rule(&ws, target, p), Decision::Reached);
