@@ -20,6 +20,9 @@ pub struct Progress {
     pub min_rounds: u64,
     /// Rounds never exceeded, whatever the intervals say.
     pub max_rounds: u64,
+    /// Runs of earlier processes that the intervals the rule reads pool with this process's
+    /// (0 when they are this process's own).
+    pub earlier_runs: u64,
     /// Seconds spent on the transform so far, and the seconds it may spend.
     pub elapsed_sec: f64,
     pub budget_sec: f64,
@@ -47,11 +50,15 @@ pub enum Decision {
     /// `policy::PRECISION_REACH_MARGIN` times the target (`out_of_reach`): no more processes
     /// are taken.
     OutOfReach { processes: u64 },
-    /// This process's own intervals after `rounds` rounds are so wide that its round cap would,
-    /// by projection, leave them more than `policy::PRECISION_REACH_MARGIN` times its aim
-    /// (`rounds_out_of_reach`): its rounds stop, and only more processes may still narrow the
-    /// intervals over them.
-    RoundsOutOfReach { rounds: u64 },
+    /// The intervals this process's rounds read, over `runs` runs after its `rounds` rounds, are
+    /// so wide that its round cap (`cap_runs` runs) would, by projection, leave them more than
+    /// `policy::PRECISION_REACH_MARGIN` times its aim (`rounds_out_of_reach`): its rounds stop,
+    /// and only more processes may still narrow the intervals over them.
+    RoundsOutOfReach {
+        rounds: u64,
+        runs: u64,
+        cap_runs: u64,
+    },
 }
 
 /// The stopping rule: after `min_rounds`, stop as soon as every relative half-width is at most
@@ -74,22 +81,40 @@ pub fn stop_rule(half_widths: &[f64], target: f64, p: Progress) -> Decision {
         return Decision::MaxRounds;
     }
     if rounds_out_of_reach(worst(half_widths), target, p) {
-        return Decision::RoundsOutOfReach { rounds: p.rounds };
+        return Decision::RoundsOutOfReach {
+            rounds: p.rounds,
+            runs: p.earlier_runs + p.rounds,
+            cap_runs: p.earlier_runs + p.max_rounds,
+        };
     }
     Decision::More
 }
 
 /// Whether rounds that stand at `half_width` after `p.rounds` of them could not reach `target`
 /// by the round cap: from `policy::PRECISION_FUTILITY_ROUNDS` rounds on, the projection of the
-/// half-width to `p.max_rounds` rounds (`projected_half_width`, the same 1/√(n − 1) law) is more
-/// than `policy::PRECISION_REACH_MARGIN` times the target. Not for an interval that could not be
-/// formed (NaN).
+/// half-width from the runs it covers to the runs it would cover at `p.max_rounds`
+/// (`projected_runs_half_width`) is more than `policy::PRECISION_REACH_MARGIN` times the target.
+/// Not for an interval that could not be formed (NaN).
 pub fn rounds_out_of_reach(half_width: f64, target: f64, p: Progress) -> bool {
+    let (runs, cap_runs) = (p.earlier_runs + p.rounds, p.earlier_runs + p.max_rounds);
     p.rounds >= policy::PRECISION_FUTILITY_ROUNDS
         && p.rounds < p.max_rounds
         && half_width.is_finite()
-        && projected_half_width(half_width, p.rounds, p.max_rounds)
+        && projected_runs_half_width(half_width, runs, cap_runs)
             > target * policy::PRECISION_REACH_MARGIN
+}
+
+/// Where a half-width over `runs` runs pooled as one unit would land over `cap_runs` of them:
+/// such an interval scales as t(n − 1)/√(n − 1) on the log scale (a bootstrap spread over n runs
+/// with its √(n/(n−1)) correction and Student's t for n − 1 degrees of freedom, `stats::figure`
+/// and `stats::paired`), never below the drift floor.
+pub fn projected_runs_half_width(half_width: f64, runs: u64, cap_runs: u64) -> f64 {
+    let (n, m) = (runs.max(2), cap_runs.max(runs).max(2));
+    let t = super::paired::t_over_z((m - 1) as usize) / super::paired::t_over_z((n - 1) as usize);
+    let shrink = ((n - 1) as f64 / (m - 1) as f64).sqrt() * t;
+    (half_width.ln_1p() * shrink)
+        .max(policy::RERUN_DRIFT_FLOOR.ln_1p())
+        .exp_m1()
 }
 
 /// The half-width a worker process's own rounds aim for: the target, or, when the earlier
@@ -143,11 +168,10 @@ pub fn another_process(record: &PrecisionRecord, processes: u64, max_processes: 
         && !out_of_reach(width, processes, record.target, max_processes)
 }
 
-/// Where a half-width over `processes` units (worker processes, or one process's rounds) would
-/// land over `max_processes` of them: the rerun interval over G units scales as 1/√(G − 1) (a
-/// bootstrap spread over G units with its √(G/(G−1)) correction, `stats::figure`), on the log
-/// scale, and never below the drift floor. The projection assumes the units spread no wider
-/// than those so far.
+/// Where a half-width over `processes` worker processes would land over `max_processes`: the
+/// rerun interval over G processes scales as 1/√(G − 1) (a bootstrap spread over G units with
+/// its √(G/(G−1)) correction, `stats::figure`), on the log scale, and never below the drift
+/// floor. The projection assumes the processes spread no wider than those so far.
 pub fn projected_half_width(half_width: f64, processes: u64, max_processes: u64) -> f64 {
     let (p, m) = (processes.max(2) as f64, max_processes.max(processes) as f64);
     let log = half_width.ln_1p() * ((p - 1.0) / (m - 1.0)).sqrt();
@@ -289,13 +313,17 @@ impl PrecisionRecord {
                 "not reached: {width} over the worker processes, which disagree (the latest one's own rounds were within ±{:.1}%); {rounds} rounds, {took}",
                 own.unwrap_or(target) * 100.0
             ),
-            Decision::RoundsOutOfReach { rounds: own_rounds } => {
+            Decision::RoundsOutOfReach {
+                rounds: own_rounds,
+                runs,
+                cap_runs,
+            } => {
                 let own = own.unwrap_or(f64::NAN);
-                let cap = policy::PRECISION_MAX_RUNS;
+                let cap = cap_runs - (runs - own_rounds);
                 format!(
-                    "not reached: {width} over the worker processes; the latest one's own rounds stood at ±{:.1}% after {own_rounds}, out of reach within a process: its cap of {cap} rounds would narrow them to about ±{:.1}%, far wider than its aim; {rounds} rounds, {took}",
+                    "not reached: {width} over the worker processes; the intervals the latest one's rounds read stood at ±{:.1}% after {own_rounds}, out of reach within a process: its cap of {cap} rounds would narrow them to about ±{:.1}%, far wider than its aim; {rounds} rounds, {took}",
                     own * 100.0,
-                    projected_half_width(own, own_rounds, cap) * 100.0
+                    projected_runs_half_width(own, runs, cap_runs) * 100.0
                 )
             }
             Decision::OutOfReach { processes } => {
@@ -331,6 +359,7 @@ mod tests {
             rounds,
             min_rounds: 3,
             max_rounds: 50,
+            earlier_runs: 0,
             elapsed_sec,
             budget_sec: 10.0,
         }
@@ -551,17 +580,38 @@ mod tests {
     #[test]
     fn rounds_whose_cap_would_leave_them_far_from_the_aim_stop_once_there_are_enough() {
         let (from, cap) = (policy::PRECISION_FUTILITY_ROUNDS, 30);
-        let at = |rounds| Progress {
+        let pooled = |rounds, earlier_runs| Progress {
             rounds,
             min_rounds: 3,
             max_rounds: cap,
+            earlier_runs,
             elapsed_sec: 1.0,
             budget_sec: 10.0,
         };
-        // ±40% after 6 rounds: 30 would narrow it to about ±15%, far wider than ±3%.
+        let at = |rounds| pooled(rounds, 0);
+        // ±40% over 6 runs: 30 would narrow it to about ±11.8% (√(5/29) and t(29)/t(5)), far
+        // wider than ±3%.
+        let own = Decision::RoundsOutOfReach {
+            rounds: from,
+            runs: from,
+            cap_runs: cap,
+        };
+        assert_eq!(stop_rule(&[0.01, 0.40], 0.03, at(from)), own);
+        let projected = projected_runs_half_width(0.40, from, cap);
+        assert!((0.115..0.12).contains(&projected), "{projected}");
+        // Pooled with an earlier process's 30 runs, this process's rounds narrow it less.
         assert_eq!(
-            stop_rule(&[0.01, 0.40], 0.03, at(from)),
-            Decision::RoundsOutOfReach { rounds: from }
+            stop_rule(&[0.15], 0.03, pooled(from, 30)),
+            Decision::RoundsOutOfReach {
+                rounds: from,
+                runs: 30 + from,
+                cap_runs: 30 + cap
+            }
+        );
+        assert_eq!(
+            stop_rule(&[0.15], 0.03, at(from)),
+            Decision::More,
+            "its own 6 runs: about ±4.7% by 30, within reach"
         );
         assert_eq!(
             stop_rule(&[0.40], 0.03, at(from - 1)),
@@ -571,10 +621,10 @@ mod tests {
         assert_eq!(
             stop_rule(&[0.08], 0.03, at(from)),
             Decision::More,
-            "about ±3.4% projected: within reach"
+            "about ±2.6% projected: within reach"
         );
         assert_eq!(
-            stop_rule(&[f64::NAN], 0.03, at(from)),
+            stop_rule(&[f64::NAN], 0.005, at(from)),
             Decision::More,
             "no interval: nothing to tell"
         );
@@ -585,13 +635,12 @@ mod tests {
             "a wide aim (a share of the processes' spread) is within reach"
         );
         // After the process, the intervals over the processes decide; else the rounds say why.
-        let own = Decision::RoundsOutOfReach { rounds: from };
         assert_eq!(after_process(own, &[0.02], 0.03, 2), Decision::Reached);
         assert_eq!(after_process(own, &[0.3], 0.03, 2), own);
         let r = PrecisionRecord::with_own(own, 0.3, Some(0.4), 0.03, 30.0, 12, 5.0);
         assert_eq!(
             r.note,
-            "not reached: ±30.0% over the worker processes; the latest one's own rounds stood at ±40.0% after 6, out of reach within a process: its cap of 30 rounds would narrow them to about ±15.0%, far wider than its aim; 12 rounds, 5.0 s"
+            "not reached: ±30.0% over the worker processes; the intervals the latest one's rounds read stood at ±40.0% after 6, out of reach within a process: its cap of 30 rounds would narrow them to about ±11.8%, far wider than its aim; 12 rounds, 5.0 s"
         );
         assert!(
             another_process(&r, 2, 6),
@@ -617,15 +666,21 @@ mod tests {
         fn rounds_stop_as_out_of_reach_only_when_their_projection_is_past_the_margin(
             w in 0.0f64..3.0,
             rounds in 3u64..40,
+            earlier_runs in prop_oneof![Just(0u64), 3u64..60],
             target in 0.005f64..0.2,
         ) {
-            let p = Progress { rounds, min_rounds: 3, max_rounds: 30, elapsed_sec: 0.0, budget_sec: 1.0 };
-            if let Decision::RoundsOutOfReach { rounds: r } = stop_rule(&[w], target, p) {
-                prop_assert_eq!(r, rounds);
+            let p = Progress { rounds, min_rounds: 3, max_rounds: 30, earlier_runs, elapsed_sec: 0.0, budget_sec: 1.0 };
+            let (runs, cap_runs) = (earlier_runs + rounds, earlier_runs + 30);
+            let projected = projected_runs_half_width(w, runs, cap_runs);
+            let floor = policy::RERUN_DRIFT_FLOOR;
+            prop_assert!(projected <= w.max(floor) * (1.0 + 1e-12), "a projection never widens");
+            prop_assert!(projected >= floor * (1.0 - 1e-12));
+            if let Decision::RoundsOutOfReach { rounds: r, runs: n, cap_runs: m } = stop_rule(&[w], target, p) {
+                prop_assert_eq!((r, n, m), (rounds, runs, cap_runs));
                 prop_assert!((policy::PRECISION_FUTILITY_ROUNDS..30).contains(&rounds));
-                prop_assert!(w > target * policy::PRECISION_REACH_MARGIN, "a projection never widens");
+                prop_assert!(projected > target * policy::PRECISION_REACH_MARGIN);
             } else if (policy::PRECISION_FUTILITY_ROUNDS..30).contains(&rounds) && w > target {
-                prop_assert!(projected_half_width(w, rounds, 30) <= target * policy::PRECISION_REACH_MARGIN);
+                prop_assert!(projected <= target * policy::PRECISION_REACH_MARGIN);
             }
         }
     }
@@ -673,7 +728,7 @@ mod tests {
             rounds in 0u64..60,
             elapsed in 0.0f64..20.0,
         ) {
-            let p = Progress { rounds, min_rounds: 3, max_rounds: 50, elapsed_sec: elapsed, budget_sec: 10.0 };
+            let p = Progress { rounds, min_rounds: 3, max_rounds: 50, earlier_runs: 0, elapsed_sec: elapsed, budget_sec: 10.0 };
             let halved: Vec<f64> = ws.iter().map(|w| w / 2.0).collect();
             // Rounds that stop for being far from the aim may go on when narrower; any other
             // stop holds for narrower intervals, and a narrower interval out of reach is a wider
