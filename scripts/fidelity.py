@@ -148,7 +148,12 @@ def parent(argv: list[str]) -> int:
 def child(argv: list[str]) -> int:
     job_path = argv[argv.index(CHILD_FLAG) + 1]
     job = json.loads(Path(job_path).read_text())
-    # As the augbench worker does: thread variables before numpy or the library is imported.
+    # As the augbench worker gets them: the coordinator's thread variables (OPENCV_NUM_THREADS
+    # among them, which pyperf's minimal worker environment drops), then the worker's own, all
+    # before numpy or the library is imported.
+    from fidelity_probe import WORKER_PINNED
+
+    os.environ.update({var: "1" for var in WORKER_PINNED})
     from augbench_worker import threads
 
     threads.apply_env(threads.SINGLE)
