@@ -28,16 +28,6 @@ pub struct Progress {
     pub budget_sec: f64,
 }
 
-impl Progress {
-    /// The runs the rule's intervals cover now, and would cover at the round cap.
-    fn runs_now_and_at_cap(&self) -> (u64, u64) {
-        (
-            self.earlier_runs + self.rounds,
-            self.earlier_runs + self.max_rounds,
-        )
-    }
-}
-
 /// Relative slack for a half-width that equals the target but for floating-point rounding.
 const ROUNDING: f64 = 1e-9;
 
@@ -91,11 +81,10 @@ pub fn stop_rule(half_widths: &[f64], target: f64, p: Progress) -> Decision {
         return Decision::MaxRounds;
     }
     if rounds_out_of_reach(worst(half_widths), target, p) {
-        let (runs, cap_runs) = p.runs_now_and_at_cap();
         return Decision::RoundsOutOfReach {
             rounds: p.rounds,
-            runs,
-            cap_runs,
+            runs: p.earlier_runs + p.rounds,
+            cap_runs: p.earlier_runs + p.max_rounds,
         };
     }
     Decision::More
@@ -107,7 +96,7 @@ pub fn stop_rule(half_widths: &[f64], target: f64, p: Progress) -> Decision {
 /// (`projected_runs_half_width`) is more than `policy::PRECISION_REACH_MARGIN` times the target.
 /// Not for an interval that could not be formed (NaN).
 pub fn rounds_out_of_reach(half_width: f64, target: f64, p: Progress) -> bool {
-    let (runs, cap_runs) = p.runs_now_and_at_cap();
+    let (runs, cap_runs) = (p.earlier_runs + p.rounds, p.earlier_runs + p.max_rounds);
     p.rounds >= policy::PRECISION_FUTILITY_ROUNDS
         && p.rounds < p.max_rounds
         && half_width.is_finite()
@@ -122,12 +111,7 @@ pub fn rounds_out_of_reach(half_width: f64, target: f64, p: Progress) -> bool {
 pub fn projected_runs_half_width(half_width: f64, runs: u64, cap_runs: u64) -> f64 {
     let (n, m) = (runs.max(2), cap_runs.max(runs).max(2));
     let t = super::paired::t_over_z((m - 1) as usize) / super::paired::t_over_z((n - 1) as usize);
-    shrunk(half_width, ((n - 1) as f64 / (m - 1) as f64).sqrt() * t)
-}
-
-/// A relative half-width whose log-scale half-width is multiplied by `shrink`, never below the
-/// drift floor: the last step of both projections.
-fn shrunk(half_width: f64, shrink: f64) -> f64 {
+    let shrink = ((n - 1) as f64 / (m - 1) as f64).sqrt() * t;
     (half_width.ln_1p() * shrink)
         .max(policy::RERUN_DRIFT_FLOOR.ln_1p())
         .exp_m1()
@@ -190,7 +174,8 @@ pub fn another_process(record: &PrecisionRecord, processes: u64, max_processes: 
 /// floor. The projection assumes the processes spread no wider than those so far.
 pub fn projected_half_width(half_width: f64, processes: u64, max_processes: u64) -> f64 {
     let (p, m) = (processes.max(2) as f64, max_processes.max(processes) as f64);
-    shrunk(half_width, ((p - 1.0) / (m - 1.0)).sqrt())
+    let log = half_width.ln_1p() * ((p - 1.0) / (m - 1.0)).sqrt();
+    log.max(policy::RERUN_DRIFT_FLOOR.ln_1p()).exp_m1()
 }
 
 /// Whether a transform's target is out of reach after `processes` processes whose intervals
