@@ -45,12 +45,12 @@ done
 step "rust: tests"
 # Most integration tests wait on worker processes (Python imports, timeouts) more than they
 # compute: four at a time keep both cores busy. One invocation of the whole workspace, as built
-# above (a package subset would resolve other features and compile again). The tests that read
-# a regression verdict (modules `alone`: the A/B gate, the docs' gate examples) wait for the
-# next step.
+# above (a package subset would resolve other features and compile again). The tests whose
+# verdict reads timing intervals (modules `alone`: the A/B gate, the docs' gate examples, the
+# precision tests that expect a loose target reached) wait for the next step.
 cargo test --workspace --release -- --test-threads=4 --skip alone::
 
-step "rust: regression verdicts (A/B gate, the docs' gate examples), alone: their intervals widen with anything beside them"
+step "rust: verdicts on timing intervals (A/B gate, the docs' gate examples, precision reached), alone: their intervals widen with anything beside them"
 cargo test --workspace --release -- alone:: --test-threads=1
 
 # The Python suites run after the Rust tests, not beside them (docs/ci.md says why).
