@@ -9,7 +9,18 @@ It prints two ratios augbench/pyperf per transform, each estimator against the s
 pyperf's values: the median of all runs (augbench's `median_throughput` against the median of
 pyperf's values), and the headline figure (augbench's `figure_throughput`, the median over worker
 processes of each one's fastest run, against the same of pyperf's processes), and whether the
-figure's ratio is within the tolerance. Each transform is measured augbench, pyperf, augbench
+figure's ratio is within the tolerance. The fastest of k runs climbs with k where runs spread, so
+pyperf takes as many values per process as augbench took runs per process, each lasting at least
+augbench's `min_time` (both read from augbench's results); `--pyperf-values K` takes K instead,
+and a last column then recomputes augbench's figure from the first K runs of each of its
+processes, like for like. `--repeats N` measures every row N times, the rows in turn. A
+row's verdict pools every worker process of all its triples, each harness apart: the ratio of the
+medians of the processes' fastest values, with a seeded bootstrap 95% interval over processes.
+It is `within` when that ratio is within the tolerance, `OUTSIDE` when the whole interval is
+outside it, and `undecided` otherwise: the worker process is the unit of a shared host's noise
+(a process's speed can differ from the next one's by 1.5x for its whole life), so one triple
+cannot tell a few percent apart. With `--workdir`, every triple's runs and values go to
+`rows.jsonl` there. Each transform is measured augbench, pyperf, augbench
 again, so a drift of the machine's load during the comparison cancels out of the ratio.
 
     python3 scripts/fidelity.py [--augbench target/release/augbench] [--num-items 50]
@@ -24,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -49,8 +61,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--libraries", nargs="+", default=list(LIBRARIES))
     p.add_argument("--transforms", nargs="+", default=list(TRANSFORMS))
     p.add_argument("--pyperf-processes", type=int, default=6, help="pyperf worker processes per transform")
-    p.add_argument("--pyperf-values", type=int, default=3, help="pyperf values per process")
+    p.add_argument("--pyperf-values", type=int, default=None,
+                   help="pyperf values per process (default: augbench's runs per process)")
     p.add_argument("--tolerance", type=float, default=0.05, help="accepted |ratio - 1|")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="A-B-A triples per row, the rows in turn; a row is judged by their median")
     p.add_argument("--workdir", default=None, help="keep data and outputs here (default: a temp dir)")
     return p.parse_args(argv)
 
@@ -69,7 +84,8 @@ def load_avg() -> str:
 
 
 def run_augbench(a: argparse.Namespace, lib: str, transform: str, data: Path, out: Path) -> dict:
-    """One `augbench run` of one library and transform; returns that transform's result."""
+    """One `augbench run` of one library and transform; returns that transform's result, with the
+    `min_time` the run used added as `_min_time`."""
     cmd = [a.augbench, "run", "--config", a.config, "--data-dir", str(data), "--output", str(out),
            "--num-items", str(a.num_items), "--no-refresh-requirements",
            "--libraries", lib, "--transforms", transform]
@@ -79,18 +95,26 @@ def run_augbench(a: argparse.Namespace, lib: str, transform: str, data: Path, ou
     files = list(out.glob(f"**/{lib}_micro*_results.json"))
     if len(files) != 1:
         raise SystemExit(f"expected one results file for {lib} under {out}, found {files}")
-    return json.loads(files[0].read_text())["results"][transform]
+    file = json.loads(files[0].read_text())
+    result = file["results"][transform]
+    result["_min_time"] = file["metadata"]["run_config"]["execution"]["min_time"]
+    return result
 
 
-def run_pyperf(a: argparse.Namespace, envpy: str, lib: str, transform: str, params: dict, data: Path,
+def run_pyperf(a: argparse.Namespace, envpy: str, lib: str, transform: str, ours: dict, data: Path,
                work: Path) -> dict:
-    """pyperf's {"median": img/s, "figure": img/s} for the transform."""
+    """pyperf's {"median": img/s, "figure": img/s} for the transform, with as many values per
+    process as augbench's run `ours` took runs per process (or `--pyperf-values`), each lasting at
+    least its `min_time`."""
+    params = ours["params"]
+    values = a.pyperf_values or max(ours.get("process_runs") or [a.num_runs])
     job = work / f"{lib}_{transform}_job.json"
     job.write_text(json.dumps({"library": lib, "data": str(data), "params": {transform: params}}))
     summary = work / f"{lib}_{transform}_pyperf.json"
     env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
     sh([envpy, __file__, CHILD_FLAG, str(job), "--summary", str(summary), "--quiet",
-        "--processes", str(a.pyperf_processes), "--values", str(a.pyperf_values)], env=env)
+        "--processes", str(a.pyperf_processes), "--values", str(values),
+        "--min-time", str(ours["_min_time"])], env=env)
     return json.loads(summary.read_text())[transform]
 
 
@@ -99,23 +123,78 @@ def figure(r: dict) -> float:
     return r.get("figure_throughput") or r["median_throughput"]
 
 
-def compare(a: argparse.Namespace, lib: str, transform: str, envpy: str, data: Path, work: Path) -> bool:
+def figure_of_first(r: dict, k: int) -> float:
+    """The headline figure's estimator over only the first `k` runs of each worker process."""
+    return statistics.median(process_fastest(r, k))
+
+
+def compare(a: argparse.Namespace, lib: str, transform: str, envpy: str, data: Path,
+            work: Path) -> tuple[list[float], list[float]] | None:
     """augbench, pyperf, augbench again (A-B-A): the mean of the two augbench medians cancels a
-    linear drift of the machine's load over the comparison."""
+    linear drift of the machine's load over the comparison. Returns each harness's worker
+    processes' fastest runs (None when augbench did not measure the row)."""
     load = load_avg()
     first = run_augbench(a, lib, transform, data, work / f"{lib}-{transform}-a1")
     if first.get("status") != "ok":
         print(f"{lib:<16} {transform:<16} not compared: {first.get('status')} {first.get('reason', '')}")
-        return True
-    theirs = run_pyperf(a, envpy, lib, transform, first["params"], data, work)
+        return None
+    theirs = run_pyperf(a, envpy, lib, transform, first, data, work)
     second = run_augbench(a, lib, transform, data, work / f"{lib}-{transform}-a2")
     ours = (first["median_throughput"] + second["median_throughput"]) / 2
     ours_fig = (figure(first) + figure(second)) / 2
     ratio, ratio_fig = ours / theirs["median"], ours_fig / theirs["figure"]
     ok = abs(ratio_fig - 1) <= a.tolerance
     verdict = f"{'within' if ok else 'OUTSIDE'} ±{a.tolerance:.0%}"
+    first_k = ""
+    if a.pyperf_values:
+        k = a.pyperf_values
+        first_k = f" {(figure_of_first(first, k) + figure_of_first(second, k)) / 2 / theirs['figure']:>9.3f}"
     print(f"{lib:<16} {transform:<16} {ours:>9.1f} {theirs['median']:>9.1f} {ratio:>7.3f}"
-          f" {ours_fig:>9.1f} {theirs['figure']:>9.1f} {ratio_fig:>7.3f}  {verdict:<14} {load}", flush=True)
+          f" {ours_fig:>9.1f} {theirs['figure']:>9.1f} {ratio_fig:>7.3f}  {verdict:<14} {load}{first_k}", flush=True)
+    if a.workdir:
+        keep = ("throughputs", "process_runs", "median_throughput", "figure_throughput")
+        row = {"library": lib, "transform": transform, "load": load, "pyperf": theirs,
+               "augbench": [{k: r.get(k) for k in keep} for r in (first, second)]}
+        with open(work / "rows.jsonl", "a") as f:
+            f.write(json.dumps(row) + "\n")
+    return process_fastest(first) + process_fastest(second), [max(v) for v in theirs["process_values"]]
+
+
+def process_fastest(r: dict, k: int | None = None) -> list[float]:
+    """Each worker process's fastest run of an augbench result (of its first `k` runs)."""
+    xs, fastest = r["throughputs"], []
+    for n in r.get("process_runs") or [len(xs)]:
+        fastest.append(max(xs[:n][:k]))
+        xs = xs[n:]
+    return fastest
+
+
+def pooled_ratio(ours: list[float], theirs: list[float], resamples: int = 4000) -> tuple[float, float, float]:
+    """median(ours) / median(theirs) with a seeded bootstrap 95% interval (processes resampled)."""
+    rng = random.Random(0)
+    boot = sorted(statistics.median(rng.choices(ours, k=len(ours)))
+                  / statistics.median(rng.choices(theirs, k=len(theirs))) for _ in range(resamples))
+    ratio = statistics.median(ours) / statistics.median(theirs)
+    return ratio, boot[int(0.025 * resamples)], boot[int(0.975 * resamples) - 1]
+
+
+def verdict(ratio: float, low: float, high: float, tolerance: float) -> str:
+    """`within` the tolerance, `OUTSIDE` it beyond the interval, else `undecided`."""
+    if abs(ratio - 1) <= tolerance:
+        return "within"
+    return "OUTSIDE" if high < 1 - tolerance or low > 1 + tolerance else "undecided"
+
+
+def judge(a: argparse.Namespace, pooled: dict[tuple[str, str], tuple[list[float], list[float]]]) -> bool:
+    """Each row by the pooled ratio of its processes' fastest runs; False if a row is OUTSIDE."""
+    print(f"\nevery worker process of {a.repeats} triple(s) per row, each harness pooled (median of the"
+          f" processes' fastest runs, augbench / pyperf, bootstrap 95% interval; tolerance ±{a.tolerance:.0%}):")
+    ok = True
+    for (lib, t), (ours, theirs) in pooled.items():
+        ratio, low, high = pooled_ratio(ours, theirs)
+        word = verdict(ratio, low, high, a.tolerance)
+        ok &= word != "OUTSIDE"
+        print(f"{lib:<16} {t:<16} {ratio:>7.3f}  [{low:.3f}, {high:.3f}]  {len(ours)} vs {len(theirs)} processes  {word}")
     return ok
 
 
@@ -133,14 +212,22 @@ def parent(argv: list[str]) -> int:
             sh([a.augbench, "data", "synth", "--out", str(data), "--n", str(a.num_items)], stdout=subprocess.DEVNULL)
         print(f"\n{'':<33} {'median of runs, img/s':^27} {'figure, img/s':^27}")
         print(f"{'library':<16} {'transform':<16} {'augbench':>9} {'pyperf':>9} {'ratio':>7}"
-              f" {'augbench':>9} {'pyperf':>9} {'ratio':>7}  {'verdict':<14} load (1/5/15 min)")
-        ok = True
-        for lib in a.libraries:
-            envpy = sh([a.augbench, "env", "python", lib], capture_output=True, text=True).stdout.strip()
-            for t in a.transforms:
-                ok &= compare(a, lib, t, envpy, data, work)
+              f" {'augbench':>9} {'pyperf':>9} {'ratio':>7}  {'verdict':<14} load (1/5/15 min)"
+              + (f"  ratio, first {a.pyperf_values} runs" if a.pyperf_values else ""))
+        envpys = {lib: sh([a.augbench, "env", "python", lib], capture_output=True, text=True).stdout.strip()
+                  for lib in a.libraries}
+        pooled: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
+        for _ in range(a.repeats):
+            for lib in a.libraries:
+                for t in a.transforms:
+                    got = compare(a, lib, t, envpys[lib], data, work)
+                    if got is not None:
+                        ours, theirs = pooled.setdefault((lib, t), ([], []))
+                        ours += got[0]
+                        theirs += got[1]
+        ok = judge(a, pooled)
     print(f"\nload average at the end: {load_avg()}; wall {time.monotonic() - started:.0f} s")
-    print("every figure within tolerance" if ok else "some figures are outside the tolerance")
+    print("no row outside the tolerance" if ok else "some rows are outside the tolerance beyond their interval")
     return 0 if ok else 1
 
 
@@ -180,7 +267,8 @@ def child(argv: list[str]) -> int:
             n = len(items)
             fastest = [min(r.values) for r in bench.get_runs() if r.values]  # each process's
             medians[name] = {"median": n / statistics.median(bench.get_values()),
-                             "figure": n / statistics.median(fastest)}
+                             "figure": n / statistics.median(fastest),
+                             "process_values": [[n / v for v in r.values] for r in bench.get_runs() if r.values]}
     if args.summary and medians:
         Path(args.summary).write_text(json.dumps(medians))
     return 0
