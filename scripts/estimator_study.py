@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -245,7 +246,8 @@ def marks(inv: list[dict], keys: list) -> None:
         print(f"  invocation {n}: {len(marked)}/{len(keys)} rows marked ({len(marked) / len(keys):.0%})")
         reasons = {}
         for k in marked:
-            why = (i[k].get("unstable_reason") or "").split(":")[0].split(" ")[0]
+            # The test's name: the reason up to its first number, colon or parenthesis.
+            why = re.split(r"[:\d(]", i[k].get("unstable_reason") or "")[0].strip()
             reasons[why] = reasons.get(why, 0) + 1
         if reasons:
             print("    tests fired:", ", ".join(f"{w or '?'} {c}" for w, c in sorted(reasons.items())))
