@@ -4,7 +4,9 @@
 Five transforms of AlbumentationsX and Pillow are timed twice on the same decoded images, each in
 its library's own augbench environment: (a) by `augbench run` (medians read from its results
 JSON), (b) by pyperf's ``Runner.bench_time_func``, which times the very same callable that the
-augbench worker times (the worker's adapter builds it, with the parameters augbench recorded).
+augbench worker times (the worker's adapter builds it, with the parameters augbench recorded),
+in a process brought to the worker's state first: its thread variables, and its contract check
+over the items before the first timed run.
 It prints two ratios augbench/pyperf per transform, each estimator against the same estimator of
 pyperf's values: the median of all runs (augbench's `median_throughput` against the median of
 pyperf's values), and the headline figure (augbench's `figure_throughput`, the median over worker
@@ -261,6 +263,7 @@ def child(argv: list[str]) -> int:
     medians: dict[str, dict[str, float]] = {}
     for name, params in job["params"].items():
         adapter.prepare({"transform": name, "params": params, "device": "cpu"})
+        adapter.check({})  # as the worker does before its first timed run
         run, items = adapter.prepared.run, list(adapter.items)
         bench = runner.bench_time_func(f"{job['library']}:{name}", time_pass, run, items)
         if bench is not None and not args.worker:  # the main process, with every worker's values
