@@ -6,7 +6,7 @@ its library's own augbench environment: (a) by `augbench run` (medians read from
 JSON), (b) by pyperf's ``Runner.bench_time_func``, which times the very same callable that the
 augbench worker times (the worker's adapter builds it, with the parameters augbench recorded),
 in a process brought to the worker's state first: its thread variables, and its contract check
-over the items before the first timed run.
+(the transform applied once) before the first timed run.
 It prints two ratios augbench/pyperf per transform, each estimator against the same estimator of
 pyperf's values: the median of all runs (augbench's `median_throughput` against the median of
 pyperf's values), and the headline figure (augbench's `figure_throughput`, the median over worker
