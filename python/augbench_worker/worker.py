@@ -92,6 +92,7 @@ class Worker:
             "runtime": f"python {platform.python_version()}",
             "threads": self.thread_report,
             "devices": self.adapter.available_devices(),
+            "cpu_features": adapters.base.cpu_features(),
         }
         if self.adapter.decoder:
             response["decoder"] = self.adapter.decoder

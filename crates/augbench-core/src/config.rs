@@ -99,6 +99,25 @@ pub enum Schedule {
     Sequential,
 }
 
+/// What a micro row measures (docs/methodology.md, "Instruction counts").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Measure {
+    /// Wall-clock time of the timed runs (items per second).
+    Time,
+    /// Instructions per item, counted under Valgrind (callgrind): repeatable on a busy machine.
+    Instructions,
+}
+
+impl std::fmt::Display for Measure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Measure::Time => "time",
+            Measure::Instructions => "instructions",
+        })
+    }
+}
+
 impl std::fmt::Display for Schedule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -157,6 +176,9 @@ pub struct Warmup {
 #[serde(deny_unknown_fields)]
 pub struct Execution {
     pub schedule: Option<Schedule>,
+    /// Micro only: time (the default) or instructions counted under Valgrind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure: Option<Measure>,
     pub num_runs: Option<u64>,
     pub processes: Option<u64>,
     /// Measure to a precision: rounds and processes go on until every interval (each library's
@@ -262,6 +284,7 @@ pub struct Overrides {
     pub batch_size: Option<u64>,
     pub micro_batch: Option<u64>,
     pub schedule: Option<Schedule>,
+    pub measure: Option<Measure>,
     /// A/B variants (`--variant`); they replace the file's `variants`.
     pub variants: Option<Vec<VariantConfig>>,
     /// The baseline variant's label (`--baseline-variant`).
@@ -293,6 +316,7 @@ impl Overrides {
         set_if(&mut cfg.execution.batch_size, &self.batch_size);
         set_if(&mut cfg.execution.micro_batch, &self.micro_batch);
         set_if(&mut cfg.execution.schedule, &self.schedule);
+        set_if(&mut cfg.execution.measure, &self.measure);
         if self.variants.is_some() {
             // The file's baseline names one of the variants the flags replace.
             cfg.selection.baseline = None;

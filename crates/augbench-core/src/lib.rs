@@ -5,6 +5,7 @@
 pub mod cloud;
 pub mod config;
 pub mod config_error;
+pub mod counts;
 pub mod equivalence;
 pub mod error;
 pub mod estimator;
@@ -26,7 +27,7 @@ pub mod time_split;
 pub mod validate;
 pub mod variant;
 
-pub use config::{Overrides, PipelineScope, RunConfig, Schedule};
+pub use config::{Measure, Overrides, PipelineScope, RunConfig, Schedule};
 pub use config_error::{ConfigError, Source};
 pub use error::UsageError;
 pub use matrix::{Backend, Device, Matrix, Media, Mode};

@@ -46,9 +46,11 @@ pub struct JobKey<'a> {
     pub batch_size: u64,
     /// Micro only: items per call; above 1 the batched regime gets its own file.
     pub micro_batch: u64,
+    /// Micro only: instruction counts get their own file (`_instructions`), never mixed with times.
+    pub instructions: bool,
 }
 
-/// `<scenario>/micro/<lib>_micro[_batch<B>][_dev-<d>]_results.json`,
+/// `<scenario>/micro/<lib>_micro[_batch<B>][_instructions][_dev-<d>]_results.json`,
 /// `<scenario>/pipeline/<lib>_<scope>_n<N|all>_r<R>_w<W>_b<B>[_dev-<d>]_results.json`, or for a
 /// decoder `<scenario>/decode/<decoder>_decode_results.json`.
 pub fn result_file(out: &Path, key: &JobKey<'_>) -> PathBuf {
@@ -62,7 +64,12 @@ pub fn result_file(out: &Path, key: &JobKey<'_>) -> PathBuf {
                 0 | 1 => String::new(),
                 b => format!("_batch{b}"),
             };
-            format!("{}_micro{batch}{dev}_results.json", key.library)
+            let counts = if key.instructions {
+                "_instructions"
+            } else {
+                ""
+            };
+            format!("{}_micro{batch}{counts}{dev}_results.json", key.library)
         }
         Mode::Pipeline => {
             let n = key.num_items.map_or("all".to_string(), |n| n.to_string());
@@ -112,7 +119,19 @@ mod tests {
             workers: 4,
             batch_size: 32,
             micro_batch: 1,
+            instructions: false,
         }
+    }
+
+    #[test]
+    fn instruction_counts_have_their_own_file() {
+        let mut k = key(Mode::Micro, Device::Cpu);
+        k.instructions = true;
+        let p = result_file(Path::new("out"), &k);
+        assert_eq!(
+            p,
+            Path::new("out/image-rgb/micro/kornia_micro_instructions_results.json")
+        );
     }
 
     #[test]

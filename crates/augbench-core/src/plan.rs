@@ -184,6 +184,8 @@ pub fn job_key<'a>(cfg: &'a RunConfig, library: &'a str) -> JobKey<'a> {
         workers: e.workers.unwrap_or_default(),
         batch_size: e.batch_size.unwrap_or_default(),
         micro_batch: e.micro_batch.unwrap_or(policy::DEFAULT_MICRO_BATCH),
+        instructions: mode == Mode::Micro
+            && e.measure == Some(crate::config::Measure::Instructions),
     }
 }
 

@@ -323,3 +323,27 @@ pub const CLOUD_EST_EXTRA_PASSES: u64 = 2;
 pub const CLOUD_REMOTE_DATA_DIR: &str = "/mnt/disks/augbench/data";
 /// Cloud: seconds between two looks at an attached run's tasks.
 pub const CLOUD_POLL_SEC: u64 = 20;
+
+/// Instruction counts (`execution.measure: instructions`, docs/methodology.md "Instruction
+/// counts"): the smallest relative change of instructions per item that is a regression or an
+/// improvement (on top of `COUNT_REPEATABILITY_FACTOR` × the measured repeatability).
+pub const COUNT_MIN_EFFECT: f64 = 0.01;
+/// A count change must also exceed this many times the larger side's repeatability (the spread
+/// of instructions per item between its worker processes).
+pub const COUNT_REPEATABILITY_FACTOR: f64 = 10.0;
+/// Worker processes per transform under Valgrind: the default and the fewest that measure the
+/// count's repeatability.
+pub const COUNT_PROCESSES: u64 = 2;
+/// Counted items per row: at most this many (the first loaded items, the same in every variant).
+pub const COUNT_MAX_ITEMS: u64 = 20;
+/// Counted items per row: as many as keep one worker process's counted and warm passes of a row
+/// under about this many instructions (under callgrind, ~5 s at the ~100 M instructions/s
+/// measured on the development VM), judged from the first item's count.
+pub const COUNT_ROW_INSTRUCTIONS: f64 = 5e8;
+/// The oldest Valgrind `measure: instructions` runs with (`--dump-before`/`--zero-before`
+/// matching in shared libraries, as used by augbench, is checked against 3.19).
+pub const VALGRIND_MIN_VERSION: (u32, u32) = (3, 15);
+/// Plan estimate under Valgrind: wall-time factor over native code (callgrind, no cache
+/// simulation), and seconds a worker takes to start under it.
+pub const VALGRIND_SLOWDOWN: f64 = 60.0;
+pub const VALGRIND_WORKER_START_SEC: f64 = 20.0;

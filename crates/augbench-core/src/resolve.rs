@@ -114,6 +114,11 @@ fn fill_execution(cfg: &mut RunConfig) {
     let mode = cfg.selection.mode.unwrap_or(Mode::Micro);
     let media = cfg.selection.media.unwrap_or(Media::Image);
     let e = &mut cfg.execution;
+    if e.measure == Some(crate::config::Measure::Instructions) {
+        // Counts do not drift with the machine: nothing to pair, one library after another.
+        e.schedule.get_or_insert(crate::Schedule::Sequential);
+        e.processes.get_or_insert(policy::COUNT_PROCESSES);
+    }
     e.schedule.get_or_insert(policy::DEFAULT_SCHEDULE);
     e.num_runs.get_or_insert(policy::DEFAULT_NUM_RUNS);
     if e.precision.is_some() {

@@ -255,6 +255,10 @@ pub struct BenchmarkParams {
     /// written before schedules existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule: Option<String>,
+    /// Micro: `instructions` when the rows are instruction counts under Valgrind; absent for
+    /// time (and in files written before counts existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -383,6 +387,10 @@ pub struct TransformResult {
     /// Pipeline mode: the loader's start, warmup and windows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pipeline: Option<PipelineDetail>,
+    /// `measure: instructions`: instructions per item counted under Valgrind, with the raw
+    /// counts; the time fields of such a row stay empty (time under Valgrind is not a speed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<crate::counts::InstructionRecord>,
     /// Decode mode: the decoder, its access pattern, what a clip came back as, frames/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decode: Option<DecodeDetail>,

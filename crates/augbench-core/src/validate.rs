@@ -98,6 +98,7 @@ pub fn rules(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
     pipeline_settings(cfg, src)?;
     data_source(cfg, src)?;
     equivalence_check(cfg, scenario, src)?;
+    instructions(cfg, src)?;
     crate::cloud::check(cfg, src)
 }
 
@@ -240,6 +241,79 @@ fn micro_needs_no_workers(cfg: &RunConfig, src: &Source) -> Check {
             format!("micro mode needs `workers: 0`, got {workers}"),
             "micro runs time one transform in one process; use `mode: pipeline` for loader workers",
         ));
+    }
+    Ok(())
+}
+
+/// `measure: instructions` counts one thread of a micro row on the CPU under Valgrind, in at
+/// least `policy::COUNT_PROCESSES` processes (their spread is the count's repeatability).
+fn instructions(cfg: &RunConfig, src: &Source) -> Check {
+    let e = &cfg.execution;
+    if e.measure != Some(crate::config::Measure::Instructions) {
+        return Ok(());
+    }
+    let at = |key: &[&str], msg: String, hint: &str| Err(src.error(key, msg, hint));
+    let mode = cfg.selection.mode.unwrap_or(Mode::Micro);
+    if mode != Mode::Micro {
+        return at(
+            &["execution", "measure"],
+            format!(
+                "`measure: instructions` counts micro rows only, not `{mode}`: Valgrind runs one thread at a time, so a loader with workers (pipeline) or a decoder's threads (decode) would be counted serialized"
+            ),
+            "use `mode: micro`, or `measure: time` for this mode",
+        );
+    }
+    if let Some(d) = e.device.filter(|d| *d == Device::Cuda) {
+        return at(
+            &["execution", "device"],
+            format!(
+                "`measure: instructions` counts CPU instructions; it cannot count work on `{d}`"
+            ),
+            "use `device: cpu` with instruction counts",
+        );
+    }
+    if let Some(t) = e
+        .thread_policy
+        .filter(|t| *t != crate::config::ThreadPolicy::Single)
+    {
+        return at(
+            &["execution", "thread_policy"],
+            format!(
+                "`measure: instructions` runs one thread (Valgrind serializes threads), got `{}`",
+                serde_json::to_value(t)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            ),
+            "use `thread_policy: single` with instruction counts",
+        );
+    }
+    if let Some(p) = e.processes.filter(|p| *p < policy::COUNT_PROCESSES) {
+        return at(
+            &["execution", "processes"],
+            format!(
+                "`measure: instructions` needs at least {} worker processes (their spread is the count's repeatability, which a verdict needs), got {p}",
+                policy::COUNT_PROCESSES
+            ),
+            &format!(
+                "set `processes: {}` (the smallest that works), or leave it out",
+                policy::COUNT_PROCESSES
+            ),
+        );
+    }
+    if e.precision.is_some() {
+        return at(
+            &["execution", "precision"],
+            "`precision` targets timing intervals; instruction counts repeat to ~0.01% and need none".into(),
+            "remove `precision` with `measure: instructions`",
+        );
+    }
+    if e.schedule == Some(crate::Schedule::Interleaved) {
+        return at(
+            &["execution", "schedule"],
+            "`measure: instructions` runs one library after another: counts do not drift with the machine, so there is nothing to pair".into(),
+            "remove `schedule`, or set `schedule: sequential`",
+        );
     }
     Ok(())
 }

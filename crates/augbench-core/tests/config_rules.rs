@@ -847,6 +847,7 @@ fn every_override() -> Overrides {
         batch_size: Some(8),
         micro_batch: None,
         schedule: Some(Schedule::Sequential),
+        measure: None,
         variants: None,
         baseline: None,
         no_refresh_requirements: true,

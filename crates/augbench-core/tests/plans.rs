@@ -140,6 +140,7 @@ fn every_job_is_named_by_naming_from_the_resolved_config() {
                 workers: e.workers.unwrap(),
                 batch_size: e.batch_size.unwrap(),
                 micro_batch: e.micro_batch.unwrap(),
+                instructions: e.measure == Some(augbench_core::Measure::Instructions),
             };
             assert_eq!(j.output_file, naming::result_file(&out, &key), "{rel}");
             assert_eq!(plan::job_key(&cfg, &j.library), key, "{rel}");

@@ -4,6 +4,7 @@
 //! (`orchestrate`, `runner`). It starts workers (`worker`) but never links the native image
 //! crates: a native library's worker is the `augbench worker` subcommand (augbench-native).
 
+pub mod counts;
 pub mod decode;
 pub mod equivalence;
 pub mod job;

@@ -13,6 +13,7 @@ use indicatif::MultiProgress;
 use augbench_core::naming::output_dir;
 
 use crate::client::WorkerCommand;
+use crate::counts::CountRun;
 use crate::equivalence::Check;
 use crate::fsutil::write_atomic;
 use crate::job::{JobInput, JobOutcome};
@@ -44,14 +45,8 @@ pub fn execute(
     let plan = match with_spec(plan) {
         Ok(p) => p,
         Err(e) => {
-            let why = JobFailure::of(&e);
-            let jobs = plan
-                .jobs
-                .iter()
-                .map(|j| (j.clone(), JobStatus::Failed(why.clone())))
-                .collect();
             return RunReport {
-                jobs,
+                jobs: failed_all(plan, &e),
                 out_dir: output_dir(&plan.config),
             };
         }
@@ -96,6 +91,10 @@ fn sequential(
     stop: &AtomicBool,
 ) -> Vec<(Job, JobStatus)> {
     let cfg = &plan.config;
+    let mut counting = match CountRun::of(cfg) {
+        Ok(c) => c,
+        Err(e) => return failed_all(plan, &e),
+    };
     let mut jobs = Vec::new();
     for job in &plan.jobs {
         if stop.load(std::sync::atomic::Ordering::SeqCst) {
@@ -104,14 +103,29 @@ fn sequential(
         let status = match crate::time_split::part("environments", || worker_command(cfg, job, mp))
         {
             Err(e) => JobStatus::Failed(JobFailure::of(&e)),
-            Ok(command) => {
-                let input = job_input(cfg, job, command, media, check);
-                status_of(run_job(&input, mp, stop))
-            }
+            Ok(command) => match counting.as_mut() {
+                Some(c) => {
+                    let input = job_input(cfg, job, c.wrap(&command), media, check);
+                    status_of(c.run_job(&input, mp, stop))
+                }
+                None => {
+                    let input = job_input(cfg, job, command, media, check);
+                    status_of(run_job(&input, mp, stop))
+                }
+            },
         };
         jobs.push((job.clone(), status));
     }
     jobs
+}
+
+/// Every job of the plan failed for the same reason.
+fn failed_all(plan: &Plan, e: &anyhow::Error) -> Vec<(Job, JobStatus)> {
+    let why = JobFailure::of(e);
+    plan.jobs
+        .iter()
+        .map(|j| (j.clone(), JobStatus::Failed(why.clone())))
+        .collect()
 }
 
 /// Every job at once, transform by transform in paired rounds (`scheduler`). A job whose worker

@@ -368,6 +368,10 @@ pub(crate) fn benchmark_params(
         warmup_threshold: e.warmup.threshold.unwrap_or_default(),
         max_warmup_iterations: e.warmup.max_passes.unwrap_or_default(),
         schedule: Some(schedule.to_string()),
+        measure: e
+            .measure
+            .filter(|m| *m == augbench_core::Measure::Instructions)
+            .map(|m| m.to_string()),
     }
 }
 

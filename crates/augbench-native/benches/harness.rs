@@ -229,6 +229,7 @@ fn time_request(loops: u64) -> Request {
         start: 0,
         count: ITEMS,
         loops,
+        markers: false,
     })
 }
 

@@ -250,6 +250,10 @@ pub struct TimeRequest {
     pub start: u64,
     pub count: u64,
     pub loops: u64,
+    /// Instruction counts: call the count markers (`getpgrp()` before, `getppid()` after) around
+    /// each loop, so callgrind's `--zero-before`/`--dump-before` cut one dump per loop.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub markers: bool,
 }
 
 /// Why a request failed.
@@ -303,6 +307,10 @@ pub struct HelloResponse {
     /// Decode mode: how the decoder reaches the sampled frames (`seek-per-frame`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access: Option<String>,
+    /// The SIMD features the worker's own CPU detection sees (`avx2`, `avx512f`, …): under
+    /// Valgrind fewer than the machine has; absent from workers that do not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_features: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -402,7 +410,8 @@ mod tests {
             Request::Time(TimeRequest {
                 start: 0,
                 count: 5,
-                loops: 2
+                loops: 2,
+                markers: false
             })
         );
         assert_eq!(

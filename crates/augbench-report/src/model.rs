@@ -101,9 +101,19 @@ pub struct Row {
     /// the ceiling row's figure).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ceiling_share: Option<f64>,
+    /// `measure: instructions`: the row's instruction counts under Valgrind (its figure is then
+    /// items per 10⁹ instructions, `COUNT_UNIT`, never img/s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<augbench_core::counts::InstructionRecord>,
     /// File the row came from (for messages).
     pub source: PathBuf,
 }
+
+/// The unit of a counted row's figure: items per 10⁹ instructions (higher is less work, so
+/// every "faster" and speedup of a table reads the same way as for img/s).
+pub const COUNT_UNIT: &str = "items/Ginstr";
+/// The group variant of counted rows: their own tables, never mixed with timed rows.
+pub const COUNT_VARIANT: &str = "instructions";
 
 impl Row {
     pub fn key(&self) -> GroupKey {
@@ -137,8 +147,9 @@ impl Row {
     /// The headline figure when the row was measured (status `ok`): what every table,
     /// comparison, verdict and plot shows.
     pub fn measured(&self) -> Option<f64> {
-        match self.status {
-            Status::Ok => self.headline().map(|h| h.value),
+        match (self.status, &self.instructions) {
+            (Status::Ok, Some(c)) => (c.per_item > 0.0).then(|| 1e9 / c.per_item),
+            (Status::Ok, None) => self.headline().map(|h| h.value),
             _ => None,
         }
     }

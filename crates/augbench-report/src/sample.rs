@@ -166,6 +166,7 @@ fn params(media: Media, mode: Mode) -> BenchmarkParams {
         warmup_threshold: policy::WARMUP_THRESHOLD,
         max_warmup_iterations: policy::WARMUP_MAX_PASSES,
         schedule: None,
+        measure: None,
     }
 }
 
@@ -204,6 +205,7 @@ pub fn write(out: &Path, file: &ResultFile) -> anyhow::Result<PathBuf> {
             .benchmark_params
             .micro_batch
             .unwrap_or(policy::DEFAULT_MICRO_BATCH),
+        instructions: m.benchmark_params.measure.as_deref() == Some("instructions"),
     };
     let path = naming::result_file(out, &key);
     let text = serde_json::to_string_pretty(file)?;

@@ -93,6 +93,10 @@ fn supported_nowhere(results: &[Option<&TransformResult>]) -> bool {
 fn cell(r: Option<&TransformResult>, scale: u64, decimals: usize) -> String {
     let Some(r) = r else { return String::new() };
     match r.status {
+        Some(Status::Ok) if r.instructions.is_some() => {
+            let per_item = r.instructions.as_ref().map_or(f64::NAN, |c| c.per_item);
+            format!("{:.2}", per_item / 1e6)
+        }
         Some(Status::Ok) => {
             let m = crate::figure::throughput(r).unwrap_or(f64::NAN) * scale as f64;
             let mark = if r.unstable { " ~" } else { "" };

@@ -316,7 +316,11 @@ fn build(group: &Group<'_>, choice: &crate::reference::Choice, sort: Sort) -> Ta
         title: group.key.title(),
         key: group.key.clone(),
         media: group.media(),
-        unit: unit(group.media()),
+        unit: if group.key.variant == crate::model::COUNT_VARIANT {
+            crate::model::COUNT_UNIT
+        } else {
+            unit(group.media())
+        },
         frames_unit: (group.media() == Media::Video).then_some(Media::FRAMES_UNIT),
         slow_items_per_sec: 1.0 / group.slow_threshold(),
         reference: reference.to_string(),
@@ -335,6 +339,9 @@ fn build(group: &Group<'_>, choice: &crate::reference::Choice, sort: Sort) -> Ta
 /// The figures a group's measured rows show, joined (`fastest run`, or `fastest run; median run
 /// (file without a figure)` when some sources lack one).
 pub fn figure_label(group: &Group<'_>) -> String {
+    if group.key.variant == crate::model::COUNT_VARIANT {
+        return "items per 10⁹ instructions counted under Valgrind (median over processes)".into();
+    }
     let labels: std::collections::BTreeSet<String> = group
         .rows
         .iter()

@@ -23,6 +23,22 @@ from .. import guard
 from ..protocol import BAD_INPUT, CONTRACT, EXCEPTION, BadRequest, Unsupported, WorkerError
 from ..protocol import int_field as _int_field
 
+def _nothing() -> None:
+    """Stands in for a count marker when the loop is not counted."""
+
+
+# The SIMD features reported in ``hello`` (numpy's names), where numpy's own CPU detection (the
+# CPUID that Valgrind emulates) tells which paths a dispatching library can take.
+SIMD_FEATURES = {"SSE42": "sse4_2", "AVX2": "avx2", "AVX512F": "avx512f", "ASIMD": "neon"}
+
+
+def cpu_features() -> list[str]:
+    """The SIMD features numpy's CPU detection sees in this process (``hello.cpu_features``)."""
+    core = getattr(np, "_core", None) or getattr(np, "core", None)
+    found = getattr(getattr(core, "_multiarray_umath", None), "__cpu_features__", {}) or {}
+    return sorted(name for key, name in SIMD_FEATURES.items() if found.get(key))
+
+
 Apply = Callable[[Any], Any]
 Builder = Callable[[dict], Apply]
 DEFAULT_SEED = 0
@@ -446,19 +462,25 @@ class Adapter:
             inputs = self.batch_inputs(start, count)
         else:
             inputs = [self.items[(start + i) % len(self.items)] for i in range(count)]
-        return {"ns": self._timed_loops(prepared, inputs, loops)}
+        markers = bool(request.get("markers", False))
+        return {"ns": self._timed_loops(prepared, inputs, loops, markers)}
 
-    def _timed_loops(self, prepared: Prepared, inputs: list[Any], loops: int) -> list[int]:
+    def _timed_loops(self, prepared: Prepared, inputs: list[Any], loops: int, markers: bool = False) -> list[int]:
         run, sync, clock = prepared.run, self.sync, time.perf_counter_ns
+        # Instruction counts: getpgrp() right before and getppid() right after each loop, which
+        # callgrind's --zero-before/--dump-before cut into one dump per loop (docs/protocol.md).
+        before, after = (os.getpgrp, os.getppid) if markers else (_nothing, _nothing)
         values: list[int] = []
         current = None
         try:
             for _ in range(loops):
+                before()
                 started = clock()
                 for current in inputs:
                     run(current)
                 sync()
                 values.append(clock() - started)
+                after()
         except Exception as exc:  # noqa: BLE001 - reported with the item that raised
             raise WorkerError(
                 EXCEPTION,

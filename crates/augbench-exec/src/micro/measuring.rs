@@ -144,6 +144,7 @@ impl Measuring {
             start: 0,
             count,
             loops,
+            markers: false,
         };
         settle(s.time(req, set.request_timeout), &self.params)
     }

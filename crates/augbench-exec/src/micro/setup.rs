@@ -117,6 +117,7 @@ fn preflight(
             start: 0,
             count,
             loops: 1,
+            markers: false,
         },
         timeout,
     ) {
@@ -178,6 +179,7 @@ fn warmup(s: &mut dyn Session, items: u64, set: &MicroSettings) -> Result<u64, W
                 start: 0,
                 count: subset,
                 loops: per_request,
+                markers: false,
             },
             set.request_timeout,
         )?;
@@ -197,6 +199,7 @@ fn warmup(s: &mut dyn Session, items: u64, set: &MicroSettings) -> Result<u64, W
             start: 0,
             count: items,
             loops: 1,
+            markers: false,
         };
         s.time(all, set.request_timeout)?;
     }

@@ -12,6 +12,7 @@ mod imageproc;
 mod in_process;
 mod kornia;
 mod load;
+mod markers;
 mod params;
 mod pipeline;
 mod rgb;
@@ -269,6 +270,7 @@ impl Worker {
             decoder: Some(versions::decoder()),
             device_decoders: std::collections::BTreeMap::new(),
             access: None,
+            cpu_features: Some(markers::cpu_features()),
         }
     }
 }

@@ -169,6 +169,51 @@ pub(crate) fn injected_prepare(library: &str, transform: &str) -> Result<Vec<Str
     }
 }
 
+/// `AUGBENCH_TEST_FAULTS=extra<P>:Transform[@library]`: the transform is slowed by real extra
+/// work, applied once more to a centred crop of P% of each item's area (the count and A/B gate
+/// tests' known slowdown).
+fn extra_work(library: &str, transform: &str) -> Option<f64> {
+    let (kind, _) = mapped(library, transform)?;
+    let percent: f64 = kind.strip_prefix("extra")?.parse().ok()?;
+    (percent > 0.0 && percent <= 100.0).then_some(percent / 100.0)
+}
+
+/// `op`, then `op` once more on a centred crop of `fraction` of the item's area (each item's
+/// crop made once, on its first call).
+fn with_extra_work<A: Adapter>(mut op: Op<A>, fraction: f64) -> Op<A> {
+    let mut crops: std::collections::HashMap<usize, A::Item> = std::collections::HashMap::new();
+    Box::new(move |item: &A::Item| {
+        let out = op(item)?;
+        let key = std::ptr::from_ref(item) as usize;
+        let crop = match crops.entry(key) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(crop_of::<A>(item, fraction)?),
+        };
+        black_box(op(crop)?);
+        Ok(out)
+    })
+}
+
+/// A centred crop of `fraction` of `item`'s area, as the crate's own item.
+fn crop_of<A: Adapter>(item: &A::Item, fraction: f64) -> Result<A::Item, String> {
+    let p = A::pixels(item);
+    let side = fraction.sqrt();
+    let w = ((p.width as f64 * side).round() as usize).clamp(1, p.width.max(1));
+    let h = ((p.height as f64 * side).round() as usize).clamp(1, p.height.max(1));
+    let (x0, y0) = ((p.width - w) / 2, (p.height - h) / 2);
+    let row = p.width * p.channels;
+    let mut hwc = Vec::with_capacity(w * h * p.channels);
+    for y in y0..y0 + h {
+        let start = y * row + x0 * p.channels;
+        hwc.extend_from_slice(
+            p.data
+                .get(start..start + w * p.channels)
+                .unwrap_or_default(),
+        );
+    }
+    A::convert(w as u32, h as u32, hwc)
+}
+
 fn fault(name: &str) -> Option<Fault> {
     match name {
         "__panic" => Some(Fault::Panic),
@@ -191,7 +236,11 @@ impl<A: Adapter> Session for Loaded<A> {
             Prepared::Fault(f)
         } else {
             self.delayed = mapped;
-            Prepared::Op(A::build(transform, &Params::new(transform, params))?)
+            let op = A::build(transform, &Params::new(transform, params))?;
+            match extra_work(A::LIBRARY, transform).filter(|_| self.test_faults) {
+                Some(fraction) => Prepared::Op(with_extra_work::<A>(op, fraction)),
+                None => Prepared::Op(op),
+            }
         };
         self.prepared = Some(prepared);
         Ok(transform.to_string())
@@ -244,11 +293,17 @@ impl<A: Adapter> Session for Loaded<A> {
         let count = req.count as usize;
         let mut ns = Vec::with_capacity(req.loops as usize);
         for _ in 0..req.loops {
+            if req.markers {
+                super::markers::before_loop();
+            }
             let elapsed = match prepared {
                 Prepared::Op(op) => time_op::<A>(op, items, start, count)?,
                 Prepared::Identity => time_identity::<A>(items, start, count),
                 Prepared::Fault(f) => trigger(*f),
             };
+            if req.markers {
+                super::markers::after_loop();
+            }
             ns.push(u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX));
         }
         Ok(ns)

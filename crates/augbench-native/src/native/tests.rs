@@ -62,6 +62,7 @@ fn supported<A: Adapter>(set: &str, k: usize) -> Vec<String> {
                     start: 0,
                     count: 1,
                     loops: 2,
+                    markers: false,
                 })
                 .unwrap();
             assert_eq!(ns.len(), 2);

@@ -96,6 +96,7 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
                 .as_ref()
                 .and_then(|p| p.ceiling.as_ref())
                 .map(|c| c.ratio),
+            instructions: tr.instructions.clone(),
             source: path.to_path_buf(),
         })
         .collect();
@@ -139,6 +140,9 @@ fn machine_facts(info: &augbench_core::results::SystemInfo) -> serde_json::Value
 fn variant(file: &ResultFile) -> String {
     let m = &file.metadata;
     let p = &m.benchmark_params;
+    if p.measure.as_deref() == Some(crate::model::COUNT_VARIANT) {
+        return crate::model::COUNT_VARIANT.to_string();
+    }
     if m.mode != "pipeline" {
         return p
             .micro_batch

@@ -54,6 +54,7 @@ pub fn load(path: &Path, v: &Value) -> Dataset {
         output_contiguous: None, // the reference format does not record the output form
         force_share: None,
         ceiling_share: None,
+        instructions: None,
         source: path.to_path_buf(),
     };
     let mut warnings = Vec::new();

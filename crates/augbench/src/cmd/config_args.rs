@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use augbench_core::config::TransformSet;
 use augbench_core::{
-    ConfigError, Device, Media, Overrides, RunConfig, Schedule, Source, policy, resolve,
+    ConfigError, Device, Measure, Media, Overrides, RunConfig, Schedule, Source, policy, resolve,
 };
 
 #[derive(Debug, Clone, clap::Args)]
@@ -57,6 +57,11 @@ pub struct ConfigArgs {
     pub micro_batch: Option<u64>,
     #[arg(long, value_enum, help = help_schedule())]
     pub schedule: Option<ScheduleArg>,
+    /// Micro: what each row measures: wall-clock time, or instructions per item counted under
+    /// Valgrind (repeatable on a busy machine; docs/methodology.md, "Instruction counts")
+    /// [default: time].
+    #[arg(long, value_enum)]
+    pub measure: Option<MeasureArg>,
     /// A/B: a variant of a library, `[LABEL=]SOURCE` (repeat the flag): LABEL is `<library>[@tag]`,
     /// SOURCE a pin (`pillow==11.3.0`), a requirement file or a checkout folder
     /// (e.g. `--variant pillow@11.3.0=pillow==11.3.0 --variant pillow@local=../Pillow`).
@@ -114,6 +119,12 @@ fn help_schedule() -> String {
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum MeasureArg {
+    Time,
+    Instructions,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum ScheduleArg {
     Interleaved,
     Sequential,
@@ -162,6 +173,10 @@ impl ConfigArgs {
                 ScheduleArg::Interleaved => Schedule::Interleaved,
                 ScheduleArg::Sequential => Schedule::Sequential,
             }),
+            measure: self.measure.map(|m| match m {
+                MeasureArg::Time => Measure::Time,
+                MeasureArg::Instructions => Measure::Instructions,
+            }),
             variants: (!self.variants.is_empty()).then(|| self.variants.clone()),
             baseline: self.baseline_variant.clone(),
             no_refresh_requirements: self.no_refresh_requirements,
@@ -171,7 +186,7 @@ impl ConfigArgs {
 
     /// (config key, flag) pairs the user set on the command line, for error messages.
     fn cli_keys(&self) -> Vec<(&'static str, &'static str)> {
-        let pairs: [(&'static str, &'static str, bool); 17] = [
+        let pairs: [(&'static str, &'static str, bool); 18] = [
             ("data_dir", "--data-dir", self.data_dir.is_some()),
             ("output_dir", "--output", self.output.is_some()),
             ("libraries", "--libraries", self.libraries.is_some()),
@@ -197,6 +212,7 @@ impl ConfigArgs {
             ("batch_size", "--batch-size", self.batch_size.is_some()),
             ("micro_batch", "--micro-batch", self.micro_batch.is_some()),
             ("schedule", "--schedule", self.schedule.is_some()),
+            ("measure", "--measure", self.measure.is_some()),
         ];
         let variant = !self.variants.is_empty();
         let variant_keys = [

@@ -32,6 +32,10 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = args.config.resolve()?;
     refuse_unmeasurable_pipeline(&cfg, &args.config.config)?;
+    if cfg.execution.measure == Some(augbench_core::Measure::Instructions) {
+        // Before anything is built: a missing Valgrind is exit 2 with the package named.
+        augbench_exec::counts::valgrind::version()?;
+    }
     if cfg.is_cloud() {
         return super::cloud::run_config(&cfg, args.gcp_dry_run, args.gcp_attached);
     }
@@ -132,6 +136,10 @@ fn print_decode_summary(report: &RunReport) {
     print_files(report);
 }
 
+/// The run summary's unit for instruction counts (never img/s: counts are not time).
+const COUNT_TABLE_UNIT: &str = "M instr/item";
+const COUNT_FIGURE_LINE: &str = "figure: millions of instructions per item, counted under Valgrind (callgrind), the median over worker processes; fewer is less work (docs/methodology.md, \"Instruction counts\")";
+
 fn print_summary(
     report: &RunReport,
     jobs: &[augbench_core::plan::Job],
@@ -146,8 +154,12 @@ fn print_summary(
     let clip_length = (media == Media::Video).then(|| video_clip_length(&files));
     let noun = augbench_exec::summary::unit(media);
     // A pipeline number is only meaningful with its loader shape: say it in the column head.
+    let counted = files
+        .iter()
+        .any(|f| f.metadata.benchmark_params.measure.is_some());
     let unit = match files.iter().find_map(|f| f.metadata.pipeline.as_ref()) {
         Some(p) => format!("{noun} (pipeline, w={}, b={})", p.workers, p.batch_size),
+        None if counted => COUNT_TABLE_UNIT.to_string(),
         None => noun.to_string(),
     };
     let unit = unit.as_str();
@@ -161,7 +173,9 @@ fn print_summary(
             &reference.library,
         );
         println!("\n{table}");
-        if let Some(line) = augbench_exec::summary::figure_line(&files) {
+        if counted {
+            println!("{COUNT_FIGURE_LINE}");
+        } else if let Some(line) = augbench_exec::summary::figure_line(&files) {
             println!("{line}");
         }
         println!(
