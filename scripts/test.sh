@@ -27,6 +27,15 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
+step "tools: Valgrind (instruction counts, measure: instructions)"
+if ! command -v valgrind >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq valgrind >/dev/null
+  else
+    echo "valgrind not installed and cannot be installed here; the instruction-count tests will fail"
+  fi
+fi
+
 step "python: test venv"
 "$UV" venv --quiet --allow-existing --python "$PY" .venv-test
 "$UV" pip install --quiet --python .venv-test/bin/python -r python/requirements-test.txt

@@ -65,6 +65,9 @@ impl Estimate {
 /// Estimates `plan`'s wall time on a machine with `threads` logical threads (loader workers
 /// share them).
 pub fn estimate(plan: &Plan, prior: &Prior, threads: u64) -> Estimate {
+    if plan.config.execution.measure == Some(crate::config::Measure::Instructions) {
+        return estimate_counts(plan);
+    }
     let shape = Shape::of(plan, threads);
     let mut t = Totals::default();
     for job in &plan.jobs {
@@ -225,6 +228,44 @@ impl Totals {
             parts,
             basis: basis(prior, self.from_prior, self.rows),
         }
+    }
+}
+
+/// `measure: instructions`: every worker start and media load under Valgrind, then per row and
+/// process the first item, a warm pass and a counted pass over at most `COUNT_MAX_ITEMS` items,
+/// all at policy's native cost × `VALGRIND_SLOWDOWN`.
+fn estimate_counts(plan: &Plan) -> Estimate {
+    let e = &plan.config.execution;
+    let processes = e.processes.unwrap_or(policy::COUNT_PROCESSES) as f64;
+    let media = plan.config.selection.media.unwrap_or(Media::Image);
+    let loaded = plan
+        .config
+        .data
+        .num_items
+        .unwrap_or(policy::default_num_items(media)) as f64;
+    let counted = loaded.min(policy::COUNT_MAX_ITEMS as f64);
+    let slow = policy::VALGRIND_SLOWDOWN;
+    let (mut starts, mut rows) = (0.0, 0.0);
+    for job in &plan.jobs {
+        let load = counted * policy::est_decode_sec_per_item(media) * slow;
+        starts += processes * (policy::VALGRIND_WORKER_START_SEC + load);
+        let per_row = (1.0 + 2.0 * counted) * policy::cloud_est_sec_per_item(media) * slow;
+        rows += processes * job.transforms.len() as f64 * per_row;
+    }
+    let total = starts + rows;
+    Estimate {
+        low_sec: total,
+        high_sec: total,
+        parts: vec![
+            (
+                "worker starts and media loads under valgrind".into(),
+                starts,
+            ),
+            ("counted rows".into(), rows),
+        ],
+        basis: format!(
+            "policy's rough costs × {slow} (callgrind's slowdown over native code); rows the library does not support cost less"
+        ),
     }
 }
 

@@ -337,9 +337,9 @@ pub const COUNT_PROCESSES: u64 = 2;
 /// Counted items per row: at most this many (the first loaded items, the same in every variant).
 pub const COUNT_MAX_ITEMS: u64 = 20;
 /// Counted items per row: as many as keep one worker process's counted and warm passes of a row
-/// under about this many instructions (under callgrind, ~5 s at the ~100 M instructions/s
-/// measured on the development VM), judged from the first item's count.
-pub const COUNT_ROW_INSTRUCTIONS: f64 = 5e8;
+/// under about this many instructions, judged from the first item's count (callgrind ran 0.2–1 G
+/// instructions/s on the development VM: 2–10 s a row and process).
+pub const COUNT_ROW_INSTRUCTIONS: f64 = 2e9;
 /// The oldest Valgrind `measure: instructions` runs with (`--dump-before`/`--zero-before`
 /// matching in shared libraries, as used by augbench, is checked against 3.19).
 pub const VALGRIND_MIN_VERSION: (u32, u32) = (3, 15);

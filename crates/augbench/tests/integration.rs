@@ -26,6 +26,7 @@ mod cloud_fake;
 mod crash_safety;
 mod docs_examples;
 mod import_cycles;
+mod instruction_counts;
 mod pipeline_native;
 mod pipeline_run;
 mod python_run;

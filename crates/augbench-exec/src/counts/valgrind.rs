@@ -52,14 +52,12 @@ pub fn check_version(text: &str) -> Result<(), UsageError> {
 
 /// `cmd` under callgrind, its dumps written into `dumps` (one per counted loop).
 pub fn wrap(cmd: &WorkerCommand, dumps: &Path) -> WorkerCommand {
-    // A launcher script (pyenv's shims) would be the counted process; the interpreter it names
-    // is what a venv's `python` links to, so the link is followed.
-    let program = std::fs::canonicalize(&cmd.program).unwrap_or_else(|_| cmd.program.clone());
+    // Not canonicalized: a venv's `python` finds its packages through the path it is run by.
+    let program = cmd.program.clone();
     let mut args = vec![
         "--tool=callgrind".to_string(),
         "--zero-before=getpgrp".to_string(),
         "--dump-before=getppid".to_string(),
-        "--dump-line=no".to_string(),
         "--dump-instr=no".to_string(),
         "--quiet".to_string(),
         format!("--callgrind-out-file={}/cg.%p", dumps.display()),

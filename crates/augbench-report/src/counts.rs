@@ -1,0 +1,128 @@
+//! Verdicts on instruction counts (rows measured with `measure: instructions`): the count rule of
+//! `augbench_core::counts::compare` (a change counts beyond the larger of the minimum effect and
+//! 10× the measured repeatability) mapped onto the verdict words every view prints, with the
+//! ratio read the way time ratios are (current ÷ baseline of items per instruction: below 1 is
+//! slower). Pure.
+
+use augbench_core::counts::{self, CountChange};
+use augbench_core::policy;
+
+use crate::model::Row;
+use crate::verdict::Verdict;
+
+/// A count comparison as the views show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountVerdict {
+    /// Baseline ÷ current instructions per item (below 1: the current side does more work).
+    pub ratio: f64,
+    pub verdict: Verdict,
+    /// What the verdict read: the change in instructions and the threshold it was held to.
+    pub note: String,
+}
+
+/// The minimum effect counts are judged at: the user's when given, else the count default.
+pub fn min_effect(given: Option<f64>) -> f64 {
+    given.unwrap_or(policy::COUNT_MIN_EFFECT)
+}
+
+/// The count verdict of two rows, `None` unless both carry instruction counts.
+pub fn verdict(base: &Row, cur: &Row, min_effect: f64) -> Option<CountVerdict> {
+    let (b, c) = (base.instructions.as_ref()?, cur.instructions.as_ref()?);
+    let cmp = counts::compare(b, c, min_effect);
+    let verdict = match cmp.change {
+        CountChange::More => Verdict::Regression,
+        CountChange::Fewer => Verdict::Faster,
+        CountChange::Same => Verdict::Same,
+        CountChange::Undecided => Verdict::Undecided,
+        CountChange::NotComparable => Verdict::NotComparable,
+    };
+    let note = match cmp.change {
+        CountChange::NotComparable => format!(
+            "counted over {} items in the baseline and {} in the current run",
+            b.items, c.items
+        ),
+        CountChange::Undecided => format!(
+            "instructions {:+.2}%, but a side has fewer than {} worker processes, so the count's repeatability is unknown",
+            (cmp.ratio - 1.0) * 100.0,
+            policy::COUNT_PROCESSES
+        ),
+        _ => format!(
+            "instructions {:+.2}% per item (threshold ±{:.2}%: the larger of the minimum effect and {}× the repeatability {:.3}%)",
+            (cmp.ratio - 1.0) * 100.0,
+            cmp.threshold * 100.0,
+            policy::COUNT_REPEATABILITY_FACTOR,
+            b.repeatability.max(c.repeatability) * 100.0
+        ),
+    };
+    Some(CountVerdict {
+        ratio: 1.0 / cmp.ratio,
+        verdict,
+        note,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use augbench_core::counts::InstructionRecord;
+
+    fn row(per_process: &[u64]) -> Row {
+        let mut rec = InstructionRecord {
+            items: 8,
+            ..Default::default()
+        };
+        for c in per_process {
+            rec.add_process(&[*c], &[1.0]);
+        }
+        let mut r = timed();
+        r.instructions = Some(rec);
+        r
+    }
+
+    fn timed() -> Row {
+        Row {
+            scenario: "image-rgb".into(),
+            mode: "micro".into(),
+            media: augbench_core::Media::Image,
+            clip_length: None,
+            library: "pillow".into(),
+            library_version: "13.0.0".into(),
+            device: "cpu".into(),
+            variant: String::new(),
+            transform: "GaussianBlur".into(),
+            status: augbench_core::results::Status::Ok,
+            median: Some(100.0),
+            figure: None,
+            figure_estimator: None,
+            figure_interval: None,
+            std: None,
+            ci_low: None,
+            ci_high: None,
+            rerun: None,
+            throughputs: Vec::new(),
+            paired: Vec::new(),
+            pairing: None,
+            slow_threshold: 0.1,
+            reason: None,
+            output_contiguous: None,
+            force_share: None,
+            ceiling_share: None,
+            instructions: None,
+            source: std::path::PathBuf::new(),
+        }
+    }
+
+    #[test]
+    fn two_percent_more_instructions_is_slower_and_the_same_count_is_same() {
+        let base = row(&[800_000_000, 800_000_100]);
+        let slow = row(&[816_000_000, 816_000_300]);
+        let v = verdict(&base, &slow, min_effect(None)).unwrap();
+        assert_eq!(v.verdict, Verdict::Regression, "{v:?}");
+        assert!((v.ratio - 1.0 / 1.02).abs() < 1e-3, "{v:?}");
+        assert!(v.note.contains("+2.00%"), "{}", v.note);
+        let same = row(&[800_000_050, 800_000_000]);
+        assert_eq!(verdict(&base, &same, 0.01).unwrap().verdict, Verdict::Same);
+        let timed = timed();
+        assert!(verdict(&base, &timed, 0.01).is_none());
+    }
+}
