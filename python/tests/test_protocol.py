@@ -306,3 +306,37 @@ def test_the_library_line_follows_the_rule_shared_with_the_coordinator() -> None
     for case in cases:
         want = None if case["line"] is None else (case["line"], case["name"])
         assert library_line(case["source"]) == want, case["why"]
+
+
+@pytest.mark.generic
+def test_count_markers_wrap_each_loop_and_hello_names_the_cpu_features(jpeg_paths, worker_factory, monkeypatch) -> None:
+    library = first_importable_library()
+    worker = worker_factory("--library", library)
+    hello = worker.request("hello")
+    assert set(hello["cpu_features"]) <= {"sse4_2", "avx2", "avx512f", "neon"}, hello
+    assert worker.request("load", media="image", paths=jpeg_paths[:2], channels=3, clip_length=1, device="cpu")["ok"]
+    assert worker.request("prepare", transform="HorizontalFlip", params={}, device="cpu")["ok"]
+    counted = worker.request("time", start=0, count=2, loops=3, markers=True)
+    assert counted["ok"] and len(counted["ns"]) == 3, counted
+    # In process: each loop sits between exactly one getpgrp() and one getppid() call.
+    from augbench_worker.adapters import base
+
+    calls: list[str] = []
+    monkeypatch.setattr(base.os, "getpgrp", lambda: calls.append("before"))
+    monkeypatch.setattr(base.os, "getppid", lambda: calls.append("after"))
+
+    class Prepared:
+        name = "probe"
+        batch = 1
+
+        @staticmethod
+        def run(item):
+            calls.append("item")
+
+    adapter = base.Adapter.__new__(base.Adapter)
+    adapter.sync = lambda: None
+    adapter._timed_loops(Prepared, [1, 2], 2, markers=True)
+    assert calls == ["before", "item", "item", "after"] * 2
+    calls.clear()
+    adapter._timed_loops(Prepared, [1], 1)
+    assert calls == ["item"]

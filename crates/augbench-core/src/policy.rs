@@ -347,3 +347,17 @@ pub const VALGRIND_MIN_VERSION: (u32, u32) = (3, 15);
 /// simulation), and seconds a worker takes to start under it.
 pub const VALGRIND_SLOWDOWN: f64 = 60.0;
 pub const VALGRIND_WORKER_START_SEC: f64 = 20.0;
+
+/// The largest value each count setting takes (`validate` refuses more, naming the bound): far
+/// beyond any run that finishes, small enough that plans and estimates stay finite.
+pub fn max_count(name: &str) -> u64 {
+    match name {
+        "num_items" => 10_000_000,
+        "clip_length" => 10_000,
+        "num_runs" => 100_000,
+        "processes" => 1_000,
+        "batch_size" | "micro_batch" => 65_536,
+        "workers" => 1_024,
+        _ => u64::MAX,
+    }
+}

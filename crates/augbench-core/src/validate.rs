@@ -432,14 +432,32 @@ fn positive_counts(cfg: &RunConfig, src: &Source) -> Check {
         (&["execution", "micro_batch"], e.micro_batch),
     ];
     for (key, value) in checks {
+        let name = key.last().copied().unwrap_or_default();
         if value == Some(0) {
-            let name = key.last().copied().unwrap_or_default();
             return Err(src.error(
                 key,
                 format!("`{name}` must be at least 1"),
                 "give a positive count",
             ));
         }
+        let most = policy::max_count(name);
+        if let Some(v) = value.filter(|v| *v > most) {
+            return Err(src.error(
+                key,
+                format!("`{name}` is {v}, more than the largest allowed, {most}"),
+                format!("give a count from 1 to {most}"),
+            ));
+        }
+    }
+    if let Some(w) = e.workers.filter(|w| *w > policy::max_count("workers")) {
+        return Err(src.error(
+            &["execution", "workers"],
+            format!(
+                "`workers` is {w}, more than the largest allowed, {}",
+                policy::max_count("workers")
+            ),
+            format!("give a count from 0 to {}", policy::max_count("workers")),
+        ));
     }
     let seconds: [(&[&str], Option<f64>); 5] = [
         (&["execution", "min_time"], e.min_time),

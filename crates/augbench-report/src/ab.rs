@@ -1,20 +1,21 @@
 //! A/B verdicts of one run (DESIGN §14): each variant of a library against the run's baseline
 //! variant, per transform, read from the paired evidence of the interleaved rounds: the median of
-//! per-round ratios current ÷ baseline and the interval where a repeat's ratio lands. A row is
-//! `slower` or `faster` only when that interval excludes 1 AND the change is at least the
-//! minimum effect (`policy::REGRESSION_MIN_EFFECT` unless given); otherwise `no change`.
+//! per-round ratios current ÷ baseline and its 95% bootstrap confidence interval, which
+//! `verdict::decide` reads at the minimum effect (`policy::REGRESSION_MIN_EFFECT` unless given):
+//! `slower`, `faster`, `no change` or `undecided`. The rerun interval (where a repeat's ratio
+//! lands) is kept beside it and never decides. Transforms measured by neither variant collapse
+//! into one line.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use anyhow::Context;
-use augbench_core::policy;
+use augbench_core::results::Status;
 use serde::Serialize;
 
 use crate::export::Format;
 use crate::model::{Dataset, GroupKey, Row};
-use crate::output::usage;
-use crate::regression::Verdict;
+use crate::verdict::{self, Unmeasured, Verdict};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AbRow {
@@ -26,8 +27,10 @@ pub struct AbRow {
     pub transform: String,
     /// Median over rounds of current ÷ baseline throughput.
     pub ratio: Option<f64>,
-    /// The interval the verdict reads (where a repeat's ratio lands, 95%).
+    /// The interval the verdict reads: the ratio's 95% bootstrap confidence interval.
     pub interval: Option<(f64, f64)>,
+    /// Where a repeat's ratio lands (95%), when recorded: shown, never decides.
+    pub rerun: Option<(f64, f64)>,
     pub rounds: u64,
     pub verdict: Verdict,
     pub note: Option<String>,
@@ -36,16 +39,34 @@ pub struct AbRow {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AbReport {
     pub min_effect: f64,
+    /// Every transform measured by at least one of the two variants.
     pub rows: Vec<AbRow>,
+    /// Transforms measured by neither (`not comparable`, one line).
+    pub not_measured: Unmeasured,
 }
 
 impl AbReport {
+    /// Rows of a verdict; `not comparable` counts the transforms measured by neither too.
     pub fn count(&self, v: Verdict) -> usize {
-        self.rows.iter().filter(|r| r.verdict == v).count()
+        let hidden = match v {
+            Verdict::NotComparable => self.not_measured.count(),
+            _ => 0,
+        };
+        self.rows.iter().filter(|r| r.verdict == v).count() + hidden
     }
 
     pub fn has_regression(&self) -> bool {
         self.count(Verdict::Regression) > 0
+    }
+
+    pub fn has_undecided(&self) -> bool {
+        self.count(Verdict::Undecided) > 0
+    }
+
+    /// `not comparable: 3 rows unsupported in both variants`, when any.
+    pub fn not_measured_line(&self) -> Option<String> {
+        let line = self.not_measured.line("variants")?;
+        Some(format!("{}: {line}", word(Verdict::NotComparable)))
     }
 
     /// The rows of one group (scenario, mode, device, sweep point), same minimum effect.
@@ -58,6 +79,7 @@ impl AbReport {
                 .filter(|r| &r.key == key)
                 .cloned()
                 .collect(),
+            not_measured: self.not_measured.of_group(key),
         }
     }
 }
@@ -74,31 +96,30 @@ impl AbRow {
             .map_or_else(|| "–".into(), |(lo, hi)| format!("[{lo:.3}, {hi:.3}]"))
     }
 
-    /// The verdict word, with the reason when the row is not comparable.
+    /// The verdict word, with the reason when the row is not comparable or undecided.
     pub fn verdict_text(&self) -> String {
         match (self.verdict, &self.note) {
             (Verdict::NotComparable, Some(n)) => format!("not comparable: {n}"),
+            (Verdict::Undecided, Some(n)) => format!("undecided ({n})"),
             (v, _) => word(v).to_string(),
         }
-    }
-}
-
-/// The verdict of a paired ratio current ÷ baseline and its interval (pure).
-pub fn verdict(ratio: f64, (lo, hi): (f64, f64), min_effect: f64) -> Verdict {
-    let covers_one = lo <= 1.0 && 1.0 <= hi;
-    if covers_one || (ratio - 1.0).abs() < min_effect {
-        Verdict::Same
-    } else if ratio < 1.0 {
-        Verdict::Regression
-    } else {
-        Verdict::Faster
     }
 }
 
 /// The A/B rows of every variant in `data` against its run's baseline; `None` when no file of
 /// `data` was measured as a variant.
 pub fn compare(data: &Dataset, min_effect: f64) -> anyhow::Result<Option<AbReport>> {
-    check_min_effect(min_effect)?;
+    compare_with(data, min_effect, crate::counts::min_effect(None))
+}
+
+/// `compare`, with the minimum effect of instruction-count rows given apart.
+pub fn compare_with(
+    data: &Dataset,
+    min_effect: f64,
+    count_min_effect: f64,
+) -> anyhow::Result<Option<AbReport>> {
+    verdict::check_min_effect(count_min_effect)?;
+    verdict::check_min_effect(min_effect)?;
     let pairs: BTreeSet<(GroupKey, String, String, String)> = data
         .sources
         .iter()
@@ -112,7 +133,11 @@ pub fn compare(data: &Dataset, min_effect: f64) -> anyhow::Result<Option<AbRepor
     if pairs.is_empty() && !data.sources.iter().any(|s| s.variant.is_some()) {
         return Ok(None);
     }
-    let mut rows = Vec::new();
+    let mut report = AbReport {
+        min_effect,
+        rows: Vec::new(),
+        not_measured: Unmeasured::default(),
+    };
     for (key, library, baseline, current) in pairs {
         let of = |label: &str| -> Vec<&Row> {
             data.rows
@@ -127,6 +152,11 @@ pub fn compare(data: &Dataset, min_effect: f64) -> anyhow::Result<Option<AbRepor
             .map(|r| r.transform.as_str())
             .collect();
         for t in transforms {
+            let (b, c) = (find(&base_rows, t), find(&cur_rows, t));
+            if !is_measured(b) && !is_measured(c) {
+                report.not_measured.push(key.clone(), &state(b), &state(c));
+                continue;
+            }
             let mut row = AbRow {
                 key: key.clone(),
                 library: library.clone(),
@@ -135,41 +165,34 @@ pub fn compare(data: &Dataset, min_effect: f64) -> anyhow::Result<Option<AbRepor
                 transform: t.to_string(),
                 ratio: None,
                 interval: None,
+                rerun: None,
                 rounds: 0,
                 verdict: Verdict::NotComparable,
                 note: None,
             };
-            fill(
-                &mut row,
-                find(&base_rows, t),
-                find(&cur_rows, t),
-                min_effect,
-            );
-            rows.push(row);
+            fill(&mut row, b, c, (min_effect, count_min_effect));
+            report.rows.push(row);
         }
     }
-    Ok(Some(AbReport { min_effect, rows }))
+    Ok(Some(report))
+}
+
+fn is_measured(r: Option<&Row>) -> bool {
+    r.is_some_and(|r| r.status == Status::Ok)
+}
+
+/// `missing`, or the row's status.
+fn state(r: Option<&Row>) -> String {
+    r.map_or_else(|| "missing".into(), |r| r.status.to_string())
 }
 
 fn find<'a>(rows: &[&'a Row], transform: &str) -> Option<&'a Row> {
     rows.iter().copied().find(|r| r.transform == transform)
 }
 
-fn check_min_effect(min_effect: f64) -> anyhow::Result<()> {
-    if min_effect.is_finite() && (0.0..1.0).contains(&min_effect) {
-        return Ok(());
-    }
-    Err(usage(
-        format!("minimum effect {min_effect} is out of range"),
-        format!(
-            "give a fraction from 0 to below 1 (the default {} means 5%)",
-            policy::REGRESSION_MIN_EFFECT
-        ),
-    ))
-}
-
 /// Fills the ratio and verdict from the current row's paired record against the baseline.
-fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, min_effect: f64) {
+fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, effects: (f64, f64)) {
+    let (min_effect, count_min_effect) = effects;
     let (Some(b), Some(c)) = (base, cur) else {
         row.note = Some(format!(
             "measured by {} only",
@@ -185,25 +208,48 @@ fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, min_effect: f64)
         row.note = Some(format!("baseline {}, current {}", b.status, c.status));
         return;
     }
+    if let Some(v) = crate::counts::verdict(b, c, count_min_effect) {
+        row.ratio = Some(v.ratio);
+        row.verdict = v.verdict;
+        row.note = Some(v.note);
+        return;
+    }
     let same_rounds = c.pairing.is_some() && c.pairing == b.pairing;
     let paired = c.paired.iter().find(|p| p.partner == row.baseline);
     let Some(p) = paired.filter(|_| same_rounds) else {
         row.note = Some("not measured in the same rounds (no paired record)".into());
         return;
     };
-    let interval = p.rerun.unwrap_or((p.ci_low, p.ci_high));
+    let interval = (p.ci_low, p.ci_high);
     row.ratio = Some(p.ratio);
     row.interval = Some(interval);
+    row.rerun = p.rerun;
     row.rounds = p.rounds;
-    row.verdict = verdict(p.ratio, interval, min_effect);
+    (row.verdict, row.note) = judge(p.ratio, interval, p.rounds, min_effect);
 }
 
-/// `slower`, `faster`, `no change`, `not comparable`.
+/// The verdict of a paired ratio and its confidence interval over `rounds`, with the note of an
+/// `undecided` one.
+fn judge(
+    ratio: f64,
+    interval: (f64, f64),
+    rounds: u64,
+    min_effect: f64,
+) -> (Verdict, Option<String>) {
+    if rounds < verdict::MIN_UNITS as u64 {
+        let note = verdict::too_few_note("rounds", &format!("{rounds} paired"));
+        return (Verdict::Undecided, Some(note));
+    }
+    verdict::decide_noted(ratio, interval, min_effect)
+}
+
+/// `slower`, `faster`, `no change`, `undecided`, `not comparable`.
 pub fn word(v: Verdict) -> &'static str {
     match v {
         Verdict::Regression => "slower",
         Verdict::Faster => "faster",
         Verdict::Same => "no change",
+        Verdict::Undecided => "undecided",
         Verdict::NotComparable => "not comparable",
     }
 }
@@ -211,12 +257,17 @@ pub fn word(v: Verdict) -> &'static str {
 /// One summary line: counts per verdict and the rule used.
 pub fn summary(report: &AbReport) -> String {
     format!(
-        "A/B: {} slower, {} faster, {} no change, {} not comparable (paired ratio current ÷ baseline over the same rounds; a change counts when its 95% rerun interval excludes 1 and |ratio − 1| ≥ {}%)",
+        "A/B: {} slower, {} faster, {} no change, {} undecided, {} not comparable (paired ratio current ÷ baseline over the same rounds; {})",
         report.count(Verdict::Regression),
         report.count(Verdict::Faster),
         report.count(Verdict::Same),
+        report.count(Verdict::Undecided),
         report.count(Verdict::NotComparable),
-        report.min_effect * 100.0
+        verdict::rule(
+            report.min_effect,
+            word(Verdict::Same),
+            word(Verdict::Regression)
+        )
     )
 }
 
@@ -242,7 +293,7 @@ fn render_markdown(report: &AbReport) -> String {
         if current != Some(head) {
             let _ = write!(
                 out,
-                "{}### A/B {} ÷ {} · {}\n\n| Transform | Ratio | 95% rerun interval | Rounds | Verdict |\n|---|--:|---|--:|---|\n",
+                "{}### A/B {} ÷ {} · {}\n\n| Transform | Ratio | 95% confidence interval | Rounds | Verdict |\n|---|--:|---|--:|---|\n",
                 if current.is_some() { "\n" } else { "" },
                 r.current,
                 r.baseline,
@@ -263,6 +314,9 @@ fn render_markdown(report: &AbReport) -> String {
             r.rounds
         );
     }
+    if let Some(line) = report.not_measured_line() {
+        let _ = writeln!(out, "\n{line}");
+    }
     let _ = writeln!(out, "\n{}", summary(report));
     out
 }
@@ -279,6 +333,8 @@ fn render_csv(report: &AbReport) -> anyhow::Result<String> {
         "current",
         "transform",
         "ratio",
+        "ci_low",
+        "ci_high",
         "rerun_low",
         "rerun_high",
         "rounds",
@@ -301,45 +357,18 @@ fn render_csv(report: &AbReport) -> anyhow::Result<String> {
             o(r.ratio),
             o(r.interval.map(|i| i.0)),
             o(r.interval.map(|i| i.1)),
+            o(r.rerun.map(|i| i.0)),
+            o(r.rerun.map(|i| i.1)),
             r.rounds.to_string(),
             word(r.verdict).to_string(),
             r.note.clone().unwrap_or_default(),
         ])
         .context("writing CSV")?;
     }
+    if let Some(line) = report.not_measured.line("variants") {
+        let mut last = vec![String::new(); header.len() - 2];
+        last.extend([word(Verdict::NotComparable).to_string(), line]);
+        w.write_record(&last).context("writing CSV")?;
+    }
     String::from_utf8(w.into_inner().context("finishing CSV")?).context("CSV is not UTF-8")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn an_interval_below_one_and_a_big_enough_drop_is_slower() {
-        assert_eq!(verdict(0.90, (0.87, 0.93), 0.05), Verdict::Regression);
-        assert_eq!(verdict(1.10, (1.07, 1.13), 0.05), Verdict::Faster);
-    }
-
-    #[test]
-    fn an_interval_covering_one_or_a_small_change_is_no_change() {
-        assert_eq!(verdict(0.90, (0.80, 1.01), 0.05), Verdict::Same);
-        assert_eq!(verdict(0.97, (0.96, 0.98), 0.05), Verdict::Same);
-        assert_eq!(verdict(0.97, (0.96, 0.98), 0.02), Verdict::Regression);
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 256, rng_seed: proptest::test_runner::RngSeed::Fixed(5), ..ProptestConfig::default() })]
-        /// Swapping baseline and current (the ratio and its interval inverted) swaps the verdict,
-        /// away from the minimum-effect boundary.
-        #[test]
-        fn inverting_the_ratio_mirrors_the_verdict(r in 0.5f64..2.0, w in 0.0f64..0.2) {
-            let (lo, hi) = (r * (1.0 - w), r * (1.0 + w));
-            let fwd = verdict(r, (lo, hi), 0.05);
-            let back = verdict(1.0 / r, (1.0 / hi, 1.0 / lo), 0.05);
-            let mirrored = match fwd { Verdict::Regression => Verdict::Faster, Verdict::Faster => Verdict::Regression, v => v };
-            let near = (r - 1.0).abs() < 0.06 || (1.0 / r - 1.0).abs() < 0.06;
-            prop_assert!(near || back == mirrored, "{fwd:?} vs {back:?}");
-        }
-    }
 }

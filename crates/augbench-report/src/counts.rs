@@ -10,6 +10,9 @@ use augbench_core::policy;
 use crate::model::Row;
 use crate::verdict::Verdict;
 
+/// How count rows were judged, for summary lines.
+pub const RULE: &str = "; instruction-count rows: a change counts beyond the larger of the minimum effect (1% unless --min-effect) and 10× the measured repeatability between worker processes, with no interval";
+
 /// A count comparison as the views show it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CountVerdict {

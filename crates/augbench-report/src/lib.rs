@@ -3,6 +3,7 @@
 //! PNG), one self-contained HTML report, and refreshed README tables.
 
 pub mod ab;
+pub mod counts;
 pub mod docs;
 pub mod export;
 pub mod figure;
@@ -17,6 +18,7 @@ pub mod regression;
 pub mod sample;
 pub mod summary;
 pub mod table;
+pub mod verdict;
 
 pub use load::load_paths;
 pub use model::{Dataset, Group, GroupKey, Row};

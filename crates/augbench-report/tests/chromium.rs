@@ -333,7 +333,7 @@ fn the_ab_view_shows_each_transforms_ratio_interval_and_verdict() {
         "no ratio, no dot"
     );
     assert!(
-        view.contains("A/B: 1 slower, 1 faster, 1 no change, 1 not comparable"),
+        view.contains("A/B: 1 slower, 1 faster, 1 no change, 0 undecided, 1 not comparable"),
         "{view}"
     );
     let table_panel = slice(&dom, "class=\"group\"", "<div class=\"panel\"", ">");

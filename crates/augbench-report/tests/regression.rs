@@ -1,6 +1,7 @@
-//! Regression verdicts: a synthetic 20% slowdown is flagged, an unchanged rerun passes, rows
-//! measured on one side only are "not comparable", and intervals come from the runs when a file
-//! has none.
+//! Regression and A/B verdicts: a synthetic 20% slowdown is flagged, an unchanged rerun passes,
+//! what the data cannot tell (too few runs, a wide interval, a change across the minimum effect)
+//! is "undecided", rows measured on one side only are "not comparable", rows measured on neither
+//! collapse into one line, and intervals come from the runs when a file has none.
 
 #![allow(
     clippy::unwrap_used,
@@ -14,7 +15,7 @@ use crate::common;
 use augbench_core::Mode;
 use augbench_report::export::Format;
 use augbench_report::regression::{self, Verdict};
-use augbench_report::sample::{self, runs};
+use augbench_report::sample::{self, Outcome, runs};
 use augbench_report::{Dataset, load_paths};
 
 fn load(files: &[augbench_core::results::ResultFile]) -> (tempfile::TempDir, Dataset) {
@@ -84,7 +85,7 @@ fn unchanged_rerun_passes() {
 }
 
 #[test]
-fn faster_needs_the_minimum_effect() {
+fn faster_needs_the_minimum_effect_beyond_doubt() {
     let (_b, base) = load(&[sample::result_file(
         "image-rgb",
         Mode::Micro,
@@ -103,8 +104,91 @@ fn faster_needs_the_minimum_effect() {
     let verdicts: Vec<Verdict> = report.rows.iter().map(|r| r.verdict).collect();
     assert_eq!(
         verdicts,
-        [Verdict::Same, Verdict::Faster],
-        "4% is below the 5% effect; 30% is not"
+        [Verdict::Undecided, Verdict::Faster],
+        "4% faster, its interval reaching past the 5% band: undecided; 30% is faster"
+    );
+    assert_eq!(
+        report.rows[0].note.as_deref(),
+        Some("+2.0% to +6.1%, across the 5% minimum effect")
+    );
+}
+
+/// Two files of one kornia row each: `base` and `cur` runs of transform `A`.
+fn one_row_each(base: Vec<f64>, cur: Vec<f64>) -> regression::RegressionReport {
+    let file = |tps: Vec<f64>| {
+        sample::result_file(
+            "image-rgb",
+            Mode::Micro,
+            "kornia",
+            "1",
+            &[("A", Outcome::Ok(tps))],
+        )
+    };
+    let (_b, base) = load(&[file(base)]);
+    let (_c, cur) = load(&[file(cur)]);
+    regression::compare(&base, &cur, 0.05).unwrap()
+}
+
+#[test]
+fn too_few_runs_are_undecided_not_same() {
+    for runs in [1, 2] {
+        let report = one_row_each(vec![1000.0; runs], vec![1000.0; runs]);
+        let row = &report.rows[0];
+        assert_eq!(row.verdict, Verdict::Undecided, "{runs} run(s)");
+        assert_eq!(
+            row.note.as_deref(),
+            Some(
+                format!("too few runs for an interval (baseline {runs}, current {runs}; 3 needed)")
+                    .as_str()
+            )
+        );
+        assert!(report.has_undecided() && !report.has_regression());
+    }
+}
+
+#[test]
+fn a_drop_the_data_cannot_tell_from_noise_is_undecided() {
+    let noisy = vec![300.0, 1000.0, 2000.0, 600.0, 1500.0];
+    let slower: Vec<f64> = noisy.iter().map(|x| x * 0.8).collect();
+    let report = one_row_each(noisy, slower);
+    let row = &report.rows[0];
+    assert_eq!(row.verdict, Verdict::Undecided);
+    let note = row.note.as_deref().unwrap();
+    assert!(note.starts_with("could not see a change under"), "{note}");
+    let (lo, hi) = row.ratio_interval.unwrap();
+    assert!(lo < 1.0 && hi > 1.0, "{lo} {hi}");
+}
+
+#[test]
+fn rows_measured_in_neither_run_collapse_into_one_line() {
+    let (_b, base) = load(&sample::demo());
+    let (_c, cur) = load(&sample::demo());
+    let report = regression::compare(&base, &cur, 0.05).unwrap();
+    assert!(
+        report
+            .rows
+            .iter()
+            .all(|r| r.verdict != Verdict::NotComparable)
+    );
+    assert_eq!(report.count(Verdict::NotComparable), 5);
+    let md = regression::render(&report, Format::Markdown).unwrap();
+    assert!(
+        md.contains(
+            "\nnot comparable: 5 rows measured in neither run (1 error, 2 slow, 2 unsupported)\n"
+        ),
+        "{md}"
+    );
+    assert!(!md.contains("| ElasticTransform |"), "{md}");
+    let json: serde_json::Value =
+        serde_json::from_str(&regression::render(&report, Format::Json).unwrap()).unwrap();
+    assert_eq!(json["not_measured"]["count"], 5);
+    assert_eq!(json["not_measured"]["by_state"]["unsupported"], 2);
+    let csv = regression::render(&report, Format::Csv).unwrap();
+    assert!(
+        csv.ends_with(
+            ",,not comparable,\"5 rows measured in neither run (1 error, 2 slow, 2 unsupported)\"\n"
+        ),
+        "{csv}"
     );
 }
 
@@ -159,12 +243,15 @@ fn reference_format_intervals_are_bootstrapped_from_runs() {
 #[test]
 fn min_effect_out_of_range_is_a_usage_error() {
     let data = Dataset::default();
-    let err = regression::compare(&data, &data, 1.5).unwrap_err();
-    assert!(
-        common::usage_message(&err)
-            .unwrap()
-            .contains("out of range")
-    );
+    for m in [1.5, 1.0, 0.0, -0.05] {
+        let err = regression::compare(&data, &data, m).unwrap_err();
+        let msg = common::usage_message(&err).unwrap();
+        assert!(msg.contains("out of range"), "{msg}");
+        assert!(
+            msg.contains("--min-effect 0.05"),
+            "a value that works: {msg}"
+        );
+    }
 }
 
 // ---- A/B verdicts of one run (`ab::compare`) ----------------------------------------------------
@@ -194,4 +281,53 @@ fn ab_demo_gives_each_verdict_once() {
         "ab_demo_markdown",
         augbench_report::ab::render(&report, Format::Markdown).unwrap()
     );
+}
+
+/// An A/B folder of two Pillow variants over `entries` of each, interleaved in one process.
+fn ab_of(base: &[(&str, Outcome)], cur: &[(&str, Outcome)]) -> augbench_report::ab::AbReport {
+    let (a, b) = ("pillow@a", "pillow@b");
+    let file = |label: &str, entries: &[(&str, Outcome)]| {
+        let f = sample::result_file("image-rgb", Mode::Micro, "pillow", "1", entries);
+        sample::as_variant(f, label, "pillow==1", a)
+    };
+    let mut files = vec![file(a, base), file(b, cur)];
+    sample::interleave(&mut files);
+    let (_dir, data) = load(&files);
+    augbench_report::ab::compare(&data, 0.05).unwrap().unwrap()
+}
+
+#[test]
+fn ab_rows_of_too_few_rounds_are_undecided() {
+    let report = ab_of(
+        &[("A", Outcome::Ok(vec![1000.0, 1010.0]))],
+        &[("A", Outcome::Ok(vec![700.0, 707.0]))],
+    );
+    let row = &report.rows[0];
+    assert_eq!(row.verdict, Verdict::Undecided);
+    assert_eq!(
+        row.verdict_text(),
+        "undecided (too few rounds for an interval (2 paired; 3 needed))"
+    );
+}
+
+#[test]
+fn ab_transforms_measured_by_neither_variant_collapse_into_one_line() {
+    let u = || Outcome::Unsupported("no such thing".into());
+    let report = ab_of(
+        &[("A", runs(1000.0)), ("U", u()), ("V", u())],
+        &[("A", runs(1000.0)), ("U", u()), ("V", u())],
+    );
+    let transforms: Vec<&str> = report.rows.iter().map(|r| r.transform.as_str()).collect();
+    assert_eq!(transforms, ["A"]);
+    assert_eq!(report.rows[0].verdict, Verdict::Same);
+    assert_eq!(
+        report.not_measured_line().as_deref(),
+        Some("not comparable: 2 rows unsupported in both variants")
+    );
+    let md = augbench_report::ab::render(&report, Format::Markdown).unwrap();
+    assert!(
+        md.contains("\nnot comparable: 2 rows unsupported in both variants\n"),
+        "{md}"
+    );
+    assert!(md.contains(", 2 not comparable ("), "{md}");
 }

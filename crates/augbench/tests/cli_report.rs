@@ -1,5 +1,6 @@
 //! CLI of the report commands (`compare`, `plot`, `report`, `docs update`): outputs and exit
-//! codes — 0 ok, 1 regression with `--fail-on-regression` or stale docs with `--check`, 2 bad usage.
+//! codes — 0 ok, 1 regression with `--fail-on-regression`, an undecided row with
+//! `--fail-on-undecided` or stale docs with `--check`, 2 bad usage.
 
 #![allow(
     clippy::unwrap_used,
@@ -151,6 +152,70 @@ fn regression_exit_codes() {
         .args(["--min-effect", "0.25", "--fail-on-regression"])
         .assert()
         .success();
+}
+
+#[test]
+fn undecided_rows_fail_only_with_fail_on_undecided() {
+    let base = demo();
+    // 4% faster with ±2% intervals: the ratio's interval crosses the 5% band's edge.
+    let nudged = tempfile::tempdir().unwrap();
+    let files: Vec<_> = sample::demo()
+        .iter()
+        .map(|f| sample::scaled(f, 1.04))
+        .collect();
+    write(nudged.path(), &files);
+    let compare = |current: &Path, flag: &str| {
+        augbench()
+            .arg("compare")
+            .arg("--baseline")
+            .arg(base.path())
+            .arg("--current")
+            .arg(current)
+            .arg(flag)
+            .assert()
+    };
+    compare(nudged.path(), "--fail-on-undecided")
+        .code(1)
+        .stdout(predicate::str::contains(
+            "undecided (+2.0% to +6.1%, across the 5% minimum effect)",
+        ))
+        .stdout(predicate::str::contains(
+            "not comparable: 5 rows measured in neither run (1 error, 2 slow, 2 unsupported)",
+        ));
+    compare(nudged.path(), "--fail-on-regression")
+        .success()
+        .stdout(predicate::str::contains(
+            "0 regression(s), 0 faster, 0 same, 15 undecided",
+        ));
+    compare(base.path(), "--fail-on-undecided").success();
+    // Without variants or two runs there is nothing to be undecided about: bad usage.
+    augbench()
+        .arg("compare")
+        .arg(base.path())
+        .arg("--fail-on-undecided")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--fail-on-undecided needs A/B variants",
+        ));
+}
+
+#[test]
+fn a_minimum_effect_of_zero_or_one_exits_2_naming_one_that_works() {
+    let dir = demo();
+    for m in ["0", "1", "-0.1"] {
+        augbench()
+            .arg("compare")
+            .arg("--baseline")
+            .arg(dir.path())
+            .arg("--current")
+            .arg(dir.path())
+            .arg(format!("--min-effect={m}"))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("out of range"))
+            .stderr(predicate::str::contains("--min-effect 0.05"));
+    }
 }
 
 #[test]

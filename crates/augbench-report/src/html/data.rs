@@ -1,9 +1,9 @@
 //! The measurements the page's script reads, embedded as one JSON block: per group its
 //! libraries, visible rows and, per row and library, status, throughput, frames/s, share of the
 //! decode ceiling and the paired ratios; and, in an A/B run, the group's A/B rows exactly as
-//! `ab::compare` made them (ratio, interval, verdict and their texts). With it the page switches
-//! reference, redraws the speedup column and footer, and draws the bar, pipeline, video and A/B
-//! views without a server.
+//! `ab::compare` made them (ratio, confidence interval, verdict and their texts, and the line of
+//! transforms measured by neither variant). With it the page switches reference, redraws the
+//! speedup column and footer, and draws the bar, pipeline, video and A/B views without a server.
 
 use std::collections::BTreeMap;
 
@@ -48,6 +48,9 @@ struct AbData {
     /// `ab::summary` of the group's rows.
     summary: String,
     rows: Vec<AbRowData>,
+    /// The one line of transforms measured by neither variant, when any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_measured: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -60,7 +63,7 @@ struct AbRowData {
     low: Option<f64>,
     high: Option<f64>,
     rounds: u64,
-    /// `ab::word`: slower | faster | no change | not comparable.
+    /// `ab::word`: slower | faster | no change | undecided | not comparable.
     verdict: &'static str,
     ratio_text: String,
     interval_text: String,
@@ -164,6 +167,7 @@ fn ab_data(report: AbReport) -> Option<AbData> {
         return None;
     }
     let summary = ab::summary(&report);
+    let not_measured = report.not_measured_line();
     let rows = report
         .rows
         .iter()
@@ -186,6 +190,7 @@ fn ab_data(report: AbReport) -> Option<AbData> {
         min_effect: report.min_effect,
         summary,
         rows,
+        not_measured,
     })
 }
 

@@ -272,13 +272,15 @@
     box.innerHTML = html + "</div>";
   }
 
-  // A/B: per pair of variants, each transform's paired ratio current \u00f7 baseline and its rerun
-  // interval on one log scale centred on 1, the band of the minimum effect shaded, with the
-  // texts and verdicts `augbench compare` prints for the same rows.
-  var VERDICT_CLASS = { "slower": "slower", "faster": "faster", "no change": "same", "not comparable": "none" };
+  // A/B: per pair of variants, each transform's paired ratio current \u00f7 baseline and its 95%
+  // confidence interval on one log scale centred on 1, the band of the minimum effect
+  // [1 - m, 1/(1 - m)] shaded, with the texts and verdicts `augbench compare` prints for the same rows.
+  var VERDICT_CLASS = {
+    "slower": "slower", "faster": "faster", "no change": "same", "undecided": "undecided", "not comparable": "none"
+  };
   function drawAb(box, ab) {
     var m = ab.min_effect;
-    var span = Math.log(1 + m) * 2;
+    var span = -Math.log(1 - m) * 2;
     ab.rows.forEach(function (r) {
       if (r.low !== null && r.high !== null) {
         span = Math.max(span, Math.abs(Math.log(r.low)), Math.abs(Math.log(r.high)));
@@ -292,7 +294,7 @@
     // stands clear of those already placed, so labels never overlap.
     var edge = span / 1.1;
     var ticks = [];
-    [1, Math.exp(-edge), Math.exp(edge), 1 - m, 1 + m, Math.exp(-edge / 2), Math.exp(edge / 2)].forEach(function (t) {
+    [1, Math.exp(-edge), Math.exp(edge), 1 - m, 1 / (1 - m), Math.exp(-edge / 2), Math.exp(edge / 2)].forEach(function (t) {
       var clear = ticks.every(function (u) { return Math.abs(pos(t) - pos(u)) >= 9; });
       if (clear) {
         ticks.push(t);
@@ -302,11 +304,13 @@
     var axisHtml = ticks.map(function (t) {
       return "<span class=\"tick\" style=\"left:" + pos(t).toFixed(2) + "%\">" + t.toFixed(2) + "</span>";
     }).join("");
-    var band = "left:" + pos(1 - m).toFixed(2) + "%;width:" + (pos(1 + m) - pos(1 - m)).toFixed(2) + "%";
+    var band = "left:" + pos(1 - m).toFixed(2) + "%;width:" + (pos(1 / (1 - m)) - pos(1 - m)).toFixed(2) + "%";
     var html = "<p class=\"muted small\">Each row: the paired ratio <b>current \u00f7 baseline</b> (median over the " +
-      "rounds both variants ran in; below 1 the current variant is slower), its 95% rerun interval, and the " +
-      "verdict at the minimum effect of " + (100 * m).toFixed(0) + "% (the shaded band), as <code>augbench " +
-      "compare</code> reports them. The reference switch does not change this view.</p>";
+      "rounds both variants ran in; below 1 the current variant is slower), its 95% confidence interval, and the " +
+      "verdict at the minimum effect of " + (100 * m).toFixed(0) + "% (the shaded band): <i>no change</i> when " +
+      "the interval lies inside the band, <i>slower</i> or <i>faster</i> when it excludes 1 and the ratio lies " +
+      "beyond the band, else <i>undecided</i>; as <code>augbench compare</code> reports them. The reference " +
+      "switch does not change this view.</p>";
     var pairs = [];
     ab.rows.forEach(function (r) {
       var k = r.current + "\u00f7" + r.baseline;
@@ -317,7 +321,7 @@
     pairs.forEach(function (k) {
       var rows = ab.rows.filter(function (r) { return r.current + "\u00f7" + r.baseline === k; });
       html += "<h3 class=\"ab-pair\">" + esc(rows[0].current) + " \u00f7 " + esc(rows[0].baseline) +
-        "</h3><table class=\"ab\"><thead><tr><th>Transform</th><th>Ratio</th><th>95% rerun interval</th>" +
+        "</h3><table class=\"ab\"><thead><tr><th>Transform</th><th>Ratio</th><th>95% confidence interval</th>" +
         "<th>Rounds</th><th class=\"ab-verdict\">Verdict</th><th class=\"ab-plot\"><span class=\"ab-axis\">" + axisHtml +
         "</span></th></tr></thead><tbody>";
       rows.forEach(function (r) {
@@ -336,6 +340,9 @@
       });
       html += "</tbody></table>";
     });
+    if (ab.not_measured) {
+      html += "<p class=\"muted small ab-not-measured\">" + esc(ab.not_measured) + "</p>";
+    }
     box.innerHTML = html + "<p class=\"legend ab-summary\">" + esc(ab.summary) + "</p>";
   }
 

@@ -240,7 +240,11 @@ pub(crate) fn finalize(mut row: Row, warnings: &mut Vec<String>) -> Row {
         row.median = Some(stats::median(&row.throughputs));
         row.std = Some(stats::std_dev(&row.throughputs));
     }
-    if row.status == Status::Ok && valid(row.median).is_none() {
+    let counted = row
+        .instructions
+        .as_ref()
+        .is_some_and(|c| c.per_item.is_finite() && c.per_item > 0.0);
+    if row.status == Status::Ok && !counted && valid(row.median).is_none() {
         warnings.push(format!(
             "{}: {} / {}: median throughput is missing, NaN or zero; shown as error",
             row.source.display(),

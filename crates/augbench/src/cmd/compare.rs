@@ -94,13 +94,44 @@ pub struct Args {
     /// Regression mode: the run to check against the baseline.
     #[arg(long, value_name = "RESULTS", requires = "baseline")]
     pub current: Option<PathBuf>,
-    /// Regression and A/B verdicts: smallest relative change that counts, as a fraction (0.1 = 10%).
-    #[arg(long, value_name = "FRACTION", default_value_t = policy::REGRESSION_MIN_EFFECT)]
-    pub min_effect: f64,
+    /// Regression and A/B verdicts: smallest relative change that counts, as a fraction (0.1 = 10%)
+    /// [default: {time}, {counts} for instruction counts].
+    #[arg(long, value_name = "FRACTION", help = help_min_effect())]
+    pub min_effect: Option<f64>,
     /// Exit with code 1 when any row is a regression (with `--baseline`/`--current`), or when any
     /// variant is slower than the baseline variant (an A/B run's folder).
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// Exit with code 1 when any compared row is undecided: its interval could not tell a change
+    /// of the minimum effect from none.
+    #[arg(long)]
+    pub fail_on_undecided: bool,
+}
+
+/// Help for `--min-effect`, with policy's defaults for time and for counts.
+fn help_min_effect() -> String {
+    format!(
+        "Regression and A/B verdicts: smallest relative change that counts, as a fraction (0.1 = 10%) [default: {} for time, {} for instruction counts]",
+        policy::REGRESSION_MIN_EFFECT,
+        policy::COUNT_MIN_EFFECT
+    )
+}
+
+impl Args {
+    /// The minimum effect of timed rows: the user's, else policy's.
+    fn time_effect(&self) -> f64 {
+        self.min_effect.unwrap_or(policy::REGRESSION_MIN_EFFECT)
+    }
+
+    /// The minimum effect of instruction counts: the user's, else the count default.
+    fn count_effect(&self) -> f64 {
+        augbench_report::counts::min_effect(self.min_effect)
+    }
+
+    /// Exit code 1 when a failing verdict the flags ask about is present.
+    fn failed(&self, regression: bool, undecided: bool) -> bool {
+        (self.fail_on_regression && regression) || (self.fail_on_undecided && undecided)
+    }
 }
 
 /// Loads results and prints the loader's warnings to standard error.
@@ -134,29 +165,43 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         sort: args.sort.into(),
     };
     let tables = augbench_report::table::build_tables(&data, &opts)?;
-    let ab = ab::compare(&data, args.min_effect)?;
+    let ab = ab::compare_with(&data, args.time_effect(), args.count_effect())?;
     let mut text = export::render(&tables, args.format.into())?;
     if let Some(report) = &ab {
         text = with_ab(text, report, args.format)?;
     }
     emit(&text, args.out.as_ref())?;
     let Some(report) = ab else {
-        return match args.fail_on_regression {
-            true => Err(augbench_core::UsageError::new(
-                "--fail-on-regression needs A/B variants or two runs: these results measured no variants",
-                "pass an A/B run's folder (selection.variants), or --baseline OLD --current NEW",
-            )
-            .into()),
-            false => Ok(ExitCode::SUCCESS),
-        };
+        return no_variants(&args);
     };
     if args.format != FormatArg::Markdown || args.out.is_some() {
         eprintln!("{}", ab::summary(&report));
     }
-    if args.fail_on_regression && report.has_regression() {
-        return Ok(ExitCode::from(1));
+    Ok(exit(
+        args.failed(report.has_regression(), report.has_undecided()),
+    ))
+}
+
+/// Results without variants: fine, unless a `--fail-on-…` flag asked for verdicts.
+fn no_variants(args: &Args) -> anyhow::Result<ExitCode> {
+    let flag = match (args.fail_on_regression, args.fail_on_undecided) {
+        (true, _) => "--fail-on-regression",
+        (false, true) => "--fail-on-undecided",
+        (false, false) => return Ok(ExitCode::SUCCESS),
+    };
+    Err(augbench_core::UsageError::new(
+        format!("{flag} needs A/B variants or two runs: these results measured no variants"),
+        "pass an A/B run's folder (selection.variants), or --baseline OLD --current NEW",
+    )
+    .into())
+}
+
+fn exit(failed: bool) -> ExitCode {
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The library tables followed by the A/B verdicts (JSON: one object with both).
@@ -181,7 +226,7 @@ fn with_ab(tables: String, report: &ab::AbReport, format: FormatArg) -> anyhow::
 fn run_regression(args: &Args, baseline: &PathBuf, current: &PathBuf) -> anyhow::Result<ExitCode> {
     let base = load(std::slice::from_ref(baseline))?;
     let cur = load(std::slice::from_ref(current))?;
-    let report = regression::compare(&base, &cur, args.min_effect)?;
+    let report = regression::compare_with(&base, &cur, args.time_effect(), args.count_effect())?;
     emit(
         &regression::render(&report, args.format.into())?,
         args.out.as_ref(),
@@ -189,8 +234,7 @@ fn run_regression(args: &Args, baseline: &PathBuf, current: &PathBuf) -> anyhow:
     if args.format != FormatArg::Markdown || args.out.is_some() {
         eprintln!("{}", regression::summary(&report));
     }
-    if args.fail_on_regression && report.has_regression() {
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(exit(
+        args.failed(report.has_regression(), report.has_undecided()),
+    ))
 }

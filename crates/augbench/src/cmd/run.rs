@@ -63,8 +63,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .filter_map(|j| j.variant.as_ref())
         .collect();
     augbench_env::check_pins(&variants)?;
+    let out = augbench_core::naming::output_dir(&cfg);
+    if out.exists() && !out.is_dir() {
+        return Err(augbench_core::UsageError::new(
+            format!(
+                "the output `{}` is a file; the output must be a folder",
+                out.display()
+            ),
+            "give --output (or output.output_dir) a folder path; it is created when missing",
+        )
+        .into());
+    }
     // Held until `run` returns, whichever way (its guard releases the folder on drop).
-    let lock = RunLock::acquire(&augbench_core::naming::output_dir(&cfg))?;
+    let lock = RunLock::acquire(&out)?;
     if let Some(note) = &lock.note {
         eprintln!("{note}");
     }

@@ -1,0 +1,372 @@
+//! The one rule that turns a ratio current ÷ baseline and its 95% confidence interval into a
+//! verdict, for A/B rows and `compare --baseline/--current` rows alike (`decide`): `same` only
+//! when the whole interval lies inside the minimum-effect band [1 − m, 1/(1 − m)]; `regression`
+//! (slower) when the interval lies below 1 and the ratio below the band; `faster` mirrored; else
+//! `undecided`, with the smallest change the interval could have shown (`undecided_note`). Also
+//! the check of a minimum effect, and the one summary line of rows measured on neither side.
+//! Pure.
+
+use std::collections::BTreeMap;
+
+use augbench_core::policy;
+use serde::Serialize;
+
+use crate::model::GroupKey;
+use crate::output::usage;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Regression,
+    Faster,
+    Same,
+    /// The interval cannot tell: it reaches past the band on a side, or crosses its edge.
+    Undecided,
+    /// Measured on one side only (missing, slow, unsupported or error on the other).
+    NotComparable,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Regression => "regression",
+            Verdict::Faster => "faster",
+            Verdict::Same => "same",
+            Verdict::Undecided => "undecided",
+            Verdict::NotComparable => "not comparable",
+        }
+    }
+}
+
+/// Fewest resampling units (runs of a row, rounds of a pair) whose interval may decide: with two,
+/// a bootstrap interval is the range of two values, too narrow to trust.
+pub const MIN_UNITS: usize = 3;
+
+/// The minimum-effect band [1 − m, 1/(1 − m)]: symmetric on the log scale, so inverting a ratio
+/// and its interval mirrors the verdict.
+pub fn band(min_effect: f64) -> (f64, f64) {
+    (1.0 - min_effect, 1.0 / (1.0 - min_effect))
+}
+
+/// THE verdict of a ratio current ÷ baseline and its confidence interval at a minimum effect
+/// (a fraction in [0, 1)); `Undecided` for a ratio or interval that is not positive and finite.
+pub fn decide(ratio: f64, (lo, hi): (f64, f64), min_effect: f64) -> Verdict {
+    let ok = |x: f64| x.is_finite() && x > 0.0;
+    let usable = ok(ratio) && ok(lo) && ok(hi) && lo <= hi;
+    if !usable || !(0.0..1.0).contains(&min_effect) {
+        return Verdict::Undecided;
+    }
+    let (low_edge, high_edge) = band(min_effect);
+    if low_edge <= lo && hi <= high_edge {
+        Verdict::Same
+    } else if hi < 1.0 && ratio < low_edge {
+        Verdict::Regression
+    } else if lo > 1.0 && ratio > high_edge {
+        Verdict::Faster
+    } else {
+        Verdict::Undecided
+    }
+}
+
+/// `decide`, with `undecided_note` for an `undecided` verdict.
+pub fn decide_noted(
+    ratio: f64,
+    interval: (f64, f64),
+    min_effect: f64,
+) -> (Verdict, Option<String>) {
+    match decide(ratio, interval, min_effect) {
+        Verdict::Undecided => (
+            Verdict::Undecided,
+            Some(undecided_note(interval, min_effect)),
+        ),
+        v => (v, None),
+    }
+}
+
+/// Why an interval decided nothing: wider than the band, the smallest change it could have shown
+/// (`could not see a change under 12%`, its half-width on the log scale); narrower, where it lies
+/// (`-6.0% to +1.0%, across the 5% minimum effect`).
+pub fn undecided_note((lo, hi): (f64, f64), min_effect: f64) -> String {
+    if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && hi >= lo) {
+        return "no usable interval".into();
+    }
+    let h = (hi / lo).ln() / 2.0;
+    if h > -(1.0 - min_effect).ln() {
+        return format!("could not see a change under {}", change(h.exp()));
+    }
+    format!(
+        "{:+.1}% to {:+.1}%, across the {}% minimum effect",
+        (lo - 1.0) * 100.0,
+        (hi - 1.0) * 100.0,
+        percent(min_effect)
+    )
+}
+
+/// A factor above 1 as a change: `12%` below 2×, `6.2×` from there.
+fn change(factor: f64) -> String {
+    if factor >= 2.0 {
+        format!("{factor:.1}×")
+    } else {
+        format!("{}%", percent(factor - 1.0))
+    }
+}
+
+/// A fraction as a percentage without float noise: 0.15 → `15`, 0.075 → `7.5`.
+pub fn percent(x: f64) -> String {
+    let s = format!("{:.1}", x * 100.0);
+    match s.strip_suffix(".0") {
+        Some(whole) => whole.to_string(),
+        None => s,
+    }
+}
+
+/// The note of a row whose sides have too few runs (or rounds) to decide.
+pub fn too_few_note(what: &str, counts: &str) -> String {
+    format!("too few {what} for an interval ({counts}; {MIN_UNITS} needed)")
+}
+
+/// A minimum effect must lie strictly between 0 and 1; else a usage error naming one that works.
+pub fn check_min_effect(min_effect: f64) -> anyhow::Result<()> {
+    if min_effect.is_finite() && min_effect > 0.0 && min_effect < 1.0 {
+        return Ok(());
+    }
+    Err(usage(
+        format!("minimum effect {min_effect} is out of range"),
+        format!(
+            "give a fraction between 0 and 1, e.g. --min-effect {} for {}%",
+            policy::REGRESSION_MIN_EFFECT,
+            percent(policy::REGRESSION_MIN_EFFECT)
+        ),
+    ))
+}
+
+/// The rule in words for a verdict summary, with the view's words for `same` and `regression`:
+/// `verdicts on the 95% confidence interval of current ÷ baseline: same when it lies within
+/// [0.950, 1.053], the 5% minimum effect; …`.
+pub fn rule(min_effect: f64, same: &str, slower: &str) -> String {
+    let (lo, hi) = band(min_effect);
+    format!(
+        "verdicts on the 95% confidence interval of current ÷ baseline: {same} when it lies within \
+         [{lo:.3}, {hi:.3}], the {}% minimum effect; {slower} or faster when it excludes 1 and the \
+         ratio lies beyond that band; else undecided",
+        percent(min_effect)
+    )
+}
+
+/// Rows measured on neither side (unsupported, slow, error or missing in both), kept out of the
+/// row lists and shown as one line; JSON gets `count` and `by_state`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Unmeasured {
+    entries: Vec<(GroupKey, String)>,
+}
+
+#[derive(Serialize)]
+struct UnmeasuredView<'a> {
+    count: usize,
+    by_state: BTreeMap<&'a str, usize>,
+}
+
+impl Serialize for Unmeasured {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        UnmeasuredView {
+            count: self.count(),
+            by_state: self.by_state(),
+        }
+        .serialize(s)
+    }
+}
+
+impl Unmeasured {
+    /// Records one row of group `key`: `state` is `unsupported` when both sides say so, else
+    /// `<baseline> → <current>`.
+    pub fn push(&mut self, key: GroupKey, baseline: &str, current: &str) {
+        let state = if baseline == current {
+            baseline.to_string()
+        } else {
+            format!("{baseline} → {current}")
+        };
+        self.entries.push((key, state));
+    }
+
+    pub fn count(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn by_state(&self) -> BTreeMap<&str, usize> {
+        let mut m = BTreeMap::new();
+        for (_, s) in &self.entries {
+            *m.entry(s.as_str()).or_default() += 1;
+        }
+        m
+    }
+
+    /// The rows of one group.
+    pub fn of_group(&self, key: &GroupKey) -> Unmeasured {
+        let entries = self.entries.iter().filter(|e| &e.0 == key).cloned();
+        Unmeasured {
+            entries: entries.collect(),
+        }
+    }
+
+    /// `214 rows unsupported in both runs`, or `5 rows measured in neither run (2 slow, …)`;
+    /// `None` without any.
+    pub fn line(&self, runs: &str) -> Option<String> {
+        let n = self.count();
+        let rows = if n == 1 { "row" } else { "rows" };
+        let by = self.by_state();
+        let only = by
+            .keys()
+            .next()
+            .filter(|k| by.len() == 1 && !k.contains('→'));
+        match only {
+            _ if n == 0 => None,
+            Some(state) => Some(format!("{n} {rows} {state} in both {runs}")),
+            None => {
+                let parts: Vec<String> = by.iter().map(|(s, c)| format!("{c} {s}")).collect();
+                Some(format!(
+                    "{n} {rows} measured in neither {} ({})",
+                    runs.trim_end_matches('s'),
+                    parts.join(", ")
+                ))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const M: f64 = 0.05;
+
+    #[test]
+    fn a_band_contained_interval_is_same() {
+        assert_eq!(decide(1.0, (0.98, 1.02), M), Verdict::Same);
+        assert_eq!(
+            decide(0.96, (0.951, 0.97), M),
+            Verdict::Same,
+            "below 1, inside"
+        );
+        assert_eq!(decide(1.0, (0.95, 1.0 / 0.95), M), Verdict::Same, "edges");
+    }
+
+    #[test]
+    fn below_one_and_beyond_the_band_is_a_regression() {
+        assert_eq!(decide(0.90, (0.87, 0.93), M), Verdict::Regression);
+        assert_eq!(decide(0.93, (0.90, 0.97), M), Verdict::Regression);
+        assert_eq!(decide(1.10, (1.07, 1.13), M), Verdict::Faster);
+    }
+
+    #[test]
+    fn what_the_data_cannot_tell_is_undecided() {
+        // The issue's row: −20% with an interval from 0.13 to 4.9.
+        assert_eq!(decide(0.8, (0.130, 4.938), M), Verdict::Undecided);
+        // Below 1, but the ratio inside the band and the interval past its edge.
+        assert_eq!(decide(0.96, (0.93, 0.99), M), Verdict::Undecided);
+        // Covering 1 and reaching past the band.
+        assert_eq!(decide(0.90, (0.80, 1.01), M), Verdict::Undecided);
+        assert_eq!(decide(f64::NAN, (0.9, 1.1), M), Verdict::Undecided);
+        assert_eq!(decide(1.0, (1.1, 0.9), M), Verdict::Undecided);
+    }
+
+    #[test]
+    fn notes_say_what_the_interval_could_see() {
+        let h = 1.12f64;
+        assert_eq!(
+            undecided_note((1.0 / h, h), M),
+            "could not see a change under 12%"
+        );
+        assert_eq!(
+            undecided_note((0.130, 4.938), M),
+            "could not see a change under 6.2×"
+        );
+        assert_eq!(
+            undecided_note((0.94, 1.01), M),
+            "-6.0% to +1.0%, across the 5% minimum effect"
+        );
+    }
+
+    #[test]
+    fn out_of_range_minimum_effects_are_usage_errors() {
+        for m in [0.0, -0.1, 1.0, 1.5, f64::NAN] {
+            let e = check_min_effect(m).unwrap_err().to_string();
+            assert!(e.contains("out of range"), "{e}");
+        }
+        assert!(check_min_effect(0.05).is_ok());
+        assert_eq!(percent(0.15), "15");
+    }
+
+    #[test]
+    fn unmeasured_rows_make_one_line() {
+        let key = GroupKey {
+            scenario: "image-rgb".into(),
+            mode: "micro".into(),
+            device: "cpu".into(),
+            variant: String::new(),
+        };
+        let mut u = Unmeasured::default();
+        assert_eq!(u.line("runs"), None);
+        u.push(key.clone(), "unsupported", "unsupported");
+        u.push(key.clone(), "unsupported", "unsupported");
+        assert_eq!(u.line("runs").unwrap(), "2 rows unsupported in both runs");
+        u.push(key, "missing", "error");
+        assert_eq!(
+            u.line("runs").unwrap(),
+            "3 rows measured in neither run (1 missing → error, 2 unsupported)"
+        );
+    }
+
+    fn mirrored(v: Verdict) -> Verdict {
+        match v {
+            Verdict::Regression => Verdict::Faster,
+            Verdict::Faster => Verdict::Regression,
+            v => v,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, rng_seed: proptest::test_runner::RngSeed::Fixed(7), ..ProptestConfig::default() })]
+
+        /// An interval inside the band is never a change, wherever the ratio lies in it.
+        #[test]
+        fn a_band_contained_interval_is_never_a_change(m in 0.01f64..0.5, a in 0.0f64..1.0, b in 0.0f64..1.0, t in 0.0f64..1.0) {
+            let (l, h) = band(m);
+            let (x, y) = (l + (h - l) * a.min(b), l + (h - l) * a.max(b));
+            let v = decide(x + (y - x) * t, (x, y), m);
+            prop_assert!(v != Verdict::Regression && v != Verdict::Faster, "{v:?}");
+        }
+
+        /// An interval that contains 1 is never a change.
+        #[test]
+        fn an_interval_containing_one_is_never_a_change(m in 0.0f64..0.9, lo in 0.01f64..1.0, hi in 1.0f64..100.0, t in 0.0f64..1.0) {
+            let v = decide(lo + (hi - lo) * t, (lo, hi), m);
+            prop_assert!(v != Verdict::Regression && v != Verdict::Faster, "{v:?}");
+        }
+
+        /// `same` only for an interval inside the band; a change only beyond it.
+        #[test]
+        fn verdicts_keep_to_the_band(m in 0.01f64..0.5, r in 0.2f64..5.0, w in 0.0f64..0.5) {
+            let (lo, hi) = (r * (-w).exp(), r * w.exp());
+            let (l, h) = band(m);
+            match decide(r, (lo, hi), m) {
+                Verdict::Same => prop_assert!(l <= lo && hi <= h),
+                Verdict::Regression => prop_assert!(hi < 1.0 && r < l),
+                Verdict::Faster => prop_assert!(lo > 1.0 && r > h),
+                _ => {}
+            }
+        }
+
+        /// Swapping baseline and current (ratio and interval inverted) mirrors the verdict, away
+        /// from the band's edges, where rounding may fall either way.
+        #[test]
+        fn inverting_the_ratio_mirrors_the_verdict(r in 0.3f64..3.0, w in 0.0f64..0.3) {
+            let (lo, hi) = (r * (-w).exp(), r * w.exp());
+            let fwd = decide(r, (lo, hi), M);
+            let back = decide(1.0 / r, (1.0 / hi, 1.0 / lo), M);
+            let (l, h) = band(M);
+            let near = |x: f64| (x / l).ln().abs() < 1e-9 || (x / h).ln().abs() < 1e-9 || (x.ln()).abs() < 1e-9;
+            prop_assert!(near(r) || near(lo) || near(hi) || back == mirrored(fwd), "{fwd:?} vs {back:?}");
+        }
+    }
+}
