@@ -128,6 +128,11 @@ impl Worker {
         &self.label
     }
 
+    /// The worker's process id (a tool it runs under, such as Valgrind, has the same).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The last lines the worker wrote to stderr.
     pub fn stderr_tail(&self) -> String {
         match self.stderr.lock() {

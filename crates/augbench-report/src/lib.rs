@@ -8,6 +8,7 @@ pub mod docs;
 pub mod export;
 pub mod figure;
 pub mod html;
+pub mod interval;
 pub mod load;
 pub mod model;
 pub mod number;

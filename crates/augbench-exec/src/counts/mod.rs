@@ -97,6 +97,7 @@ pub fn run_job(
     stop: &AtomicBool,
 ) -> anyhow::Result<JobOutcome> {
     let mut lane = Lane::open(input, Schedule::Sequential, mp)?;
+    valgrind::instrument(lane.w.worker.pid())?;
     let processes = input
         .cfg
         .execution
@@ -110,6 +111,7 @@ pub fn run_job(
     'processes: for p in 0..processes {
         if p > 0 {
             lane.restart(mp)?;
+            valgrind::instrument(lane.w.worker.pid())?;
         }
         for name in &names {
             if p > 0 && !lane.measured(name) {
@@ -152,10 +154,16 @@ fn count_one(
     };
     let set = lane.settings();
     let loaded = lane.w.load.count;
-    let counted = count_transform(&mut lane.w.worker, &spec, &set, loaded, counting, items);
+    let counted = crate::time_split::part("counted rows", || {
+        count_transform(&mut lane.w.worker, &spec, &set, loaded, counting, items)
+    });
     let mut result = match counted {
         Err(_) if stopped_by_user(stop) => return Ok(false),
-        Err(e) => return lane.record_loss(&spec, e, mp)?.map(|()| true),
+        Err(e) => {
+            lane.record_loss(&spec, e, mp)??;
+            valgrind::instrument(lane.w.worker.pid())?;
+            return Ok(true);
+        }
         Ok(r) => r,
     };
     if let Some(rec) = result.instructions.as_mut() {

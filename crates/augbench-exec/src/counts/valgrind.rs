@@ -56,6 +56,9 @@ pub fn wrap(cmd: &WorkerCommand, dumps: &Path) -> WorkerCommand {
     let program = cmd.program.clone();
     let mut args = vec![
         "--tool=callgrind".to_string(),
+        // Start-up (imports, media load) runs uninstrumented, several times faster; the
+        // coordinator turns instrumentation on once the media are loaded (`instrument`).
+        "--instr-atstart=no".to_string(),
         "--zero-before=getpgrp".to_string(),
         "--dump-before=getppid".to_string(),
         "--dump-instr=no".to_string(),
@@ -70,6 +73,25 @@ pub fn wrap(cmd: &WorkerCommand, dumps: &Path) -> WorkerCommand {
         env: cmd.env.clone(),
         label: format!("{} (under valgrind)", cmd.label),
     }
+}
+
+/// Turns callgrind's instrumentation on in the worker `pid` (`callgrind_control -i on`, through
+/// Valgrind's gdbserver while the worker waits for its next request). Counts between the markers
+/// are exact either way; before this, the worker ran uninstrumented and fast.
+pub fn instrument(pid: u32) -> anyhow::Result<()> {
+    let out = std::process::Command::new("callgrind_control")
+        .args(["--instr=on", &pid.to_string()])
+        .output()
+        .context("starting callgrind_control (it comes with Valgrind)")?;
+    let said = String::from_utf8_lossy(&out.stdout);
+    if out.status.success() && said.contains("OK") {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "callgrind_control could not turn instrumentation on in worker {pid}: {}{}",
+        said.trim(),
+        String::from_utf8_lossy(&out.stderr).trim()
+    )
 }
 
 /// The dump files in `dumps` (`cg.<pid>.<part>`), ordered by process and part.
@@ -150,6 +172,7 @@ mod tests {
         let w = wrap(&cmd, Path::new("/tmp/d"));
         assert_eq!(w.program, PathBuf::from("valgrind"));
         assert!(w.args.contains(&"--zero-before=getpgrp".to_string()));
+        assert!(w.args.contains(&"--instr-atstart=no".to_string()));
         assert!(w.args.contains(&"--dump-before=getppid".to_string()));
         assert!(
             w.args

@@ -1,0 +1,102 @@
+//! The process-pair interval of a paired ratio (current ÷ baseline): in an interleaved A/B run,
+//! worker process k of each variant runs side by side with process k of the other, and each
+//! process settles at its own level, so the unit that repeats independently is the process pair,
+//! not the round. Each pair gives one figure, the median of its rounds' ln ratios; the ratio is
+//! the exponentiated mean of those figures and its 95% interval Student's t over them. Symmetric
+//! in log, never below zero, reciprocal when the variants swap. Pure.
+
+use augbench_core::stats::{logscale, paired::t_over_z};
+
+/// Two-sided 95% normal quantile; `t_over_z` scales it to Student's t (95%, as
+/// `policy::CONFIDENCE`).
+const Z95: f64 = 1.96;
+
+/// A ratio and its 95% interval over process pairs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairInterval {
+    /// exp of the mean over process pairs of each pair's median ln ratio.
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+    /// Process pairs the interval is over (its degrees of freedom are one fewer).
+    pub processes: usize,
+}
+
+/// The interval over process pairs of per-round ln ratios `logs` (ln(current ÷ baseline)), the
+/// consecutive rounds of each pair in `groups`. `None` unless `groups` has at least two non-empty
+/// processes that add up to `logs.len()` and every log is finite.
+pub fn process_pair_interval(logs: &[f64], groups: &[usize]) -> Option<PairInterval> {
+    let medians = pair_medians(logs, groups)?;
+    let n = medians.len() as f64;
+    let mean = medians.iter().sum::<f64>() / n;
+    let var = medians.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let half = Z95 * t_over_z(medians.len() - 1) * (var / n).sqrt();
+    let ratio = mean.exp();
+    let (low, high) = logscale::around(ratio, half);
+    Some(PairInterval {
+        ratio,
+        low,
+        high,
+        processes: medians.len(),
+    })
+}
+
+/// The median ln ratio of each process pair; `None` for fewer than two pairs, groups that do not
+/// split `logs`, or a non-finite log.
+fn pair_medians(logs: &[f64], groups: &[usize]) -> Option<Vec<f64>> {
+    let splits = groups.len() >= 2
+        && !groups.contains(&0)
+        && groups.iter().sum::<usize>() == logs.len()
+        && logs.iter().all(|x| x.is_finite());
+    if !splits {
+        return None;
+    }
+    let mut rest = logs;
+    let medians = groups.iter().map(|&n| {
+        let (head, tail) = rest.split_at(n);
+        rest = tail;
+        logscale::median_log(head)
+    });
+    Some(medians.collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(x: f64, y: f64) -> bool {
+        (x - y).abs() < 1e-12
+    }
+
+    /// Three pairs whose medians are 0.0, 0.1 and 0.2: mean 0.1, sd 0.1, t(2) = 4.303.
+    #[test]
+    fn student_t_over_the_pair_medians() {
+        let logs = [0.5, 0.0, -0.3, 0.1, 0.1, 0.9, 0.2, 0.2, 0.2];
+        let p = process_pair_interval(&logs, &[3, 3, 3]).unwrap();
+        let half = 4.303 * 0.1 / 3f64.sqrt();
+        assert!(close(p.ratio, 0.1f64.exp()), "{p:?}");
+        assert!(close(p.low, (0.1 - half).exp()) && close(p.high, (0.1 + half).exp()));
+        assert_eq!(p.processes, 3);
+    }
+
+    #[test]
+    fn swapping_the_variants_gives_the_reciprocal() {
+        let logs = [0.05, -0.02, 0.3, 0.31, -0.1, 0.0];
+        let neg: Vec<f64> = logs.iter().map(|x| -x).collect();
+        let ab = process_pair_interval(&logs, &[2, 2, 2]).unwrap();
+        let ba = process_pair_interval(&neg, &[2, 2, 2]).unwrap();
+        assert!(close(ab.ratio * ba.ratio, 1.0));
+        assert!(close(ab.low * ba.high, 1.0) && close(ab.high * ba.low, 1.0));
+    }
+
+    #[test]
+    fn one_process_or_groups_that_do_not_split_give_none() {
+        let logs = [0.1, 0.2, 0.3, 0.4];
+        assert!(process_pair_interval(&logs, &[4]).is_none());
+        assert!(process_pair_interval(&logs, &[]).is_none());
+        assert!(process_pair_interval(&logs, &[2, 1]).is_none());
+        assert!(process_pair_interval(&logs, &[4, 0]).is_none());
+        assert!(process_pair_interval(&[0.1, f64::NAN], &[1, 1]).is_none());
+        assert!(process_pair_interval(&logs, &[2, 2]).is_some());
+    }
+}
