@@ -1,4 +1,4 @@
-//! augbench-cloud: cloud runs on Google Cloud Batch through the `gcloud` CLI (DESIGN §13) —
+//! augbench-cloud: cloud runs on Google Cloud Batch through the `gcloud` CLI (docs/cloud.md) —
 //! dataset staging, the Batch job JSON and task script, submission, following a run, and
 //! fetching its results into the local output. The config types, validation and sharding are
 //! pure and live in augbench-core (`config::CloudConfig`, `cloud`). It ships jobs and never

@@ -1,4 +1,4 @@
-//! Cloud runs (DESIGN §13), the pure part: the defaults of the `cloud:` section, its validation
+//! Cloud runs (docs/cloud.md), the pure part: the defaults of the `cloud:` section, its validation
 //! rules (each naming the line), and the split of a resolved plan into shards, one Google Cloud
 //! Batch task each. Submission, scripts and collection live in the augbench-cloud crate.
 
@@ -80,7 +80,7 @@ fn splittable(cfg: &RunConfig) -> (Vec<String>, Option<String>) {
     (names, Some(ceiling))
 }
 
-/// Estimated seconds of one VM measuring `libraries` × `transforms` (DESIGN §13): items ×
+/// Estimated seconds of one VM measuring `libraries` × `transforms` (docs/cloud.md): items ×
 /// `policy::cloud_est_sec_per_item` × passes (processes × (runs + extra passes)) × rows.
 /// Deliberately simple: it only sizes the default fan-out.
 pub fn estimate_sec(cfg: &RunConfig, libraries: usize, transforms: usize) -> f64 {

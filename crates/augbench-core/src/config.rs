@@ -47,7 +47,7 @@ pub enum ThreadPolicy {
     PipelineSingleWorker,
 }
 
-/// What a pipeline row's clock covers (names kept from the reference benchmark, DESIGN §11).
+/// What a pipeline row's clock covers (names kept from the reference benchmark, docs/pipeline.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PipelineScope {
@@ -88,7 +88,7 @@ impl std::fmt::Display for PipelineScope {
     }
 }
 
-/// How the libraries of a micro run share the machine's time (DESIGN §5.7).
+/// How the libraries of a micro run share the machine's time (docs/scheduling.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Schedule {
@@ -226,7 +226,7 @@ pub enum CloudProvider {
     Gcp,
 }
 
-/// A cloud run on Google Cloud Batch (DESIGN §13): one Batch task per shard of the plan, one VM
+/// A cloud run on Google Cloud Batch (docs/cloud.md): one Batch task per shard of the plan, one VM
 /// per task, results under `output.gcs_results_uri`. Omitted fields are filled by `resolve`
 /// (`crate::cloud`) from policy.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

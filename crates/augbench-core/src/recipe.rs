@@ -1,4 +1,4 @@
-//! The pipeline recipe (DESIGN §11), loaded from the embedded `specs/recipe.yaml`: the crop that
+//! The pipeline recipe (pipeline.md), loaded from the embedded `specs/recipe.yaml`: the crop that
 //! precedes every transform, the crop transforms that replace it, the normalization, and the batch
 //! each library must deliver for a transform (its stages and the contract's spatial size).
 

@@ -1,4 +1,4 @@
-//! Variants of a library (A/B in one run, DESIGN §14): a library named more than once, each time
+//! Variants of a library (A/B in one run, docs/ab.md): a library named more than once, each time
 //! with its own environment (a version pin, a requirement file, or a local checkout) and a label
 //! that names its column and result file. This module owns the config type, default labels, the
 //! baseline rule and the checks that need no process; building the environments is the exec side.

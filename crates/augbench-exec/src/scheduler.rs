@@ -1,4 +1,4 @@
-//! The interleaved schedule (DESIGN §5.7): a transform is measured across all its libraries at
+//! The interleaved schedule (scheduling.md): a transform is measured across all its libraries at
 //! once. Every library keeps a live worker with its media loaded; each transform is set up in
 //! every worker, then timed in rounds, every library one run a round in a seeded random order,
 //! with the drift sentinel timed once a round. Paired speedups come from the same rounds; in

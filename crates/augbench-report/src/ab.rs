@@ -1,4 +1,4 @@
-//! A/B verdicts of one run (DESIGN §14): each variant of a library against the run's baseline
+//! A/B verdicts of one run (docs/ab.md): each variant of a library against the run's baseline
 //! variant, per transform, read from the paired evidence of the interleaved rounds: the median of
 //! per-round ratios current ÷ baseline and its 95% bootstrap confidence interval, which
 //! `verdict::decide` reads at the minimum effect (`policy::REGRESSION_MIN_EFFECT` unless given):
@@ -34,6 +34,10 @@ pub struct AbRow {
     pub rounds: u64,
     pub verdict: Verdict,
     pub note: Option<String>,
+    /// Both variants counted instructions (`measure: instructions`): the ratio is baseline ÷
+    /// current instructions per item, judged by the count rule, with no interval or rounds.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub counted: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -100,6 +104,7 @@ impl AbRow {
     pub fn verdict_text(&self) -> String {
         match (self.verdict, &self.note) {
             (Verdict::NotComparable, Some(n)) => format!("not comparable: {n}"),
+            (v, Some(n)) if self.counted => format!("{} ({n})", word(v)),
             (Verdict::Undecided, Some(n)) => format!("undecided ({n})"),
             (v, _) => word(v).to_string(),
         }
@@ -169,6 +174,7 @@ pub fn compare_with(
                 rounds: 0,
                 verdict: Verdict::NotComparable,
                 note: None,
+                counted: false,
             };
             fill(&mut row, b, c, (min_effect, count_min_effect));
             report.rows.push(row);
@@ -212,6 +218,7 @@ fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, effects: (f64, f
         row.ratio = Some(v.ratio);
         row.verdict = v.verdict;
         row.note = Some(v.note);
+        row.counted = true;
         return;
     }
     let same_rounds = c.pairing.is_some() && c.pairing == b.pairing;
@@ -256,6 +263,14 @@ pub fn word(v: Verdict) -> &'static str {
 
 /// One summary line: counts per verdict and the rule used.
 pub fn summary(report: &AbReport) -> String {
+    let mut line = timed_summary(report);
+    if report.rows.iter().any(|r| r.counted) {
+        line.push_str(crate::counts::RULE);
+    }
+    line
+}
+
+fn timed_summary(report: &AbReport) -> String {
     format!(
         "A/B: {} slower, {} faster, {} no change, {} undecided, {} not comparable (paired ratio current ÷ baseline over the same rounds; {})",
         report.count(Verdict::Regression),

@@ -16,4 +16,5 @@ mod docs;
 mod html;
 mod plots;
 mod regression;
+mod simulated_verdicts;
 mod tables;

@@ -1,4 +1,4 @@
-//! A variant's environment (A/B runs, DESIGN §14): its group's committed lock with the variant
+//! A variant's environment (A/B runs, docs/ab.md): its group's committed lock with the variant
 //! installed over it (a pin, a requirement file, or a local checkout), cached under
 //! `<cache>/envs/variant-<label>-<key>`. The key hashes the lock, the Python version and the
 //! variant: the pin text, the requirement file's bytes, or the checkout's file names, sizes and

@@ -1,5 +1,5 @@
 //! A transform under way: timed runs, one per call, so a scheduler can alternate the runs of
-//! several libraries (DESIGN §5 steps 3 and 5), and the transform's result from its runs.
+//! several libraries (docs/methodology.md), and the transform's result from its runs.
 
 use augbench_core::policy;
 use augbench_core::registry::TransformSpec;

@@ -1,4 +1,4 @@
-//! The micro methodology (DESIGN §5), on the coordinator side: the settings it reads from the
+//! The micro methodology (methodology.md), on the coordinator side: the settings it reads from the
 //! resolved config, the `Session` it talks to a worker through, and `measure` (all runs in a
 //! row). Setup (contract check, preflight, warmup) is in `setup`; timed runs in `measuring`.
 

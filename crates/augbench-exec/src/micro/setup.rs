@@ -1,5 +1,5 @@
 //! Setting a transform up for timed runs: prepare, the output contract check, the slow preflight
-//! and the adaptive warmup (DESIGN §5 steps 1–2). What comes out is a `Measuring` ready for runs,
+//! and the adaptive warmup (docs/methodology.md). What comes out is a `Measuring` ready for runs,
 //! or a final result (unsupported, slow, error).
 
 use std::time::{Duration, Instant};

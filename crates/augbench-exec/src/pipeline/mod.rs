@@ -1,4 +1,4 @@
-//! Pipeline mode on the coordinator side (DESIGN §11): the settings a resolved config gives, the
+//! Pipeline mode on the coordinator side (pipeline.md): the settings a resolved config gives, the
 //! labels every pipeline result file carries (scope, decoder, loader shape), the seeded sample
 //! order, and the window statistics (rate, first and second half, drift). Setting a transform up
 //! and its windows are in `measure`; both schedules drive them as they drive micro runs.

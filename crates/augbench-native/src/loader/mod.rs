@@ -1,4 +1,4 @@
-//! The native loader (DESIGN §11): `W` worker threads fill whole batches in place, each with a
+//! The native loader (pipeline.md): `W` worker threads fill whole batches in place, each with a
 //! bounded queue of `prefetch` batches, and batch `k` comes from worker `k mod W` in the seeded
 //! sample order (as PyTorch's `DataLoader` hands batches out), so batches arrive in order. With
 //! no workers the caller's thread fills each batch when asked. Knows nothing about image
