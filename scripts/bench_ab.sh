@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A/B benchmarks (DESIGN §14), side by side in one window:
+# A/B benchmarks (docs/ab.md, "Measured (scripts/bench_ab.sh)"), side by side in one window:
 #  0. Runtime: configs/examples/ab_versions.yaml as committed (two Pillow releases, 5 transforms).
 #  1. A/A: the same Pillow as two variants, 5 transforms, AA_N invocations: every verdict must be
 #     "no change" and the paired ratio within ±3% of 1 in ≥ 90% of rows.

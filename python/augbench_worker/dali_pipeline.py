@@ -1,4 +1,4 @@
-"""Pipeline mode with DALI's own pipeline as the loader (DESIGN §11): the same protocol ops as the
+"""Pipeline mode with DALI's own pipeline as the loader (pipeline.md): the same protocol ops as the
 DataLoader's (``pipeline``), the same recipe, contract and timing contract, built from DALI
 operators. ``fn.readers.file`` reads the files in the shared seeded order (repeated without end),
 or ``fn.external_source`` feeds the preloaded items in that order (memory scope); DALI's decoder,

@@ -1,4 +1,4 @@
-"""Pipeline mode: one transform inside a real PyTorch ``DataLoader`` (DESIGN §11).
+"""Pipeline mode: one transform inside a real PyTorch ``DataLoader`` (docs/pipeline.md).
 
 Owns the DataLoader side of the protocol: the recipe dataset (decode or preloaded item → the
 adapter's native recipe), the endless seeded sampler shared by every library, per-worker seeding

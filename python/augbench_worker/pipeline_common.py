@@ -1,6 +1,6 @@
 """What every pipeline loader shares, whatever runs it (PyTorch's DataLoader in ``pipeline``, DALI's
 own pipeline in ``dali_pipeline``): the prepare and start requests read and checked, the output
-contract on the first batch, and the steady-state window of per-batch arrival times (DESIGN §11).
+contract on the first batch, and the steady-state window of per-batch arrival times (pipeline.md).
 Stdlib only: the loaders bring their own tensor type and hand this module plain shapes and numbers.
 """
 

@@ -113,11 +113,18 @@ fn fill_data(cfg: &mut RunConfig, scenario: &ScenarioInfo) {
 fn fill_execution(cfg: &mut RunConfig) {
     let mode = cfg.selection.mode.unwrap_or(Mode::Micro);
     let media = cfg.selection.media.unwrap_or(Media::Image);
+    let ab = cfg
+        .selection
+        .variants
+        .as_ref()
+        .is_some_and(|v| !v.is_empty());
     let e = &mut cfg.execution;
     if e.measure == Some(crate::config::Measure::Instructions) {
         // Counts do not drift with the machine: nothing to pair, one library after another.
         e.schedule.get_or_insert(crate::Schedule::Sequential);
         e.processes.get_or_insert(policy::COUNT_PROCESSES);
+    } else if mode == Mode::Micro && ab {
+        e.processes.get_or_insert(policy::AB_PROCESSES);
     }
     e.schedule.get_or_insert(policy::DEFAULT_SCHEDULE);
     e.num_runs.get_or_insert(policy::DEFAULT_NUM_RUNS);

@@ -227,27 +227,23 @@ fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, effects: (f64, f
         row.note = Some("not measured in the same rounds (no paired record)".into());
         return;
     };
-    let interval = (p.ci_low, p.ci_high);
-    row.ratio = Some(p.ratio);
-    row.interval = Some(interval);
     row.rerun = p.rerun;
     row.rounds = p.rounds;
-    (row.verdict, row.note) = judge(p.ratio, interval, p.rounds, min_effect);
-}
-
-/// The verdict of a paired ratio and its confidence interval over `rounds`, with the note of an
-/// `undecided` one.
-fn judge(
-    ratio: f64,
-    interval: (f64, f64),
-    rounds: u64,
-    min_effect: f64,
-) -> (Verdict, Option<String>) {
-    if rounds < verdict::MIN_UNITS as u64 {
-        let note = verdict::too_few_note("rounds", &format!("{rounds} paired"));
-        return (Verdict::Undecided, Some(note));
-    }
-    verdict::decide_noted(ratio, interval, min_effect)
+    let logs: Vec<f64> = p.ratios.iter().map(|r| r.ln()).collect();
+    let groups: Vec<usize> = c.process_runs.iter().map(|n| *n as usize).collect();
+    let Some(pairs) = crate::interval::process_pair_interval(&logs, &groups) else {
+        row.ratio = Some(p.ratio);
+        row.verdict = Verdict::Undecided;
+        row.note = Some(format!(
+            "too few worker-process pairs for an interval ({}; 2 needed): process pairs are the verdict's unit (docs/ab.md)",
+            c.process_runs.len().max(1)
+        ));
+        return;
+    };
+    let interval = (pairs.low, pairs.high);
+    row.ratio = Some(pairs.ratio);
+    row.interval = Some(interval);
+    (row.verdict, row.note) = verdict::decide_noted(pairs.ratio, interval, min_effect);
 }
 
 /// `slower`, `faster`, `no change`, `undecided`, `not comparable`.

@@ -103,6 +103,7 @@ mod tests {
             ci_high: None,
             rerun: None,
             throughputs: Vec::new(),
+            process_runs: Vec::new(),
             paired: Vec::new(),
             pairing: None,
             slow_threshold: 0.1,

@@ -81,6 +81,10 @@ pub struct Row {
     /// Rerun interval (where a repeat's median lands), when the source recorded one.
     pub rerun: Option<(f64, f64)>,
     pub throughputs: Vec<f64>,
+    /// Runs per worker process, in the order of `throughputs` (results files with several
+    /// processes; empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub process_runs: Vec<u64>,
     /// Speedups over libraries measured in the same interleaved rounds (this ÷ partner).
     pub paired: Vec<PairedRatio>,
     /// Which rounds the row was measured in (results: `rounds_id`; cell logs: the run id). A
@@ -167,6 +171,10 @@ pub struct PairedRatio {
     /// Where a repeat of the run's ratio lands (95%), when the source recorded it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerun: Option<(f64, f64)>,
+    /// The per-round ratios, in round order (results files; empty where the source has none):
+    /// with the row's `process_runs` they give the interval over process pairs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ratios: Vec<f64>,
 }
 
 /// Context of one input file, for the HTML report.

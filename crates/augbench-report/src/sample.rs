@@ -328,22 +328,28 @@ pub fn interleave(files: &mut [ResultFile]) {
                 continue;
             };
             tr.rounds_id = Some(format!("sample-{name}"));
+            let groups: Vec<usize> = tr.process_runs.iter().map(|n| *n as usize).collect();
             tr.paired = measured
                 .iter()
                 .filter(|(lib, _)| *lib != me)
-                .filter_map(|(lib, tps)| stats::paired(lib, &tr.throughputs, tps, &[]))
+                .filter_map(|(lib, tps)| stats::paired(lib, &tr.throughputs, tps, &groups))
                 .collect();
         }
     }
 }
 
-/// An A/B demo: Pillow 11.3.0 (the baseline) and 13.0.0 as two variants in the same rounds.
-/// Per round the current variant runs at a fixed factor of the baseline, within ±1%: Resize
-/// 0.80 (slower), HorizontalFlip 1.25 (faster), Grayscale 1.01 (no change); its Rotate failed
-/// (not comparable).
+/// An A/B demo: Pillow 11.3.0 (the baseline) and 13.0.0 as two variants in the same rounds,
+/// 3 worker processes of 5 rounds each. Per round the current variant runs at a fixed factor of
+/// the baseline, within ±1%: Resize 0.80 (slower), HorizontalFlip 1.25 (faster), Grayscale 1.01
+/// (no change); its Rotate failed (not comparable).
 pub fn ab_demo() -> Vec<ResultFile> {
-    const DRIFT: [f64; 5] = [1.0, 1.03, 0.98, 1.01, 0.99];
-    const JITTER: [f64; 5] = [1.0, 1.01, 0.99, 1.005, 0.995];
+    const DRIFT: [f64; 15] = [
+        1.0, 1.03, 0.98, 1.01, 0.99, 0.97, 1.0, 0.96, 0.98, 0.97, 1.04, 1.06, 1.03, 1.05, 1.04,
+    ];
+    const JITTER: [f64; 15] = [
+        1.0, 1.01, 0.99, 1.005, 0.995, 1.002, 0.992, 1.008, 0.998, 1.004, 0.998, 1.006, 0.994, 1.0,
+        0.996,
+    ];
     let base = |tp: f64| Outcome::Ok(DRIFT.iter().map(|d| tp * d).collect());
     let cur = |tp: f64, factor: f64| {
         Outcome::Ok(
@@ -383,6 +389,11 @@ pub fn ab_demo() -> Vec<ResultFile> {
         as_variant(baseline, a, "pillow==11.3.0", a),
         as_variant(current, b, "pillow==13.0.0", a),
     ];
+    for tr in files.iter_mut().flat_map(|f| f.results.values_mut()) {
+        if tr.status == Some(Status::Ok) {
+            tr.process_runs = vec![5, 5, 5];
+        }
+    }
     interleave(&mut files);
     files
 }

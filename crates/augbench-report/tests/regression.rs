@@ -283,7 +283,7 @@ fn ab_demo_gives_each_verdict_once() {
     );
 }
 
-/// An A/B folder of two Pillow variants over `entries` of each, interleaved in one process.
+/// An A/B folder of two Pillow variants over `entries` of each, interleaved.
 fn ab_of(base: &[(&str, Outcome)], cur: &[(&str, Outcome)]) -> augbench_report::ab::AbReport {
     let (a, b) = ("pillow@a", "pillow@b");
     let file = |label: &str, entries: &[(&str, Outcome)]| {
@@ -291,13 +291,20 @@ fn ab_of(base: &[(&str, Outcome)], cur: &[(&str, Outcome)]) -> augbench_report::
         sample::as_variant(f, label, "pillow==1", a)
     };
     let mut files = vec![file(a, base), file(b, cur)];
+    // Rows of five runs as two worker processes (2 + 3 rounds): two process pairs, the fewest
+    // an A/B interval is built over; shorter rows stay one process.
+    for tr in files.iter_mut().flat_map(|f| f.results.values_mut()) {
+        if tr.throughputs.len() == 5 {
+            tr.process_runs = vec![2, 3];
+        }
+    }
     sample::interleave(&mut files);
     let (_dir, data) = load(&files);
     augbench_report::ab::compare(&data, 0.05).unwrap().unwrap()
 }
 
 #[test]
-fn ab_rows_of_too_few_rounds_are_undecided() {
+fn ab_rows_of_one_process_pair_are_undecided() {
     let report = ab_of(
         &[("A", Outcome::Ok(vec![1000.0, 1010.0]))],
         &[("A", Outcome::Ok(vec![700.0, 707.0]))],
@@ -306,7 +313,7 @@ fn ab_rows_of_too_few_rounds_are_undecided() {
     assert_eq!(row.verdict, Verdict::Undecided);
     assert_eq!(
         row.verdict_text(),
-        "undecided (too few rounds for an interval (2 paired; 3 needed))"
+        "undecided (too few worker-process pairs for an interval (1; 2 needed): process pairs are the verdict's unit (docs/ab.md))"
     );
 }
 

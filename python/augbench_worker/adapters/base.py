@@ -180,7 +180,7 @@ class Adapter:
     def batch_inputs(self, start: int, count: int) -> list[Any]:
         raise NotImplementedError
 
-    # ----- pipeline hooks (DESIGN §11; called by ``pipeline.PipelineOps``) -------------------
+    # ----- pipeline hooks (docs/pipeline.md; called by ``pipeline.PipelineOps``) -------------
     def pipeline_ops(self) -> Any:
         """The loader side of pipeline mode: PyTorch's DataLoader (imports torch, on first use)."""
         from ..pipeline import PipelineOps  # noqa: PLC0415 - pipeline mode only

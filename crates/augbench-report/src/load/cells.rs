@@ -76,6 +76,7 @@ fn attach_paired(rows: &mut [Row], paired: &[&BenchCell]) {
                 ci_high: c.metrics.ci_high.unwrap_or(ratio),
                 rounds: c.throughputs.len() as u64,
                 rerun: None,
+                ratios: Vec::new(),
             });
         }
     }
@@ -141,6 +142,7 @@ fn row(c: &BenchCell, path: &Path, warnings: &mut Vec<String>) -> Row {
         ci_high: c.metrics.ci_high,
         rerun: None,
         throughputs: c.throughputs.clone(),
+        process_runs: Vec::new(),
         paired: Vec::new(),
         pairing: Some(c.run_id.clone()),
         slow_threshold: policy::slow_threshold_sec_per_item(media),

@@ -74,6 +74,7 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
             ci_high: tr.ci_high.or(tr.throughput_ci95.map(|c| c[1])),
             rerun: tr.rerun_low.zip(tr.rerun_high),
             throughputs: tr.throughputs.clone(),
+            process_runs: tr.process_runs.clone(),
             paired: tr
                 .paired
                 .iter()
@@ -84,6 +85,7 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
                     ci_high: p.ci_high,
                     rounds: p.rounds,
                     rerun: Some((p.rerun_low, p.rerun_high)),
+                    ratios: p.ratios.clone(),
                 })
                 .collect(),
             pairing: tr.rounds_id.clone(),
