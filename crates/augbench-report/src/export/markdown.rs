@@ -83,6 +83,12 @@ fn cell_text(t: &Table, c: &Cell) -> String {
 }
 
 fn legend(t: &Table) -> String {
+    if t.unit == crate::model::COUNT_UNIT {
+        return format!(
+            "**bold**: fewest instructions in the row · figure: {} · `–`: unsupported · `error`: failed",
+            t.figure
+        );
+    }
     let mut s = format!(
         "**bold**: fastest in the row · `figure ± std` over runs, figure: {} · `{}`: too slow for training use, \
          not measured in full · `–`: unsupported · `error`: failed",
