@@ -232,7 +232,7 @@ impl Totals {
 }
 
 /// `measure: instructions`: every worker start and media load under Valgrind, then per row and
-/// process the first item, a warm pass and a counted pass over at most `COUNT_MAX_ITEMS` items,
+/// process a warm pass and a counted pass over at most `COUNT_MAX_ITEMS` items,
 /// all at policy's native cost × `VALGRIND_SLOWDOWN`.
 fn estimate_counts(plan: &Plan) -> Estimate {
     let e = &plan.config.execution;
@@ -249,7 +249,7 @@ fn estimate_counts(plan: &Plan) -> Estimate {
     for job in &plan.jobs {
         let load = counted * policy::est_decode_sec_per_item(media) * slow;
         starts += processes * (policy::VALGRIND_WORKER_START_SEC + load);
-        let per_row = (1.0 + 2.0 * counted) * policy::cloud_est_sec_per_item(media) * slow;
+        let per_row = 2.0 * counted * policy::cloud_est_sec_per_item(media) * slow;
         rows += processes * job.transforms.len() as f64 * per_row;
     }
     let total = starts + rows;

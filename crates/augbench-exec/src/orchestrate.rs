@@ -91,7 +91,7 @@ fn sequential(
     stop: &AtomicBool,
 ) -> Vec<(Job, JobStatus)> {
     let cfg = &plan.config;
-    let mut counting = match CountRun::of(cfg) {
+    let counting = match CountRun::of(cfg) {
         Ok(c) => c,
         Err(e) => return failed_all(plan, &e),
     };
@@ -103,7 +103,7 @@ fn sequential(
         let status = match crate::time_split::part("environments", || worker_command(cfg, job, mp))
         {
             Err(e) => JobStatus::Failed(JobFailure::of(&e)),
-            Ok(command) => match counting.as_mut() {
+            Ok(command) => match counting.as_ref() {
                 Some(c) => {
                     let input = job_input(cfg, job, c.wrap(&command), media, check);
                     status_of(c.run_job(&input, mp, stop))

@@ -115,6 +115,17 @@ fn a_two_percent_slowdown_fails_the_count_gate_and_a_repeat_passes_it() {
             "no time is recorded as a speed under Valgrind"
         );
     }
+    let slowed = results(&b, "image");
+    for (name, r) in &slowed.results {
+        let (x, y) = (
+            r.instructions.as_ref().unwrap(),
+            base.results[name].instructions.as_ref().unwrap(),
+        );
+        assert_eq!(
+            x.items, y.items,
+            "{name}: a slower transform counts the same items"
+        );
+    }
     let (code, text) = compare(&a, &b);
     assert_eq!(code, Some(1), "2% more work fails the gate:\n{text}");
     assert!(line(&text, "GaussianBlur").contains("regression"), "{text}");

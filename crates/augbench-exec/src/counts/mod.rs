@@ -1,12 +1,11 @@
 //! `measure: instructions`: a micro job whose worker runs under callgrind (`valgrind`), one
 //! library after another. Per worker process and transform: prepare, the output contract check,
-//! the first item counted (it sizes the row), one warm pass, then the counted loop over the row's
-//! items; the counts of every process merge into the row's `instructions` record
+//! one warm pass, then the counted loop over the row's items (the first loaded ones, at most
+//! `policy::COUNT_MAX_ITEMS`); the counts of every process merge into the row's `instructions` record
 //! (`augbench_core::counts`). Time fields stay empty: time under Valgrind is not a speed.
 
 pub mod valgrind;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -23,10 +22,6 @@ use crate::micro::{MicroSettings, Session, prepare_request, settle};
 use crate::progress::steps_bar;
 use crate::protocol::TimeRequest;
 
-/// Counted items per transform, decided by the first job that counts it and kept for every later
-/// job of the run, so the variants of an A/B run count the very same items.
-pub type RowItems = BTreeMap<String, u64>;
-
 /// What a counted run needs besides the job: Valgrind's version and the dumps folder the job's
 /// wrapped worker command writes into.
 pub struct Counting<'a> {
@@ -34,12 +29,11 @@ pub struct Counting<'a> {
     pub dumps: &'a Path,
 }
 
-/// A counted run's state across its jobs: Valgrind's version, the folder callgrind dumps into
-/// (emptied as it is read, removed at the end) and the items each transform is counted over.
+/// A counted run's state across its jobs: Valgrind's version and the folder callgrind dumps into
+/// (emptied as it is read, removed at the end).
 pub struct CountRun {
     tool: String,
     dumps: tempfile::TempDir,
-    items: RowItems,
 }
 
 impl CountRun {
@@ -56,7 +50,6 @@ impl CountRun {
         Ok(Some(CountRun {
             tool: format!("{version} callgrind"),
             dumps,
-            items: RowItems::new(),
         }))
     }
 
@@ -66,7 +59,7 @@ impl CountRun {
     }
 
     pub fn run_job(
-        &mut self,
+        &self,
         input: &JobInput<'_>,
         mp: &MultiProgress,
         stop: &AtomicBool,
@@ -84,7 +77,7 @@ impl CountRun {
             equivalence: input.equivalence.clone(),
             ..*input
         };
-        run_job(&input, &counting, &mut self.items, mp, stop)
+        run_job(&input, &counting, mp, stop)
     }
 }
 
@@ -92,7 +85,6 @@ impl CountRun {
 pub fn run_job(
     input: &JobInput<'_>,
     counting: &Counting<'_>,
-    items: &mut RowItems,
     mp: &MultiProgress,
     stop: &AtomicBool,
 ) -> anyhow::Result<JobOutcome> {
@@ -122,7 +114,7 @@ pub fn run_job(
                 break 'processes;
             }
             bar.set_message(format!("{name}: process {}", p + 1));
-            if !count_one(&mut lane, name, counting, items, &note, mp, stop)? {
+            if !count_one(&mut lane, name, counting, &note, mp, stop)? {
                 interrupted = true;
                 break 'processes;
             }
@@ -143,7 +135,6 @@ fn count_one(
     lane: &mut Lane<'_>,
     name: &str,
     counting: &Counting<'_>,
-    items: &mut RowItems,
     note: &Option<String>,
     mp: &MultiProgress,
     stop: &AtomicBool,
@@ -155,7 +146,7 @@ fn count_one(
     let set = lane.settings();
     let loaded = lane.w.load.count;
     let counted = crate::time_split::part("counted rows", || {
-        count_transform(&mut lane.w.worker, &spec, &set, loaded, counting, items)
+        count_transform(&mut lane.w.worker, &spec, &set, loaded, counting)
     });
     let mut result = match counted {
         Err(_) if stopped_by_user(stop) => return Ok(false),
@@ -182,7 +173,6 @@ pub fn count_transform(
     set: &MicroSettings,
     loaded: u64,
     counting: &Counting<'_>,
-    items: &mut RowItems,
 ) -> Result<TransformResult, WorkerError> {
     let params = serde_json::to_value(&spec.params).unwrap_or_default();
     let timeout = set.request_timeout;
@@ -212,16 +202,7 @@ pub fn count_transform(
         let counts = valgrind::new_counts(counting.dumps, &before).map_err(lost)?;
         Ok::<_, WorkerError>(ns.map(|ns| (ns, counts)))
     };
-    let first = match counted(s, 1, true)? {
-        Ok((_, c)) => c,
-        Err(r) => return Ok(r),
-    };
-    let Some(&first) = first.first().filter(|_| first.len() == 1) else {
-        return Ok(markers_failed(&params, first.len()));
-    };
-    let n = *items
-        .entry(spec.name.clone())
-        .or_insert_with(|| row_items(first, loaded));
+    let n = row_items(loaded);
     if let Err(r) = counted(s, n, false)? {
         return Ok(r);
     }
@@ -249,16 +230,10 @@ pub fn count_transform(
     Ok(r)
 }
 
-/// Items per counted loop: as many as keep a process's passes of the row under
-/// `policy::COUNT_ROW_INSTRUCTIONS`, judged from the first item, within 1 ..= the loaded items
-/// and `policy::COUNT_MAX_ITEMS`; rounded down to a power of two so a small change in the first
-/// item's count rarely changes it (pure).
-pub fn row_items(first_item: u64, loaded: u64) -> u64 {
-    let cap = policy::COUNT_MAX_ITEMS.min(loaded).max(1);
-    let fit = (policy::COUNT_ROW_INSTRUCTIONS / (2.0 * first_item.max(1) as f64)).floor();
-    let fit = if fit >= 1.0 { fit as u64 } else { 1 };
-    let pow2 = 1u64 << (63 - fit.leading_zeros());
-    pow2.min(cap)
+/// Items per counted loop: the first loaded items, at most `policy::COUNT_MAX_ITEMS` (pure; never
+/// from a measurement, so every run and variant of the same media counts the same items).
+pub fn row_items(loaded: u64) -> u64 {
+    loaded.clamp(1, policy::COUNT_MAX_ITEMS)
 }
 
 /// A counted request that did not leave exactly one dump per loop: something else in the worker
@@ -318,13 +293,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn row_items_fit_the_budget_in_powers_of_two_within_the_loaded_items() {
-        assert_eq!(row_items(115_000_000, 100), 8);
-        assert_eq!(row_items(1_000_000, 100), policy::COUNT_MAX_ITEMS);
-        assert_eq!(row_items(1_000_000, 3), 3);
-        assert_eq!(row_items(u64::MAX, 100), 1);
-        assert_eq!(row_items(0, 100), policy::COUNT_MAX_ITEMS);
-        // A 2% change in the first item's count keeps the row's items (away from a boundary).
-        assert_eq!(row_items(240_000_000, 100), row_items(244_800_000, 100));
+    fn row_items_are_the_first_loaded_items_up_to_the_cap() {
+        assert_eq!(row_items(100), policy::COUNT_MAX_ITEMS);
+        assert_eq!(row_items(3), 3);
+        assert_eq!(row_items(0), 1);
     }
 }
