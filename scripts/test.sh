@@ -18,23 +18,21 @@ step "tools: uv"
 command -v uv >/dev/null 2>&1 || "$PY" -m pip install --quiet uv
 UV="$(command -v uv || echo "$HOME/.local/bin/uv")"
 
-step "tools: Chromium (HTML report test)"
-if ! command -v chromium >/dev/null 2>&1; then
+# A system tool the tests promise, from Debian's packages when missing (root and apt-get only).
+apt_tool() {
+  command -v "$1" >/dev/null 2>&1 && return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+    apt-get update -qq && apt-get install -y -qq "$2" >/dev/null
   else
-    echo "chromium not installed and cannot be installed here; its test will skip (and fail under CI)"
+    echo "$1 not installed and cannot be installed here; its tests will fail (or skip outside CI)"
   fi
-fi
+}
+
+step "tools: Chromium (HTML report test)"
+apt_tool chromium chromium
 
 step "tools: Valgrind (instruction counts, measure: instructions)"
-if ! command -v valgrind >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq && apt-get install -y -qq valgrind >/dev/null
-  else
-    echo "valgrind not installed and cannot be installed here; the instruction-count tests will fail"
-  fi
-fi
+apt_tool valgrind valgrind
 
 step "python: test venv"
 "$UV" venv --quiet --allow-existing --python "$PY" .venv-test

@@ -333,6 +333,8 @@ pub const CLOUD_POLL_SEC: u64 = 20;
 /// counts"): the smallest relative change of instructions per item that is a regression or an
 /// improvement (on top of `COUNT_REPEATABILITY_FACTOR` × the measured repeatability).
 pub const COUNT_MIN_EFFECT: f64 = 0.01;
+/// What a micro row measures when the config does not say (`execution.measure`).
+pub const DEFAULT_MEASURE: crate::config::Measure = crate::config::Measure::Time;
 /// A count change must also exceed this many times the larger side's repeatability (the spread
 /// of instructions per item between its worker processes).
 pub const COUNT_REPEATABILITY_FACTOR: f64 = 10.0;

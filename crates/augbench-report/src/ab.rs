@@ -261,7 +261,7 @@ pub fn word(v: Verdict) -> &'static str {
 pub fn summary(report: &AbReport) -> String {
     let mut line = timed_summary(report);
     if report.rows.iter().any(|r| r.counted) {
-        line.push_str(crate::counts::RULE);
+        line.push_str(&crate::counts::rule());
     }
     line
 }

@@ -10,8 +10,14 @@ use augbench_core::policy;
 use crate::model::Row;
 use crate::verdict::Verdict;
 
-/// How count rows were judged, for summary lines.
-pub const RULE: &str = "; instruction-count rows: a change counts beyond the larger of the minimum effect (1% unless --min-effect) and 10× the measured repeatability between worker processes, with no interval";
+/// How count rows were judged, for summary lines (policy's defaults, never restated).
+pub fn rule() -> String {
+    format!(
+        "; instruction-count rows: a change counts beyond the larger of the minimum effect ({}% unless --min-effect) and {}× the measured repeatability between worker processes, with no interval",
+        policy::COUNT_MIN_EFFECT * 100.0,
+        policy::COUNT_REPEATABILITY_FACTOR
+    )
+}
 
 /// A count comparison as the views show it.
 #[derive(Debug, Clone, PartialEq)]

@@ -375,7 +375,7 @@ pub fn summary(report: &RegressionReport) -> String {
         .any(|r| r.unit == crate::model::COUNT_UNIT);
     let mut line = timed_summary(report);
     if counted {
-        line.push_str(crate::counts::RULE);
+        line.push_str(&crate::counts::rule());
     }
     line
 }

@@ -57,10 +57,7 @@ pub struct ConfigArgs {
     pub micro_batch: Option<u64>,
     #[arg(long, value_enum, help = help_schedule())]
     pub schedule: Option<ScheduleArg>,
-    /// Micro: what each row measures: wall-clock time, or instructions per item counted under
-    /// Valgrind (repeatable on a busy machine; docs/methodology.md, "Instruction counts")
-    /// [default: time].
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, help = help_measure())]
     pub measure: Option<MeasureArg>,
     /// A/B: a variant of a library, `[LABEL=]SOURCE` (repeat the flag): LABEL is `<library>[@tag]`,
     /// SOURCE a pin (`pillow==11.3.0`), a requirement file or a checkout folder
@@ -107,6 +104,14 @@ fn help_transform_budget() -> String {
     format!(
         "With --precision: seconds of timed rounds one transform may spend [default: {}]",
         policy::DEFAULT_TRANSFORM_BUDGET_SEC
+    )
+}
+
+/// Help for `--measure`, with policy's default.
+fn help_measure() -> String {
+    format!(
+        "Micro: what each row measures: wall-clock time, or instructions per item counted under Valgrind (repeatable on a busy machine; docs/methodology.md, \"Instruction counts\") [default: {}]",
+        policy::DEFAULT_MEASURE
     )
 }
 
