@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Writes a local "checkout" of Pillow for A/B tests and benchmarks: the installed PIL package of
 # augbench's pillow environment, copied with its bundled libraries into a Python project, with
-# `Image.resize` made slower by a known share of its own CPU time: after each call the thread
-# spins until its CPU clock has advanced by SHARE × what the call used. The spin is timed on the
-# thread's CPU clock, not the wall clock: on a loaded machine a wall-clock wait is cut short or
-# overshot by preemption (a 10% wall-clock wait read as 0.70–0.82× here, and 0% as 1.0), while
-# extra CPU work scales with the host's speed like the work it imitates.
+# `Image.filter` (Pillow's GaussianBlur and every other ImageFilter) made slower by real extra
+# work: after each call it filters a centred crop holding SHARE of the image's area once more, so
+# the extra cost is SHARE of the call's own (a filter's cost grows with the area it covers) and
+# behaves like the code it imitates on a loaded host: the same caches, the same preemption. No
+# spin loop and no clock: an earlier version spun on the thread's CPU clock.
 # Usage: scripts/ab_fixture.sh <augbench binary> <out dir> <share, e.g. 0.05>
 set -euo pipefail
 AUGBENCH=$1 OUT=$2 SHARE=$3
@@ -19,23 +19,23 @@ find "$OUT" -name __pycache__ -prune -exec rm -rf {} +
 cat >> "$OUT/PIL/Image.py" <<PYEOF
 
 
-# augbench A/B fixture: resize slowed by a share of its own CPU time.
+# augbench A/B fixture: filter slowed by real extra work on SHARE of the image's area.
 def _augbench_slowed(fn, share):
-    import time
+    side = share ** 0.5
 
-    def wrapper(*args, **kwargs):
-        start = time.thread_time()
-        out = fn(*args, **kwargs)
-        used = time.thread_time() - start
-        end = time.thread_time() + used * share
-        while time.thread_time() < end:
-            pass
+    def wrapper(self, *args, **kwargs):
+        out = fn(self, *args, **kwargs)
+        if share > 0:
+            w, h = self.size
+            cw, ch = max(1, round(w * side)), max(1, round(h * side))
+            left, top = (w - cw) // 2, (h - ch) // 2
+            fn(self.crop((left, top, left + cw, top + ch)), *args, **kwargs)
         return out
 
     return wrapper
 
 
-Image.resize = _augbench_slowed(Image.resize, $SHARE)
+Image.filter = _augbench_slowed(Image.filter, $SHARE)
 PYEOF
 LIBS=""
 [ -d "$OUT/pillow.libs" ] && LIBS='"pillow.libs" = "pillow.libs"'

@@ -3,7 +3,7 @@
 #  0. Runtime: configs/examples/ab_versions.yaml as committed (two Pillow releases, 5 transforms).
 #  1. A/A: the same Pillow as two variants, 5 transforms, AA_N invocations: every verdict must be
 #     "no change" and the paired ratio within ±3% of 1 in ≥ 90% of rows.
-#  2. Detection: a local checkout whose Image.resize is slowed by SHARE of its own CPU time
+#  2. Detection: a local checkout whose Image.filter (GaussianBlur) does SHARE more real work
 #     (scripts/ab_fixture.sh; SHARE 0 is the fixture's own cost and must read ~1.0), N
 #     invocations per share: an A/B run (one interleaved run) against two separate runs compared
 #     with `compare --baseline --current`, both at the default minimum effect. Prints detections
@@ -77,23 +77,23 @@ print(f"A/A: {len(rows)} rows, ratio within ±3% in {within}/{len(ok)} ({100*wit
 PY
 echo "A/A ratios: $(spread "$W/aa.txt"); load: $(load)"
 
-echo "== detection: Resize slowed by SHARE of its CPU time, $N invocations per share"
+echo "== detection: GaussianBlur slowed by SHARE more real work, $N invocations per share"
 for share in $SHARES; do
   "$ROOT/scripts/ab_fixture.sh" "$A" "$W/slow$share" "$share" > /dev/null
   ab=0 rr=0; : > "$W/ratios$share.txt"; : > "$W/rr$share.txt"
   for i in $(seq "$N"); do
     o="$W/ab${share}_$i"
-    "$A" run -c "$CFG" -o "$o" "${COMMON[@]}" --transforms Resize \
+    "$A" run -c "$CFG" -o "$o" "${COMMON[@]}" --transforms GaussianBlur \
       --variant "pillow@released=$PIN" --variant "pillow@local=$W/slow$share" > /dev/null 2>&1
     "$A" compare "$o" --format json --out "$o.json" 2> /dev/null
-    line=$(verdicts "$o.json" ab | grep '^Resize ')
+    line=$(verdicts "$o.json" ab | grep '^GaussianBlur ')
     echo "$line" >> "$W/ratios$share.txt"
     [[ $line == *regression* ]] && ab=$((ab + 1))
     # Run against run: the same label in two separate runs, one after the other.
-    "$A" run -c "$CFG" -o "$o.base" "${COMMON[@]}" --transforms Resize --variant "pillow@x=$PIN" > /dev/null 2>&1
-    "$A" run -c "$CFG" -o "$o.cur" "${COMMON[@]}" --transforms Resize --variant "pillow@x=$W/slow$share" > /dev/null 2>&1
+    "$A" run -c "$CFG" -o "$o.base" "${COMMON[@]}" --transforms GaussianBlur --variant "pillow@x=$PIN" > /dev/null 2>&1
+    "$A" run -c "$CFG" -o "$o.cur" "${COMMON[@]}" --transforms GaussianBlur --variant "pillow@x=$W/slow$share" > /dev/null 2>&1
     "$A" compare --baseline "$o.base" --current "$o.cur" --format json --out "$o.rr.json" 2> /dev/null
-    rline=$(verdicts "$o.rr.json" rows | grep '^Resize ')
+    rline=$(verdicts "$o.rr.json" rows | grep '^GaussianBlur ')
     echo "$rline" >> "$W/rr$share.txt"
     [[ $rline == *regression* ]] && rr=$((rr + 1))
     echo "  share $share #$i: A/B $line; run vs run $rline; load $(load)"

@@ -180,7 +180,7 @@ def child(job: dict) -> int:
     prepared, items, loops = adapter.prepared, list(adapter.items), job["loops"]
     adapter._timed_loops(prepared, items, loops)  # warm, untimed
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    ns = [n for _ in range(job["values"]) for n in adapter._timed_loops(prepared, items, loops)]
+    ns = [n for _ in range(job["values"]) for n in adapter._timed_loops(prepared, items, loops)[0]]
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
     out = {**rates(ns, len(items)), "faults_per_item": faults / (len(ns) * len(items))}
     print(json.dumps(out), file=out_stream, flush=True)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The one test command (README "Test" section; .ci/run calls exactly this).
 # On a fresh machine it installs what the tests need — uv, a test venv with pytest/pyarrow,
-# Chromium for the HTML report check, the Python library environments (cached by augbench) —
-# then runs the Rust tests and the Python suites.
+# Chromium for the HTML report check, Valgrind, FFmpeg for torchvision's video decoder, the
+# Python library environments (cached by augbench) — then runs the Rust tests and the Python
+# suites.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export UV_PYTHON_DOWNLOADS=never
@@ -33,6 +34,9 @@ apt_tool chromium chromium
 
 step "tools: Valgrind (instruction counts, measure: instructions)"
 apt_tool valgrind valgrind
+
+step "tools: FFmpeg (torchvision's video decoder, torchcodec, loads its shared libraries)"
+apt_tool ffmpeg ffmpeg
 
 step "python: test venv"
 "$UV" venv --quiet --allow-existing --python "$PY" .venv-test
@@ -67,8 +71,8 @@ cargo test --workspace --release -- alone:: --test-threads=1
 # failure instead of a skip.
 PYTEST=(-m pytest -q -p no:cacheprovider python/tests)
 
-step "python: cell-log interop (pyarrow, pandas), in the test venv"
-AUGBENCH_EXPECT_MODULES=pyarrow,pandas,numpy .venv-test/bin/python "${PYTEST[@]}" --environment interop
+step "python: cell-log interop (pyarrow, pandas, polars, DuckDB), in the test venv"
+AUGBENCH_EXPECT_MODULES=pyarrow,pandas,numpy,polars,duckdb .venv-test/bin/python "${PYTEST[@]}" --environment interop
 
 step "python: pytest for the library environments"
 # pytest (pure Python) goes into a folder of its own on PYTHONPATH, so the cached library

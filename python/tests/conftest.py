@@ -57,7 +57,7 @@ IMAGE_SIZES = [(256, 320), (250, 333), (300, 260)]
 # Modules each promised library or decoder brings with it (beyond its own adapter module).
 PROMISED_WITH = {
     "albumentationsx": ("numpy",),
-    "torchvision": ("torch", "numpy", "PIL"),
+    "torchvision": ("torch", "numpy", "PIL", "torchcodec"),  # torchcodec: its video decoder
     "kornia": ("torch", "numpy"),
     "pillow": ("numpy",),
     "opencv": ("cv2", "numpy"),

@@ -1,6 +1,7 @@
-"""Cell-log interop in both directions: Parquet written by ``augbench cells`` opens in pyarrow and
-pandas (and polars/DuckDB when installed) with the contract's columns, types and values; Parquet
-written by pyarrow and pandas in the reference column layout reads with ``augbench cells show``.
+"""Cell-log interop in both directions: Parquet written by ``augbench cells`` opens in pyarrow,
+pandas, polars and DuckDB with the contract's columns, types and values (and the polars and
+DuckDB examples of docs/cells.md compute what they say); Parquet written by pyarrow and pandas
+in the reference column layout reads with ``augbench cells show``.
 
 The binary comes from ``$AUGBENCH_BIN`` or ``target/debug/augbench`` at the repository root.
 Requirements: python/requirements-test.txt.
@@ -18,6 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import require
 
 pytestmark = pytest.mark.environment("interop")
 
@@ -101,27 +103,51 @@ def test_pandas_reads_the_same_values(tmp_path):
         assert close(float(df.loc[i, "metric:rmse"]), exp["metric:rmse"])
 
 
-def test_polars_and_duckdb_read_it_when_installed(tmp_path):
+def phase_means(metric: str) -> dict[str, float]:
+    """Per phase, the mean over cells of one metric, and the samples summed: what the docs'
+    polars and DuckDB examples (docs/cells.md, "Reading a cell log") compute."""
+    by_phase: dict[str, list[dict]] = {}
+    for cell in expected_cells():
+        by_phase.setdefault(cell["phase"], []).append(cell)
+    return {
+        phase: (sum(c[metric] for c in cells) / len(cells), sum(c["n_samples"] for c in cells))
+        for phase, cells in sorted(by_phase.items())
+    }
+
+
+def test_polars_reads_it_and_the_docs_example_runs(tmp_path):
+    pl = require("polars")
     out = tmp_path / "cells.parquet"
     group_golden(out)
     names = [name for name, _ in CONTRACT] + [f"metric:{m}" for m in GOLDEN_METRICS]
-    readers = 0
-    try:
-        import polars as pl
+    cells = pl.read_parquet(out)
+    assert cells.columns == names
+    assert cells.schema["n_samples"] == pl.Int64 and cells.schema["metric:rmse"] == pl.Float64
+    # docs/cells.md: cells.group_by("phase").agg(pl.col("^metric:.*$").mean())
+    means = cells.group_by("phase").agg(pl.col("^metric:.*$").mean()).sort("phase")
+    assert means.columns == ["phase"] + [f"metric:{m}" for m in GOLDEN_METRICS]
+    want = phase_means("metric:absrel")
+    assert means["phase"].to_list() == list(want)
+    for got, (mean, _) in zip(means["metric:absrel"].to_list(), want.values()):
+        assert math.isclose(got, mean, rel_tol=REL_TOL)
 
-        assert pl.read_parquet(out).columns == names
-        readers += 1
-    except ImportError:
-        pass
-    try:
-        import duckdb
 
-        assert [d[0] for d in duckdb.sql(f"SELECT * FROM '{out}'").description] == names
-        readers += 1
-    except ImportError:
-        pass
-    if readers == 0:
-        pytest.skip("neither polars nor duckdb is installed")
+def test_duckdb_reads_it_and_the_docs_query_runs(tmp_path):
+    duckdb = require("duckdb")
+    out = tmp_path / "cells.parquet"
+    group_golden(out)
+    names = [name for name, _ in CONTRACT] + [f"metric:{m}" for m in GOLDEN_METRICS]
+    assert [d[0] for d in duckdb.sql(f"SELECT * FROM '{out}'").description] == names
+    # docs/cells.md's query, on this file
+    rows = duckdb.sql(
+        f"""SELECT phase, avg("metric:absrel") AS absrel, sum(n_samples) AS samples
+        FROM '{out}' GROUP BY phase ORDER BY phase"""
+    ).fetchall()
+    want = phase_means("metric:absrel")
+    assert [row[0] for row in rows] == list(want)
+    for (_, absrel, samples), (mean, total) in zip(rows, want.values()):
+        assert math.isclose(absrel, mean, rel_tol=REL_TOL)
+        assert samples == total
 
 
 def test_empty_input_gives_a_schema_only_file(tmp_path):

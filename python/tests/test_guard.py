@@ -8,7 +8,8 @@ import textwrap
 import warnings
 
 import pytest
-from conftest import has_library, load_registry, load_set, require, WorkerClient
+from conftest import load_registry, load_set, require, WorkerClient
+from test_adapters import require_library
 
 from augbench_worker import guard
 from augbench_worker.protocol import CONTRACT, WorkerError
@@ -86,11 +87,11 @@ def _loaded(library: str):
 
 
 def _albumentationsx():
-    """AlbumentationsX's module (``albumentations``): a failure where the run promises it, else a
-    skip where it is missing or another distribution has the module."""
-    albumentations = require("albumentations")
-    if not has_library("albumentationsx"):
-        pytest.skip("AlbumentationsX is not installed here (another distribution has its module)")
+    """AlbumentationsX's module (``albumentations``): a failure where the run promises
+    AlbumentationsX, else a skip where it is missing or another distribution has the module."""
+    require_library("albumentationsx")
+    import albumentations
+
     return albumentations
 
 
@@ -124,9 +125,9 @@ def test_albumentationsx_benign_warning_is_recorded_in_the_reply() -> None:
 
 
 def _albumentations():
-    """Albumentations 2.0.8's module, or a skip where it is not installed."""
-    if not has_library("albumentations"):
-        pytest.skip("albumentations 2.0.8 is not installed here")
+    """Albumentations 2.0.8's module: a failure where the run promises it, else a skip where it
+    is missing or another distribution (AlbumentationsX) has the module."""
+    require_library("albumentations")
     import albumentations
 
     return albumentations

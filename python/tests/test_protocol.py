@@ -340,3 +340,50 @@ def test_count_markers_wrap_each_loop_and_hello_names_the_cpu_features(jpeg_path
     calls.clear()
     adapter._timed_loops(Prepared, [1], 1)
     assert calls == ["item"]
+
+
+def test_timed_loops_report_the_threads_cpu_time_beside_the_wall_time():
+    from augbench_worker.adapters import base
+
+    class Prepared:
+        name = "busy"
+        batch = 1
+
+        @staticmethod
+        def run(item):
+            sum(range(item))
+
+    adapter = base.Adapter.__new__(base.Adapter)
+    adapter.sync = lambda: None
+    ns, cpu_ns = adapter._timed_loops(Prepared, [200_000, 200_000], 3)
+    assert len(ns) == len(cpu_ns) == 3
+    assert all(c > 0 for c in cpu_ns), cpu_ns
+    # Busy work on one thread: its CPU time cannot exceed the wall time by more than a tick.
+    assert all(c <= w + 1_000_000 for w, c in zip(ns, cpu_ns)), (ns, cpu_ns)
+
+
+def test_fresh_buffers_copy_every_item_before_a_time_request(monkeypatch):
+    import numpy as np
+
+    from augbench_worker.adapters import base
+
+    class Prepared:
+        name = "probe"
+        batch = 1
+        seen: list = []
+
+        @classmethod
+        def run(cls, item):
+            cls.seen.append(item)
+
+    adapter = base.Adapter.__new__(base.Adapter)
+    adapter.sync = lambda: None
+    adapter.prepared = Prepared
+    original = [np.arange(12, dtype=np.uint8).reshape(2, 2, 3)]
+    adapter.items = list(original)
+    monkeypatch.setenv(base.FRESH_BUFFERS_ENV, "1")
+    reply = adapter.time({"start": 0, "count": 1, "loops": 1})
+    assert len(reply["ns"]) == len(reply["cpu_ns"]) == 1
+    assert Prepared.seen[0] is not original[0], "the loop timed the original buffer"
+    assert np.array_equal(Prepared.seen[0], original[0])
+    assert not np.shares_memory(Prepared.seen[0], original[0])

@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use augbench_host::fsutil::AtomicWriteError;
+
 /// Where in an input file a value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Location {
@@ -150,6 +152,19 @@ impl CellsError {
             self,
             CellsError::ParquetWrite { .. } | CellsError::Io { .. }
         )
+    }
+
+    /// A failed atomic write (`augbench_host::fsutil::write_streamed`): the body's own error, or
+    /// the file system's as [`CellsError::Io`].
+    pub(crate) fn from_write(e: AtomicWriteError<CellsError>) -> Self {
+        match e {
+            AtomicWriteError::Body(e) => e,
+            AtomicWriteError::Io {
+                path,
+                action,
+                source,
+            } => CellsError::io(&path, action, source),
+        }
     }
 
     pub(crate) fn io(path: &Path, action: &'static str, source: std::io::Error) -> Self {

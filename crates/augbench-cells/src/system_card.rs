@@ -1,5 +1,5 @@
 //! The system card: what machine produced a cell. `SystemCard::detect` reads the host (CPU, RAM, OS,
-//! GPU through `nvidia-smi` where it answers, rustc and augbench versions); `CardStamp` is the part
+//! the first GPU `augbench_host::gpu` lists, rustc and augbench versions); `CardStamp` is the part
 //! stamped onto evaluation cells, taken from a card, a JSON map or nothing, with typed errors.
 
 use std::process::Command;
@@ -36,13 +36,13 @@ impl SystemCard {
     /// Reads the host. Fields the host cannot tell stay `None` (or "unknown" for versions).
     pub fn detect() -> Self {
         let (cpu_name, cpu_cores, ram_gb) = host_cpu_ram();
-        let gpu = nvidia_smi();
+        let gpu = augbench_host::gpu::nvidia_gpus().into_iter().next();
         SystemCard {
             cpu_name,
             cpu_cores,
             ram_gb,
-            gpu_name: gpu.as_ref().map(|g| g.0.clone()),
-            gpu_memory_gb: gpu.map(|g| g.1),
+            gpu_memory_gb: gpu.as_ref().and_then(|g| g.memory_gib),
+            gpu_name: gpu.map(|g| g.name),
             precision: None,
             batch_size: None,
             os: sysinfo::System::long_os_version().ok(),
@@ -70,27 +70,6 @@ fn host_cpu_ram() -> (Option<String>, Option<u64>, Option<f64>) {
         cores,
         (ram > 0).then(|| ram as f64 / f64::from(1u32 << 30)),
     )
-}
-
-/// Name and memory (GiB) of the first GPU, where `nvidia-smi` answers.
-fn nvidia_smi() -> Option<(String, f64)> {
-    let out = Command::new("nvidia-smi")
-        .args([
-            "--query-gpu=name,memory.total",
-            "--format=csv,noheader,nounits",
-        ])
-        .output()
-        .ok()?;
-    out.status.success().then_some(())?;
-    parse_nvidia_smi(&String::from_utf8_lossy(&out.stdout))
-}
-
-/// Parses `name, MiB` from the first line of nvidia-smi's CSV output.
-pub fn parse_nvidia_smi(stdout: &str) -> Option<(String, f64)> {
-    let line = stdout.lines().find(|l| !l.trim().is_empty())?;
-    let (name, mib) = line.rsplit_once(',')?;
-    let mib: f64 = mib.trim().parse().ok()?;
-    Some((name.trim().to_string(), mib / 1024.0))
 }
 
 fn rustc_version() -> String {
@@ -261,15 +240,6 @@ mod tests {
             .stamp("x")
             .unwrap();
         assert_eq!(s, CardStamp::default());
-    }
-
-    #[test]
-    fn parses_nvidia_smi_csv() {
-        assert_eq!(
-            parse_nvidia_smi("NVIDIA L4, 23034\n"),
-            Some(("NVIDIA L4".into(), 23034.0 / 1024.0))
-        );
-        assert_eq!(parse_nvidia_smi("garbage"), None);
     }
 
     #[test]

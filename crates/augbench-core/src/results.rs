@@ -331,6 +331,10 @@ pub struct TransformResult {
     /// Seconds per run (one pass over all items).
     #[serde(deserialize_with = "floats_or_null")]
     pub times: Vec<f64>,
+    /// The timing thread's CPU seconds per run, beside `times` (docs/methodology.md, "Thread CPU
+    /// time"): empty in older files and from workers without a CPU clock.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_times: Vec<f64>,
     pub mean_time: Option<f64>,
     pub std_time: Option<f64>,
     pub num_successful_runs: u64,

@@ -1,11 +1,19 @@
-//! augbench-env: the Python environments workers run in — uv (found or installed), the pinned
-//! requirement groups and the worker packages embedded in the binary (`assets`), and building,
-//! listing, locking and cleaning the cached environments (`build`).
+//! augbench-env: the Python environments workers run in — uv found or installed into the cache
+//! (`uv`), the pinned requirement groups and worker packages embedded in the binary (`assets`),
+//! building, listing, locking and cleaning the content-hash-keyed cached environments and the
+//! command that starts a library's Python worker in one (`build`), and A/B variants (`variant`).
 
-mod env;
+mod assets;
+mod build;
+mod uv;
+mod variant;
 
-pub use env::*;
-
-// Sibling crates under the paths the modules name them by (`crate::cache::…`).
-use augbench_host::cache;
-use augbench_protocol::client;
+pub use assets::{
+    GROUPS, GroupAssets, VIDEO_DECODE_GROUP, clips_source_dir, group_assets, pinned_version,
+    worker_source_dir,
+};
+pub use build::{
+    EnvInfo, clean, decoder_worker_command, ensure, list, lock_group, python_worker_command,
+};
+pub use uv::{Installer, find_python, installer};
+pub use variant::{VariantEnv, check_pins, ensure_variant, variant_env};

@@ -12,10 +12,10 @@ use augbench_core::results::{DatasetInfo, ResultFile, Status, TransformResult};
 use augbench_core::{Device, Mode, PipelineScope, RunConfig, UsageError, policy};
 use indicatif::MultiProgress;
 
-use crate::client::{Worker, WorkerCommand, WorkerError};
 use crate::micro::MicroSettings;
 use crate::progress::labelled_spinner;
-use crate::protocol::{FailureKind, HelloResponse, LoadRequest, LoadResponse, Request};
+use augbench_protocol::client::{Worker, WorkerCommand, WorkerError};
+use augbench_protocol::protocol::{FailureKind, HelloResponse, LoadRequest, LoadResponse, Request};
 
 /// Everything one job needs besides the plan entry.
 pub struct JobInput<'a> {

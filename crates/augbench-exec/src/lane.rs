@@ -7,11 +7,11 @@ use augbench_core::registry::TransformSpec;
 use augbench_core::results::{Status, TransformResult};
 use indicatif::MultiProgress;
 
-use crate::client::WorkerError;
 use crate::job::{JobInput, Loaded, start_worker};
 use crate::micro::MicroSettings;
 use crate::pipeline::PipelineRuns;
 use crate::record::Recorder;
+use augbench_protocol::client::WorkerError;
 
 /// A library's job under way: its worker and its results.
 pub(crate) struct Lane<'a> {

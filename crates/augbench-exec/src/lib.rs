@@ -24,9 +24,3 @@ pub mod summary;
 pub mod time_split;
 mod underway;
 pub mod worker;
-
-// Sibling crates under the paths the modules name them by (`crate::protocol::…`, `crate::env`).
-use augbench_env as env;
-use augbench_host::{fsutil, machine, system};
-use augbench_media as media;
-use augbench_protocol::{client, contract, protocol, threads};

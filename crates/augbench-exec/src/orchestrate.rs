@@ -12,14 +12,14 @@ use indicatif::MultiProgress;
 
 use augbench_core::naming::output_dir;
 
-use crate::client::WorkerCommand;
 use crate::counts::CountRun;
 use crate::equivalence::Check;
-use crate::fsutil::write_atomic;
 use crate::job::{JobInput, JobOutcome};
 use crate::runner::run_job;
 use crate::scheduler::run_interleaved;
 use crate::worker::{self, Role, Target};
+use augbench_host::fsutil::write_atomic;
+use augbench_protocol::client::WorkerCommand;
 
 pub use crate::outcome::{JobFailure, JobStatus, RunReport};
 pub use crate::run_media::{Media, prepare_media};
@@ -66,7 +66,7 @@ pub fn execute(
 /// available now run one library after another (each result file records the schedule it ran).
 fn effective_schedule(plan: &Plan, mp: &MultiProgress) -> Schedule {
     let pipeline = plan.config.selection.mode == Some(augbench_core::Mode::Pipeline);
-    let available = crate::system::available_memory();
+    let available = augbench_host::system::available_memory();
     match (plan.schedule, available) {
         (Schedule::Interleaved, Some(free)) if pipeline && plan.memory.held_at_once > free => {
             mp.suspend(|| {
@@ -186,7 +186,7 @@ fn status_of(outcome: anyhow::Result<JobOutcome>) -> JobStatus {
 /// The interleaved schedule holds every library's media at once: say so when the plan's
 /// estimate exceeds the memory available now.
 fn warn_memory(plan: &Plan, mp: &MultiProgress) {
-    let Some(available) = crate::system::available_memory() else {
+    let Some(available) = augbench_host::system::available_memory() else {
         return;
     };
     let need = plan.memory.held_at_once;

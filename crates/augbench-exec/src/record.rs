@@ -15,9 +15,9 @@ use augbench_core::results::{
 use augbench_core::{Mode, RunConfig, Schedule, policy, stats};
 use indicatif::MultiProgress;
 
-use crate::fsutil::write_atomic;
 use crate::job::{JobInput, Loaded};
-use crate::protocol::{HelloResponse, LoadResponse};
+use augbench_host::fsutil::write_atomic;
+use augbench_protocol::protocol::{HelloResponse, LoadResponse};
 
 pub(crate) struct Recorder<'a> {
     path: &'a Path,
@@ -109,13 +109,26 @@ impl<'a> Recorder<'a> {
     pub fn close(mut self) -> ResultFile {
         self.file.metadata.time_split = crate::time_split::snapshot();
         if let Some(card) = self.file.metadata.system_info.card.as_mut() {
-            card.after = Some(crate::machine::state());
+            card.after = Some(augbench_host::machine::state());
             if let Err(e) = self.save() {
                 eprintln!("warning: the machine state after the job was not written: {e:#}");
             }
         }
         self.file
     }
+}
+
+/// Both processes' CPU times, or none when either side lacks one for a run.
+fn merged_cpu_times(old: &TransformResult, new: &TransformResult) -> Vec<f64> {
+    let whole = |r: &TransformResult| r.cpu_times.len() == r.throughputs.len();
+    if !(whole(old) && whole(new)) {
+        return Vec::new();
+    }
+    old.cpu_times
+        .iter()
+        .chain(&new.cpu_times)
+        .copied()
+        .collect()
 }
 
 /// Combines measurements of the same transform from several worker processes.
@@ -129,6 +142,7 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
                 .copied()
                 .collect();
             let times: Vec<f64> = old.times.iter().chain(&new.times).copied().collect();
+            let cpu_times = merged_cpu_times(&old, &new);
             let mut process_runs = old.process_runs.clone();
             if process_runs.is_empty() {
                 process_runs.push(old.throughputs.len() as u64);
@@ -138,6 +152,7 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
             let summary = stats::summarize_grouped(&throughputs, &groups);
             let mut m = TransformResult::measured(old.params.clone(), &summary, throughputs, times);
             m.process_runs = process_runs;
+            m.cpu_times = cpu_times;
             m.warmup_iterations = old.warmup_iterations + new.warmup_iterations;
             m.slow_threshold_sec_per_item = old.slow_threshold_sec_per_item;
             m.slow_preflight_items = old.slow_preflight_items;
@@ -292,10 +307,10 @@ fn metadata(
     dataset.converted += load.converted;
     Metadata {
         format_version: RESULT_FORMAT_VERSION,
-        system_info: crate::system::system_info(&hello.runtime),
+        system_info: augbench_host::system::system_info(&hello.runtime),
         library_versions: hello.versions.clone(),
         thread_settings: thread_settings(hello),
-        environment: crate::system::environment_info(),
+        environment: augbench_host::system::environment_info(),
         gpu: None,
         dataset,
         timing: timing(input, device),

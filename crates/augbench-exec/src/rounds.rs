@@ -12,8 +12,8 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use crate::client::{Worker, WorkerCommand};
-use crate::protocol::{Request, SentinelRequest, TimeResponse};
+use augbench_protocol::client::{Worker, WorkerCommand};
+use augbench_protocol::protocol::{Request, SentinelRequest, TimeResponse};
 
 /// The order of `n` libraries in one round: a seeded shuffle of its own for every transform,
 /// process and round, so no library always goes first and a rerun repeats the order.

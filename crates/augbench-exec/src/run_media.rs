@@ -6,15 +6,13 @@ use std::path::PathBuf;
 use augbench_core::{RunConfig, policy};
 use indicatif::MultiProgress;
 
-use crate::media;
-
 /// Media for every job of the run: a scanned `data_dir` or the cached synthetic dataset; for
 /// video, the clip folders of the clip cache.
 pub struct Media {
     pub paths: Vec<String>,
     pub info: augbench_core::results::DatasetInfo,
     /// Video: one clip-cache entry per input (readable or skipped with its reason), in input order.
-    pub clip_entries: Vec<media::clip_decode::Entry>,
+    pub clip_entries: Vec<augbench_media::clip_decode::Entry>,
 }
 
 pub fn prepare_media(cfg: &RunConfig, mp: &MultiProgress) -> anyhow::Result<Media> {
@@ -22,13 +20,13 @@ pub fn prepare_media(cfg: &RunConfig, mp: &MultiProgress) -> anyhow::Result<Medi
     let n = cfg.data.num_items;
     let (mut items, mut info) = match &cfg.data.data_dir {
         Some(dir) => {
-            let s = media::scan(dir, media, n)?;
+            let s = augbench_media::scan(dir, media, n)?;
             (s.items, s.info)
         }
         None => {
             let seed = cfg.data.synthetic_seed.unwrap_or(policy::SYNTH_SEED);
             let count = n.unwrap_or_else(|| policy::default_num_items(media));
-            let d = media::synthetic_dataset(seed, count, media, Some(mp))?;
+            let d = augbench_media::synthetic_dataset(seed, count, media, Some(mp))?;
             (d.items, d.info)
         }
     };
@@ -53,15 +51,15 @@ fn video_clips(
     cfg: &RunConfig,
     items: &[PathBuf],
     mp: &MultiProgress,
-) -> anyhow::Result<media::ClipCache> {
+) -> anyhow::Result<augbench_media::ClipCache> {
     let clip_length = cfg.data.clip_length.unwrap_or(policy::DEFAULT_CLIP_LENGTH);
-    let decoder = if items.iter().any(|p| media::scan::is_video_file(p)) {
+    let decoder = if items.iter().any(|p| augbench_media::scan::is_video_file(p)) {
         let refresh = cfg.execution.refresh_requirements.unwrap_or(true);
-        Some(media::Decoder::ensure(refresh, Some(mp))?)
+        Some(augbench_media::Decoder::ensure(refresh, Some(mp))?)
     } else {
         None
     };
-    let clips = media::clip_cache::build(items, clip_length, decoder.as_ref(), Some(mp))?;
+    let clips = augbench_media::clip_cache::build(items, clip_length, decoder.as_ref(), Some(mp))?;
     clips.report(mp);
     Ok(clips)
 }

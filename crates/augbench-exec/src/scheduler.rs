@@ -13,14 +13,14 @@ use augbench_core::results::Status;
 use augbench_core::{Schedule, policy};
 use indicatif::{MultiProgress, ProgressBar};
 
-use crate::client::WorkerCommand;
 use crate::job::{JobInput, JobOutcome, not_in_registry, spec_for, stopped_by_user};
 use crate::lane::{Companion, Lane};
 use crate::precision::{RoundsClock, Target, runs_so_far, widths_so_far};
 use crate::progress::steps_bar;
-use crate::protocol::LoaderSlot;
 use crate::rounds::{Sentinel, annotate, round_order};
 use crate::underway::{Begun, Underway, begin, companion_window, ensure_companion};
+use augbench_protocol::client::WorkerCommand;
+use augbench_protocol::protocol::LoaderSlot;
 
 /// A library's lane, or why it stopped (its job failed; its file keeps what it measured).
 struct Slot<'a> {

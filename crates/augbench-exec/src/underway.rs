@@ -7,12 +7,12 @@ use augbench_core::Mode;
 use augbench_core::registry::TransformSpec;
 use augbench_core::results::TransformResult;
 
-use crate::client::WorkerError;
 use crate::lane::{Companion, Lane};
 use crate::micro::{self, Measuring, Phase, Started};
 use crate::pipeline::{self, PipelineRuns, PipelineSettings, PipelineStarted};
-use crate::protocol::LoaderSlot;
 use crate::time_split::{self, PhaseClock};
+use augbench_protocol::client::WorkerError;
+use augbench_protocol::protocol::LoaderSlot;
 
 /// The time split's part for timed runs (a pipeline's include its rewarm batches).
 const TIMED: &str = augbench_core::time_split::MEASUREMENT_PARTS[0];

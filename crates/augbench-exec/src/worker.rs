@@ -11,8 +11,8 @@ use augbench_core::plan::Job;
 use augbench_core::{Backend, Matrix};
 use indicatif::MultiProgress;
 
-use crate::client::WorkerCommand;
-use crate::threads::worker_env;
+use augbench_protocol::client::WorkerCommand;
+use augbench_protocol::threads::worker_env;
 
 /// Whose worker: a library (or decoder) with its backend and environment group.
 #[derive(Debug, Clone, Copy)]
@@ -70,15 +70,15 @@ pub fn command(
 ) -> anyhow::Result<WorkerCommand> {
     let library = target.library;
     let python = || match target.variant {
-        Some(v) => crate::env::ensure_variant(target.env_group, v, Some(mp)),
-        None => crate::env::ensure(target.env_group, refresh, Some(mp)),
+        Some(v) => augbench_env::ensure_variant(target.env_group, v, Some(mp)),
+        None => augbench_env::ensure(target.env_group, refresh, Some(mp)),
     };
     let mut cmd = match (role, target.backend) {
-        (Role::Decoder, _) => crate::env::decoder_worker_command(&python()?, library)?,
+        (Role::Decoder, _) => augbench_env::decoder_worker_command(&python()?, library)?,
         (Role::Transforms { .. }, Backend::NativeWorker) => native_command(library)?,
         // DALI's worker is a Python worker whose pipeline ops build DALI's own pipeline.
         (Role::Transforms { spec }, Backend::PythonWorker | Backend::DaliPipeline) => {
-            crate::env::python_worker_command(&python()?, library, spec)?
+            augbench_env::python_worker_command(&python()?, library, spec)?
         }
     };
     cmd.env.extend(worker_env(threads));

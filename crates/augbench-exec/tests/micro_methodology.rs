@@ -17,7 +17,7 @@ use augbench_core::results::Status;
 use augbench_exec::micro::{MicroSettings, Session, WarmupSettings, measure};
 use augbench_protocol::client::WorkerError;
 use augbench_protocol::protocol::{
-    CheckResponse, Failure, FailureKind, PrepareRequest, PrepareResponse, TimeRequest,
+    CheckResponse, Failure, FailureKind, PrepareRequest, PrepareResponse, TimeRequest, TimeResponse,
 };
 
 /// A worker whose every loop over `count` items takes `ns_per_item × count` (plus a jitter pattern).
@@ -76,7 +76,7 @@ impl Session for Scripted {
             ..Default::default()
         })
     }
-    fn time(&mut self, req: TimeRequest, _: Duration) -> Result<Vec<u64>, WorkerError> {
+    fn time_clocked(&mut self, req: TimeRequest, _: Duration) -> Result<TimeResponse, WorkerError> {
         self.time_requests.push(req);
         let base = (self.ns_per_item * req.count) as i64;
         let ns = (0..req.loops)
@@ -86,7 +86,11 @@ impl Session for Scripted {
                 (base + base * j / 100).max(1) as u64
             })
             .collect();
-        Ok(ns)
+        // A worker that predates the CPU clock: the row stays wall-clock only.
+        Ok(TimeResponse {
+            ns,
+            cpu_ns: Vec::new(),
+        })
     }
 }
 

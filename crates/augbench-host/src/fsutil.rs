@@ -1,56 +1,142 @@
 //! Atomic file writes: write a sibling temp file, flush it to disk, rename it over the target.
 //! Parent folders are (re)created first, so a folder deleted mid-run is rebuilt on the next write.
-//! A failed write removes its temp file and leaves the previous file as it was. Tests simulate a
-//! full disk with `AUGBENCH_TEST_FAULTS=diskfull:<file name>[+N]` (writes after the first N fail).
+//! A failed write removes its temp file and leaves the previous file as it was. The one home of
+//! atomic writes (results, reports, cell logs); tests simulate a full disk with
+//! `AUGBENCH_TEST_FAULTS=diskfull:<file name>[+N]` (writes after the first N fail).
 
-use std::io::Write;
-use std::path::Path;
-use std::sync::atomic::{AtomicU32, Ordering};
-
-use anyhow::Context;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Test-only faults, comma-separated: `diskfull:<file>[+N]` here; the native worker reads the
 /// same variable for its fault transforms (`augbench-native`).
 pub const TEST_FAULTS_ENV: &str = "AUGBENCH_TEST_FAULTS";
 
+/// Writes `bytes` to `path` atomically (see the module doc); the one byte-slice entry point.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_streamed(path, |w| w.write_all(bytes)).map_err(|e| {
+        let (action, source) = match e {
+            AtomicWriteError::Body(source) => ("write", source),
+            AtomicWriteError::Io { action, source, .. } => (action, source),
+        };
+        anyhow::Error::new(source).context(failed_write_message(path, action))
+    })
+}
+
+/// Why [`write_streamed`] failed: the caller's `body`, or the file system (`action` on `path`).
+/// Either way the previous file, if any, is unchanged and no temp file is left behind.
+#[derive(Debug)]
+pub enum AtomicWriteError<E> {
+    Body(E),
+    Io {
+        path: PathBuf,
+        action: &'static str,
+        source: std::io::Error,
+    },
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for AtomicWriteError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AtomicWriteError::Body(e) => write!(f, "{e}"),
+            AtomicWriteError::Io { path, action, .. } => {
+                write!(f, "{}: cannot {action}", path.display())
+            }
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for AtomicWriteError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            AtomicWriteError::Body(e) => e.source(),
+            AtomicWriteError::Io { source, .. } => Some(source),
+        }
+    }
+}
+
+/// Writes `path` atomically like [`write_atomic`], the content produced by `body` into a buffered
+/// writer on the temp file (a streaming encoder such as Parquet's, or JSON Lines row by row). A
+/// `body` error aborts the write as a full disk does.
+pub fn write_streamed<E>(
+    path: &Path,
+    body: impl FnOnce(&mut BufWriter<File>) -> Result<(), E>,
+) -> Result<(), AtomicWriteError<E>> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot write {}: cannot create its folder", path.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| io_error(dir, "create folder", e))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let written = write_file(&tmp, bytes, &name);
-    let moved = written.and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = moved {
+    let tmp = dir.join(temp_name(&name));
+    let moved = write_file(&tmp, path, &name, body).and_then(|()| {
+        std::fs::rename(&tmp, path).map_err(|e| io_error(path, "rename the temp file onto it", e))
+    });
+    if moved.is_err() {
         let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| {
-            format!(
-                "cannot write {} (the previous version, if any, is unchanged)",
-                path.display()
-            )
-        });
     }
-    Ok(())
+    moved
 }
 
-/// Creates `tmp` with `bytes` and flushes it to disk.
-fn write_file(tmp: &Path, bytes: &[u8], name: &str) -> std::io::Result<()> {
-    let mut f = std::fs::File::create(tmp)?;
+/// The context of a failed byte write: it names the file, the step, and says the old one is intact.
+fn failed_write_message(path: &Path, action: &str) -> String {
+    let step = match action {
+        "write" => String::new(),
+        _ => format!(": cannot {action}"),
+    };
+    format!(
+        "cannot write {}{step} (the previous version, if any, is unchanged)",
+        path.display()
+    )
+}
+
+fn io_error<E>(path: &Path, action: &'static str, source: std::io::Error) -> AtomicWriteError<E> {
+    AtomicWriteError::Io {
+        path: path.to_path_buf(),
+        action,
+        source,
+    }
+}
+
+/// A hidden sibling name unique within this process (threads may write the same file at once).
+fn temp_name(name: &str) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!(".{name}.tmp-{}-{n}", std::process::id())
+}
+
+/// Creates `tmp`, fills it through `body`, gives it `target`'s permissions and flushes it to disk.
+fn write_file<E>(
+    tmp: &Path,
+    target: &Path,
+    name: &str,
+    body: impl FnOnce(&mut BufWriter<File>) -> Result<(), E>,
+) -> Result<(), AtomicWriteError<E>> {
+    let ioe = |e| io_error(target, "write", e);
+    let file = File::create(tmp).map_err(ioe)?;
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    body(&mut w).map_err(AtomicWriteError::Body)?;
     if disk_full_now(name) {
-        f.write_all(&bytes[..bytes.len() / 2])?;
-        return Err(std::io::Error::new(
+        return Err(ioe(std::io::Error::new(
             std::io::ErrorKind::StorageFull,
             "No space left on device (simulated by AUGBENCH_TEST_FAULTS)",
-        ));
+        )));
     }
-    f.write_all(bytes)?;
-    f.sync_all()
+    let file = w.into_inner().map_err(|e| ioe(e.into_error()))?;
+    keep_permissions(&file, target).map_err(ioe)?;
+    file.sync_all().map_err(ioe)
+}
+
+/// Gives the temp file the permissions of the file it replaces, if there is one.
+fn keep_permissions(tmp: &File, target: &Path) -> std::io::Result<()> {
+    match std::fs::metadata(target) {
+        Ok(meta) if meta.is_file() => tmp.set_permissions(meta.permissions()),
+        _ => Ok(()),
+    }
 }
 
 /// Writes to `name` so far, for the `diskfull:<name>+N` test fault.
@@ -112,6 +198,35 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 2, "only r.json and the folder: {names:?}");
+    }
+
+    #[test]
+    fn a_writer_body_streams_into_place_and_its_error_keeps_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("cells.jsonl");
+        write_streamed(&p, |w| w.write_all(b"one\n")).unwrap();
+        let e = write_streamed(&p, |w| {
+            w.write_all(b"half")?;
+            Err(std::io::Error::other("encoder failed"))
+        })
+        .unwrap_err();
+        assert!(matches!(e, AtomicWriteError::Body(_)), "{e}");
+        assert_eq!(std::fs::read(&p).unwrap(), b"one\n");
+        let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(leftovers, 1, "no temp files left behind");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_rewrite_keeps_the_permissions_of_the_file_it_replaces() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out.txt");
+        write_atomic(&p, b"one").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&p, b"two").unwrap();
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
     }
 
     #[test]

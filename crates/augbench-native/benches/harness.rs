@@ -25,8 +25,8 @@ use augbench_protocol::protocol::{
 use criterion::{BenchmarkId, Criterion, Throughput};
 use image::RgbImage;
 
-/// Set on this bench binary to make it serve the worker protocol (`native::serve`, the code
-/// behind `augbench worker`); used as the native worker when `AUGBENCH_BIN` is not given.
+/// Set on this bench binary to make it serve the worker protocol (`augbench_native::serve`, the
+/// code behind `augbench worker`); used as the native worker when `AUGBENCH_BIN` is not given.
 const SELF_WORKER_ENV: &str = "AUGBENCH_BENCH_AS_WORKER";
 /// A built `augbench` binary to spawn as `augbench worker --library image` (absolute path).
 const BIN_ENV: &str = "AUGBENCH_BIN";

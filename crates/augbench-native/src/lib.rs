@@ -1,14 +1,34 @@
-//! augbench-native: the native Rust worker — the image crates behind `augbench worker` (image,
-//! imageproc, fast_image_resize, kornia-rs in `native`) and its threaded pipeline loader
-//! (`loader`). Only the `augbench worker` subcommand and the benches link this crate; the
-//! coordinator (augbench-exec) talks to it over the protocol and never links the image crates.
+//! augbench-native: the native Rust worker behind `augbench worker`, serving the worker protocol
+//! (`worker`) for the crates image, imageproc, fast_image_resize, kornia-rs and zune-image
+//! (`library`): decoding in `load`, timing in `session`, each crate's transforms in
+//! `adapters/<library>.rs`, pipeline mode in `pipeline` over the threaded `loader`. Only
+//! `augbench worker` and the benches link it; augbench-exec never does.
 
+mod adapters;
+mod clips;
+mod clock;
+mod decode;
+mod draw;
+mod in_process;
+mod library;
+mod load;
 pub mod loader;
-mod native;
+mod markers;
+mod params;
+mod pipeline;
+mod reply;
+mod rgb;
+pub mod sentinel;
+mod session;
+pub mod versions;
+mod worker;
 
-pub use native::*;
+pub use in_process::exchange;
+pub use library::Library;
+pub use worker::{ServeOptions, serve, serve_with};
 
-// Sibling crates under the paths the modules name them by (`crate::protocol::…`).
+/// Env var that enables the debug fault transforms (`__panic`, `__hang`, `__exit`).
+pub use augbench_host::fsutil::TEST_FAULTS_ENV;
+
 #[cfg(test)]
-use augbench_protocol::contract;
-use augbench_protocol::protocol;
+mod tests;

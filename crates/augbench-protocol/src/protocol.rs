@@ -364,6 +364,10 @@ pub struct CheckResponse {
 pub struct TimeResponse {
     /// Nanoseconds per loop; a loop applies the transform once to each of `count` items.
     pub ns: Vec<u64>,
+    /// The timing thread's CPU time per loop, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`,
+    /// `time.thread_time_ns`); empty from workers that predate it and for the sentinel.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_ns: Vec<u64>,
 }
 
 /// Serializes a success: the payload's fields plus `"ok": true`.
@@ -456,9 +460,18 @@ mod tests {
 
     #[test]
     fn responses_round_trip() {
-        let line = ok_line(&TimeResponse { ns: vec![1, 2] });
+        let line = ok_line(&TimeResponse {
+            ns: vec![1, 2],
+            cpu_ns: vec![1, 1],
+        });
         let v = parse_response(&line).unwrap().unwrap();
         assert_eq!(v["ns"], serde_json::json!([1, 2]));
+        assert_eq!(v["cpu_ns"], serde_json::json!([1, 1]));
+        let old: TimeResponse = serde_json::from_str(r#"{"ns":[5]}"#).unwrap();
+        assert!(
+            old.cpu_ns.is_empty(),
+            "a worker without the CPU clock still parses"
+        );
         let f = Failure {
             error: "nope".into(),
             kind: FailureKind::Unsupported,

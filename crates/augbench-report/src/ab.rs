@@ -14,6 +14,7 @@ use augbench_core::results::Status;
 use serde::Serialize;
 
 use crate::export::Format;
+use crate::interval::Clock;
 use crate::model::{Dataset, GroupKey, Row};
 use crate::verdict::{self, Unmeasured, Verdict};
 
@@ -38,6 +39,10 @@ pub struct AbRow {
     /// current instructions per item, judged by the count rule, with no interval or rounds.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub counted: bool,
+    /// The clock the verdict's ratios were read on (`cpu`: the timing thread's CPU time, where
+    /// both variants recorded it; else `wall`); absent where no timed interval was formed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock: Option<Clock>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -175,6 +180,7 @@ pub fn compare_with(
                 verdict: Verdict::NotComparable,
                 note: None,
                 counted: false,
+                clock: None,
             };
             fill(&mut row, b, c, (min_effect, count_min_effect));
             report.rows.push(row);
@@ -229,7 +235,8 @@ fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, effects: (f64, f
     };
     row.rerun = p.rerun;
     row.rounds = p.rounds;
-    let logs: Vec<f64> = p.ratios.iter().map(|r| r.ln()).collect();
+    let (logs, clock) = crate::interval::verdict_logs(b, c, p);
+    row.clock = Some(clock);
     let groups: Vec<usize> = c.process_runs.iter().map(|n| *n as usize).collect();
     let Some(pairs) = crate::interval::process_pair_interval(&logs, &groups) else {
         row.ratio = Some(p.ratio);
@@ -268,18 +275,31 @@ pub fn summary(report: &AbReport) -> String {
 
 fn timed_summary(report: &AbReport) -> String {
     format!(
-        "A/B: {} slower, {} faster, {} no change, {} undecided, {} not comparable (paired ratio current ÷ baseline over the same rounds; {})",
+        "A/B: {} slower, {} faster, {} no change, {} undecided, {} not comparable (paired ratio current ÷ baseline over the same rounds{}; {})",
         report.count(Verdict::Regression),
         report.count(Verdict::Faster),
         report.count(Verdict::Same),
         report.count(Verdict::Undecided),
         report.count(Verdict::NotComparable),
+        clocks(report),
         verdict::rule(
             report.min_effect,
             word(Verdict::Same),
             word(Verdict::Regression)
         )
     )
+}
+
+/// `, on thread CPU time` / `, on wall time` / `, on thread CPU time (N rows on wall time)`:
+/// the clock the timed verdicts read (empty when none was read).
+fn clocks(report: &AbReport) -> String {
+    let on = |c: Clock| report.rows.iter().filter(|r| r.clock == Some(c)).count();
+    match (on(Clock::Cpu), on(Clock::Wall)) {
+        (0, 0) => String::new(),
+        (_, 0) => ", on thread CPU time".into(),
+        (0, _) => ", on wall time".into(),
+        (_, wall) => format!(", on thread CPU time ({wall} rows on wall time)"),
+    }
 }
 
 /// Renders the report in a format.

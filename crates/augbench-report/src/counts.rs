@@ -109,6 +109,7 @@ mod tests {
             ci_high: None,
             rerun: None,
             throughputs: Vec::new(),
+            cpu_throughputs: Vec::new(),
             process_runs: Vec::new(),
             paired: Vec::new(),
             pairing: None,

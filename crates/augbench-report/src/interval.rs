@@ -3,9 +3,53 @@
 //! process settles at its own level, so the unit that repeats independently is the process pair,
 //! not the round. Each pair gives one figure, the median of its rounds' ln ratios; the ratio is
 //! the exponentiated mean of those figures and its 95% interval Student's t over them. Symmetric
-//! in log, never below zero, reciprocal when the variants swap. Pure.
+//! in log, never below zero, reciprocal when the variants swap. Also which clock the per-round
+//! ratios are read on (`verdict_logs`). Pure.
 
 use augbench_core::stats::{logscale, paired::t_over_z};
+use serde::Serialize;
+
+use crate::model::{PairedRatio, Row};
+
+/// The clock a verdict's per-round ratios were read on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Clock {
+    /// The timing thread's CPU time: leaves out the time the thread waited for a core, which on
+    /// a loaded host is most of the round-to-round noise (docs/methodology.md, "Thread CPU time").
+    Cpu,
+    /// Wall time: older results, and workers without a CPU clock.
+    Wall,
+}
+
+/// Relative tolerance for a run's wall ratio to match the paired record's ratio of that round.
+const ROUND_MATCH: f64 = 1e-6;
+
+/// The per-round ln ratios (current ÷ baseline) a verdict reads and their clock: on thread CPU
+/// time where both rows have it for every round of the paired record `p` and their runs line up
+/// with its rounds (each run's wall ratio is the record's ratio of that round); else the
+/// record's wall-clock ratios.
+pub fn verdict_logs(base: &Row, cur: &Row, p: &PairedRatio) -> (Vec<f64>, Clock) {
+    let n = p.ratios.len();
+    let aligned = n > 0
+        && [
+            &base.throughputs,
+            &cur.throughputs,
+            &base.cpu_throughputs,
+            &cur.cpu_throughputs,
+        ]
+        .iter()
+        .all(|v| v.len() == n)
+        && (0..n).all(|i| {
+            let wall = cur.throughputs[i] / base.throughputs[i];
+            (wall / p.ratios[i] - 1.0).abs() < ROUND_MATCH
+        });
+    if aligned {
+        let logs = (0..n).map(|i| (cur.cpu_throughputs[i] / base.cpu_throughputs[i]).ln());
+        return (logs.collect(), Clock::Cpu);
+    }
+    (p.ratios.iter().map(|r| r.ln()).collect(), Clock::Wall)
+}
 
 /// Two-sided 95% normal quantile; `t_over_z` scales it to Student's t (95%, as
 /// `policy::CONFIDENCE`).

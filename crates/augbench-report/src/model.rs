@@ -81,6 +81,10 @@ pub struct Row {
     /// Rerun interval (where a repeat's median lands), when the source recorded one.
     pub rerun: Option<(f64, f64)>,
     pub throughputs: Vec<f64>,
+    /// Items per thread-CPU second of each run, beside `throughputs` (results files whose workers
+    /// report the thread's CPU clock; empty otherwise): what verdicts read where both sides have it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cpu_throughputs: Vec<f64>,
     /// Runs per worker process, in the order of `throughputs` (results files with several
     /// processes; empty otherwise).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -13,7 +13,7 @@ use augbench_core::results::{
 use augbench_core::variant::VariantRecord;
 use augbench_core::{Device, Matrix, Media, Mode, policy, stats};
 
-use crate::output::write_atomic;
+use augbench_host::fsutil::write_atomic;
 
 /// What a library did with one transform.
 #[derive(Debug, Clone, PartialEq)]

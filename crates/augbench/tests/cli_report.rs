@@ -157,14 +157,15 @@ fn regression_exit_codes() {
 #[test]
 fn undecided_rows_fail_only_with_fail_on_undecided() {
     let base = demo();
-    // 4% faster with ±2% intervals: the ratio's interval crosses the 5% band's edge.
+    // 1% faster with ±2% intervals at a 1% minimum effect: each interval covers 1 and reaches
+    // past the band's edge, so the data can neither call a change nor rule one out.
     let nudged = tempfile::tempdir().unwrap();
     let files: Vec<_> = sample::demo()
         .iter()
-        .map(|f| sample::scaled(f, 1.04))
+        .map(|f| sample::scaled(f, 1.01))
         .collect();
     write(nudged.path(), &files);
-    let compare = |current: &Path, flag: &str| {
+    let compare = |current: &Path, flag: &str, min_effect: &str| {
         augbench()
             .arg("compare")
             .arg("--baseline")
@@ -172,22 +173,23 @@ fn undecided_rows_fail_only_with_fail_on_undecided() {
             .arg("--current")
             .arg(current)
             .arg(flag)
+            .args(["--min-effect", min_effect])
             .assert()
     };
-    compare(nudged.path(), "--fail-on-undecided")
+    compare(nudged.path(), "--fail-on-undecided", "0.01")
         .code(1)
         .stdout(predicate::str::contains(
-            "undecided (+2.0% to +6.1%, across the 5% minimum effect)",
+            "1.010 [0.990, 1.030] | undecided (could not see a change under 2%)",
         ))
         .stdout(predicate::str::contains(
             "not comparable: 5 rows measured in neither run (1 error, 2 slow, 2 unsupported)",
         ));
-    compare(nudged.path(), "--fail-on-regression")
+    compare(nudged.path(), "--fail-on-regression", "0.01")
         .success()
         .stdout(predicate::str::contains(
             "0 regression(s), 0 faster, 0 same, 15 undecided",
         ));
-    compare(base.path(), "--fail-on-undecided").success();
+    compare(base.path(), "--fail-on-undecided", "0.05").success();
     // Without variants or two runs there is nothing to be undecided about: bad usage.
     augbench()
         .arg("compare")

@@ -1,8 +1,8 @@
-//! No import cycles: builds the module import graph of every crate's `src/` (from `crate::…`,
-//! `super::…` and `self::…` paths) and of the Python packages under `python/` (relative imports
-//! and absolute `augbench_*` imports, lazy ones included) and fails naming every cycle. Modules
-//! are compared level by level: an edge between two files counts between the children of their
-//! lowest common module, so a module's own submodules (and their `use super::*`) never count.
+//! No import cycles: builds the module import graph of every crate's `src/` (`crate::`, `super::`,
+//! `self::` and child-module paths, followed through `use` re-exports; `#[cfg(test)]` modules left
+//! out) and of `python/` (relative and `augbench_*` imports, lazy ones included), failing on every
+//! cycle. Modules are compared level by level (a module containing the other is no cycle), except
+//! that `lib.rs`'s own items are one more node among the root's modules: lib.rs is the crate's map.
 
 #![allow(
     clippy::unwrap_used,
@@ -25,15 +25,38 @@ type Sources = Vec<(PathBuf, String)>;
 struct Graph {
     modules: BTreeSet<Module>,
     edges: BTreeSet<(Module, Module)>,
+    /// Names a module brings in with `use` (Rust only): (module, name) → the path it stands for,
+    /// so `crate::Thing` re-exported from `b` counts as an edge to `b`, not to the root.
+    aliases: BTreeMap<(Module, String), Vec<String>>,
+    /// Whether the root's own items take part in cycles (Rust: yes; a Python package: no).
+    root_items: bool,
 }
 
+/// The node standing for a module's own items among its children (sorts before any name).
+const OWN: &str = "(own items)";
+
 impl Graph {
-    /// The longest prefix of `path` that is a module here.
+    /// The module `path` names: its longest prefix that is a module here, followed through the
+    /// `use` aliases of that module.
     fn resolve(&self, path: &[String]) -> Option<Module> {
-        (0..=path.len())
+        self.resolve_within(path, 0)
+    }
+
+    fn resolve_within(&self, path: &[String], depth: usize) -> Option<Module> {
+        let m = (0..=path.len())
             .rev()
             .map(|n| path[..n].to_vec())
-            .find(|m| self.modules.contains(m))
+            .find(|m| self.modules.contains(m))?;
+        let Some(name) = path.get(m.len()) else {
+            return Some(m);
+        };
+        match self.aliases.get(&(m.clone(), name.clone())) {
+            Some(target) if depth < 8 => {
+                let full = [target.clone(), path[m.len() + 1..].to_vec()].concat();
+                self.resolve_within(&full, depth + 1).or(Some(m))
+            }
+            _ => Some(m),
+        }
     }
 
     fn add(&mut self, from: &Module, path: &[String]) {
@@ -47,20 +70,32 @@ impl Graph {
         let mut levels: BTreeMap<Module, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
         for (a, b) in &self.edges {
             let l = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-            if l == a.len() || l == b.len() {
-                continue; // one contains the other
+            // The crate root's own items are a node among its modules (Rust: `lib.rs` is the
+            // crate's map); below the root, and in Python, a module containing the other is none.
+            let node = |m: &Module| m.get(l).cloned().unwrap_or_else(|| OWN.to_string());
+            let contains = l == a.len() || l == b.len();
+            if contains && !(self.root_items && l == 0 && a != b) {
+                continue;
             }
             let level = levels.entry(a[..l].to_vec()).or_default();
-            level.entry(a[l].clone()).or_default().insert(b[l].clone());
+            level.entry(node(a)).or_default().insert(node(b));
         }
         let mut found = Vec::new();
         for (parent, next) in &levels {
             for set in strongly_connected(next) {
-                let name = |m: &String| [parent.clone(), vec![m.clone()]].concat().join("::");
-                found.push(set.iter().map(name).collect());
+                found.push(set.iter().map(|m| node_name(parent, m)).collect());
             }
         }
         found
+    }
+}
+
+/// `parent::m`, or for the parent's own items `parent` (`crate root` at the top).
+fn node_name(parent: &Module, m: &str) -> String {
+    match (m == OWN, parent.is_empty()) {
+        (true, true) => "crate root".to_string(),
+        (true, false) => parent.join("::"),
+        (false, _) => [parent.clone(), vec![m.to_string()]].concat().join("::"),
     }
 }
 
@@ -112,19 +147,107 @@ fn rust_module(rel: &Path) -> Module {
     parts
 }
 
-/// The import graph of one crate's `src/` files.
+/// The import graph of one crate's `src/` files (their test modules left out).
 fn rust_graph(files: &Sources) -> Graph {
-    let mut g = Graph::default();
-    for (rel, _) in files {
-        g.modules.insert(rust_module(rel));
+    let mut g = Graph {
+        root_items: true,
+        ..Graph::default()
+    };
+    let tests: Vec<Module> = files
+        .iter()
+        .flat_map(|(rel, text)| {
+            let from = rust_module(rel);
+            test_module_names(text).map(move |name| [from.clone(), vec![name]].concat())
+        })
+        .collect();
+    let code: Vec<(Module, String)> = files
+        .iter()
+        .map(|(rel, text)| (rust_module(rel), strip_line_comments(text, "//")))
+        .filter(|(m, _)| !tests.iter().any(|t| m.starts_with(t)))
+        .map(|(m, text)| (m, without_test_modules(&text)))
+        .collect();
+    g.modules = code.iter().map(|(m, _)| m.clone()).collect();
+    for (from, text) in &code {
+        for statement in top_level_uses(text) {
+            for path in rust_paths(&statement, from, &g.modules) {
+                if let Some(name) = path.last() {
+                    g.aliases.insert((from.clone(), name.clone()), path.clone());
+                }
+            }
+        }
     }
-    for (rel, text) in files {
-        let from = rust_module(rel);
-        for path in rust_paths(&strip_line_comments(text, "//"), &from) {
-            g.add(&from, &path);
+    for (from, text) in &code {
+        for path in rust_paths(text, from, &g.modules) {
+            g.add(from, &path);
         }
     }
     g
+}
+
+/// The names of the `#[cfg(test)] mod name;` declarations in `text` (modules in their own file).
+fn test_module_names(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.match_indices("#[cfg(test)]").filter_map(|(at, tag)| {
+        let decl = text[at + tag.len()..].trim_start().strip_prefix("mod ")?;
+        let name: String = decl
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        decl[name.len()..]
+            .trim_start()
+            .starts_with(';')
+            .then_some(name)
+    })
+}
+
+/// `text` without its inline `#[cfg(test)] mod name { … }` blocks: tests are no dependency.
+fn without_test_modules(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "#[cfg(test)]".len()..];
+        let block = after.trim_start().strip_prefix("mod ").and_then(|m| {
+            let open = m.find(['{', ';'])?;
+            (m.as_bytes()[open] == b'{').then(|| closing_brace(&m[open + 1..]))?
+        });
+        rest = match block {
+            Some(tail) => tail,
+            None => {
+                out.push_str("#[cfg(test)]");
+                after
+            }
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The text after the `}` that closes a block whose `{` came just before `text`.
+fn closing_brace(text: &str) -> Option<&str> {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => return Some(&text[i + 1..]),
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The `use` declarations at the start of a line (`use`, `pub use`, `pub(crate) use`), each whole.
+fn top_level_uses(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("use ") {
+        let line_start = text[..at].rfind('\n').map_or(0, |p| p + 1);
+        let prefix = &text[line_start..at];
+        if matches!(prefix, "" | "pub " | "pub(crate) " | "pub(super) ") {
+            let end = text[at..].find(';').map_or(text.len(), |e| at + e);
+            out.push(text[at..end].to_string());
+        }
+    }
+    out
 }
 
 fn strip_line_comments(text: &str, marker: &str) -> String {
@@ -134,8 +257,8 @@ fn strip_line_comments(text: &str, marker: &str) -> String {
         .join("\n")
 }
 
-/// Absolute module paths named by `crate::`, `super::` and `self::` paths in `text`.
-fn rust_paths(text: &str, from: &Module) -> Vec<Vec<String>> {
+/// Absolute module paths named by `crate::`, `super::`, `self::` and child-module paths in `text`.
+fn rust_paths(text: &str, from: &Module, modules: &BTreeSet<Module>) -> Vec<Vec<String>> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     for (i, _) in text.match_indices("::") {
@@ -165,7 +288,13 @@ fn rust_paths(text: &str, from: &Module) -> Vec<Vec<String>> {
                 }
                 continue;
             }
-            _ => continue,
+            _ => {
+                let child = [from.clone(), vec![head.to_string()]].concat();
+                if !modules.contains(&child) {
+                    continue;
+                }
+                child
+            }
         };
         for tail in use_tree(&text[i + 2..]) {
             out.push([base.clone(), tail].concat());
@@ -407,17 +536,53 @@ mod detector {
     }
 
     #[test]
-    fn parents_and_their_children_and_external_paths_are_no_cycle() {
+    fn parents_using_their_children_and_external_paths_are_no_cycle() {
         let files = sources(&[
-            ("lib.rs", "mod a; use a::X; use crate::a::Y;"),
-            ("a/mod.rs", "mod b; use self::b::Z; pub struct X;"),
+            ("lib.rs", "mod a; mod c; use a::X; use crate::a::Y;"),
+            (
+                "a/mod.rs",
+                "mod b; use self::b::Z; pub struct X;\n#[cfg(test)]\nmod tests { use super::*; }",
+            ),
             (
                 "a/b.rs",
-                "use super::X; use crate::a::X; use other_crate::a;",
+                "use other_crate::a; use crate::c::W; pub struct Z;",
             ),
-            ("c.rs", "use crate::a::b::Z;"),
+            ("a/tests.rs", "use super::*; use crate::a::X;"),
+            ("c/mod.rs", "pub struct W;\n#[cfg(test)]\nmod tests;"),
+            ("c/tests.rs", "use crate::a::b::Z;"),
         ]);
         assert!(rust_graph(&files).cycles().is_empty());
+    }
+
+    #[test]
+    fn a_cycle_behind_a_re_export_of_the_root_is_found() {
+        let files = sources(&[
+            ("lib.rs", "mod a; mod b;\npub use b::Thing;"),
+            ("a.rs", "use crate::Thing;\npub fn helper() {}"),
+            ("b.rs", "pub struct Thing;\nfn f() { crate::a::helper() }"),
+        ]);
+        assert_eq!(
+            rust_graph(&files).cycles(),
+            vec![vec!["a".to_string(), "b".into()]]
+        );
+    }
+
+    #[test]
+    fn a_module_using_lib_rs_items_while_lib_rs_uses_it_is_a_cycle() {
+        let files = sources(&[
+            ("lib.rs", "mod a;\npub struct Library;\nfn f() { a::run() }"),
+            ("a.rs", "use crate::Library;\npub fn run() {}"),
+            (
+                "b/mod.rs",
+                "mod c; pub(crate) fn failure() {} fn g() { c::h() }",
+            ),
+            ("b/c.rs", "use super::failure; pub fn h() {}"),
+        ]);
+        assert_eq!(
+            rust_graph(&files).cycles(),
+            vec![vec!["crate root".to_string(), "a".into()]],
+            "below the root a module may share its own items with its children"
+        );
     }
 
     #[test]

@@ -23,6 +23,10 @@ from .. import guard
 from ..protocol import BAD_INPUT, CONTRACT, EXCEPTION, BadRequest, Unsupported, WorkerError
 from ..protocol import int_field as _int_field
 
+# AUGBENCH_FRESH_BUFFERS=1: every `time` request first copies the loaded items into new
+# allocations (the noise study's fresh-buffers condition, docs/methodology.md).
+FRESH_BUFFERS_ENV = "AUGBENCH_FRESH_BUFFERS"
+
 def _nothing() -> None:
     """Stands in for a count marker when the loop is not counted."""
 
@@ -458,28 +462,44 @@ class Adapter:
         start = _int_field(request, "start", 0, default=0)
         count = _int_field(request, "count", 1)
         loops = _int_field(request, "loops", 1, default=1)
+        # Kept alive through the loops, so the fresh copies land on pages of their own.
+        previous = self._refresh_items() if os.environ.get(FRESH_BUFFERS_ENV) == "1" else None
         if prepared.batch > 1:
             inputs = self.batch_inputs(start, count)
         else:
             inputs = [self.items[(start + i) % len(self.items)] for i in range(count)]
         markers = bool(request.get("markers", False))
-        return {"ns": self._timed_loops(prepared, inputs, loops, markers)}
+        ns, cpu_ns = self._timed_loops(prepared, inputs, loops, markers)
+        del previous
+        return {"ns": ns, "cpu_ns": cpu_ns}
 
-    def _timed_loops(self, prepared: Prepared, inputs: list[Any], loops: int, markers: bool = False) -> list[int]:
-        run, sync, clock = prepared.run, self.sync, time.perf_counter_ns
+    def _refresh_items(self) -> list[Any]:
+        """Replaces every loaded item with a fresh copy; returns the old list (fresh buffers)."""
+        previous = self.items
+        self.items = [item.clone() if hasattr(item, "clone") else item.copy() for item in previous]
+        return previous
+
+    def _timed_loops(
+        self, prepared: Prepared, inputs: list[Any], loops: int, markers: bool = False
+    ) -> tuple[list[int], list[int]]:
+        """Wall and thread-CPU nanoseconds of each loop (the CPU clock leaves out waiting for a core)."""
+        run, sync, clock, cpu_clock = prepared.run, self.sync, time.perf_counter_ns, time.thread_time_ns
         # Instruction counts: getpgrp() right before and getppid() right after each loop, which
         # callgrind's --zero-before/--dump-before cut into one dump per loop (docs/protocol.md).
         before, after = (os.getpgrp, os.getppid) if markers else (_nothing, _nothing)
         values: list[int] = []
+        cpu_values: list[int] = []
         current = None
         try:
             for _ in range(loops):
                 before()
+                cpu_started = cpu_clock()
                 started = clock()
                 for current in inputs:
                     run(current)
                 sync()
                 values.append(clock() - started)
+                cpu_values.append(cpu_clock() - cpu_started)
                 after()
         except Exception as exc:  # noqa: BLE001 - reported with the item that raised
             raise WorkerError(
@@ -487,7 +507,7 @@ class Adapter:
                 f"{prepared.name} raised on {self._describe(current)}: {type(exc).__name__}: {exc}",
                 traceback.format_exc(),
             ) from None
-        return values
+        return values, cpu_values
 
     def _describe(self, current: Any) -> str:
         for index, item in enumerate(self.items):

@@ -15,6 +15,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
 use augbench_core::json_text::{self, non_finite_to_null};
+use augbench_host::fsutil;
 
 use crate::error::{CellsError, Location, Result};
 use crate::schema::{ColumnType, known_type};
@@ -321,12 +322,13 @@ pub fn write(table: &CellTable, path: &Path) -> Result<()> {
         .iter()
         .map(|n| serde_json::to_string(n).unwrap_or_default())
         .collect();
-    super::write_atomic(path, |w| {
+    fsutil::write_streamed(path, |w| {
         for (b, r) in table.positions() {
             write_row(w, table, &names, b, r).map_err(|e| CellsError::io(path, "write", e))?;
         }
         Ok(())
     })
+    .map_err(CellsError::from_write)
 }
 
 fn write_row(

@@ -1,4 +1,4 @@
-//! Reading and writing cell logs: format choice by suffix, atomic writes, and the write report.
+//! Reading and writing cell logs: format choice by suffix, atomic writes (host's), the write report.
 //! Parquet carries NaN and ±inf as real floats; JSON Lines writes them as null because JSON has
 //! no NaN (so a JSONL round trip turns non-finite metrics into missing values).
 
@@ -6,7 +6,7 @@ pub mod jsonl;
 pub mod parquet;
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -116,30 +116,6 @@ pub fn is_parquet(path: &Path) -> Result<bool> {
             Ok(n == 4 && &magic == b"PAR1")
         }
     }
-}
-
-/// Writes `path` through a temporary file in the same folder, then renames it into place.
-pub(crate) fn write_atomic(
-    path: &Path,
-    body: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
-) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).map_err(|e| CellsError::io(&dir, "create folder", e))?;
-    let tmp = tempfile::Builder::new()
-        .prefix(".augbench-cells-")
-        .tempfile_in(&dir)
-        .map_err(|e| CellsError::io(&dir, "create a temporary file in", e))?;
-    let (file, tmp_path) = tmp.into_parts();
-    let mut w = BufWriter::with_capacity(1 << 20, file);
-    body(&mut w)?;
-    w.flush().map_err(|e| CellsError::io(path, "write", e))?;
-    tmp_path
-        .persist(path)
-        .map_err(|e| CellsError::io(path, "rename into", e.error))?;
-    Ok(())
 }
 
 #[cfg(test)]

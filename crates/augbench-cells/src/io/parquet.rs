@@ -19,6 +19,8 @@ use parquet::basic::Compression;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
+use augbench_host::fsutil;
+
 use crate::error::{CellsError, Result};
 use crate::table::CellTable;
 
@@ -35,7 +37,7 @@ pub fn write(table: &CellTable, path: &Path) -> Result<()> {
         detail: e.to_string(),
     };
     let props = writer_properties(table);
-    super::write_atomic(path, |w| {
+    fsutil::write_streamed(path, |w| {
         let mut writer =
             ArrowWriter::try_new(w, table.schema().clone(), Some(props)).map_err(werr)?;
         for batch in table.batches() {
@@ -44,6 +46,7 @@ pub fn write(table: &CellTable, path: &Path) -> Result<()> {
         writer.close().map_err(werr)?;
         Ok(())
     })
+    .map_err(CellsError::from_write)
 }
 
 /// Snappy, chunk statistics, dictionary encoding for string columns only (floats such as metrics

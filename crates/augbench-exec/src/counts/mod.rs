@@ -15,12 +15,12 @@ use augbench_core::results::{CONTRACT_ERROR, Status, TransformResult};
 use augbench_core::{Schedule, policy};
 use indicatif::MultiProgress;
 
-use crate::client::WorkerError;
 use crate::job::{JobInput, JobOutcome, not_in_registry, spec_for, stopped_by_user};
 use crate::lane::Lane;
 use crate::micro::{MicroSettings, Session, prepare_request, settle};
 use crate::progress::steps_bar;
-use crate::protocol::TimeRequest;
+use augbench_protocol::client::WorkerError;
+use augbench_protocol::protocol::TimeRequest;
 
 /// What a counted run needs besides the job: Valgrind's version and the dumps folder the job's
 /// wrapped worker command writes into.
@@ -54,7 +54,10 @@ impl CountRun {
     }
 
     /// A job's worker command under callgrind, dumping into this run's folder.
-    pub fn wrap(&self, cmd: &crate::client::WorkerCommand) -> crate::client::WorkerCommand {
+    pub fn wrap(
+        &self,
+        cmd: &augbench_protocol::client::WorkerCommand,
+    ) -> augbench_protocol::client::WorkerCommand {
         valgrind::wrap(cmd, self.dumps.path())
     }
 
@@ -187,7 +190,7 @@ pub fn count_transform(
         Ok(c) => c,
         Err(r) => return Ok(r),
     };
-    if let Err(why) = crate::contract::check(spec, &checked) {
+    if let Err(why) = augbench_protocol::contract::check(spec, &checked) {
         return Ok(TransformResult::failed(params, CONTRACT_ERROR, why));
     }
     let counted = |s: &mut dyn Session, count: u64, markers: bool| {
@@ -274,7 +277,7 @@ fn merge(previous: Option<&TransformResult>, new: TransformResult) -> TransformR
 /// library that dispatches on them counts a narrower path than it runs natively.
 fn simd_note(lane: &Lane<'_>) -> Option<String> {
     let seen = lane.w.hello.cpu_features.as_ref()?;
-    let machine = crate::machine::card().simd;
+    let machine = augbench_host::machine::card().simd;
     let missing: Vec<&String> = machine
         .iter()
         .filter(|f| !seen.contains(f) && f.as_str() != "neon")

@@ -13,12 +13,12 @@ use augbench_core::{Matrix, RunConfig, policy};
 use indicatif::MultiProgress;
 
 use super::verify;
-use crate::client::{Worker, WorkerCommand, WorkerError};
-use crate::protocol::{
+use crate::worker::{self, Role, Target};
+use augbench_protocol::client::{Worker, WorkerCommand, WorkerError};
+use augbench_protocol::protocol::{
     DecodeItem, DecodeOpenRequest, DecodeOpenResponse, DecodeTimeRequest, FailureKind,
     HelloResponse, Request, TimeResponse,
 };
-use crate::worker::{self, Role, Target};
 
 /// A decoder's state: measuring, or stopped with a status and its reason.
 pub struct Lane<'a> {

@@ -14,13 +14,13 @@ use augbench_core::results::Status;
 use augbench_core::{Schedule, UsageError, policy};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
-use crate::media::clips::sample_indices;
-use crate::media::scan::is_video_file;
 use augbench_core::naming::output_dir;
+use augbench_media::clips::sample_indices;
+use augbench_media::scan::is_video_file;
 
 use crate::outcome::{JobStatus, RunReport};
-use crate::protocol::DecodeItem;
 use crate::run_media::Media;
+use augbench_protocol::protocol::DecodeItem;
 use lane::Lane;
 pub use result::summary_table;
 

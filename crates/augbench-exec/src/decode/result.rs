@@ -12,9 +12,9 @@ use augbench_core::results::{
 use augbench_core::{RunConfig, Schedule, policy, stats};
 
 use super::lane::Lane;
-use crate::media::clips::SAMPLING_RULE;
 use crate::outcome::{JobFailure, JobStatus};
 use crate::record::{benchmark_params, thread_settings, write_results};
+use augbench_media::clips::SAMPLING_RULE;
 
 /// Writes the lane's file and says how its job ended.
 pub fn write(
@@ -130,10 +130,10 @@ fn metadata(
     };
     Metadata {
         format_version: RESULT_FORMAT_VERSION,
-        system_info: crate::system::system_info(runtime),
+        system_info: augbench_host::system::system_info(runtime),
         library_versions: hello.versions.clone(),
         thread_settings: thread_settings(&hello),
-        environment: crate::system::environment_info(),
+        environment: augbench_host::system::environment_info(),
         gpu: None,
         dataset: dataset.clone(),
         timing: timing(lane),

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use image::RgbImage;
 
-use crate::media::synth_video::{MARKER_REGION, read_marker};
-use crate::protocol::{DecodeItem, VerifyRegion};
+use augbench_media::synth_video::{MARKER_REGION, read_marker};
+use augbench_protocol::protocol::{DecodeItem, VerifyRegion};
 
 /// The region the decode worker writes for each clip into `dir`.
 pub fn region(dir: &Path) -> VerifyRegion {
@@ -55,7 +55,7 @@ pub fn check(dir: &Path, items: &[DecodeItem]) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::media::synth_video;
+    use augbench_media::synth_video;
 
     /// Writes the marker regions of frames `shown` of synthetic video 0 as clip 0's dump.
     fn dump(dir: &Path, shown: &[u64]) {

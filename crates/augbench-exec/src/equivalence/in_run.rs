@@ -12,7 +12,7 @@ use augbench_core::{naming, resolve};
 use indicatif::MultiProgress;
 
 use super::Check;
-use crate::fsutil::write_atomic;
+use augbench_host::fsutil::write_atomic;
 
 /// The run's check, when its config asks for one: an earlier one kept by `--resume`, or a new one.
 pub fn for_run(plan: &Plan, mp: &MultiProgress) -> anyhow::Result<Option<Check>> {

@@ -19,12 +19,12 @@ use rand_chacha::ChaCha8Rng;
 
 use augbench_core::config::ThreadPolicy;
 
-use crate::client::{Worker, WorkerCommand};
-use crate::protocol::{
+use crate::worker::{self, Role, Target};
+use augbench_protocol::client::{Worker, WorkerCommand};
+use augbench_protocol::protocol::{
     EmitRequest, EmitResponse, FailureKind, LoadRequest, LoadResponse, PrepareRequest,
     PrepareResponse, Request,
 };
-use crate::worker::{self, Role, Target};
 pub use verdict::{Check, PairVerdict, Verdict};
 
 /// Input image sizes (width, height): ImageNet-like, one with odd sides; all at most the
@@ -58,7 +58,7 @@ pub fn write_inputs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         .enumerate()
         .map(|(i, &(w, h))| {
             let path = dir.join(format!("input_{i}_{w}x{h}.png"));
-            crate::media::synth::render(&mut rng, w, h)
+            augbench_media::synth::render(&mut rng, w, h)
                 .save(&path)
                 .with_context(|| format!("writing {}", path.display()))?;
             Ok(path)
@@ -215,7 +215,7 @@ fn emit_once(
     emitted.outputs.iter().map(read_output).collect()
 }
 
-fn read_output(o: &crate::protocol::EmitOutput) -> Result<Output, Produced> {
+fn read_output(o: &augbench_protocol::protocol::EmitOutput) -> Result<Output, Produced> {
     let dims: Vec<usize> = o.shape.iter().map(|&n| n as usize).collect();
     let shape: [usize; 3] = dims
         .try_into()
@@ -225,9 +225,9 @@ fn read_output(o: &crate::protocol::EmitOutput) -> Result<Output, Produced> {
     Ok(Output { shape, data })
 }
 
-fn failed(e: crate::client::WorkerError) -> Produced {
+fn failed(e: augbench_protocol::client::WorkerError) -> Produced {
     match &e {
-        crate::client::WorkerError::Failed { failure, .. }
+        augbench_protocol::client::WorkerError::Failed { failure, .. }
             if failure.kind == FailureKind::Unsupported =>
         {
             Produced::Unsupported(failure.error.clone())

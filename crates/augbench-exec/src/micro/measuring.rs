@@ -7,8 +7,8 @@ use augbench_core::results::TransformResult;
 use augbench_core::stats;
 
 use super::{MicroSettings, Session, settle};
-use crate::client::WorkerError;
-use crate::protocol::{CheckResponse, TimeRequest};
+use augbench_protocol::client::WorkerError;
+use augbench_protocol::protocol::{CheckResponse, TimeRequest, TimeResponse};
 
 /// A transform after its setup (contract check, preflight, warmup): collects timed runs, one per
 /// call, so that a scheduler can alternate the runs of several libraries.
@@ -25,6 +25,8 @@ pub struct Measuring {
     setup: Box<Setup>,
     throughputs: Vec<f64>,
     times: Vec<f64>,
+    /// Thread CPU seconds of each run, while every run so far has one.
+    cpu_times: Option<Vec<f64>>,
 }
 
 /// The output the contract check saw, and what the library warned while building the transform.
@@ -65,6 +67,7 @@ impl Measuring {
             }),
             throughputs: Vec::new(),
             times: Vec::new(),
+            cpu_times: Some(Vec::new()),
         }
     }
 
@@ -108,13 +111,19 @@ impl Measuring {
         items: u64,
         set: &MicroSettings,
     ) -> Result<Result<(), TransformResult>, WorkerError> {
-        let ns = match self.pass(s, items, self.loops, set)? {
-            Ok(ns) => ns,
+        let timed = match self.pass(s, items, self.loops, set)? {
+            Ok(timed) => timed,
             Err(result) => return Ok(Err(result)),
         };
-        let pass_sec = stats::mean(&ns.iter().map(|n| *n as f64 / 1e9).collect::<Vec<_>>());
+        let pass_sec = mean_seconds(&timed.ns);
         self.times.push(pass_sec);
         self.throughputs.push(items as f64 / pass_sec.max(1e-12));
+        // A worker without a CPU clock (or one reply without it) leaves the row wall-clock only.
+        let cpu = (timed.cpu_ns.len() == timed.ns.len()).then(|| mean_seconds(&timed.cpu_ns));
+        self.cpu_times = self.cpu_times.take().zip(cpu).map(|(mut v, c)| {
+            v.push(c);
+            v
+        });
         Ok(Ok(()))
     }
 
@@ -139,14 +148,14 @@ impl Measuring {
         count: u64,
         loops: u64,
         set: &MicroSettings,
-    ) -> Result<Result<Vec<u64>, TransformResult>, WorkerError> {
+    ) -> Result<Result<TimeResponse, TransformResult>, WorkerError> {
         let req = TimeRequest {
             start: 0,
             count,
             loops,
             markers: false,
         };
-        settle(s.time(req, set.request_timeout), &self.params)
+        settle(s.time_clocked(req, set.request_timeout), &self.params)
     }
 
     /// The transform's result from the runs so far.
@@ -163,8 +172,14 @@ impl Measuring {
         r.output_contiguous = setup.output_contiguous;
         r.force_share = setup.force_share;
         r.warnings = setup.warnings;
+        r.cpu_times = self.cpu_times.unwrap_or_default();
         r
     }
+}
+
+/// The mean of per-loop nanoseconds, in seconds.
+fn mean_seconds(ns: &[u64]) -> f64 {
+    stats::mean(&ns.iter().map(|n| *n as f64 / 1e9).collect::<Vec<_>>())
 }
 
 fn precise_enough(xs: &[f64], target: Option<f64>) -> bool {
@@ -208,6 +223,17 @@ mod tests {
             r.median_throughput
                 .is_some_and(|t| (t - 1000.0).abs() < 1e-6)
         );
+        assert_eq!(
+            r.cpu_times.len(),
+            3,
+            "each run's thread CPU time beside its wall time"
+        );
+        for (cpu, wall) in r.cpu_times.iter().zip(&r.times) {
+            assert!(
+                (cpu / wall - 0.9).abs() < 1e-9,
+                "cpu {cpu} s against wall {wall} s"
+            );
+        }
     }
 
     #[test]

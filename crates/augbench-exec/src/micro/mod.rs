@@ -18,9 +18,9 @@ use augbench_core::policy;
 use augbench_core::registry::TransformSpec;
 use augbench_core::results::{Status, TransformResult};
 
-use crate::client::{Worker, WorkerError};
-use crate::protocol::{
-    CheckResponse, FailureKind, PrepareRequest, PrepareResponse, Request, TimeRequest,
+use augbench_protocol::client::{Worker, WorkerError};
+use augbench_protocol::protocol::{
+    CheckResponse, FailureKind, PrepareRequest, PrepareResponse, Request, TimeRequest, TimeResponse,
 };
 
 /// What the methodology needs from a worker. `Worker` implements it; tests may script one.
@@ -32,7 +32,15 @@ pub trait Session {
     ) -> Result<PrepareResponse, WorkerError>;
     fn check(&mut self, timeout: Duration) -> Result<CheckResponse, WorkerError>;
     /// Nanoseconds per loop.
-    fn time(&mut self, req: TimeRequest, timeout: Duration) -> Result<Vec<u64>, WorkerError>;
+    fn time(&mut self, req: TimeRequest, timeout: Duration) -> Result<Vec<u64>, WorkerError> {
+        Ok(self.time_clocked(req, timeout)?.ns)
+    }
+    /// Wall and thread-CPU nanoseconds per loop (`cpu_ns` empty where the worker has no CPU clock).
+    fn time_clocked(
+        &mut self,
+        req: TimeRequest,
+        timeout: Duration,
+    ) -> Result<TimeResponse, WorkerError>;
 }
 
 impl Session for Worker {
@@ -46,9 +54,12 @@ impl Session for Worker {
     fn check(&mut self, timeout: Duration) -> Result<CheckResponse, WorkerError> {
         self.call(&Request::Check, timeout)
     }
-    fn time(&mut self, req: TimeRequest, timeout: Duration) -> Result<Vec<u64>, WorkerError> {
-        let r: crate::protocol::TimeResponse = self.call(&Request::Time(req), timeout)?;
-        Ok(r.ns)
+    fn time_clocked(
+        &mut self,
+        req: TimeRequest,
+        timeout: Duration,
+    ) -> Result<TimeResponse, WorkerError> {
+        self.call(&Request::Time(req), timeout)
     }
 }
 

@@ -11,9 +11,9 @@ use augbench_core::stats;
 
 use super::measuring::Measuring;
 use super::{MicroSettings, Phase, Session, WarmupSettings, prepare_request, settle};
-use crate::client::WorkerError;
-use crate::contract;
-use crate::protocol::TimeRequest;
+use augbench_protocol::client::WorkerError;
+use augbench_protocol::contract;
+use augbench_protocol::protocol::TimeRequest;
 
 /// What `start` leaves: a transform that needs no timed runs (unsupported, slow, error), or one
 /// ready for them.

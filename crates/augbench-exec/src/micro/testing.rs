@@ -6,8 +6,10 @@ use std::time::Duration;
 use augbench_core::registry::{DtypeRule, OutputRule, TransformSpec};
 
 use super::{MicroSettings, Session, WarmupSettings};
-use crate::client::WorkerError;
-use crate::protocol::{CheckResponse, PrepareRequest, PrepareResponse, TimeRequest};
+use augbench_protocol::client::WorkerError;
+use augbench_protocol::protocol::{
+    CheckResponse, PrepareRequest, PrepareResponse, TimeRequest, TimeResponse,
+};
 
 #[derive(Default)]
 pub struct Log {
@@ -35,9 +37,13 @@ impl Session for Log {
             force_share: Some(0.75),
         })
     }
-    fn time(&mut self, r: TimeRequest, _: Duration) -> Result<Vec<u64>, WorkerError> {
+    fn time_clocked(&mut self, r: TimeRequest, _: Duration) -> Result<TimeResponse, WorkerError> {
         self.times.push(r);
-        Ok(vec![r.count * 1_000_000; r.loops as usize])
+        Ok(TimeResponse {
+            ns: vec![r.count * 1_000_000; r.loops as usize],
+            // The thread had the core 90% of the time.
+            cpu_ns: vec![r.count * 900_000; r.loops as usize],
+        })
     }
 }
 

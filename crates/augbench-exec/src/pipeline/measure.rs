@@ -9,9 +9,9 @@ use augbench_core::results::{PipelineDetail, Status, TransformResult};
 use augbench_core::stats;
 
 use super::{PipelineSettings, Window, flag_drift, sample_order};
-use crate::client::{Worker, WorkerError};
 use crate::micro::{settle, slow_result};
-use crate::protocol::{
+use augbench_protocol::client::{Worker, WorkerError};
+use augbench_protocol::protocol::{
     LoaderSlot, PipelinePrepareRequest, PipelinePrepareResponse, PipelineRunRequest,
     PipelineRunResponse, PipelineStartRequest, PipelineStartResponse, PipelineStopRequest, Request,
     Stage,

@@ -16,7 +16,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use crate::job::{JobInput, pipeline_scope};
-use crate::protocol::HelloResponse;
+use augbench_protocol::protocol::HelloResponse;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PipelineSettings {

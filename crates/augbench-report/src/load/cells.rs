@@ -142,6 +142,7 @@ fn row(c: &BenchCell, path: &Path, warnings: &mut Vec<String>) -> Row {
         ci_high: c.metrics.ci_high,
         rerun: None,
         throughputs: c.throughputs.clone(),
+        cpu_throughputs: Vec::new(),
         process_runs: Vec::new(),
         paired: Vec::new(),
         pairing: Some(c.run_id.clone()),

@@ -74,6 +74,7 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
             ci_high: tr.ci_high.or(tr.throughput_ci95.map(|c| c[1])),
             rerun: tr.rerun_low.zip(tr.rerun_high),
             throughputs: tr.throughputs.clone(),
+            cpu_throughputs: cpu_throughputs(tr),
             process_runs: tr.process_runs.clone(),
             paired: tr
                 .paired
@@ -163,4 +164,15 @@ fn status(tr: &TransformResult) -> Status {
         None if tr.early_stopped => Status::Slow,
         None => Status::Ok,
     }
+}
+
+/// Items per thread-CPU second of each run: the run's items (throughput × wall seconds) over its
+/// CPU seconds; empty unless every run has both clocks and a positive CPU time.
+fn cpu_throughputs(tr: &TransformResult) -> Vec<f64> {
+    let n = tr.throughputs.len();
+    if tr.cpu_times.len() != n || tr.times.len() != n || tr.cpu_times.iter().any(|c| *c <= 0.0) {
+        return Vec::new();
+    }
+    let runs = tr.throughputs.iter().zip(&tr.times).zip(&tr.cpu_times);
+    runs.map(|((tp, wall), cpu)| tp * wall / cpu).collect()
 }

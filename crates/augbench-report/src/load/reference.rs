@@ -47,6 +47,7 @@ pub fn load(path: &Path, v: &Value) -> Dataset {
         ci_high: None,
         rerun: None,
         throughputs: Vec::new(),
+        cpu_throughputs: Vec::new(),
         process_runs: Vec::new(),
         paired: Vec::new(),
         pairing: None,

@@ -17,8 +17,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::model::Dataset;
-use crate::output::write_atomic;
 use crate::table::{Column, Table, TableOptions, build_tables};
+use augbench_host::fsutil::write_atomic;
 
 /// Width of every plot in pixels.
 pub const WIDTH: u32 = 1200;

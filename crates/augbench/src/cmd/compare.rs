@@ -147,7 +147,7 @@ pub fn load(paths: &[PathBuf]) -> anyhow::Result<Dataset> {
 pub fn emit(text: &str, out: Option<&PathBuf>) -> anyhow::Result<()> {
     match out {
         Some(path) => {
-            augbench_report::output::write_atomic(path, text.as_bytes())?;
+            augbench_host::fsutil::write_atomic(path, text.as_bytes())?;
             eprintln!("wrote {}", path.display());
         }
         None => print!("{text}"),

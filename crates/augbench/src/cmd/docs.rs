@@ -63,7 +63,7 @@ fn update(args: UpdateArgs) -> anyhow::Result<ExitCode> {
         });
     }
     if changed {
-        augbench_report::output::write_atomic(&args.file, updated.text.as_bytes())?;
+        augbench_host::fsutil::write_atomic(&args.file, updated.text.as_bytes())?;
     }
     eprintln!(
         "{}: refreshed {}",

@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use augbench_env as env;
 use indicatif::MultiProgress;
 
 #[derive(Debug, clap::Subcommand)]
@@ -33,7 +32,7 @@ pub enum EnvCommand {
 pub fn run(cmd: EnvCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         EnvCommand::List => {
-            for e in env::list()? {
+            for e in augbench_env::list()? {
                 let state = if e.built { "built" } else { "not built" };
                 println!("{:<16} {:<10} {}", e.group, state, e.dir.display());
             }
@@ -44,22 +43,25 @@ pub fn run(cmd: EnvCommand) -> anyhow::Result<ExitCode> {
         } => {
             let mp = MultiProgress::new();
             for g in names(groups) {
-                let e = env::ensure(&g, !no_refresh_requirements, Some(&mp))?;
+                let e = augbench_env::ensure(&g, !no_refresh_requirements, Some(&mp))?;
                 println!("{:<16} {}", e.group, e.dir.display());
             }
         }
         EnvCommand::Clean => {
-            for p in env::clean()? {
+            for p in augbench_env::clean()? {
                 println!("removed {}", p.display());
             }
         }
         EnvCommand::Lock { groups, envs_dir } => {
             for g in names(groups) {
-                println!("wrote {}", env::lock_group(&g, &envs_dir)?.display());
+                println!(
+                    "wrote {}",
+                    augbench_env::lock_group(&g, &envs_dir)?.display()
+                );
             }
         }
         EnvCommand::Python { group } => {
-            let e = env::ensure(&group, false, None)?;
+            let e = augbench_env::ensure(&group, false, None)?;
             println!("{}", e.python.display());
         }
     }
@@ -68,7 +70,10 @@ pub fn run(cmd: EnvCommand) -> anyhow::Result<ExitCode> {
 
 fn names(groups: Vec<String>) -> Vec<String> {
     if groups.is_empty() {
-        env::GROUPS.iter().map(|g| g.name.to_string()).collect()
+        augbench_env::GROUPS
+            .iter()
+            .map(|g| g.name.to_string())
+            .collect()
     } else {
         groups
     }

@@ -1,31 +1,11 @@
-//! The device question `augbench run` settles before anything starts: whether this machine has a
-//! CUDA device at all (an NVIDIA GPU that `nvidia-smi -L` lists, not hidden by an empty
-//! `CUDA_VISIBLE_DEVICES`). `device: cuda` without one is a usage error (exit 2); `device: auto`
-//! without one becomes `cpu`, and with one each `auto` job (a CUDA-capable library) becomes a
-//! `cuda` job, so every file is named by the device it runs on, never `_dev-auto`.
-
-use std::process::Command;
+//! The device question `augbench run` settles before anything starts, given whether this machine
+//! has a CUDA device at all (`augbench_host::gpu::cuda_present`). `device: cuda` without one is a
+//! usage error (exit 2); `device: auto` without one becomes `cpu`, and with one each `auto` job (a
+//! CUDA-capable library) becomes a `cuda` job, so every file is named by the device it runs on,
+//! never `_dev-auto`.
 
 use augbench_core::plan::{Plan, job_key};
 use augbench_core::{Device, RunConfig, UsageError, naming};
-
-/// Whether this machine can offer a CUDA device to a worker.
-pub fn cuda_present() -> bool {
-    if let Ok(v) = std::env::var("CUDA_VISIBLE_DEVICES")
-        && matches!(v.trim(), "" | "-1")
-    {
-        return false;
-    }
-    Command::new("nvidia-smi")
-        .arg("-L")
-        .output()
-        .is_ok_and(|o| o.status.success() && lists_a_gpu(&String::from_utf8_lossy(&o.stdout)))
-}
-
-/// `nvidia-smi -L` prints one `GPU <n>: <name> (UUID: …)` line per device.
-fn lists_a_gpu(stdout: &str) -> bool {
-    stdout.lines().any(|l| l.trim_start().starts_with("GPU "))
-}
 
 /// The config with its device settled for a machine with (`cuda`) or without a CUDA device.
 pub fn settle(mut cfg: RunConfig, cuda: bool) -> Result<RunConfig, UsageError> {
@@ -117,12 +97,5 @@ mod tests {
         assert_eq!(kornia.device, Device::Cuda);
         let pillow = plan.jobs.iter().find(|j| j.library == "pillow").unwrap();
         assert_eq!(pillow.device, Device::Cpu);
-    }
-
-    #[test]
-    fn nvidia_smi_lines_are_recognised() {
-        assert!(lists_a_gpu("GPU 0: NVIDIA H200 (UUID: GPU-1234)\n"));
-        assert!(!lists_a_gpu("No devices were found\n"));
-        assert!(!lists_a_gpu(""));
     }
 }

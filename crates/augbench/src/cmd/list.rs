@@ -6,8 +6,6 @@ use std::process::ExitCode;
 use augbench_core::matrix::LibraryInfo;
 use augbench_core::registry::OutputRule;
 use augbench_core::{Backend, Matrix, Registry, UsageError};
-use augbench_env as env;
-use augbench_native as native;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -129,12 +127,12 @@ fn libraries(scenario: Option<&str>) -> anyhow::Result<Vec<Vec<String>>> {
 /// linked into this binary (native); none for a library without a lock here.
 fn version(l: &LibraryInfo) -> Option<&'static str> {
     match l.backend {
-        Backend::NativeWorker => native::versions::CRATE_VERSIONS
+        Backend::NativeWorker => augbench_native::versions::CRATE_VERSIONS
             .iter()
             .find(|(name, _)| *name == l.package)
             .map(|(_, v)| *v),
         Backend::PythonWorker | Backend::DaliPipeline => {
-            env::pinned_version(&l.env_group, &l.package)
+            augbench_env::pinned_version(&l.env_group, &l.package)
         }
     }
 }

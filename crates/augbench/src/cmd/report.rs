@@ -34,7 +34,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         sort: args.sort.into(),
     };
     let html = augbench_report::html::render_with(&data, &opts, args.min_effect)?;
-    augbench_report::output::write_atomic(&args.out, html.as_bytes())?;
+    augbench_host::fsutil::write_atomic(&args.out, html.as_bytes())?;
     println!("{}", args.out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,204 @@
+//! What ships inside the binary: each group's requirement input (`envs/<group>.in`) and pinned lock
+//! (`envs/<group>.txt`), and the Python packages (the worker, and the clip-cache video decoder),
+//! extracted on demand into the cache.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use include_dir::{Dir, include_dir};
+use sha2::{Digest, Sha256};
+
+static WORKER_PACKAGE: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../python/augbench_worker");
+static CLIPS_PACKAGE: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../python/augbench_clips");
+
+pub struct GroupAssets {
+    pub name: &'static str,
+    pub input: &'static str,
+    pub lock: &'static str,
+}
+
+/// Environment groups with Python requirements (the native group needs none).
+pub const GROUPS: &[GroupAssets] = &[
+    GroupAssets {
+        name: "albumentationsx",
+        input: include_str!("../../../envs/albumentationsx.in"),
+        lock: include_str!("../../../envs/albumentationsx.txt"),
+    },
+    GroupAssets {
+        name: "albumentations",
+        input: include_str!("../../../envs/albumentations.in"),
+        lock: include_str!("../../../envs/albumentations.txt"),
+    },
+    GroupAssets {
+        name: "opencv",
+        input: include_str!("../../../envs/opencv.in"),
+        lock: include_str!("../../../envs/opencv.txt"),
+    },
+    GroupAssets {
+        name: "dali",
+        input: include_str!("../../../envs/dali.in"),
+        lock: include_str!("../../../envs/dali.txt"),
+    },
+    GroupAssets {
+        name: "torch_stack",
+        input: include_str!("../../../envs/torch_stack.in"),
+        lock: include_str!("../../../envs/torch_stack.txt"),
+    },
+    GroupAssets {
+        name: "pillow",
+        input: include_str!("../../../envs/pillow.in"),
+        lock: include_str!("../../../envs/pillow.txt"),
+    },
+    GroupAssets {
+        name: VIDEO_DECODE_GROUP,
+        input: include_str!("../../../envs/video_decode.in"),
+        lock: include_str!("../../../envs/video_decode.txt"),
+    },
+];
+
+/// The group whose OpenCV decodes video files into the clip cache (no library runs in it).
+pub const VIDEO_DECODE_GROUP: &str = "video_decode";
+
+pub fn group_assets(name: &str) -> Option<&'static GroupAssets> {
+    GROUPS.iter().find(|g| g.name == name)
+}
+
+/// The version `package` is pinned to in the committed lock of `group` (`package==version`).
+pub fn pinned_version(group: &str, package: &str) -> Option<&'static str> {
+    let lock = group_assets(group)?.lock;
+    lock.lines().find_map(|line| {
+        let (name, version) = line.trim().split_once("==")?;
+        name.eq_ignore_ascii_case(package)
+            .then(|| version.split([' ', ';']).next().unwrap_or(version))
+    })
+}
+
+/// Extracts the embedded worker package once per content hash; returns the folder to put on
+/// `PYTHONPATH` (it contains `augbench_worker/`).
+pub fn worker_source_dir() -> anyhow::Result<PathBuf> {
+    package_source_dir("augbench_worker", &WORKER_PACKAGE)
+}
+
+/// Extracts the embedded clip decoder package (`augbench_clips/`) the same way.
+pub fn clips_source_dir() -> anyhow::Result<PathBuf> {
+    package_source_dir("augbench_clips", &CLIPS_PACKAGE)
+}
+
+/// Extracts `package` once per content hash into `<cache>/worker-src/<hash>/<package>/`.
+fn package_source_dir(package: &str, dir: &'static Dir<'static>) -> anyhow::Result<PathBuf> {
+    let mut files = Vec::new();
+    collect(dir, &mut files);
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut h = Sha256::new();
+    h.update(package.as_bytes());
+    for (path, bytes) in &files {
+        h.update(path.to_string_lossy().as_bytes());
+        h.update(bytes);
+    }
+    let key = format!("{:x}", h.finalize());
+    let root = augbench_host::cache::cache_root()
+        .join("worker-src")
+        .join(&key[..16]);
+    if root.join(".complete").exists() {
+        return Ok(root);
+    }
+    let tmp = root.with_extension(format!("tmp-{}", std::process::id()));
+    for (path, bytes) in &files {
+        let dest = tmp.join(package).join(path);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        std::fs::write(&dest, bytes).with_context(|| format!("writing {}", dest.display()))?;
+    }
+    std::fs::write(tmp.join(".complete"), b"")
+        .with_context(|| format!("marking {package} source complete"))?;
+    match std::fs::rename(&tmp, &root) {
+        Ok(()) => Ok(root),
+        // Another augbench extracted the same content first: use theirs.
+        Err(_) if root.join(".complete").exists() => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            Ok(root)
+        }
+        Err(e) => {
+            Err(e).with_context(|| format!("moving {package} source into {}", root.display()))
+        }
+    }
+}
+
+fn collect(dir: &'static Dir<'static>, out: &mut Vec<(PathBuf, &'static [u8])>) {
+    for f in dir.files() {
+        let p = f.path();
+        let skip = p.components().any(|c| c.as_os_str() == "__pycache__");
+        if !skip && p.extension().is_some_and(|e| e == "py") {
+            out.push((p.to_path_buf(), f.contents()));
+        }
+    }
+    for d in dir.dirs() {
+        collect(d, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_python_group_of_the_matrix_has_assets() {
+        let m = augbench_core::Matrix::get();
+        for lib in &m.libraries {
+            if lib.backend != augbench_core::Backend::NativeWorker {
+                assert!(
+                    group_assets(&lib.env_group).is_some(),
+                    "{} lacks envs/{}.in",
+                    lib.name,
+                    lib.env_group
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_decoder_of_the_matrix_has_its_group() {
+        for d in &augbench_core::Matrix::get().decoders {
+            assert!(
+                group_assets(&d.env_group).is_some(),
+                "{} lacks envs/{}.in",
+                d.name,
+                d.env_group
+            );
+        }
+    }
+
+    #[test]
+    fn every_python_library_has_a_pinned_version() {
+        let m = augbench_core::Matrix::get();
+        for lib in &m.libraries {
+            if lib.backend != augbench_core::Backend::NativeWorker {
+                assert!(
+                    pinned_version(&lib.env_group, &lib.package).is_some(),
+                    "{} is not pinned in envs/{}.txt",
+                    lib.name,
+                    lib.env_group
+                );
+            }
+        }
+        assert_eq!(
+            pinned_version("albumentations", "albumentations"),
+            Some("2.0.8")
+        );
+        assert_eq!(pinned_version("dali", "nvidia-dali-cuda120"), Some("2.4.0"));
+    }
+
+    #[test]
+    fn worker_package_is_embedded() {
+        let mut files = Vec::new();
+        collect(&WORKER_PACKAGE, &mut files);
+        assert!(files.iter().any(|(p, _)| p.ends_with("__main__.py")));
+        let mut files = Vec::new();
+        collect(&CLIPS_PACKAGE, &mut files);
+        assert!(files.iter().any(|(p, _)| p.ends_with("decode.py")));
+        assert!(files.iter().any(|(p, _)| p.ends_with("bench.py")));
+        assert!(group_assets(VIDEO_DECODE_GROUP).is_some());
+    }
+}

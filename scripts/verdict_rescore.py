@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Scores one A/B run folder twice for scripts/bench_verdicts.sh: the verdicts `augbench compare`
+wrote (its JSON), and the same rule on the wall-clock ratios (Student's t over worker-process
+pairs of each pair's median ln ratio, the band [1 − m, 1/(1 − m)]), so the two clocks are
+compared on the same files. Also pair-level spreads (sd of the pair medians, ln) per clock.
+
+    verdict_rescore.py RUN_DIR COMPARE_JSON LABEL   one line per transform
+    verdict_rescore.py --tally FILE                 tallies per label and transform
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+MIN_EFFECT = 0.05
+# Two-sided 95% Student's t quantiles by degrees of freedom.
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+       9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 15: 2.131, 19: 2.093, 20: 2.086, 30: 2.042}
+
+
+def t95(df: int) -> float:
+    keys = sorted(k for k in T95 if k <= df)
+    return T95[keys[-1]] if keys else math.inf
+
+
+def decide(ratio: float, lo: float, hi: float, m: float = MIN_EFFECT) -> str:
+    low_edge, high_edge = 1 - m, 1 / (1 - m)
+    if low_edge <= lo and hi <= high_edge:
+        return "same"
+    if hi < 1:
+        return "regression"
+    if lo > 1:
+        return "faster"
+    return "undecided"
+
+
+def pair_interval(logs: list[float], groups: list[int]):
+    medians, at = [], 0
+    for n in groups:
+        medians.append(statistics.median(logs[at:at + n]))
+        at += n
+    if len(medians) < 2:
+        return None
+    mean, sd = statistics.mean(medians), statistics.stdev(medians)
+    half = t95(len(medians) - 1) * sd / math.sqrt(len(medians))
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half), sd
+
+
+def rows(run: Path):
+    files = {p.name.split("_micro")[0]: json.loads(p.read_text())
+             for p in (run / "image-rgb" / "micro").glob("*_results.json")}
+    base, cur = files.get("pillow@base"), files.get("pillow@cur")
+    if not base or not cur:
+        return
+    for name, c in cur["results"].items():
+        b = base["results"].get(name)
+        if not b or c.get("status") != "ok" or b.get("status") != "ok":
+            continue
+        groups = c.get("process_runs") or [len(c["throughputs"])]
+        wall = [math.log(x / y) for x, y in zip(c["throughputs"], b["throughputs"])]
+        cpu = None
+        if c.get("cpu_times") and b.get("cpu_times"):
+            ct = [tp * t / u for tp, t, u in zip(c["throughputs"], c["times"], c["cpu_times"])]
+            bt = [tp * t / u for tp, t, u in zip(b["throughputs"], b["times"], b["cpu_times"])]
+            cpu = [math.log(x / y) for x, y in zip(ct, bt)]
+        yield name, pair_interval(wall, groups), pair_interval(cpu, groups) if cpu else None
+
+
+def score(run: Path, compare_json: Path, label: str) -> None:
+    shipped = {}
+    if compare_json.exists():
+        doc = json.loads(compare_json.read_text())
+        for r in (doc.get("ab") or {}).get("rows", []):
+            shipped[r["transform"]] = r
+    for name, wall, cpu in rows(run):
+        s = shipped.get(name, {})
+        ratio = s.get("ratio") or float("nan")
+        wall_txt = "nan undecided nan" if not wall else \
+            f"{wall[0]:.4f} {decide(*wall[:3])} {wall[3]:.4f}"
+        cpu_sd = f"{cpu[3]:.4f}" if cpu else "nan"
+        print(f"{label} {name} {ratio:.4f} {s.get('verdict', 'missing')} {wall_txt} "
+              f"{cpu_sd} {s.get('clock', '-')}")
+
+
+def tally(path: Path) -> None:
+    counts = defaultdict(lambda: defaultdict(int))
+    sds = defaultdict(lambda: {"wall": [], "cpu": []})
+    ratios = defaultdict(list)
+    for line in path.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        label, name, ratio, verdict, wratio, wverdict, wsd, csd, clock = line.split()
+        key = (label, name)
+        counts[key]["n"] += 1
+        counts[key][f"shipped:{verdict}"] += 1
+        counts[key][f"wall:{wverdict}"] += 1
+        ratios[key].append(float(ratio))
+        sds[key]["wall"].append(float(wsd))
+        sds[key]["cpu"].append(float(csd))
+    print("label transform n | shipped verdicts | wall-clock rule verdicts | ratio median [min, max] | "
+          "sd of pair medians (ln) wall / cpu")
+    for key in sorted(counts):
+        c = counts[key]
+        shipped = ", ".join(f"{k[8:]} {v}" for k, v in sorted(c.items()) if k.startswith("shipped:"))
+        wall = ", ".join(f"{k[5:]} {v}" for k, v in sorted(c.items()) if k.startswith("wall:"))
+        r = sorted(x for x in ratios[key] if not math.isnan(x))
+        spread = f"{statistics.median(r):.3f} [{r[0]:.3f}, {r[-1]:.3f}]" if r else "-"
+        med = lambda xs: statistics.median([x for x in xs if not math.isnan(x)] or [math.nan])
+        print(f"{key[0]} {key[1]} {c['n']} | {shipped} | {wall} | {spread} | "
+              f"{med(sds[key]['wall']):.4f} / {med(sds[key]['cpu']):.4f}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--tally":
+        tally(Path(sys.argv[2]))
+    else:
+        score(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3])
