@@ -113,6 +113,7 @@ fn settings() -> MicroSettings {
         precision_target: None,
         request_timeout: Duration::from_secs(10),
         device: "cpu".into(),
+        cpu_clock: true,
         batch: None,
         warmup: WarmupSettings {
             window: 5,

@@ -284,6 +284,7 @@ fn timed_summary(report: &AbReport) -> String {
         clocks(report),
         verdict::rule(
             report.min_effect,
+            verdict::PAIRS_INTERVAL,
             word(Verdict::Same),
             word(Verdict::Regression)
         )

@@ -390,6 +390,7 @@ fn timed_summary(report: &RegressionReport) -> String {
         report.count(Verdict::NotComparable),
         verdict::rule(
             report.min_effect,
+            verdict::RUNS_INTERVAL,
             Verdict::Same.as_str(),
             Verdict::Regression.as_str()
         )
@@ -403,7 +404,7 @@ fn render_markdown(report: &RegressionReport) -> String {
         if current != Some(&r.key) {
             let _ = write!(
                 out,
-                "{}### {}\n\n| Library | Transform | Figure | Baseline [{u}] | Current [{u}] | Δ% | Current ÷ baseline [95% CI] | Verdict |\n\
+                "{}### {}\n\n| Library | Transform | Figure | Baseline [{u}] | Current [{u}] | Δ% | Current ÷ baseline [CI] | Verdict |\n\
                  |---|---|---|--:|--:|--:|--:|---|\n",
                 if current.is_some() { "\n" } else { "" },
                 r.key.title(),

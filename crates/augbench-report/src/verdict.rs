@@ -145,13 +145,21 @@ pub fn check_min_effect(min_effect: f64) -> anyhow::Result<()> {
     ))
 }
 
-/// The rule in words for a verdict summary, with the view's words for `same` and `regression`:
-/// `verdicts on the 95% confidence interval of current ÷ baseline: same when it lies within
-/// [0.950, 1.053], the 5% minimum effect; …`.
-pub fn rule(min_effect: f64, same: &str, slower: &str) -> String {
+/// The interval an A/B verdict reads: Student's t over process pairs, whose 95% the simulator
+/// shows (`tests/simulated_verdicts.rs`).
+pub const PAIRS_INTERVAL: &str = "95% confidence interval";
+/// The interval a run-against-run verdict reads: built from each run's rerun interval, with no
+/// simulator behind its level, so it carries no percentage.
+pub const RUNS_INTERVAL: &str = "confidence interval (from both runs' rerun intervals)";
+
+/// The rule in words for a verdict summary, with the interval read (`PAIRS_INTERVAL` or
+/// `RUNS_INTERVAL`) and the view's words for `same` and `regression`: `verdicts on the 95%
+/// confidence interval of current ÷ baseline: same when it lies within [0.950, 1.053], the 5%
+/// minimum effect; …`.
+pub fn rule(min_effect: f64, interval: &str, same: &str, slower: &str) -> String {
     let (lo, hi) = band(min_effect);
     format!(
-        "verdicts on the 95% confidence interval of current ÷ baseline: {same} when it lies within \
+        "verdicts on the {interval} of current ÷ baseline: {same} when it lies within \
          [{lo:.3}, {hi:.3}], the {}% minimum effect; {slower} or faster when it lies outside that \
          band and excludes 1; else undecided",
         percent(min_effect)

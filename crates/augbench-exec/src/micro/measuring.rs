@@ -67,7 +67,7 @@ impl Measuring {
             }),
             throughputs: Vec::new(),
             times: Vec::new(),
-            cpu_times: Some(Vec::new()),
+            cpu_times: set.cpu_clock.then(Vec::new),
         }
     }
 

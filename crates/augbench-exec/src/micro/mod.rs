@@ -82,6 +82,9 @@ pub struct MicroSettings {
     pub precision_target: Option<f64>,
     pub request_timeout: Duration,
     pub device: String,
+    /// Whether runs record the timing thread's CPU time: only where that one thread does all the
+    /// work (`thread_policy: single` on cpu; docs/methodology.md, "Thread CPU time").
+    pub cpu_clock: bool,
     /// Batched regime: items per call (`None` = the per-item regime).
     pub batch: Option<u64>,
     pub warmup: WarmupSettings,
@@ -110,6 +113,10 @@ impl MicroSettings {
             request_timeout: Duration::try_from_secs_f64(timeout)
                 .unwrap_or(Duration::from_secs_f64(policy::REQUEST_TIMEOUT_SEC)),
             device: device.to_string(),
+            cpu_clock: device == "cpu"
+                && e.thread_policy
+                    .unwrap_or(augbench_core::config::ThreadPolicy::Single)
+                    == augbench_core::config::ThreadPolicy::Single,
             batch: e.micro_batch.filter(|b| *b > policy::DEFAULT_MICRO_BATCH),
             warmup: WarmupSettings {
                 window: w

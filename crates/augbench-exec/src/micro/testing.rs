@@ -67,6 +67,7 @@ pub fn settings(num_runs: u64) -> MicroSettings {
         precision_target: None,
         request_timeout: Duration::from_secs(1),
         device: "cpu".into(),
+        cpu_clock: true,
         batch: None,
         warmup: ws(),
     }

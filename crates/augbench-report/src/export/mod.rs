@@ -57,7 +57,7 @@ pub fn fmt_row_speedup(r: &crate::table::TableRow) -> String {
 pub fn paired_note(t: &crate::table::Table) -> Option<String> {
     (t.paired_rows > 0).then(|| {
         format!(
-            "Speedups with [an interval] are paired ({} of {} rows): both libraries were timed in the same interleaved rounds, and the speedup is the median of the per-round ratios with its 95% interval over rounds; the others are ratios of medians.",
+            "Speedups with [an interval] are paired ({} of {} rows): both libraries were timed in the same interleaved rounds, and the speedup is the median of the per-round ratios with its interval over rounds (nominally 95%; it counts rounds, not worker processes, so it is narrower than a repeat would show where processes differ: docs/ab.md); the others are ratios of medians.",
             t.paired_rows,
             t.rows.iter().filter(|r| r.speedup.is_some()).count()
         )

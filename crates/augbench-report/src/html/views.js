@@ -308,8 +308,8 @@
     var html = "<p class=\"muted small\">Each row: the paired ratio <b>current \u00f7 baseline</b> (median over the " +
       "rounds both variants ran in; below 1 the current variant is slower), its 95% confidence interval, and the " +
       "verdict at the minimum effect of " + (100 * m).toFixed(0) + "% (the shaded band): <i>no change</i> when " +
-      "the interval lies inside the band, <i>slower</i> or <i>faster</i> when it excludes 1 and the ratio lies " +
-      "beyond the band, else <i>undecided</i>; as <code>augbench compare</code> reports them. The reference " +
+      "the interval lies inside the band, <i>slower</i> or <i>faster</i> when it lies outside the band and " +
+      "excludes 1, else <i>undecided</i>; as <code>augbench compare</code> reports them. The reference " +
       "switch does not change this view.</p>";
     var pairs = [];
     ab.rows.forEach(function (r) {
