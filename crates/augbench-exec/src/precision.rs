@@ -192,6 +192,50 @@ mod tests {
         }
     }
 
+    /// Drives a clock the way `Scheduler::rounds` does (ask, then take a round) over given
+    /// per-round throughputs of two libraries; returns the rounds taken when it stopped.
+    fn rounds_until_stop(clock: &mut RoundsClock, a: &[f64], b: &[f64]) -> u64 {
+        let mut round = 0u64;
+        let (mut ra, mut rb) = (Vec::new(), Vec::new());
+        while clock.more(&[ra.clone(), rb.clone()], &[], round) {
+            let k = round as usize % a.len();
+            ra.push(a[k]);
+            rb.push(b[k]);
+            round += 1;
+        }
+        round
+    }
+
+    #[test]
+    fn the_rounds_loop_stops_when_the_target_is_reached_and_not_before() {
+        // Steady libraries: every interval sits at the drift floor from the first rounds, so the
+        // loop ends at the fewest rounds the rule takes, not at the cap.
+        let mut steady = RoundsClock::start(3600.0, 0.05);
+        let taken = rounds_until_stop(
+            &mut steady,
+            &[1000.0, 1001.0, 999.0],
+            &[500.0, 501.0, 499.0],
+        );
+        assert_eq!(taken, policy::PRECISION_MIN_ROUNDS);
+        assert_eq!(steady.last.0, Decision::Reached);
+        // Runs 30% apart never reach ±5%: the loop goes on past the fewest rounds and ends on a
+        // stop of its own (cap or out of reach), never on `Reached`.
+        let mut noisy = RoundsClock::start(3600.0, 0.05);
+        let taken = rounds_until_stop(&mut noisy, &[1000.0, 1300.0, 700.0], &[500.0, 650.0, 350.0]);
+        assert!(taken > policy::PRECISION_MIN_ROUNDS, "{taken}");
+        assert!(taken <= policy::PRECISION_MAX_RUNS, "{taken}");
+        assert_ne!(noisy.last.0, Decision::Reached);
+        assert_ne!(noisy.last.0, Decision::More);
+    }
+
+    #[test]
+    fn a_spent_budget_ends_the_rounds_loop() {
+        let mut clock = RoundsClock::start(0.0, 0.0001);
+        let taken = rounds_until_stop(&mut clock, &[1000.0, 1300.0], &[500.0, 650.0]);
+        assert_eq!(taken, policy::PRECISION_MIN_ROUNDS);
+        assert_eq!(clock.last.0, Decision::BudgetSpent);
+    }
+
     #[test]
     fn earlier_processes_join_when_every_library_has_them() {
         let earlier = vec![(vec![1.0, 2.0], vec![2]), (vec![3.0, 4.0], vec![2])];
