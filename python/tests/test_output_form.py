@@ -70,3 +70,24 @@ def test_clips_report_output_form(clip_dirs: list[str], shared_workers: SharedWo
         "albumentationsx", media="video", paths=clip_dirs, channels=3, clip_length=FRAMES, device="cpu"
     )
     assert_form(checked(client, "HorizontalFlip"), False)
+
+
+def test_kornia_jigsaw_takes_any_size_and_leaves_the_remainder_in_place():
+    """Kornia refuses sizes the grid does not divide (375x500 with 4x4); the adapter cuts the
+    pieces from the largest divisible top-left region and keeps the input's shape."""
+    from conftest import has_library
+
+    if not has_library("kornia"):
+        pytest.skip("Kornia's adapter is tested in its own environment")
+    torch = pytest.importorskip("torch")
+    from augbench_worker.adapters import kornia as adapter
+
+    jigsaw = adapter._jigsaw({"grid": [4, 4]})
+    torch.manual_seed(0)
+    image = torch.rand(3, 375, 500)
+    out = jigsaw(image)
+    assert out.shape == image.shape
+    assert torch.equal(out[:, 372:, :], image[:, 372:, :]), "the last 3 rows stay in place"
+    assert not torch.equal(out[:, :372, :], image[:, :372, :]), "the divisible region is shuffled"
+    batch = jigsaw(torch.rand(2, 3, 375, 500))
+    assert batch.shape == (2, 3, 375, 500)

@@ -165,9 +165,23 @@ def _tps(p: dict) -> Any:
 
 @builds("RandomJigsaw")
 def _jigsaw(p: dict) -> Any:
-    # Kornia raises on images whose height or width is not divisible by the grid; such items
-    # fail the timed loop with the library's message (kind "exception"), as any raising transform.
-    return K.RandomJigsaw(grid=tuple(p["grid"]), p=1, keepdim=True)
+    # Kornia refuses an image whose height or width is not divisible by the grid (a 375x500
+    # photo with a 4x4 grid). The pieces are then cut from the top-left region of the largest
+    # divisible size, the last rows and columns (fewer than a grid step) staying where they are:
+    # the output keeps the input's shape and the work is the jigsaw's own (docs/specs.md).
+    rows, cols = (int(g) for g in p["grid"])
+    jigsaw = K.RandomJigsaw(grid=(rows, cols), p=1, keepdim=True)
+
+    def apply(x: Any) -> Any:
+        h, w = x.shape[-2], x.shape[-1]
+        hh, ww = h - h % rows, w - w % cols
+        if (hh, ww) == (h, w):
+            return jigsaw(x)
+        out = x.clone()
+        out[..., :hh, :ww] = jigsaw(x[..., :hh, :ww].contiguous())
+        return out
+
+    return apply
 
 
 @builds("ColorJitter")
