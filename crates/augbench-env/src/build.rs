@@ -12,9 +12,8 @@ use augbench_core::{UsageError, policy};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use sha2::{Digest, Sha256};
 
-use crate::assets::{GROUPS, clips_source_dir, group_assets, worker_source_dir};
+use crate::assets::{GROUPS, group_assets};
 use crate::uv::{Installer, find_python, installer};
-use augbench_protocol::client::WorkerCommand;
 
 pub(super) const COMPLETE: &str = ".augbench-complete";
 /// Marks an environment whose installed modules are compiled to bytecode (`compile_bytecode`).
@@ -361,58 +360,6 @@ pub fn clean() -> anyhow::Result<Vec<PathBuf>> {
         }
     }
     Ok(removed)
-}
-
-/// The command that starts `library`'s Python worker inside `env`.
-pub fn python_worker_command(
-    env: &EnvInfo,
-    library: &str,
-    spec: Option<&Path>,
-) -> anyhow::Result<WorkerCommand> {
-    let mut args = vec!["--library".to_string(), library.to_string()];
-    if let Some(spec) = spec {
-        args.push("--spec".into());
-        args.push(spec.display().to_string());
-    }
-    let path = std::env::join_paths([worker_source_dir()?])?;
-    let label = format!("{library} worker (env {})", env.group);
-    Ok(python_module(env, "augbench_worker", args, path, label))
-}
-
-/// The command that starts the video decoder `decoder`'s timing worker inside `env`
-/// (`python -m augbench_clips.bench`, with the clip and worker packages on `PYTHONPATH`).
-pub fn decoder_worker_command(env: &EnvInfo, decoder: &str) -> anyhow::Result<WorkerCommand> {
-    let path = std::env::join_paths([clips_source_dir()?, worker_source_dir()?])?;
-    let args = vec!["--decoder".to_string(), decoder.to_string()];
-    let label = format!("{decoder} decoder (env {})", env.group);
-    Ok(python_module(
-        env,
-        "augbench_clips.bench",
-        args,
-        path,
-        label,
-    ))
-}
-
-/// `python -m <module> <args>` in `env`, with `path` as `PYTHONPATH` and no bytecode written.
-fn python_module(
-    env: &EnvInfo,
-    module: &str,
-    args: Vec<String>,
-    path: std::ffi::OsString,
-    label: String,
-) -> WorkerCommand {
-    let mut all = vec!["-m".to_string(), module.to_string()];
-    all.extend(args);
-    WorkerCommand {
-        program: env.python.clone(),
-        args: all,
-        env: vec![
-            ("PYTHONPATH".into(), path.to_string_lossy().into_owned()),
-            ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
-        ],
-        label,
-    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! augbench-env: the Python environments workers run in — uv found or installed into the cache
 //! (`uv`), the pinned requirement groups and worker packages embedded in the binary (`assets`),
-//! building, listing, locking and cleaning the content-hash-keyed cached environments and the
-//! command that starts a library's Python worker in one (`build`), and A/B variants (`variant`).
+//! building, listing, locking and cleaning the content-hash-keyed cached environments, whose
+//! Python the worker commands of augbench-exec run (`build`), and A/B variants (`variant`).
 
 mod assets;
 mod build;
@@ -12,8 +12,6 @@ pub use assets::{
     GROUPS, GroupAssets, VIDEO_DECODE_GROUP, clips_source_dir, group_assets, pinned_version,
     worker_source_dir,
 };
-pub use build::{
-    EnvInfo, clean, decoder_worker_command, ensure, list, lock_group, python_worker_command,
-};
+pub use build::{EnvInfo, clean, ensure, list, lock_group};
 pub use uv::{Installer, find_python, installer};
 pub use variant::{VariantEnv, check_pins, ensure_variant, variant_env};

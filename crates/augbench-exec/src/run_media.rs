@@ -55,7 +55,7 @@ fn video_clips(
     let clip_length = cfg.data.clip_length.unwrap_or(policy::DEFAULT_CLIP_LENGTH);
     let decoder = if items.iter().any(|p| augbench_media::scan::is_video_file(p)) {
         let refresh = cfg.execution.refresh_requirements.unwrap_or(true);
-        Some(augbench_media::Decoder::ensure(refresh, Some(mp))?)
+        Some(crate::worker::clip_decoder(refresh, Some(mp))?)
     } else {
         None
     };

@@ -1,14 +1,15 @@
 //! The one place the coordinator builds the command that starts a worker: the `augbench worker`
 //! subcommand of this binary for a native library, `python -m augbench_worker` in the library's
-//! environment for a Python one, `python -m augbench_clips.bench` for a video decoder; always
-//! with the thread settings of its policy. Runs, the equivalence check and decode lanes use it.
+//! environment for a Python one, `python -m augbench_clips.bench` for a video decoder, always
+//! with its thread settings; and `python -m augbench_clips`, the clip cache's decoder.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use augbench_core::config::ThreadPolicy;
 use augbench_core::plan::Job;
 use augbench_core::{Backend, Matrix};
+use augbench_env::EnvInfo;
 use indicatif::MultiProgress;
 
 use augbench_protocol::client::WorkerCommand;
@@ -74,11 +75,11 @@ pub fn command(
         None => augbench_env::ensure(target.env_group, refresh, Some(mp)),
     };
     let mut cmd = match (role, target.backend) {
-        (Role::Decoder, _) => augbench_env::decoder_worker_command(&python()?, library)?,
+        (Role::Decoder, _) => decoder_worker_command(&python()?, library)?,
         (Role::Transforms { .. }, Backend::NativeWorker) => native_command(library)?,
         // DALI's worker is a Python worker whose pipeline ops build DALI's own pipeline.
         (Role::Transforms { spec }, Backend::PythonWorker | Backend::DaliPipeline) => {
-            augbench_env::python_worker_command(&python()?, library, spec)?
+            python_worker_command(&python()?, library, spec)?
         }
     };
     cmd.env.extend(worker_env(threads));
@@ -106,10 +107,92 @@ fn native_command(library: &str) -> anyhow::Result<WorkerCommand> {
     } else {
         exe
     };
-    Ok(WorkerCommand {
+    Ok(native_worker_command(exe, library))
+}
+
+/// `<exe> worker --library <library>`: the native worker of `library` served by the augbench
+/// binary at `exe` (this one, or a built one a bench names), without thread settings.
+pub fn native_worker_command(exe: PathBuf, library: &str) -> WorkerCommand {
+    WorkerCommand {
         program: exe,
         args: vec!["worker".into(), "--library".into(), library.into()],
         env: Vec::new(),
         label: format!("{library} worker"),
-    })
+    }
+}
+
+/// The command that starts `library`'s Python worker inside `env` (`python -m augbench_worker`,
+/// with the worker package on `PYTHONPATH`), without thread settings.
+pub fn python_worker_command(
+    env: &EnvInfo,
+    library: &str,
+    spec: Option<&Path>,
+) -> anyhow::Result<WorkerCommand> {
+    let mut args = vec!["--library".to_string(), library.to_string()];
+    if let Some(spec) = spec {
+        args.push("--spec".into());
+        args.push(spec.display().to_string());
+    }
+    let path = std::env::join_paths([augbench_env::worker_source_dir()?])?;
+    let label = format!("{library} worker (env {})", env.group);
+    Ok(python_module(env, "augbench_worker", args, path, label))
+}
+
+/// The command that starts the video decoder `decoder`'s timing worker inside `env`
+/// (`python -m augbench_clips.bench`, with the clip and worker packages on `PYTHONPATH`).
+fn decoder_worker_command(env: &EnvInfo, decoder: &str) -> anyhow::Result<WorkerCommand> {
+    let path = std::env::join_paths([
+        augbench_env::clips_source_dir()?,
+        augbench_env::worker_source_dir()?,
+    ])?;
+    let args = vec!["--decoder".to_string(), decoder.to_string()];
+    let label = format!("{decoder} decoder (env {})", env.group);
+    Ok(python_module(
+        env,
+        "augbench_clips.bench",
+        args,
+        path,
+        label,
+    ))
+}
+
+/// The clip cache's video decoder, `python -m augbench_clips` in the `video_decode` environment,
+/// building that environment first when missing (`refresh`: re-resolve its requirements).
+pub fn clip_decoder(
+    refresh: bool,
+    mp: Option<&MultiProgress>,
+) -> anyhow::Result<augbench_media::Decoder> {
+    let group = augbench_env::VIDEO_DECODE_GROUP;
+    let env = augbench_env::ensure(group, refresh, mp)?;
+    let path = std::env::join_paths([augbench_env::clips_source_dir()?])?;
+    let label = format!("python -m augbench_clips (env {group})");
+    let cmd = python_module(&env, "augbench_clips", Vec::new(), path, label);
+    let command = augbench_media::DecoderCommand {
+        program: cmd.program,
+        args: cmd.args,
+        env: cmd.env,
+        label: cmd.label,
+    };
+    Ok(augbench_media::Decoder::new(command, group, &env.lock()?))
+}
+
+/// `python -m <module> <args>` in `env`, with `path` as `PYTHONPATH` and no bytecode written.
+fn python_module(
+    env: &EnvInfo,
+    module: &str,
+    args: Vec<String>,
+    path: std::ffi::OsString,
+    label: String,
+) -> WorkerCommand {
+    let mut all = vec!["-m".to_string(), module.to_string()];
+    all.extend(args);
+    WorkerCommand {
+        program: env.python.clone(),
+        args: all,
+        env: vec![
+            ("PYTHONPATH".into(), path.to_string_lossy().into_owned()),
+            ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
+        ],
+        label,
+    }
 }

@@ -1,23 +1,31 @@
-//! The one video decoder behind the clip cache: OpenCV in the `video_decode` Python environment
-//! (built and cached like every environment group), running `python -m augbench_clips JOB.json`
-//! and streaming one manifest line per video back. The augbench binary itself links no FFmpeg.
+//! The one video decoder behind the clip cache: OpenCV in the `video_decode` Python environment,
+//! started by the command augbench-exec builds (`exec::worker::clip_decoder`) with the job file
+//! appended, streaming one manifest line per video back. The augbench binary links no FFmpeg.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::Context;
-use indicatif::{MultiProgress, ProgressBar};
+use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::clips::SAMPLING_RULE;
 
-/// A ready decoder: the environment's Python and the extracted `augbench_clips` package.
+/// How to start the decoder: `program args… JOB.json` with `env` set; `label` names it in errors.
+#[derive(Debug, Clone)]
+pub struct DecoderCommand {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub label: String,
+}
+
+/// A ready decoder: the command that starts it and the identity its clips are cached under.
 #[derive(Debug, Clone)]
 pub struct Decoder {
-    pub python: PathBuf,
-    pub source_dir: PathBuf,
+    pub command: DecoderCommand,
     /// Part of the clip cache key: the group and a hash of the lock its environment was built
     /// from (a new OpenCV means new clips).
     pub identity: String,
@@ -102,17 +110,14 @@ pub struct Decoded {
 }
 
 impl Decoder {
-    /// The decoder, building its environment first if needed (`refresh`: re-resolve the lock).
-    pub fn ensure(refresh: bool, mp: Option<&MultiProgress>) -> anyhow::Result<Self> {
-        let built = augbench_env::ensure(augbench_env::VIDEO_DECODE_GROUP, refresh, mp)?;
-        let lock = built.lock()?;
+    /// The decoder started by `command` in the environment of `group` built from `lock`.
+    pub fn new(command: DecoderCommand, group: &str, lock: &str) -> Self {
         let digest = Sha256::digest(lock.as_bytes());
         let hash: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-        Ok(Decoder {
-            python: built.python,
-            source_dir: augbench_env::clips_source_dir()?,
-            identity: format!("{}-{hash}", augbench_env::VIDEO_DECODE_GROUP),
-        })
+        Decoder {
+            command,
+            identity: format!("{group}-{hash}"),
+        }
     }
 
     /// Decodes every item of `job` (the job file is written into `work`); `bar` moves per video.
@@ -126,16 +131,16 @@ impl Decoder {
         let text = serde_json::to_vec(job).context("encoding the decode job")?;
         std::fs::write(&job_file, text)
             .with_context(|| format!("writing {}", job_file.display()))?;
-        let mut child = Command::new(&self.python)
-            .args(["-m", "augbench_clips"])
+        let cmd = &self.command;
+        let mut child = Command::new(&cmd.program)
+            .args(&cmd.args)
             .arg(&job_file)
-            .env("PYTHONPATH", &self.source_dir)
-            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .envs(cmd.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .with_context(|| format!("starting the video decoder {}", self.python.display()))?;
+            .with_context(|| format!("starting the video decoder ({})", cmd.label))?;
         let stderr = child.stderr.take().map(drain);
         let lines = child.stdout.take().map(|out| read_lines(out, bar));
         let status = child.wait().context("waiting for the video decoder")?;
@@ -148,19 +153,19 @@ impl Decoder {
             (ok, d) => Err(d
                 .err()
                 .unwrap_or_else(|| anyhow::anyhow!("exit status {status}")))
-            .with_context(|| failure(ok, &log)),
+            .with_context(|| failure(&cmd.label, ok, &log)),
         }
     }
 }
 
-fn failure(exited_ok: bool, log: &str) -> String {
+fn failure(label: &str, exited_ok: bool, log: &str) -> String {
     let tail = augbench_host::facts::last_lines(log, augbench_core::policy::STDERR_TAIL_LINES);
     let how = if exited_ok {
         "answered badly"
     } else {
         "failed"
     };
-    format!("the video decoder (python -m augbench_clips) {how}; its stderr:\n{tail}")
+    format!("the video decoder ({label}) {how}; its stderr:\n{tail}")
 }
 
 /// Reads a child's stream to the end on a thread (so a chatty stderr never blocks it).

@@ -10,4 +10,3 @@
 )]
 
 mod native_media;
-mod video_clips;

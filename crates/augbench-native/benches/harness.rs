@@ -114,21 +114,13 @@ fn timeout() -> Duration {
 
 /// `augbench worker --library image` when `AUGBENCH_BIN` is set, else this binary as the worker.
 fn native_command() -> anyhow::Result<WorkerCommand> {
-    let label = format!("{NATIVE_LIBRARY} worker");
     Ok(match std::env::var_os(BIN_ENV) {
-        Some(bin) => WorkerCommand {
-            program: bin.into(),
-            args: ["worker", "--library", NATIVE_LIBRARY]
-                .map(String::from)
-                .to_vec(),
-            env: Vec::new(),
-            label,
-        },
+        Some(bin) => augbench_exec::worker::native_worker_command(bin.into(), NATIVE_LIBRARY),
         None => WorkerCommand {
             program: std::env::current_exe().context("locating the bench binary")?,
             args: Vec::new(),
             env: vec![(SELF_WORKER_ENV.into(), NATIVE_LIBRARY.into())],
-            label,
+            label: format!("{NATIVE_LIBRARY} worker"),
         },
     })
 }
@@ -143,7 +135,7 @@ fn python_command() -> anyhow::Result<Option<WorkerCommand>> {
         .into_iter()
         .find(|e| e.group == group && e.built);
     built
-        .map(|env| augbench_env::python_worker_command(&env, PYTHON_LIBRARY, None))
+        .map(|env| augbench_exec::worker::python_worker_command(&env, PYTHON_LIBRARY, None))
         .transpose()
 }
 

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use augbench_core::UsageError;
+use augbench_exec::worker::clip_decoder;
 use augbench_media::clip_decode::Decoder;
 use augbench_media::clips::{SAMPLING_RULE, sample_indices};
 use augbench_media::{avi, clip_cache, synth, synth_video};
@@ -23,7 +24,7 @@ use indicatif::ProgressBar;
 const SEED: u64 = 7;
 
 fn decoder() -> Decoder {
-    Decoder::ensure(false, None).expect("the video_decode environment builds (needs uv and PyPI)")
+    clip_decoder(false, None).expect("the video_decode environment builds (needs uv and PyPI)")
 }
 
 /// The frame index each PNG of a clip folder carries, in file-name order.
@@ -112,9 +113,11 @@ fn rust_and_python_sample_the_same_indices() {
     let d = decoder();
     let script = "import json\nfrom augbench_clips.decode import sample_indices, SAMPLING_RULE\n\
                   print(json.dumps({'rule': SAMPLING_RULE, 'grid': [[sample_indices(n, l) for l in range(0, 40)] for n in range(0, 260)]}))";
-    let out = Command::new(&d.python)
+    // The decoder's own interpreter and environment (`PYTHONPATH` names the `augbench_clips`
+    // package), with a script in place of the module.
+    let out = Command::new(&d.command.program)
         .args(["-c", script])
-        .env("PYTHONPATH", &d.source_dir)
+        .envs(d.command.env.iter().map(|(k, v)| (k, v)))
         .output()
         .unwrap();
     assert!(

@@ -2,7 +2,7 @@
 //! video-decode environment and write the clip folders) against a cached load of the same key
 //! (manifest check only). Rounds alternate cold, cached, cold, cached … in fresh temp caches, and
 //! the bench prints each round's pair and the median ratio. Needs the `video_decode` environment
-//! (`augbench env build video_decode`). `cargo bench -p augbench-media --bench clip_cache`.
+//! (`augbench env build video_decode`). `cargo bench -p augbench-exec --bench clip_cache`.
 
 #![allow(
     clippy::unwrap_used,
@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use augbench_core::{Media, policy, stats};
+use augbench_exec::worker::clip_decoder;
 use augbench_media::{Decoder, clip_cache};
 
 /// Synthetic videos per round (`AUGBENCH_BENCH_CLIPS` overrides).
@@ -34,7 +35,7 @@ fn main() -> anyhow::Result<()> {
         Media::Video,
         None,
     )?;
-    let decoder = Decoder::ensure(false, None)?;
+    let decoder = clip_decoder(false, None)?;
     let length = policy::DEFAULT_CLIP_LENGTH;
     let (mut cold, mut warm) = (Vec::new(), Vec::new());
     for round in 0..rounds {
