@@ -305,8 +305,8 @@
       return "<span class=\"tick\" style=\"left:" + pos(t).toFixed(2) + "%\">" + t.toFixed(2) + "</span>";
     }).join("");
     var band = "left:" + pos(1 - m).toFixed(2) + "%;width:" + (pos(1 / (1 - m)) - pos(1 - m)).toFixed(2) + "%";
-    var html = "<p class=\"muted small\">Each row: the paired ratio <b>current \u00f7 baseline</b> (median over the " +
-      "rounds both variants ran in; below 1 the current variant is slower), its 95% confidence interval, and the " +
+    var html = "<p class=\"muted small\">Each row: the paired ratio <b>current \u00f7 baseline</b> (over the worker-" +
+      "process pairs both variants ran in; below 1 the current variant is slower), its 95% confidence interval, and the " +
       "verdict at the minimum effect of " + (100 * m).toFixed(0) + "% (the shaded band): <i>no change</i> when " +
       "the interval lies inside the band, <i>slower</i> or <i>faster</i> when it lies outside the band and " +
       "excludes 1, else <i>undecided</i>; as <code>augbench compare</code> reports them. The reference " +
