@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Scores one A/B run folder twice for scripts/bench_verdicts.sh: the verdicts `augbench compare`
 wrote (its JSON), and the same rule on the wall-clock ratios (Student's t over worker-process
-pairs of each pair's median ln ratio, the band [1 − m, 1/(1 − m)]), so the two clocks are
+pairs of each pair's median ln ratio, the band [1 − m, 1/(1 − m)] at the m compare used), so the two clocks are
 compared on the same files. Also pair-level spreads (sd of the pair medians, ln) per clock.
 
     verdict_rescore.py RUN_DIR COMPARE_JSON LABEL   one line per transform
@@ -19,7 +19,6 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-MIN_EFFECT = 0.05
 # Two-sided 95% Student's t quantiles by degrees of freedom.
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
        9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 15: 2.131, 19: 2.093, 20: 2.086, 30: 2.042}
@@ -30,7 +29,7 @@ def t95(df: int) -> float:
     return T95[keys[-1]] if keys else math.inf
 
 
-def decide(ratio: float, lo: float, hi: float, m: float = MIN_EFFECT) -> str:
+def decide(ratio: float, lo: float, hi: float, m: float) -> str:
     low_edge, high_edge = 1 - m, 1 / (1 - m)
     if low_edge <= lo and hi <= high_edge:
         return "same"
@@ -74,16 +73,19 @@ def rows(run: Path):
 
 
 def score(run: Path, compare_json: Path, label: str) -> None:
-    shipped = {}
+    shipped, m = {}, None
     if compare_json.exists():
-        doc = json.loads(compare_json.read_text())
-        for r in (doc.get("ab") or {}).get("rows", []):
+        ab = json.loads(compare_json.read_text()).get("ab") or {}
+        m = ab.get("min_effect")  # the minimum effect compare used: policy's, never restated here
+        for r in ab.get("rows", []):
             shipped[r["transform"]] = r
+    if m is None:
+        sys.exit(f"error: {compare_json} has no A/B report to read the minimum effect from")
     for name, wall, cpu in rows(run):
         s = shipped.get(name, {})
         ratio = s.get("ratio") or float("nan")
         wall_txt = "nan undecided nan" if not wall else \
-            f"{wall[0]:.4f} {decide(*wall[:3])} {wall[3]:.4f}"
+            f"{wall[0]:.4f} {decide(*wall[:3], m)} {wall[3]:.4f}"
         cpu_sd = f"{cpu[3]:.4f}" if cpu else "nan"
         print(f"{label} {name} {ratio:.4f} {s.get('verdict', 'missing')} {wall_txt} "
               f"{cpu_sd} {s.get('clock', '-')}")
