@@ -17,6 +17,7 @@ pub mod plan;
 pub mod plan_estimate;
 pub mod policy;
 pub mod recipe;
+pub mod recipes;
 pub mod registry;
 pub mod resolve;
 pub mod results;
