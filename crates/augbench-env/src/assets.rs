@@ -1,15 +1,17 @@
-//! What ships inside the binary: each group's requirement input (`envs/<group>.in`) and pinned lock
-//! (`envs/<group>.txt`), and the Python packages (the worker, and the clip-cache video decoder),
-//! extracted on demand into the cache.
+//! What ships inside the binary: the `envs/` folder, whose requirement inputs (`envs/<group>.in`)
+//! and pinned locks (`envs/<group>.txt`) are the environment groups, and the Python packages (the
+//! worker, and the clip-cache video decoder), extracted on demand into the cache.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use anyhow::Context;
-use include_dir::{Dir, include_dir};
+use include_dir::{Dir, File, include_dir};
 use sha2::{Digest, Sha256};
 
 static WORKER_PACKAGE: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../python/augbench_worker");
 static CLIPS_PACKAGE: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../python/augbench_clips");
+static ENVS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../envs");
 
 pub struct GroupAssets {
     pub name: &'static str,
@@ -17,50 +19,38 @@ pub struct GroupAssets {
     pub lock: &'static str,
 }
 
-/// Environment groups with Python requirements (the native group needs none).
-pub const GROUPS: &[GroupAssets] = &[
-    GroupAssets {
-        name: "albumentationsx",
-        input: include_str!("../../../envs/albumentationsx.in"),
-        lock: include_str!("../../../envs/albumentationsx.txt"),
-    },
-    GroupAssets {
-        name: "albumentations",
-        input: include_str!("../../../envs/albumentations.in"),
-        lock: include_str!("../../../envs/albumentations.txt"),
-    },
-    GroupAssets {
-        name: "opencv",
-        input: include_str!("../../../envs/opencv.in"),
-        lock: include_str!("../../../envs/opencv.txt"),
-    },
-    GroupAssets {
-        name: "dali",
-        input: include_str!("../../../envs/dali.in"),
-        lock: include_str!("../../../envs/dali.txt"),
-    },
-    GroupAssets {
-        name: "torch_stack",
-        input: include_str!("../../../envs/torch_stack.in"),
-        lock: include_str!("../../../envs/torch_stack.txt"),
-    },
-    GroupAssets {
-        name: "pillow",
-        input: include_str!("../../../envs/pillow.in"),
-        lock: include_str!("../../../envs/pillow.txt"),
-    },
-    GroupAssets {
-        name: VIDEO_DECODE_GROUP,
-        input: include_str!("../../../envs/video_decode.in"),
-        lock: include_str!("../../../envs/video_decode.txt"),
-    },
-];
+/// Environment groups with Python requirements (the native group needs none): every
+/// `envs/<group>.in` that has its lock `envs/<group>.txt` beside it, by name. A new input without
+/// a lock is no group until `augbench env lock <group>` writes one.
+pub fn groups() -> &'static [GroupAssets] {
+    static GROUPS: OnceLock<Vec<GroupAssets>> = OnceLock::new();
+    GROUPS.get_or_init(|| {
+        let mut groups: Vec<GroupAssets> = ENVS.files().filter_map(group_of).collect();
+        groups.sort_by_key(|g| g.name);
+        groups
+    })
+}
+
+/// The group whose input `file` is (`<group>.in`), with its lock; `None` for any other file.
+fn group_of(file: &'static File<'static>) -> Option<GroupAssets> {
+    let path = file.path();
+    if path.extension()? != "in" {
+        return None;
+    }
+    let name = path.file_stem()?.to_str()?;
+    let lock = ENVS.get_file(format!("{name}.txt"))?;
+    Some(GroupAssets {
+        name,
+        input: file.contents_utf8()?,
+        lock: lock.contents_utf8()?,
+    })
+}
 
 /// The group whose OpenCV decodes video files into the clip cache (no library runs in it).
 pub const VIDEO_DECODE_GROUP: &str = "video_decode";
 
 pub fn group_assets(name: &str) -> Option<&'static GroupAssets> {
-    GROUPS.iter().find(|g| g.name == name)
+    groups().iter().find(|g| g.name == name)
 }
 
 /// The version `package` is pinned to in the committed lock of `group` (`package==version`).
@@ -144,18 +134,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_python_group_of_the_matrix_has_assets() {
-        let m = augbench_core::Matrix::get();
-        for lib in &m.libraries {
-            if lib.backend != augbench_core::Backend::NativeWorker {
-                assert!(
-                    group_assets(&lib.env_group).is_some(),
-                    "{} lacks envs/{}.in",
-                    lib.name,
-                    lib.env_group
-                );
-            }
-        }
+    fn every_input_has_its_lock_and_is_a_group() {
+        let mut inputs: Vec<&str> = ENVS
+            .files()
+            .filter(|f| f.path().extension().is_some_and(|e| e == "in"))
+            .filter_map(|f| f.path().file_stem()?.to_str())
+            .collect();
+        inputs.sort_unstable();
+        let names: Vec<&str> = groups().iter().map(|g| g.name).collect();
+        assert_eq!(
+            names, inputs,
+            "an envs/<group>.in lacks its lock envs/<group>.txt"
+        );
+        assert!(names.contains(&"torch_stack"), "{names:?}");
     }
 
     #[test]

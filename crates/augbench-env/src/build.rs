@@ -12,7 +12,7 @@ use augbench_core::{UsageError, policy};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use sha2::{Digest, Sha256};
 
-use crate::assets::{GROUPS, group_assets};
+use crate::assets::{group_assets, groups};
 use crate::uv::{Installer, find_python, installer};
 
 pub(super) const COMPLETE: &str = ".augbench-complete";
@@ -50,7 +50,7 @@ pub(super) fn venv_python(dir: &Path) -> PathBuf {
 }
 
 fn unknown_group(group: &str) -> anyhow::Error {
-    let valid: Vec<&str> = GROUPS.iter().map(|g| g.name).collect();
+    let valid: Vec<&str> = groups().iter().map(|g| g.name).collect();
     UsageError::new(
         format!("environment group `{group}` has no Python requirements here"),
         format!("groups with environments: {}", valid.join(", ")),
@@ -330,7 +330,7 @@ pub(super) fn spinner(mp: Option<&MultiProgress>, label: String) -> ProgressBar 
 /// The environments of every group: built ones with their folder, others as not built.
 pub fn list() -> anyhow::Result<Vec<EnvInfo>> {
     let (_, version) = find_python()?;
-    Ok(GROUPS
+    Ok(groups()
         .iter()
         .map(|g| {
             let dir = augbench_host::cache::envs_dir().join(format!(

@@ -9,7 +9,7 @@ mod uv;
 mod variant;
 
 pub use assets::{
-    GROUPS, GroupAssets, VIDEO_DECODE_GROUP, clips_source_dir, group_assets, pinned_version,
+    GroupAssets, VIDEO_DECODE_GROUP, clips_source_dir, group_assets, groups, pinned_version,
     worker_source_dir,
 };
 pub use build::{EnvInfo, clean, ensure, list, lock_group};

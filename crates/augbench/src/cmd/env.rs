@@ -70,7 +70,7 @@ pub fn run(cmd: EnvCommand) -> anyhow::Result<ExitCode> {
 
 fn names(groups: Vec<String>) -> Vec<String> {
     if groups.is_empty() {
-        augbench_env::GROUPS
+        augbench_env::groups()
             .iter()
             .map(|g| g.name.to_string())
             .collect()
