@@ -12,3 +12,4 @@
 mod config_rules;
 mod configs_validate;
 mod plans;
+mod simulated_precision;

@@ -16,6 +16,7 @@ pub mod figure;
 pub mod logscale;
 pub mod paired;
 pub mod precision;
+pub mod student;
 pub use figure::{Estimator, Figure, Headline, Recorded, figure, headline};
 pub use paired::{PairedSummary, drift_spread, paired};
 
