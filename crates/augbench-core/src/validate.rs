@@ -99,6 +99,7 @@ pub fn rules(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
     data_source(cfg, src)?;
     equivalence_check(cfg, scenario, src)?;
     instructions(cfg, src)?;
+    ab_processes(cfg, src)?;
     crate::cloud::check(cfg, src)
 }
 
@@ -663,4 +664,29 @@ fn equivalence_check(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> 
         format!("`check_equivalence: true` does not apply here: {why}"),
         hint,
     ))
+}
+
+/// Micro A/B runs (`selection.variants`) judge on worker-process pairs: a time run with fewer
+/// processes than `stats::paired::min_verdict_pairs` at the default minimum effect could only say
+/// `undecided`. Instruction counts judge on their own repeatability (`instructions`); pipeline
+/// A/B rows, one process by default, say `undecided` for want of pairs (docs/ab.md).
+fn ab_processes(cfg: &RunConfig, src: &Source) -> Check {
+    let e = &cfg.execution;
+    let counts = e.measure == Some(crate::config::Measure::Instructions);
+    let micro = cfg.selection.mode.unwrap_or(Mode::Micro) == Mode::Micro;
+    if cfg.selection.variants.is_none() || counts || !micro {
+        return Ok(());
+    }
+    let need = crate::stats::paired::min_verdict_pairs(policy::REGRESSION_MIN_EFFECT);
+    match e.processes.filter(|p| *p < need) {
+        Some(p) => Err(src.error(
+            &["execution", "processes"],
+            format!(
+                "A/B verdicts are judged on worker-process pairs, and {p} cannot decide a {}% change: even processes that agree to the drift floor leave a wider interval",
+                policy::REGRESSION_MIN_EFFECT * 100.0
+            ),
+            format!("set `processes: {need}` (the smallest that can decide), or leave it out (docs/ab.md)"),
+        )),
+        None => Ok(()),
+    }
 }

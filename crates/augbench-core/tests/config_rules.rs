@@ -1160,3 +1160,25 @@ fn empty_transform_list_fails() {
         "`transforms` is empty",
     );
 }
+
+// ---- A/B process pairs ------------------------------------------------------------------------
+
+fn ab(processes: &str) -> String {
+    let sel = "  variants:\n    - library: pillow\n      pin: pillow==11.3.0\n    - library: pillow\n      pin: pillow==12.0.0\n";
+    rgb(
+        "micro",
+        sel,
+        &format!("execution:\n  num_runs: 3\n{processes}"),
+    )
+}
+
+#[test]
+fn ab_runs_with_too_few_processes_to_decide_fail_at_the_line_naming_the_smallest() {
+    let need = augbench_core::stats::paired::min_verdict_pairs(policy::REGRESSION_MIN_EFFECT);
+    let e = err(&ab(&format!("  processes: {}\n", need - 1)));
+    assert_at(&e, 12, "cannot decide a 5% change");
+    assert!(e.hint.contains(&format!("processes: {need}")), "{e}");
+    ok(&ab(&format!("  processes: {need}\n")));
+    let defaulted = ok(&ab(""));
+    assert_eq!(defaulted.execution.processes, Some(policy::AB_PROCESSES));
+}

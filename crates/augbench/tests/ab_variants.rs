@@ -239,8 +239,8 @@ fn assert_variant_file(file: &ResultFile, library: &str, pin: &str, partner: &st
 }
 
 /// `compare <out>` shows the A/B table of `heading` with the HorizontalFlip row, whose verdict is
-/// `undecided` for want of process pairs: these runs take one worker process per variant (the
-/// pipeline's default, `processes: 1` for video), and docs/ab.md makes a row with fewer than 2
+/// `undecided` for want of process pairs: this run takes one worker process per variant (the
+/// pipeline's default), and docs/ab.md makes a row with fewer than 2
 /// process pairs `undecided` whatever its rounds read. So the regression gate passes (exit 0: no
 /// row is slower) and the undecided gate fails (exit 1); exit 2 would mean no variants.
 fn assert_ab_table(out: &Path, heading: &str) {
@@ -260,6 +260,49 @@ fn assert_ab_table(out: &Path, heading: &str) {
     for (flag, code) in [("--fail-on-regression", 0), ("--fail-on-undecided", 1)] {
         let gate = bin().arg("compare").arg(out).arg(flag).output().unwrap();
         assert_eq!(gate.status.code(), Some(code), "{flag}: {}", text(&gate));
+    }
+}
+
+/// `compare <out>` shows the A/B table of `heading` with a HorizontalFlip row that has a ratio and
+/// a verdict word, and each gate's exit code follows the words of the table: 1 from
+/// `--fail-on-regression` exactly when a row says `slower`, from `--fail-on-undecided` when a row
+/// says `slower` or `undecided`. (Micro A/B runs take at least the pairs a verdict needs, so the
+/// word is the data's, not a want of processes.)
+fn assert_gates_follow_the_table(out: &Path, heading: &str) {
+    let compare = bin().arg("compare").arg(out).output().unwrap();
+    let shown = text(&compare);
+    assert!(shown.contains(heading), "{heading} not in:\n{shown}");
+    let table = &shown[shown.find(heading).unwrap()..];
+    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("| ")).collect();
+    let flip = rows
+        .iter()
+        .find(|l| l.starts_with("| HorizontalFlip |"))
+        .unwrap_or_else(|| panic!("no HorizontalFlip row under {heading}:\n{shown}"));
+    assert!(!flip.contains("too few worker-process pairs"), "{flip}");
+    let verdict = |l: &&str| -> String {
+        let cells = l.trim_end().trim_end_matches('|');
+        cells
+            .rsplit('|')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .trim_matches('*')
+            .to_string()
+    };
+    let says = |w: &str| {
+        rows.iter()
+            .map(verdict)
+            .any(|v| v.trim().trim_matches('*').starts_with(w))
+    };
+    let slower = says("slower");
+    let undecided = slower || says("undecided");
+    for (flag, fails) in [
+        ("--fail-on-regression", slower),
+        ("--fail-on-undecided", undecided),
+    ] {
+        let gate = bin().arg("compare").arg(out).arg(flag).output().unwrap();
+        let want = if fails { 1 } else { 0 };
+        assert_eq!(gate.status.code(), Some(want), "{flag}: {}", text(&gate));
     }
 }
 
@@ -320,7 +363,7 @@ fn video_micro_variants_pair_clips_in_their_own_environments() {
         "scenario: video-16f\n  mode: micro",
         "kornia",
         [&old, &new],
-        "data: {num_items: 4}\nexecution: {num_runs: 3, processes: 1, device: cpu}",
+        "data: {num_items: 4}\nexecution: {num_runs: 3, processes: 4, device: cpu}",
     );
     for (pin, partner) in [(&old, &cur), (&new, &base)] {
         let name = format!("{}_micro_results.json", label_of("kornia", pin));
@@ -328,7 +371,7 @@ fn video_micro_variants_pair_clips_in_their_own_environments() {
         assert_variant_file(&file, "kornia", pin, partner, &base);
         assert_eq!(file.metadata.scenario, "video-16f");
     }
-    assert_ab_table(
+    assert_gates_follow_the_table(
         &out,
         &format!("A/B {cur} ÷ {base} · video-16f · micro · cpu"),
     );

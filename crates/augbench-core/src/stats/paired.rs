@@ -122,6 +122,19 @@ pub fn t_over_z(df: usize) -> f64 {
     t / 1.96
 }
 
+/// The fewest worker-process pairs whose interval over them (a t interval of the pairs' median
+/// log ratios, `augbench_report::interval::process_pair_interval`) can lie inside the band of
+/// `min_effect` at all: when the processes of each variant agree to the drift floor
+/// (`policy::RERUN_DRIFT_FLOOR` each, so a pair's log ratio spreads √2 times that). Fewer pairs
+/// can only ever say `undecided` or call a change far larger than `min_effect`.
+pub fn min_verdict_pairs(min_effect: f64) -> u64 {
+    let band = -(1.0 - min_effect.clamp(1e-6, 1.0 - 1e-6)).ln();
+    let sd = std::f64::consts::SQRT_2 * crate::policy::RERUN_DRIFT_FLOOR.ln_1p();
+    (2u64..1000)
+        .find(|&n| 1.96 * t_over_z(n as usize - 1) * sd / (n as f64).sqrt() <= band)
+        .unwrap_or(1000)
+}
+
 /// The drift sentinel's spread over a run: (p90 − p10) / median of the kernel's times. A quiet
 /// machine stays within a few percent; above `policy::DRIFT_MIN_SPREAD` results say it drifted.
 pub fn drift_spread(times: &[f64]) -> f64 {
@@ -137,6 +150,15 @@ pub fn drift_spread(times: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verdicts_need_more_pairs_for_a_smaller_effect() {
+        // At ±5%: 3 pairs leave a t(2) interval of about ±7% even when processes agree to 2%.
+        assert_eq!(min_verdict_pairs(0.05), 4);
+        assert_eq!(min_verdict_pairs(0.10), 3);
+        assert!(min_verdict_pairs(0.01) > 20);
+        assert!(min_verdict_pairs(policy::REGRESSION_MIN_EFFECT) <= policy::AB_PROCESSES);
+    }
     use crate::stats::median;
     use proptest::prelude::*;
     use rand::{Rng, SeedableRng};
