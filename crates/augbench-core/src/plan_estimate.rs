@@ -21,6 +21,9 @@ pub struct Prior {
     pub worker_start_sec: Option<f64>,
     /// Rows an earlier run recorded `unsupported`: they cost nothing.
     pub unsupported: std::collections::BTreeSet<(String, String)>,
+    /// Rows the adapters say they do not build, known before any worker starts (the caller asks
+    /// them): they cost nothing either.
+    pub unbuildable: std::collections::BTreeSet<(String, String)>,
     /// Rows an earlier run recorded `slow`: their `sec_per_item` is the preflight's, per call.
     pub slow: std::collections::BTreeSet<(String, String)>,
     /// The files the figures came from, for the basis line.
@@ -82,6 +85,10 @@ pub fn estimate(plan: &Plan, prior: &Prior, threads: u64) -> Estimate {
             t.rows += 1;
             if prior.unsupported.contains(&key) {
                 t.from_prior += 1;
+                continue;
+            }
+            if prior.unbuildable.contains(&key) {
+                t.unbuildable += 1;
                 continue;
             }
             let spi = match prior.sec_per_item.get(&key) {
@@ -186,6 +193,7 @@ struct Totals {
     high: f64,
     rows: usize,
     from_prior: usize,
+    unbuildable: usize,
 }
 
 impl Totals {
@@ -226,7 +234,7 @@ impl Totals {
             low_sec: fixed + self.low,
             high_sec: fixed_high + high,
             parts,
-            basis: basis(prior, self.from_prior, self.rows),
+            basis: basis(prior, self.from_prior, self.rows, self.unbuildable),
         }
     }
 }
@@ -380,13 +388,19 @@ fn pipeline_row_sec(cfg: &crate::RunConfig, shape: &Shape, spi: f64, ceiling: bo
     }
 }
 
-fn basis(prior: &Prior, from_prior: usize, rows: usize) -> String {
+fn basis(prior: &Prior, from_prior: usize, rows: usize, unbuildable: usize) -> String {
     let policy_part = "policy's rough costs (worker start, decode and transform time per item)";
+    let adapters = match unbuildable {
+        0 => String::new(),
+        n => format!("; {n} rows the adapters do not build cost nothing"),
+    };
     if from_prior == 0 {
-        return format!("{policy_part}; no earlier result of these jobs in the output folder");
+        return format!(
+            "{policy_part}; no earlier result of these jobs in the output folder{adapters}"
+        );
     }
     format!(
-        "{from_prior} of {rows} rows from earlier results ({}), the rest from {policy_part}",
+        "{from_prior} of {rows} rows from earlier results ({}), the rest from {policy_part}{adapters}",
         prior.sources.join(", ")
     )
 }
@@ -407,6 +421,23 @@ mod tests {
             "version: 1\nselection:\n  scenario: image-rgb\n  mode: micro\n  libraries: [pillow, image]\n  transforms: [Resize, HorizontalFlip]\ndata:\n  num_items: 100\nexecution:\n  processes: 1\n{extra}"
         );
         build(&text)
+    }
+
+    #[test]
+    fn rows_the_adapters_do_not_build_cost_nothing_and_are_named() {
+        let p = plan("");
+        let all = estimate(&p, &Prior::default(), 2);
+        let mut prior = Prior::default();
+        prior
+            .unbuildable
+            .insert(("image".to_string(), "HorizontalFlip".to_string()));
+        let less = estimate(&p, &prior, 2);
+        assert!(less.low_sec < all.low_sec, "{less:?} vs {all:?}");
+        assert!(
+            less.basis
+                .ends_with("; 1 rows the adapters do not build cost nothing")
+        );
+        assert!(!all.basis.contains("adapters"), "{}", all.basis);
     }
 
     #[test]

@@ -63,6 +63,30 @@ pub fn pinned_version(group: &str, package: &str) -> Option<&'static str> {
     })
 }
 
+/// The transforms the embedded Python adapter of `library` registers with `@builds("<name>")`,
+/// read from its source without Python (the module comes from `LIBRARIES` in
+/// `adapters/__init__.py`). `None` when the adapter registers none of its own (it reuses another
+/// adapter's table) or cannot be found: its support is then unknown before a worker answers.
+/// The planner's estimate uses it; a run learns support from the worker's replies.
+pub fn adapter_builders(library: &str) -> Option<std::collections::BTreeSet<String>> {
+    let table = WORKER_PACKAGE
+        .get_file("adapters/__init__.py")?
+        .contents_utf8()?;
+    let module = table.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix(&format!("\"{library}\": (\""))?;
+        rest.split('"').next()
+    })?;
+    let source = WORKER_PACKAGE
+        .get_file(format!("adapters/{module}.py"))?
+        .contents_utf8()?;
+    let names: std::collections::BTreeSet<String> = source
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("@builds(\"")?.split('"').next())
+        .map(str::to_string)
+        .collect();
+    (!names.is_empty()).then_some(names)
+}
+
 /// Extracts the embedded worker package once per content hash; returns the folder to put on
 /// `PYTHONPATH` (it contains `augbench_worker/`).
 pub fn worker_source_dir() -> anyhow::Result<PathBuf> {
@@ -132,6 +156,18 @@ fn collect(dir: &'static Dir<'static>, out: &mut Vec<(PathBuf, &'static [u8])>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn python_adapters_name_what_they_build() {
+        let pillow = adapter_builders("pillow").expect("pillow registers its builders");
+        assert!(pillow.contains("HorizontalFlip"), "{pillow:?}");
+        assert!(
+            !pillow.contains("RandomCrop224"),
+            "Pillow has no random crop"
+        );
+        assert!(adapter_builders("albumentationsx").is_some_and(|b| b.len() > 40));
+        assert_eq!(adapter_builders("no-such-library"), None);
+    }
 
     #[test]
     fn every_input_has_its_lock_and_is_a_group() {

@@ -9,8 +9,8 @@ mod uv;
 mod variant;
 
 pub use assets::{
-    GroupAssets, VIDEO_DECODE_GROUP, clips_source_dir, group_assets, groups, pinned_version,
-    worker_source_dir,
+    GroupAssets, VIDEO_DECODE_GROUP, adapter_builders, clips_source_dir, group_assets, groups,
+    pinned_version, worker_source_dir,
 };
 pub use build::{EnvInfo, clean, ensure, list, lock_group};
 pub use uv::{Installer, find_python, installer};

@@ -20,6 +20,7 @@ mod reply;
 mod rgb;
 pub mod sentinel;
 mod session;
+pub mod support;
 pub mod versions;
 mod worker;
 

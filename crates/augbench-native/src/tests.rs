@@ -71,6 +71,16 @@ fn supported<A: Adapter>(set: &str, k: usize) -> Vec<String> {
         if ok {
             names.push(name.clone());
         }
+        // The planner's view (`support::builds`, no media) agrees with what the session prepares.
+        if k == 1 {
+            let lib = crate::Library::parse(A::LIBRARY).unwrap();
+            let planned = crate::support::builds(lib, name, &params);
+            assert!(
+                planned.is_none() || planned == Some(ok),
+                "{} {name}: planner says {planned:?}, prepare says {ok}",
+                A::LIBRARY
+            );
+        }
     }
     names
 }

@@ -322,6 +322,37 @@ fn plan_estimates_the_time_and_says_what_on() {
         .stdout(contains("rows from earlier results"));
 }
 
+/// Before any run, the rows an adapter does not build cost nothing in the estimate: the
+/// quickstart's Rust crates and Pillow build a fraction of the paper set, and the estimate says
+/// how many rows it left out (a run's summary counts the same rows `unsupported`).
+#[test]
+fn plan_leaves_out_the_rows_the_adapters_do_not_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::cargo_bin("augbench")
+        .unwrap()
+        .current_dir(tmp.path())
+        .args(["plan", "--config"])
+        .arg(root.join("configs/examples/quickstart.yaml"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("rows the adapters do not build cost nothing"))
+        .unwrap_or_else(|| panic!("no adapter line in:\n{text}"));
+    let n: usize = line
+        .rsplit("; ")
+        .next()
+        .and_then(|p| p.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(
+        n > 100,
+        "the Rust crates build few of the paper set: {line}"
+    );
+}
+
 /// The tests whose verdict waits on a loose target being *reached* over the configured 2
 /// processes: a row's fastest-run interval over pooled runs widens past ±90% when one run falls
 /// in a moment the cores are free and the rest share them with other tests (CI runs four at a

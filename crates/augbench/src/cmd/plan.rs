@@ -22,7 +22,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     print!("{}", plan.to_yaml());
     print!("{}", variant_environments(&plan));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
-    print!("{}", estimate(&plan, &prior(&plan), threads).comment());
+    let mut prior = prior(&plan);
+    prior.unbuildable = unbuildable(&plan, &prior);
+    print!("{}", estimate(&plan, &prior, threads).comment());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -71,6 +73,37 @@ fn prior(plan: &Plan) -> Prior {
     }
     prior.worker_start_sec = starts.first().copied();
     prior
+}
+
+/// Rows no earlier result speaks for that the job's adapter says it does not build: a native
+/// crate's adapter answers at once (`augbench_native::support::builds`), a Python adapter names
+/// what it builds (`augbench_env::adapter_builders`). Unknown support counts as built.
+fn unbuildable(plan: &Plan, prior: &Prior) -> std::collections::BTreeSet<(String, String)> {
+    let reg = augbench_core::registry::Registry::get();
+    let mut out = std::collections::BTreeSet::new();
+    for job in &plan.jobs {
+        let native = augbench_native::Library::parse(&job.adapter).ok();
+        let python = augbench_env::adapter_builders(&job.adapter);
+        for name in &job.transforms {
+            let key = (job.library.clone(), name.clone());
+            if prior.sec_per_item.contains_key(&key) || prior.unsupported.contains(&key) {
+                continue;
+            }
+            let builds = match (native, &python) {
+                (Some(lib), _) => reg.spec(name).and_then(|spec| {
+                    let params =
+                        serde_json::Value::Object(spec.params.clone().into_iter().collect());
+                    augbench_native::support::builds(lib, name, &params)
+                }),
+                (None, Some(names)) => Some(names.contains(name)),
+                (None, None) => None,
+            };
+            if builds == Some(false) {
+                out.insert(key);
+            }
+        }
+    }
+    out
 }
 
 /// `variant_environments:` — one entry per variant job (nothing when the run has none).

@@ -1,0 +1,61 @@
+//! What a native library can build, asked without media or a worker: each adapter's `build` on
+//! the transform's canonical parameters. The planner's estimate uses it so that rows a crate does
+//! not support cost nothing; a run still learns support from the worker's own replies.
+
+use serde_json::Value;
+
+use crate::adapters::{Fir, ImageRs, Imageproc, Kornia, Zune};
+use crate::library::Library;
+use crate::params::Params;
+use crate::session::Adapter;
+use augbench_protocol::protocol::FailureKind;
+
+/// Whether `library` builds `transform` with `params`: `Some(false)` when its adapter answers
+/// `unsupported`, `None` when it fails otherwise (a parameter it reads at prepare time, say).
+pub fn builds(library: Library, transform: &str, params: &Value) -> Option<bool> {
+    let p = Params::new(transform, params);
+    let built = match library {
+        Library::Image => ImageRs::build(transform, &p).map(drop),
+        Library::Imageproc => Imageproc::build(transform, &p).map(drop),
+        Library::FastImageResize => Fir::build(transform, &p).map(drop),
+        Library::KorniaRs => Kornia::<3>::build(transform, &p).map(drop),
+        Library::ZuneImage => Zune::build(transform, &p).map(drop),
+    };
+    match built {
+        Ok(()) => Some(true),
+        Err(f) if f.kind == FailureKind::Unsupported => Some(false),
+        Err(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use augbench_core::registry::Registry;
+
+    /// Every native library builds some of the rgb set and not all of it, and what it builds
+    /// here is what its worker prepares (`tests::supported` checks the worker side).
+    #[test]
+    fn every_library_builds_part_of_the_rgb_set() {
+        let reg = Registry::get();
+        for lib in Library::ALL {
+            let answers: Vec<Option<bool>> = reg
+                .set("rgb")
+                .unwrap()
+                .iter()
+                .map(|name| {
+                    let spec = reg.spec(name).unwrap();
+                    let params = Value::Object(spec.params.clone().into_iter().collect());
+                    builds(lib, name, &params)
+                })
+                .collect();
+            let yes = answers.iter().filter(|a| **a == Some(true)).count();
+            let no = answers.iter().filter(|a| **a == Some(false)).count();
+            assert!(
+                yes > 0 && no > 0,
+                "{}: {yes} built, {no} unsupported",
+                lib.name()
+            );
+        }
+    }
+}
