@@ -270,6 +270,16 @@ pub const BUSY_STEAL_PERCENT: f64 = 2.0;
 /// Milliseconds over which CPU steal is sampled (`/proc/stat` before and after).
 pub const STEAL_SAMPLE_MS: u64 = 200;
 
+/// Milliseconds between two readings of a process tree's memory (`host::memory_sampler`): short
+/// enough to catch a loader's peak; `MEMORY_SAMPLE_MAX_SHARE` stretches it for a large tree
+/// (docs/pipeline.md, "Memory").
+pub const MEMORY_SAMPLE_PERIOD_MS: u64 = 50;
+/// The largest share of one core the memory sampler spends reading (its thread's CPU time over
+/// wall time): a reading walks every resident page of the tree (about 16 µs of CPU per MB of RSS
+/// on the 2-core development VM, 10–17 ms for a 700 MB tree), so a large tree is read less often
+/// than every period rather than taking CPU from the loader being measured.
+pub const MEMORY_SAMPLE_MAX_SHARE: f64 = 0.10;
+
 /// Cloud: machine shape of CPU rows (the reference benchmark's CPU shape).
 pub const CLOUD_CPU_MACHINE_TYPE: &str = "c4-standard-16";
 /// Cloud: machine shape of GPU rows (one NVIDIA L4), used when `gpu_type` is set.

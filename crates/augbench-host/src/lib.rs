@@ -2,12 +2,14 @@
 //! and its state (`machine`), system and checkout facts recorded in results (`system`), small
 //! shared facts (`facts`: the time now, the CPU brand, the tail of a process's stderr), the run
 //! lock (`run_lock`), atomic file writes (`fsutil`), the NVIDIA GPUs `nvidia-smi` lists (`gpu`)
-//! and the cache root (`cache`). Depends only on augbench-core.
+//! and the cache root (`cache`), and the memory of a process tree sampled over time
+//! (`memory_sampler`). Depends only on augbench-core.
 
 pub mod cache;
 pub mod facts;
 pub mod fsutil;
 pub mod gpu;
 pub mod machine;
+pub mod memory_sampler;
 pub mod run_lock;
 pub mod system;
