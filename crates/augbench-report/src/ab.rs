@@ -7,13 +7,10 @@
 //! into one line.
 
 use std::collections::BTreeSet;
-use std::fmt::Write;
 
-use anyhow::Context;
 use augbench_core::results::Status;
 use serde::Serialize;
 
-use crate::export::Format;
 use crate::interval::Clock;
 use crate::model::{Dataset, GroupKey, Row};
 use crate::verdict::{self, Unmeasured, Verdict};
@@ -301,106 +298,4 @@ fn clocks(report: &AbReport) -> String {
         (0, _) => ", on wall time".into(),
         (_, wall) => format!(", on thread CPU time ({wall} rows on wall time)"),
     }
-}
-
-/// Renders the report in a format.
-pub fn render(report: &AbReport, format: Format) -> anyhow::Result<String> {
-    match format {
-        Format::Markdown => Ok(render_markdown(report)),
-        Format::Json => {
-            let mut s =
-                serde_json::to_string_pretty(report).context("serializing the A/B report")?;
-            s.push('\n');
-            Ok(s)
-        }
-        Format::Csv => render_csv(report),
-    }
-}
-
-fn render_markdown(report: &AbReport) -> String {
-    let mut out = String::new();
-    let mut current: Option<(&GroupKey, &str, &str)> = None;
-    for r in &report.rows {
-        let head = (&r.key, r.baseline.as_str(), r.current.as_str());
-        if current != Some(head) {
-            let _ = write!(
-                out,
-                "{}### A/B {} ÷ {} · {}\n\n| Transform | Ratio | 95% confidence interval | Rounds | Verdict |\n|---|--:|---|--:|---|\n",
-                if current.is_some() { "\n" } else { "" },
-                r.current,
-                r.baseline,
-                r.key.title()
-            );
-            current = Some(head);
-        }
-        let verdict = match r.verdict {
-            Verdict::Regression => format!("**{}**", r.verdict_text()),
-            _ => r.verdict_text(),
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {verdict} |",
-            r.transform.replace('|', "\\|"),
-            r.ratio_text(),
-            r.interval_text(),
-            r.rounds
-        );
-    }
-    if let Some(line) = report.not_measured_line() {
-        let _ = writeln!(out, "\n{line}");
-    }
-    let _ = writeln!(out, "\n{}", summary(report));
-    out
-}
-
-fn render_csv(report: &AbReport) -> anyhow::Result<String> {
-    let mut w = ::csv::Writer::from_writer(Vec::new());
-    let header = [
-        "scenario",
-        "mode",
-        "device",
-        "variant",
-        "library",
-        "baseline",
-        "current",
-        "transform",
-        "ratio",
-        "ci_low",
-        "ci_high",
-        "rerun_low",
-        "rerun_high",
-        "rounds",
-        "verdict",
-        "note",
-    ];
-    w.write_record(header).context("writing CSV")?;
-    let o = |x: Option<f64>| x.map(crate::export::csv::num).unwrap_or_default();
-    for r in &report.rows {
-        let k = &r.key;
-        w.write_record([
-            k.scenario.clone(),
-            k.mode.clone(),
-            k.device.clone(),
-            k.variant.clone(),
-            r.library.clone(),
-            r.baseline.clone(),
-            r.current.clone(),
-            r.transform.clone(),
-            o(r.ratio),
-            o(r.interval.map(|i| i.0)),
-            o(r.interval.map(|i| i.1)),
-            o(r.rerun.map(|i| i.0)),
-            o(r.rerun.map(|i| i.1)),
-            r.rounds.to_string(),
-            word(r.verdict).to_string(),
-            r.note.clone().unwrap_or_default(),
-        ])
-        .context("writing CSV")?;
-    }
-    if let Some(line) = report.not_measured.line("variants") {
-        let mut last = vec![String::new(); header.len() - 2];
-        last.extend([word(Verdict::NotComparable).to_string(), line]);
-        w.write_record(&last).context("writing CSV")?;
-    }
-    String::from_utf8(w.into_inner().context("finishing CSV")?).context("CSV is not UTF-8")
 }

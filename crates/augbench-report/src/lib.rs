@@ -16,6 +16,8 @@ pub mod output;
 pub mod plot;
 pub mod reference;
 pub mod regression;
+/// Deterministic fixtures: tests and demos only (`sample` feature).
+#[cfg(any(test, feature = "sample"))]
 pub mod sample;
 pub mod summary;
 pub mod table;

@@ -7,15 +7,12 @@
 //! Rows measured on neither side collapse into one line.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
-use anyhow::Context;
 use augbench_core::results::Status;
 use augbench_core::stats;
 use augbench_core::stats::logscale;
 use serde::Serialize;
 
-use crate::export::{Format, fmt_median_std};
 use crate::model::{Dataset, GroupKey, Row, unit};
 pub use crate::verdict::Verdict;
 use crate::verdict::{self, Unmeasured};
@@ -353,20 +350,6 @@ fn describe(r: Option<&Row>) -> String {
     }
 }
 
-/// Renders the report in a format.
-pub fn render(report: &RegressionReport, format: Format) -> anyhow::Result<String> {
-    match format {
-        Format::Markdown => Ok(render_markdown(report)),
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(report)
-                .context("serializing the regression report")?;
-            s.push('\n');
-            Ok(s)
-        }
-        Format::Csv => render_csv(report),
-    }
-}
-
 /// One summary line: counts per verdict and the rule used.
 pub fn summary(report: &RegressionReport) -> String {
     let counted = report
@@ -395,134 +378,6 @@ fn timed_summary(report: &RegressionReport) -> String {
             Verdict::Regression.as_str()
         )
     )
-}
-
-fn render_markdown(report: &RegressionReport) -> String {
-    let mut out = String::new();
-    let mut current: Option<&GroupKey> = None;
-    for r in &report.rows {
-        if current != Some(&r.key) {
-            let _ = write!(
-                out,
-                "{}### {}\n\n| Library | Transform | Figure | Baseline [{u}] | Current [{u}] | Δ% | Current ÷ baseline [CI] | Verdict |\n\
-                 |---|---|---|--:|--:|--:|--:|---|\n",
-                if current.is_some() { "\n" } else { "" },
-                r.key.title(),
-                u = r.unit
-            );
-            current = Some(&r.key);
-        }
-        let verdict = match r.verdict {
-            Verdict::Regression if r.unit == crate::model::COUNT_UNIT => {
-                format!("**regression** ({})", r.note.as_deref().unwrap_or(""))
-            }
-            Verdict::Regression => "**regression**".to_string(),
-            Verdict::NotComparable => {
-                format!("not comparable: {}", r.note.as_deref().unwrap_or(""))
-            }
-            v => match &r.note {
-                Some(note) => format!("{} ({note})", v.as_str()),
-                None => v.as_str().to_string(),
-            },
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {verdict} |",
-            r.library,
-            r.transform.replace('|', "\\|"),
-            r.figure.as_deref().unwrap_or("–"),
-            fmt_side(r.baseline, r.baseline_interval),
-            fmt_side(r.current, r.current_interval),
-            r.delta_pct
-                .map_or_else(|| "n/a".into(), |d| format!("{d:+.1}%")),
-            fmt_ratio(r.ratio, r.ratio_interval),
-        );
-    }
-    if let Some(line) = report.not_measured.line("runs") {
-        let _ = writeln!(out, "\nnot comparable: {line}");
-    }
-    let _ = writeln!(out, "\n{}", summary(report));
-    out
-}
-
-fn fmt_ratio(r: Option<f64>, ci: Option<(f64, f64)>) -> String {
-    match (r, ci) {
-        (Some(r), Some((lo, hi))) => format!("{r:.3} [{lo:.3}, {hi:.3}]"),
-        // Instruction counts: no interval, the threshold in the verdict's note decides.
-        (Some(r), None) => format!("{r:.4}"),
-        _ => "–".into(),
-    }
-}
-
-fn fmt_side(m: Option<f64>, ci: Option<(f64, f64)>) -> String {
-    match (m, ci) {
-        (Some(m), Some((lo, hi))) => {
-            let d = crate::export::decimals(m);
-            format!("{} [{lo:.d$}, {hi:.d$}]", fmt_median_std(m, None))
-        }
-        (Some(m), None) => format!("{m:.3}"),
-        _ => "–".into(),
-    }
-}
-
-fn render_csv(report: &RegressionReport) -> anyhow::Result<String> {
-    let mut w = ::csv::Writer::from_writer(Vec::new());
-    let header = [
-        "scenario",
-        "mode",
-        "device",
-        "variant",
-        "library",
-        "transform",
-        "unit",
-        "baseline",
-        "baseline_rerun_low",
-        "baseline_rerun_high",
-        "current",
-        "current_rerun_low",
-        "current_rerun_high",
-        "delta_pct",
-        "ratio",
-        "ratio_low",
-        "ratio_high",
-        "figure",
-        "verdict",
-        "note",
-    ];
-    w.write_record(header).context("writing CSV")?;
-    let o = |x: Option<f64>| x.map(crate::export::csv::num).unwrap_or_default();
-    for r in &report.rows {
-        let k = &r.key;
-        w.write_record([
-            k.scenario.clone(),
-            k.mode.clone(),
-            k.device.clone(),
-            k.variant.clone(),
-            r.library.clone(),
-            r.transform.clone(),
-            r.unit.to_string(),
-            o(r.baseline),
-            o(r.baseline_interval.map(|c| c.0)),
-            o(r.baseline_interval.map(|c| c.1)),
-            o(r.current),
-            o(r.current_interval.map(|c| c.0)),
-            o(r.current_interval.map(|c| c.1)),
-            o(r.delta_pct),
-            o(r.ratio),
-            o(r.ratio_interval.map(|c| c.0)),
-            o(r.ratio_interval.map(|c| c.1)),
-            r.figure.clone().unwrap_or_default(),
-            r.verdict.as_str().to_string(),
-            r.note.clone().unwrap_or_default(),
-        ])
-        .context("writing CSV")?;
-    }
-    if let Some(line) = report.not_measured.line("runs") {
-        let mut last = vec![String::new(); header.len() - 2];
-        last.extend([Verdict::NotComparable.as_str().to_string(), line]);
-        w.write_record(&last).context("writing CSV")?;
-    }
-    String::from_utf8(w.into_inner().context("finishing CSV")?).context("CSV is not UTF-8")
 }
 
 #[cfg(test)]

@@ -246,8 +246,7 @@ fn two_runtimes_dir() -> tempfile::TempDir {
             opt_level: "3".into(),
             profile: "release".into(),
         },
-        before: None,
-        after: None,
+        ..Default::default()
     };
     let files: Vec<_> = [
         ("image", "rustc 1.95.0", "00"),

@@ -58,7 +58,9 @@ fn twenty_percent_slowdown_is_flagged() {
             .all(|r| (r.delta_pct.unwrap() + 20.0).abs() < 1e-6)
     );
     assert!(report.has_regression());
-    insta::assert_snapshot!(regression::render(&report, Format::Markdown).unwrap());
+    insta::assert_snapshot!(
+        augbench_report::export::render_regression(&report, Format::Markdown).unwrap()
+    );
 }
 
 #[test]
@@ -73,7 +75,7 @@ fn unchanged_rerun_passes() {
     assert!(
         !report.has_regression(),
         "{}",
-        regression::render(&report, Format::Markdown).unwrap()
+        augbench_report::export::render_regression(&report, Format::Markdown).unwrap()
     );
     assert_eq!(report.count(Verdict::Faster), 0);
     assert_eq!(report.count(Verdict::Same), 15);
@@ -171,7 +173,7 @@ fn rows_measured_in_neither_run_collapse_into_one_line() {
             .all(|r| r.verdict != Verdict::NotComparable)
     );
     assert_eq!(report.count(Verdict::NotComparable), 5);
-    let md = regression::render(&report, Format::Markdown).unwrap();
+    let md = augbench_report::export::render_regression(&report, Format::Markdown).unwrap();
     assert!(
         md.contains(
             "\nnot comparable: 5 rows measured in neither run (1 error, 2 slow, 2 unsupported)\n"
@@ -179,11 +181,13 @@ fn rows_measured_in_neither_run_collapse_into_one_line() {
         "{md}"
     );
     assert!(!md.contains("| ElasticTransform |"), "{md}");
-    let json: serde_json::Value =
-        serde_json::from_str(&regression::render(&report, Format::Json).unwrap()).unwrap();
+    let json: serde_json::Value = serde_json::from_str(
+        &augbench_report::export::render_regression(&report, Format::Json).unwrap(),
+    )
+    .unwrap();
     assert_eq!(json["not_measured"]["count"], 5);
     assert_eq!(json["not_measured"]["by_state"]["unsupported"], 2);
-    let csv = regression::render(&report, Format::Csv).unwrap();
+    let csv = augbench_report::export::render_regression(&report, Format::Csv).unwrap();
     assert!(
         csv.ends_with(
             ",,not comparable,\"5 rows measured in neither run (1 error, 2 slow, 2 unsupported)\"\n"
@@ -217,7 +221,9 @@ fn one_sided_rows_are_not_comparable() {
             "baseline: missing; current: measured"
         ]
     );
-    insta::assert_snapshot!(regression::render(&report, Format::Csv).unwrap());
+    insta::assert_snapshot!(
+        augbench_report::export::render_regression(&report, Format::Csv).unwrap()
+    );
 }
 
 #[test]
@@ -279,7 +285,7 @@ fn ab_demo_gives_each_verdict_once() {
     );
     insta::assert_snapshot!(
         "ab_demo_markdown",
-        augbench_report::ab::render(&report, Format::Markdown).unwrap()
+        augbench_report::export::render_ab(&report, Format::Markdown).unwrap()
     );
 }
 
@@ -331,7 +337,7 @@ fn ab_transforms_measured_by_neither_variant_collapse_into_one_line() {
         report.not_measured_line().as_deref(),
         Some("not comparable: 2 rows unsupported in both variants")
     );
-    let md = augbench_report::ab::render(&report, Format::Markdown).unwrap();
+    let md = augbench_report::export::render_ab(&report, Format::Markdown).unwrap();
     assert!(
         md.contains("\nnot comparable: 2 rows unsupported in both variants\n"),
         "{md}"

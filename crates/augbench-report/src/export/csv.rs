@@ -2,10 +2,14 @@
 //! figure (and which one it is), std,
 //! interval, the row's speedup (paired or not, with its interval) and, where the library's output
 //! was not contiguous, the share forcing it took, so spreadsheets and data frames can pivot it freely.
+//! A/B and regression verdicts: one line per compared row, then the not-measured line.
 
 use anyhow::Context;
 
+use crate::ab::{self, AbReport, AbRow};
+use crate::regression::{Comparison, RegressionReport};
 use crate::table::{Cell, Table};
+use crate::verdict::Verdict;
 
 const HEADER: [&str; 23] = [
     "scenario",
@@ -64,8 +68,139 @@ pub fn render(tables: &[Table]) -> anyhow::Result<String> {
             }
         }
     }
+    finish(w)
+}
+
+fn finish(w: ::csv::Writer<Vec<u8>>) -> anyhow::Result<String> {
     let bytes = w.into_inner().context("finishing CSV")?;
     String::from_utf8(bytes).context("CSV is not UTF-8")
+}
+
+const AB_HEADER: [&str; 16] = [
+    "scenario",
+    "mode",
+    "device",
+    "variant",
+    "library",
+    "baseline",
+    "current",
+    "transform",
+    "ratio",
+    "ci_low",
+    "ci_high",
+    "rerun_low",
+    "rerun_high",
+    "rounds",
+    "verdict",
+    "note",
+];
+
+/// A/B verdicts: one line per (variant pair, transform), then the transforms measured by neither.
+pub fn ab(report: &AbReport) -> anyhow::Result<String> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(AB_HEADER).context("writing CSV")?;
+    for r in &report.rows {
+        w.write_record(ab_record(r)).context("writing CSV")?;
+    }
+    if let Some(line) = report.not_measured.line("variants") {
+        let last = not_measured_record(AB_HEADER.len(), ab::word(Verdict::NotComparable), line);
+        w.write_record(&last).context("writing CSV")?;
+    }
+    finish(w)
+}
+
+fn ab_record(r: &AbRow) -> [String; 16] {
+    let k = &r.key;
+    [
+        k.scenario.clone(),
+        k.mode.clone(),
+        k.device.clone(),
+        k.variant.clone(),
+        r.library.clone(),
+        r.baseline.clone(),
+        r.current.clone(),
+        r.transform.clone(),
+        opt(r.ratio),
+        opt(r.interval.map(|i| i.0)),
+        opt(r.interval.map(|i| i.1)),
+        opt(r.rerun.map(|i| i.0)),
+        opt(r.rerun.map(|i| i.1)),
+        r.rounds.to_string(),
+        ab::word(r.verdict).to_string(),
+        r.note.clone().unwrap_or_default(),
+    ]
+}
+
+const REGRESSION_HEADER: [&str; 20] = [
+    "scenario",
+    "mode",
+    "device",
+    "variant",
+    "library",
+    "transform",
+    "unit",
+    "baseline",
+    "baseline_rerun_low",
+    "baseline_rerun_high",
+    "current",
+    "current_rerun_low",
+    "current_rerun_high",
+    "delta_pct",
+    "ratio",
+    "ratio_low",
+    "ratio_high",
+    "figure",
+    "verdict",
+    "note",
+];
+
+/// Regression verdicts: one line per compared row, then the rows measured on neither side.
+pub fn regression(report: &RegressionReport) -> anyhow::Result<String> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(REGRESSION_HEADER).context("writing CSV")?;
+    for r in &report.rows {
+        w.write_record(regression_record(r))
+            .context("writing CSV")?;
+    }
+    if let Some(line) = report.not_measured.line("runs") {
+        let verdict = Verdict::NotComparable.as_str();
+        let last = not_measured_record(REGRESSION_HEADER.len(), verdict, line);
+        w.write_record(&last).context("writing CSV")?;
+    }
+    finish(w)
+}
+
+fn regression_record(r: &Comparison) -> [String; 20] {
+    let k = &r.key;
+    [
+        k.scenario.clone(),
+        k.mode.clone(),
+        k.device.clone(),
+        k.variant.clone(),
+        r.library.clone(),
+        r.transform.clone(),
+        r.unit.to_string(),
+        opt(r.baseline),
+        opt(r.baseline_interval.map(|c| c.0)),
+        opt(r.baseline_interval.map(|c| c.1)),
+        opt(r.current),
+        opt(r.current_interval.map(|c| c.0)),
+        opt(r.current_interval.map(|c| c.1)),
+        opt(r.delta_pct),
+        opt(r.ratio),
+        opt(r.ratio_interval.map(|c| c.0)),
+        opt(r.ratio_interval.map(|c| c.1)),
+        r.figure.clone().unwrap_or_default(),
+        r.verdict.as_str().to_string(),
+        r.note.clone().unwrap_or_default(),
+    ]
+}
+
+/// The last line of a verdict CSV: empty fields, then the verdict word and the not-measured line.
+fn not_measured_record(columns: usize, verdict: &str, line: String) -> Vec<String> {
+    let mut last = vec![String::new(); columns - 2];
+    last.extend([verdict.to_string(), line]);
+    last
 }
 
 /// output_contiguous (`true`/`false`), force_share; empty where not recorded.

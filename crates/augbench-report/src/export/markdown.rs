@@ -1,13 +1,19 @@
 //! Markdown tables: `figure ± std` cells (the legend names the figure), the fastest library of a row in bold, slow cells as
 //! `≤20 img/s`, unsupported as `–`, failures as `error`, then a legend and a per-library footer.
-//! Video tables give each library a second column in frames/s.
+//! Video tables give each library a second column in frames/s. A/B and regression verdicts: one
+//! table per group (and variant pair), then the not-measured line and the summary.
 
 use std::fmt::Write;
 
+use crate::ab::{self, AbReport, AbRow};
 use crate::export::{
-    FORCED_MARK, fmt_footer_speedup, fmt_median_std, fmt_row_speedup, forced_note, paired_note,
+    FORCED_MARK, decimals, fmt_footer_speedup, fmt_median_std, fmt_row_speedup, forced_note,
+    paired_note,
 };
+use crate::model::{COUNT_UNIT, GroupKey};
+use crate::regression::{self, Comparison, RegressionReport};
 use crate::table::{Cell, Table, TableRow};
+use crate::verdict::Verdict;
 
 /// Every table under a `### <group>` heading.
 pub fn render_all(tables: &[Table]) -> String {
@@ -83,7 +89,7 @@ fn cell_text(t: &Table, c: &Cell) -> String {
 }
 
 fn legend(t: &Table) -> String {
-    if t.unit == crate::model::COUNT_UNIT {
+    if t.unit == COUNT_UNIT {
         return format!(
             "**bold**: fewest instructions in the row · figure: {} · `–`: unsupported · `error`: failed",
             t.figure
@@ -136,6 +142,130 @@ fn footer(t: &Table) -> String {
         );
     }
     out
+}
+
+/// A/B verdicts: a `### A/B current ÷ baseline · group` table per variant pair and group.
+pub fn ab(report: &AbReport) -> String {
+    let mut out = String::new();
+    let mut current: Option<(&GroupKey, &str, &str)> = None;
+    for r in &report.rows {
+        let head = (&r.key, r.baseline.as_str(), r.current.as_str());
+        if current != Some(head) {
+            out.push_str(&ab_heading(r, current.is_some()));
+            current = Some(head);
+        }
+        let _ = writeln!(out, "{}", ab_line(r));
+    }
+    if let Some(line) = report.not_measured_line() {
+        let _ = writeln!(out, "\n{line}");
+    }
+    let _ = writeln!(out, "\n{}", ab::summary(report));
+    out
+}
+
+fn ab_heading(r: &AbRow, after_table: bool) -> String {
+    format!(
+        "{}### A/B {} ÷ {} · {}\n\n| Transform | Ratio | 95% confidence interval | Rounds | Verdict |\n|---|--:|---|--:|---|\n",
+        if after_table { "\n" } else { "" },
+        r.current,
+        r.baseline,
+        r.key.title()
+    )
+}
+
+fn ab_line(r: &AbRow) -> String {
+    let verdict = match r.verdict {
+        Verdict::Regression => format!("**{}**", r.verdict_text()),
+        _ => r.verdict_text(),
+    };
+    format!(
+        "| {} | {} | {} | {} | {verdict} |",
+        escape(&r.transform),
+        r.ratio_text(),
+        r.interval_text(),
+        r.rounds
+    )
+}
+
+/// Regression verdicts: a `### group` table of every library's rows per group.
+pub fn regression(report: &RegressionReport) -> String {
+    let mut out = String::new();
+    let mut current: Option<&GroupKey> = None;
+    for r in &report.rows {
+        if current != Some(&r.key) {
+            out.push_str(&regression_heading(r, current.is_some()));
+            current = Some(&r.key);
+        }
+        let _ = writeln!(out, "{}", regression_line(r));
+    }
+    if let Some(line) = report.not_measured.line("runs") {
+        let _ = writeln!(out, "\nnot comparable: {line}");
+    }
+    let _ = writeln!(out, "\n{}", regression::summary(report));
+    out
+}
+
+fn regression_heading(r: &Comparison, after_table: bool) -> String {
+    format!(
+        "{}### {}\n\n| Library | Transform | Figure | Baseline [{u}] | Current [{u}] | Δ% | Current ÷ baseline [CI] | Verdict |\n\
+         |---|---|---|--:|--:|--:|--:|---|\n",
+        if after_table { "\n" } else { "" },
+        r.key.title(),
+        u = r.unit
+    )
+}
+
+fn regression_line(r: &Comparison) -> String {
+    format!(
+        "| {} | {} | {} | {} | {} | {} | {} | {} |",
+        r.library,
+        escape(&r.transform),
+        r.figure.as_deref().unwrap_or("–"),
+        fmt_side(r.baseline, r.baseline_interval),
+        fmt_side(r.current, r.current_interval),
+        r.delta_pct
+            .map_or_else(|| "n/a".into(), |d| format!("{d:+.1}%")),
+        fmt_ratio(r.ratio, r.ratio_interval),
+        regression_verdict(r),
+    )
+}
+
+/// The verdict cell: a regression in bold, with the note where it explains the word.
+fn regression_verdict(r: &Comparison) -> String {
+    let note = r.note.as_deref();
+    match r.verdict {
+        Verdict::Regression if r.unit == COUNT_UNIT => {
+            format!("**regression** ({})", note.unwrap_or(""))
+        }
+        Verdict::Regression => "**regression**".to_string(),
+        Verdict::NotComparable => format!("not comparable: {}", note.unwrap_or("")),
+        v => match note {
+            Some(note) => format!("{} ({note})", v.as_str()),
+            None => v.as_str().to_string(),
+        },
+    }
+}
+
+/// `0.912 [0.890, 0.935]`; an instruction-count ratio (no interval) with four decimals.
+fn fmt_ratio(r: Option<f64>, ci: Option<(f64, f64)>) -> String {
+    match (r, ci) {
+        (Some(r), Some((lo, hi))) => format!("{r:.3} [{lo:.3}, {hi:.3}]"),
+        // Instruction counts: no interval, the threshold in the verdict's note decides.
+        (Some(r), None) => format!("{r:.4}"),
+        _ => "–".into(),
+    }
+}
+
+/// One side's figure with its rerun interval, both with the figure's digits.
+fn fmt_side(m: Option<f64>, ci: Option<(f64, f64)>) -> String {
+    match (m, ci) {
+        (Some(m), Some((lo, hi))) => {
+            let d = decimals(m);
+            format!("{} [{lo:.d$}, {hi:.d$}]", fmt_median_std(m, None))
+        }
+        (Some(m), None) => format!("{m:.3}"),
+        _ => "–".into(),
+    }
 }
 
 fn escape(s: &str) -> String {

@@ -1,12 +1,16 @@
-//! Table exporters, one file per format (markdown, CSV, JSON), and the number formatting they
-//! share so every output shows the same digits.
+//! Exporters, one file per format (markdown, CSV, JSON), of the comparison tables, the A/B
+//! verdicts and the regression verdicts; the number formatting they share so every output shows
+//! the same digits; and `compare`, what `augbench compare` shows in one value.
 
+pub mod compare;
 pub mod csv;
 pub mod json;
 pub mod markdown;
 
 use serde::Serialize;
 
+use crate::ab::AbReport;
+use crate::regression::RegressionReport;
 use crate::table::Table;
 
 pub use crate::number::{decimals, fmt_num};
@@ -27,6 +31,24 @@ pub fn render(tables: &[Table], format: Format) -> anyhow::Result<String> {
         Format::Markdown => Ok(markdown::render_all(tables)),
         Format::Csv => csv::render(tables),
         Format::Json => json::render(tables),
+    }
+}
+
+/// Renders the A/B verdicts in a format.
+pub fn render_ab(report: &AbReport, format: Format) -> anyhow::Result<String> {
+    match format {
+        Format::Markdown => Ok(markdown::ab(report)),
+        Format::Csv => csv::ab(report),
+        Format::Json => json::ab(report),
+    }
+}
+
+/// Renders the regression verdicts in a format.
+pub fn render_regression(report: &RegressionReport, format: Format) -> anyhow::Result<String> {
+    match format {
+        Format::Markdown => Ok(markdown::regression(report)),
+        Format::Csv => csv::regression(report),
+        Format::Json => json::regression(report),
     }
 }
 

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use augbench_core::policy;
-use augbench_report::export::{self, Format};
+use augbench_report::export::Format;
+use augbench_report::export::compare::{self, Effects, Shown, Tally};
 use augbench_report::{Dataset, Sort, TableOptions};
-use augbench_report::{ab, regression};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FormatArg {
@@ -118,19 +118,28 @@ fn help_min_effect() -> String {
 }
 
 impl Args {
-    /// The minimum effect of timed rows: the user's, else policy's.
-    fn time_effect(&self) -> f64 {
-        self.min_effect.unwrap_or(policy::REGRESSION_MIN_EFFECT)
+    /// The minimum effects: of timed rows the user's, else policy's; of instruction counts the
+    /// user's, else the count default.
+    fn effects(&self) -> Effects {
+        Effects {
+            time: self.min_effect.unwrap_or(policy::REGRESSION_MIN_EFFECT),
+            count: augbench_report::counts::min_effect(self.min_effect),
+        }
     }
 
-    /// The minimum effect of instruction counts: the user's, else the count default.
-    fn count_effect(&self) -> f64 {
-        augbench_report::counts::min_effect(self.min_effect)
-    }
-
-    /// Exit code 1 when a failing verdict the flags ask about is present.
-    fn failed(&self, regression: bool, undecided: bool) -> bool {
-        (self.fail_on_regression && regression) || (self.fail_on_undecided && undecided)
+    /// Prints the verdicts' summary where the output does not end with it (not markdown on
+    /// standard output); exit code 1 when a failing verdict the flags ask about is present.
+    fn finish(&self, tally: &Tally) -> ExitCode {
+        if self.format != FormatArg::Markdown || self.out.is_some() {
+            eprintln!("{}", tally.summary);
+        }
+        let failed = (self.fail_on_regression && tally.regression)
+            || (self.fail_on_undecided && tally.undecided);
+        if failed {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        }
     }
 }
 
@@ -164,22 +173,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         reference: args.reference_library.clone(),
         sort: args.sort.into(),
     };
-    let tables = augbench_report::table::build_tables(&data, &opts)?;
-    let ab = ab::compare_with(&data, args.time_effect(), args.count_effect())?;
-    let mut text = export::render(&tables, args.format.into())?;
-    if let Some(report) = &ab {
-        text = with_ab(text, report, args.format)?;
+    let shown = compare::tables(&data, &opts, args.effects(), args.format.into())?;
+    show(&args, &shown)
+}
+
+/// Prints what `compare` shows, then the exit code its verdicts and the flags give.
+fn show(args: &Args, shown: &Shown) -> anyhow::Result<ExitCode> {
+    emit(&shown.text, args.out.as_ref())?;
+    match &shown.verdicts {
+        Some(tally) => Ok(args.finish(tally)),
+        None => no_variants(args),
     }
-    emit(&text, args.out.as_ref())?;
-    let Some(report) = ab else {
-        return no_variants(&args);
-    };
-    if args.format != FormatArg::Markdown || args.out.is_some() {
-        eprintln!("{}", ab::summary(&report));
-    }
-    Ok(exit(
-        args.failed(report.has_regression(), report.has_undecided()),
-    ))
 }
 
 /// Results without variants: fine, unless a `--fail-on-…` flag asked for verdicts.
@@ -196,45 +200,9 @@ fn no_variants(args: &Args) -> anyhow::Result<ExitCode> {
     .into())
 }
 
-fn exit(failed: bool) -> ExitCode {
-    if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
-/// The library tables followed by the A/B verdicts (JSON: one object with both).
-fn with_ab(tables: String, report: &ab::AbReport, format: FormatArg) -> anyhow::Result<String> {
-    Ok(match format {
-        FormatArg::Markdown => format!(
-            "{tables}
-## A/B verdicts
-
-{}",
-            ab::render(report, Format::Markdown)?
-        ),
-        FormatArg::Csv => ab::render(report, Format::Csv)?,
-        FormatArg::Json => {
-            let tables: serde_json::Value = serde_json::from_str(&tables)?;
-            let both = serde_json::json!({ "tables": tables, "ab": report });
-            format!("{}\n", serde_json::to_string_pretty(&both)?)
-        }
-    })
-}
-
 fn run_regression(args: &Args, baseline: &PathBuf, current: &PathBuf) -> anyhow::Result<ExitCode> {
     let base = load(std::slice::from_ref(baseline))?;
     let cur = load(std::slice::from_ref(current))?;
-    let report = regression::compare_with(&base, &cur, args.time_effect(), args.count_effect())?;
-    emit(
-        &regression::render(&report, args.format.into())?,
-        args.out.as_ref(),
-    )?;
-    if args.format != FormatArg::Markdown || args.out.is_some() {
-        eprintln!("{}", regression::summary(&report));
-    }
-    Ok(exit(
-        args.failed(report.has_regression(), report.has_undecided()),
-    ))
+    let shown = compare::regression(&base, &cur, args.effects(), args.format.into())?;
+    show(args, &shown)
 }
