@@ -141,7 +141,8 @@ pub const DEFAULT_PIPELINE_SCOPE: crate::config::PipelineScope =
     crate::config::PipelineScope::DecodeDataloaderAugment;
 /// Preflight stops after this wall time even if items remain; the transform is then `slow`.
 pub const PREFLIGHT_MAX_SEC: f64 = 30.0;
-/// Warmup: relative change of the window mean vs the running mean that counts as stable.
+/// Warmup: the relative rise of a window's mean rate over the window before it below which the
+/// rate counts as flat (warm).
 pub const WARMUP_THRESHOLD: f64 = 0.05;
 /// Warmup: hard cap on passes.
 pub const WARMUP_MAX_PASSES: u64 = 1000;

@@ -206,16 +206,21 @@ fn warmup(s: &mut dyn Session, items: u64, set: &MicroSettings) -> Result<u64, W
     Ok(rates.len() as u64 + u64::from(full_pass))
 }
 
-/// The window rule: after `min_windows` windows, the mean of the last window is within
-/// `threshold` (relative) of the running mean of all passes.
+/// The flat-rate rule: after `min_windows` windows (at least two), warm once the rate stops
+/// climbing: the mean rate of the last window is at most `threshold` (relative) above the mean of
+/// the window before it. Warming up makes a rate rise (caches, allocations, lazy set-up); a window
+/// that reads slower on a busy machine is noise, and it ends warmup instead of prolonging it
+/// (docs/methodology.md, "One transform, step by step").
 pub fn warmed_up(rates: &[f64], w: &WarmupSettings) -> bool {
     let window = w.window.max(1) as usize;
-    if rates.len() < window * w.min_windows.max(1) as usize {
+    let need = window * w.min_windows.max(2) as usize;
+    if rates.len() < need {
         return false;
     }
-    let last = stats::mean(&rates[rates.len() - window..]);
-    let all = stats::mean(rates);
-    all > 0.0 && ((last - all) / all).abs() < w.threshold
+    let n = rates.len();
+    let last = stats::mean(&rates[n - window..]);
+    let before = stats::mean(&rates[n - 2 * window..n - window]);
+    before > 0.0 && last <= before * (1.0 + w.threshold)
 }
 
 #[cfg(test)]
@@ -228,6 +233,19 @@ mod tests {
         assert!(!warmed_up(&[100.0; 5], &ws()));
         assert!(warmed_up(&[100.0; 6], &ws()));
         assert!(!warmed_up(&[10.0, 10.0, 10.0, 100.0, 100.0, 100.0], &ws()));
+        // Still climbing by more than the threshold: not yet.
+        assert!(!warmed_up(&[90.0, 90.0, 90.0, 100.0, 100.0, 100.0], &ws()));
+        // Flat within the threshold, or slower (noise on a busy machine): warm.
+        assert!(warmed_up(
+            &[100.0, 100.0, 100.0, 104.0, 104.0, 104.0],
+            &ws()
+        ));
+        assert!(warmed_up(&[100.0, 100.0, 100.0, 60.0, 60.0, 60.0], &ws()));
+        // The climb is read from the last two windows, not from the first passes.
+        assert!(warmed_up(
+            &[10.0, 10.0, 10.0, 100.0, 100.0, 100.0, 101.0, 101.0, 101.0],
+            &ws()
+        ));
     }
 
     #[test]
