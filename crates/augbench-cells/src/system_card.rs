@@ -1,9 +1,11 @@
-//! The system card: what machine produced a cell. `SystemCard::detect` reads the host (CPU, RAM, OS,
-//! the first GPU `augbench_host::gpu` lists, rustc and augbench versions); `CardStamp` is the part
-//! stamped onto evaluation cells, taken from a card, a JSON map or nothing, with typed errors.
+//! The system card: what machine produced a cell, in the cells' columns. It probes nothing: it is
+//! read from a result file's machine card (`From<&SystemInfo>`), or for `SystemCard::detect` from
+//! host's one probe of this machine (plus the rustc on `PATH`). `CardStamp` is the part stamped
+//! onto evaluation cells, taken from a card, a JSON map or nothing, with typed errors.
 
 use std::process::Command;
 
+use augbench_core::results::SystemInfo;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -33,21 +35,13 @@ pub struct SystemCard {
 }
 
 impl SystemCard {
-    /// Reads the host. Fields the host cannot tell stay `None` (or "unknown" for versions).
+    /// This machine now: host's one probe (`augbench_host::machine::card`) read as a result file
+    /// records it, plus the rustc on `PATH`.
     pub fn detect() -> Self {
-        let (cpu_name, cpu_cores, ram_gb) = host_cpu_ram();
-        let gpu = augbench_host::gpu::nvidia_gpus().into_iter().next();
+        let info = augbench_host::system::machine_info("");
         SystemCard {
-            cpu_name,
-            cpu_cores,
-            ram_gb,
-            gpu_memory_gb: gpu.as_ref().and_then(|g| g.memory_gib),
-            gpu_name: gpu.map(|g| g.name),
-            precision: None,
-            batch_size: None,
-            os: sysinfo::System::long_os_version().ok(),
             rustc_version: rustc_version(),
-            augbench_version: TOOLKIT_VERSION.to_string(),
+            ..SystemCard::from(&info)
         }
     }
 
@@ -62,17 +56,34 @@ impl SystemCard {
     }
 }
 
-fn host_cpu_ram() -> (Option<String>, Option<u64>, Option<f64>) {
-    let (name, cpus, ram) = augbench_host::facts::cpu();
-    let cores = (cpus > 0).then_some(cpus as u64);
-    (
-        name,
-        cores,
-        (ram > 0).then(|| ram as f64 / f64::from(1u32 << 30)),
-    )
+/// The machine a result file records: its machine card (the reference fields for files written
+/// before the card), the first GPU of the card's list. `rustc_version` is not the machine's:
+/// it stays `unknown` here, for the caller to fill.
+impl From<&SystemInfo> for SystemCard {
+    fn from(info: &SystemInfo) -> Self {
+        let card = info.card.as_ref();
+        let gpu = card.and_then(|c| c.gpus.first());
+        let cpu = card.map_or(&info.processor, |c| &c.cpu_model);
+        let cores = card.map_or(info.cpu_count, |c| c.logical_threads);
+        let memory = card.and_then(|c| c.memory_total_bytes);
+        let memory = memory.unwrap_or(info.memory_total_bytes);
+        SystemCard {
+            cpu_name: Some(cpu.clone()).filter(|s| !s.is_empty()),
+            cpu_cores: (cores > 0).then_some(cores),
+            ram_gb: (memory > 0).then(|| memory as f64 / f64::from(1u32 << 30)),
+            gpu_name: gpu.map(|g| g.name.clone()),
+            gpu_memory_gb: gpu.and_then(|g| g.memory_gib),
+            precision: None,
+            batch_size: None,
+            os: Some(info.platform.clone()).filter(|s| !s.is_empty()),
+            rustc_version: UNKNOWN.to_string(),
+            augbench_version: TOOLKIT_VERSION.to_string(),
+        }
+    }
 }
 
-fn rustc_version() -> String {
+/// `rustc --version` of the compiler on `PATH` (`unknown` when it does not answer).
+pub fn rustc_version() -> String {
     Command::new("rustc")
         .arg("--version")
         .output()
@@ -240,6 +251,39 @@ mod tests {
             .stamp("x")
             .unwrap();
         assert_eq!(s, CardStamp::default());
+    }
+
+    #[test]
+    fn a_result_files_card_is_the_system_card() {
+        let mut info = augbench_host::system::machine_info("rustc 1.95.0");
+        let card = info.card.as_mut().unwrap();
+        card.gpus = vec![augbench_host::gpu::Gpu {
+            name: "NVIDIA L4".into(),
+            memory_gib: Some(22.5),
+        }];
+        card.memory_total_bytes = Some(8 << 30);
+        let card = card.clone();
+        let s = SystemCard::from(&info);
+        assert_eq!(
+            s.cpu_name,
+            Some(card.cpu_model.clone()).filter(|c| !c.is_empty())
+        );
+        assert_eq!(s.cpu_cores, Some(card.logical_threads));
+        assert_eq!(s.ram_gb, Some(8.0));
+        assert_eq!(s.gpu_name.as_deref(), Some("NVIDIA L4"));
+        assert_eq!(s.gpu_memory_gb, Some(22.5));
+        assert_eq!(s.rustc_version, UNKNOWN);
+    }
+
+    #[test]
+    fn a_file_without_a_card_reads_its_reference_fields() {
+        let mut info = augbench_host::system::machine_info("python 3.11.7");
+        info.card = None;
+        info.processor = "Old CPU".into();
+        info.memory_total_bytes = 0;
+        let s = SystemCard::from(&info);
+        assert_eq!(s.cpu_name.as_deref(), Some("Old CPU"));
+        assert_eq!((s.ram_gb, s.gpu_name), (None, None));
     }
 
     #[test]

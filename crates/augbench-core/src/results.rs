@@ -144,10 +144,26 @@ pub struct MachineCard {
     /// Whether the CPU reports running under a hypervisor (`None`: cannot tell).
     pub hypervisor: Option<bool>,
     pub build: BuildInfo,
+    /// Total memory in bytes (`system_info.memory_total_bytes` repeats it for older readers);
+    /// absent in files written before the card held it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_total_bytes: Option<u64>,
+    /// The GPUs `nvidia-smi` listed, in its order; empty without one and in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<MachineGpu>,
     /// Load and steal when the job started and when it ended.
     pub before: Option<MachineState>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<MachineState>,
+}
+
+/// One GPU of the machine card.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineGpu {
+    pub name: String,
+    /// Total memory in GiB, where `nvidia-smi` reports a number.
+    pub memory_gib: Option<f64>,
 }
 
 /// The augbench binary that measured.
@@ -618,5 +634,28 @@ mod tests {
         };
         let h = old.headline().unwrap();
         assert_eq!((h.value, h.from_median), (100.0, true));
+    }
+
+    #[test]
+    fn a_card_written_before_memory_and_gpus_still_parses() {
+        let old = serde_json::json!({
+            "runtime": "rustc 1.95.0", "platform": "Debian 12", "machine": "x86_64",
+            "processor": "AMD EPYC 7B13", "cpu_count": 2, "memory_total_bytes": 8,
+            "timestamp": "2026-01-02T03:04:05Z",
+            "card": {"cpu_model": "AMD EPYC 7B13", "simd": ["avx2"], "physical_cores": 1,
+                "logical_threads": 2, "governor": null, "kernel": null, "hypervisor": true,
+                "build": {"version": "0.1.0", "git_sha": "x", "target": "t", "opt_level": "3",
+                    "profile": "release"},
+                "before": null}
+        });
+        let info: SystemInfo = serde_json::from_value(old.clone()).unwrap();
+        let card = info.card.clone().unwrap();
+        assert_eq!((card.memory_total_bytes, card.gpus.len()), (None, 0));
+        let text = serde_json::to_string(&card).unwrap();
+        assert!(!text.contains("gpus") && !text.contains("memory"), "{text}");
+        let mut older = old;
+        older.as_object_mut().unwrap().remove("card");
+        let info: SystemInfo = serde_json::from_value(older).unwrap();
+        assert_eq!(info.card, None, "files from before the card");
     }
 }

@@ -1,31 +1,28 @@
 //! Small facts every part of augbench reads the same way: the time now (UTC, RFC 3339), the CPU
 //! brand and the total memory as sysinfo reports them, and the last lines of a process's output.
-//! Each is written once here; the machine card, the result files, the cells system card, the
-//! environment builder, the clip decoder and the cloud crate all call these.
+//! Each is written once here; the CPU brand and memory are read only by the machine card's probe
+//! (`machine::card`); the time and the output tail by every crate that stamps a time or reports a
+//! process's stderr.
 
 /// The time now, UTC, to the second (`2026-01-02T03:04:05Z`).
 pub fn now_utc() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-/// The CPU brand string of the first logical CPU, trimmed; `None` when sysinfo cannot tell.
-pub fn cpu_brand() -> Option<String> {
-    cpu().0
-}
-
-/// The CPU brand, the number of logical CPUs sysinfo lists and the total memory in bytes.
-pub fn cpu() -> (Option<String>, usize, u64) {
+/// The CPU brand of the first logical CPU (trimmed; `None` when sysinfo cannot tell) and the
+/// total memory in bytes (0 when it cannot).
+pub fn cpu() -> (Option<String>, u64) {
     let Ok(mut sys) = sysinfo::System::new() else {
-        return (None, 0, 0);
+        return (None, 0);
     };
     sys.refresh_cpu_list(sysinfo::CpuRefreshKind::nothing());
     sys.refresh_memory();
-    let cpus = sys.cpus();
-    let brand = cpus
+    let brand = sys
+        .cpus()
         .first()
         .map(|c| c.brand().trim().to_string())
         .filter(|s| !s.is_empty());
-    (brand, cpus.len(), sys.total_memory())
+    (brand, sys.total_memory())
 }
 
 /// The last `n` lines of `text` (all of it when shorter), joined with `\n`.

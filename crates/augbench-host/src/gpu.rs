@@ -1,16 +1,12 @@
-//! NVIDIA GPUs as `nvidia-smi` lists them: the one place augbench asks it, for the device question
-//! of `augbench run` (is there a CUDA device at all) and for the cells system card (the first
-//! GPU's name and memory). Parsing its CSV answer is pure and unit-tested.
+//! NVIDIA GPUs as `nvidia-smi` lists them: the one place augbench asks it. The machine card
+//! (`machine::card`) calls it once per process and holds the list; the device question of
+//! `augbench run` (is there a CUDA device at all) is asked of that list. Parsing its CSV answer is
+//! pure and unit-tested.
 
 use std::process::Command;
 
-/// One GPU `nvidia-smi` lists.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Gpu {
-    pub name: String,
-    /// Total memory in GiB, where `nvidia-smi` reports a number.
-    pub memory_gib: Option<f64>,
-}
+/// One GPU `nvidia-smi` lists (the machine card's entry).
+pub use augbench_core::results::MachineGpu as Gpu;
 
 /// The GPUs `nvidia-smi` lists, in its order; empty where it is missing or fails.
 pub fn nvidia_gpus() -> Vec<Gpu> {
@@ -26,11 +22,11 @@ pub fn nvidia_gpus() -> Vec<Gpu> {
         .unwrap_or_default()
 }
 
-/// Whether a worker can be offered a CUDA device: `nvidia-smi` lists a GPU and
-/// `CUDA_VISIBLE_DEVICES` does not hide them all (empty or `-1`).
-pub fn cuda_present() -> bool {
+/// Whether a worker can be offered a CUDA device: `gpus` (the machine card's list) is not empty
+/// and `CUDA_VISIBLE_DEVICES` does not hide them all (empty or `-1`).
+pub fn cuda_present(gpus: &[Gpu]) -> bool {
     let hidden = std::env::var("CUDA_VISIBLE_DEVICES").is_ok_and(|v| matches!(v.trim(), "" | "-1"));
-    !hidden && !nvidia_gpus().is_empty()
+    !hidden && !gpus.is_empty()
 }
 
 /// Parses `name, MiB` lines of `nvidia-smi --query-gpu=name,memory.total` (CSV, no header, no

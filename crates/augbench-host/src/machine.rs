@@ -1,9 +1,11 @@
 //! The machine card (`system_info.card` of every result file, the benchmark cells, `augbench
-//! doctor`): CPU model and SIMD flags, cores and threads, governor, kernel, hypervisor flag, the
-//! augbench build, and load average and CPU steal at a moment. Parsing of `/proc/cpuinfo` and
-//! `/proc/stat` is pure (unit-tested on fixtures); the busy checks read policy's thresholds.
+//! doctor`): CPU model and SIMD flags, cores and threads, memory, the GPU list, governor, kernel,
+//! hypervisor flag, the augbench build, and load average and CPU steal at a moment. `card` is the
+//! one probe of the machine, made once per process. Parsing of `/proc/cpuinfo` and `/proc/stat` is
+//! pure (unit-tested on fixtures); the busy checks read policy's thresholds.
 
 use std::collections::BTreeSet;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use augbench_core::policy;
@@ -80,19 +82,21 @@ pub fn steal_percent(before: (u64, u64), after: (u64, u64)) -> Option<f64> {
     (total > 0).then(|| 100.0 * steal as f64 / total as f64)
 }
 
-/// The machine's fixed facts; `before`/`after` empty (see `state`).
+/// The machine's fixed facts; `before`/`after` empty (see `state`). The one probe of the machine
+/// (`/proc/cpuinfo`, sysinfo, `nvidia-smi`), made once per process: every later call clones it.
 pub fn card() -> MachineCard {
+    static CARD: OnceLock<MachineCard> = OnceLock::new();
+    CARD.get_or_init(probe).clone()
+}
+
+fn probe() -> MachineCard {
     let text = std::fs::read_to_string("/proc/cpuinfo").ok();
     let info = text.as_deref().map(parse_cpuinfo).unwrap_or_default();
+    let (brand, memory) = crate::facts::cpu();
     // Only x86 CPUs report a hypervisor flag; elsewhere its absence says nothing.
     let x86 = cfg!(any(target_arch = "x86", target_arch = "x86_64"));
-    let logical = logical_threads();
     MachineCard {
-        cpu_model: info
-            .model
-            .clone()
-            .or_else(crate::facts::cpu_brand)
-            .unwrap_or_default(),
+        cpu_model: info.model.clone().or(brand).unwrap_or_default(),
         simd: if info.simd.is_empty() {
             runtime_simd()
         } else {
@@ -103,13 +107,15 @@ pub fn card() -> MachineCard {
                 .ok()
                 .map(|n| n as u64)
         }),
-        logical_threads: logical,
+        logical_threads: logical_threads(),
         governor: read_trimmed("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
         kernel: sysinfo::System::kernel_version()
             .ok()
             .filter(|k| !k.is_empty()),
         hypervisor: (x86 && text.is_some()).then_some(info.hypervisor),
         build: build(),
+        memory_total_bytes: (memory > 0).then_some(memory),
+        gpus: crate::gpu::nvidia_gpus(),
         before: None,
         after: None,
     }

@@ -26,6 +26,8 @@ fn text_output_names_every_card_line_and_both_checks() {
         "cpu",
         "simd",
         "cores / threads",
+        "memory",
+        "gpus",
         "governor",
         "kernel",
         "virtualised",
@@ -49,6 +51,10 @@ fn json_output_is_the_card_with_its_state_and_the_checks() {
     assert_eq!(card.build.version, env!("CARGO_PKG_VERSION"));
     assert!(!card.build.git_sha.is_empty() && !card.build.target.is_empty());
     assert!(card.logical_threads >= 1);
+    assert!(
+        card.memory_total_bytes.is_some_and(|m| m > 0),
+        "memory is on the card"
+    );
     assert!(card.simd.iter().all(|f| SIMD_FLAGS.contains(&f.as_str())));
     let state = card.before.expect("the state now");
     assert!(state.load_1m >= 0.0 && state.load_per_thread >= 0.0);

@@ -130,6 +130,13 @@ fn quick_run_writes_strict_results_cells_and_a_summary() {
         let f = env.results(lib);
         assert_eq!(f.metadata.library, lib);
         assert!(f.metadata.dataset.synthetic);
+        let info = &f.metadata.system_info;
+        let card = info.card.as_ref().expect("a machine card");
+        assert_eq!(
+            info.processor, card.cpu_model,
+            "one CPU name, from one probe"
+        );
+        assert_eq!(info.cpu_count, card.logical_threads);
         let r = &f.results["HorizontalFlip"];
         assert_eq!(r.status, Some(Status::Ok));
         // num_runs 2 in each of policy's default number of worker processes.
@@ -151,7 +158,12 @@ fn quick_run_writes_strict_results_cells_and_a_summary() {
             .as_deref()
             .is_some_and(|r| !r.is_empty())
     );
-    assert!(env.path("out/cells.parquet").exists());
+    let cells = augbench_cells::bench::read_bench_cells(&env.path("out/cells.parquet")).unwrap();
+    let cpu = &k.metadata.system_info.card.as_ref().unwrap().cpu_model;
+    assert!(
+        !cells.is_empty() && cells.iter().all(|c| &c.cpu_name == cpu),
+        "cells: the card's CPU"
+    );
     assert!(env.path("out/resolved_config.yaml").exists());
 }
 

@@ -97,6 +97,13 @@ fn render(d: &Doctor) -> String {
                 c.logical_threads
             ),
         ],
+        vec![
+            "memory".into(),
+            c.memory_total_bytes.map_or("(not readable)".into(), |b| {
+                format!("{:.1} GiB", b as f64 / f64::from(1u32 << 30))
+            }),
+        ],
+        vec!["gpus".into(), gpu_line(&c.gpus)],
         vec!["governor".into(), or_absent(&c.governor)],
         vec!["kernel".into(), or_absent(&c.kernel)],
         vec!["virtualised".into(), hypervisor.into()],
@@ -134,6 +141,17 @@ fn simd_line(simd: &[String]) -> String {
     } else {
         simd.join(" ")
     }
+}
+
+fn gpu_line(gpus: &[augbench_core::results::MachineGpu]) -> String {
+    if gpus.is_empty() {
+        return "none (nvidia-smi lists none)".into();
+    }
+    let one = |g: &augbench_core::results::MachineGpu| match g.memory_gib {
+        Some(m) => format!("{} ({m:.1} GiB)", g.name),
+        None => g.name.clone(),
+    };
+    gpus.iter().map(one).collect::<Vec<_>>().join(", ")
 }
 
 fn indent(rows: Vec<Vec<String>>) -> Vec<Vec<String>> {

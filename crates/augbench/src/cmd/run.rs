@@ -47,7 +47,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .into());
     }
     // Settled before anything starts, so `auto` is named by the device it runs on.
-    let cuda = augbench_host::gpu::cuda_present();
+    let cuda = augbench_host::gpu::cuda_present(&augbench_host::machine::card().gpus);
     let cfg = super::host_device::settle(cfg, cuda)?;
     augbench_exec::time_split::start();
     warn_oversubscribed_workers(&cfg);
