@@ -95,6 +95,12 @@ pub fn figure_with(estimator: Estimator, xs: &[f64], groups: &[usize]) -> Figure
     }
 }
 
+/// Half-width on the log scale of policy's figure's rerun interval before the drift floor: the
+/// part that sampling explains (the stopping rule widens it for its looks, then floors it).
+pub fn sampled_log_half_width(xs: &[f64], groups: &[usize]) -> f64 {
+    log_half_width(policy::FIGURE_ESTIMATOR, xs, groups)
+}
+
 /// Half-width on the log scale of the rerun interval of `estimator` (0 for fewer than 2 runs).
 fn log_half_width(estimator: Estimator, xs: &[f64], groups: &[usize]) -> f64 {
     let units = rerun_units(xs, groups);

@@ -222,7 +222,8 @@ pub fn half_widths(runs: &[&[f64]], groups: &[usize]) -> Vec<f64> {
         .collect();
     for (i, a) in runs.iter().enumerate() {
         for b in &runs[i + 1..] {
-            out.push(paired("", a, b, groups).map_or(f64::NAN, |p| pair_half_width(&p, groups)));
+            let pair = paired("", a, b, groups);
+            out.push(pair.map_or(f64::NAN, |p| pair_half_width(&p, a, b, groups)));
         }
     }
     out
@@ -232,14 +233,38 @@ pub fn half_widths(runs: &[&[f64]], groups: &[usize]) -> Vec<f64> {
 /// `policy::MIN_PROCESS_UNITS` processes (where the figure pools its runs too, and Student's
 /// factor for one or two processes makes every interval useless), its interval over rounds,
 /// never narrower than the drift floor.
-fn pair_half_width(p: &PairedSummary, groups: &[usize]) -> f64 {
+fn pair_half_width(p: &PairedSummary, a: &[f64], b: &[f64], groups: &[usize]) -> f64 {
     if groups.len() >= policy::MIN_PROCESS_UNITS {
-        let h = log_half_width(p.ratio, p.rerun_low, p.rerun_high);
-        return (h * looks_factor(groups.len())).exp_m1();
+        let logs: Option<Vec<f64>> = a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| {
+                let l = x.ln() - y.ln();
+                l.is_finite().then_some(l)
+            })
+            .collect();
+        return match logs {
+            Some(logs) => spent(
+                super::logscale::median_log_half_widths(&logs, groups).1,
+                groups,
+            ),
+            None => (log_half_width(p.ratio, p.rerun_low, p.rerun_high)
+                * looks_factor(groups.len()))
+            .exp_m1(),
+        };
     }
     log_half_width(p.ratio, p.ci_low, p.ci_high)
         .exp_m1()
         .max(policy::RERUN_DRIFT_FLOOR)
+}
+
+/// A half-width over worker processes that sampling explains (`sampled`, ln), widened for the
+/// rule's looks over `groups.len()` processes (`looks_factor`), then never narrower than the
+/// drift floor (drift between invocations, which more data does not narrow), as relative.
+fn spent(sampled: f64, groups: &[usize]) -> f64 {
+    (sampled * looks_factor(groups.len()))
+        .max(policy::RERUN_DRIFT_FLOOR.ln_1p())
+        .exp_m1()
 }
 
 /// The relative half-width of the figure's rerun interval; NaN unless every run is positive and
@@ -248,11 +273,10 @@ fn figure_half_width(xs: &[f64], groups: &[usize]) -> f64 {
     if xs.is_empty() || xs.iter().any(|x| !x.is_finite() || *x <= 0.0) {
         return f64::NAN;
     }
-    let h = figure(xs, groups).half_width();
     if groups.len() >= policy::MIN_PROCESS_UNITS {
-        return (h.ln_1p() * looks_factor(groups.len())).exp_m1();
+        return spent(super::figure::sampled_log_half_width(xs, groups), groups);
     }
-    h
+    figure(xs, groups).half_width()
 }
 
 /// How often the rule reads the intervals over worker processes of one transform: after every
@@ -458,13 +482,24 @@ mod tests {
         let b = [50.0, 53.0, 49.5, 52.0, 48.0, 50.1, 47.0, 51.0, 49.0];
         let g = [3, 3, 3];
         let w = half_widths(&[&a, &b], &g);
-        // Over 3 processes each is spent over the rule's looks (`looks_factor`).
-        let spent = |h: f64| (h.ln_1p() * looks_factor(3)).exp_m1();
-        assert!((w[0] - spent(figure(&a, &g).half_width())).abs() < 1e-12);
-        assert!((w[1] - spent(figure(&b, &g).half_width())).abs() < 1e-12);
+        // Over 3 processes the part sampling explains is spent over the rule's looks
+        // (`looks_factor`), then floored; the recorded interval floors the unwidened one.
+        let floor = policy::RERUN_DRIFT_FLOOR.ln_1p();
+        let spent = |h: f64| (h * looks_factor(3)).max(floor).exp_m1();
+        let fig = |xs: &[f64]| super::super::figure::sampled_log_half_width(xs, &g);
+        assert!((w[0] - spent(fig(&a))).abs() < 1e-12);
+        assert!((w[1] - spent(fig(&b))).abs() < 1e-12);
+        assert!(
+            w[0] >= figure(&a, &g).half_width() * (1.0 - 1e-12),
+            "never narrower"
+        );
         let p = paired("", &a, &b, &g).unwrap();
-        let expect = ((p.rerun_high / p.ratio).ln() * looks_factor(3)).exp_m1();
-        assert!((w[2] - expect).abs() < 1e-12, "{w:?} vs {expect}");
+        let recorded = (p.rerun_high / p.ratio).ln();
+        let expect = spent(recorded);
+        assert!(
+            (w[2] - expect).abs() < 1e-12 || recorded <= floor * (1.0 + 1e-12),
+            "{w:?} vs {expect}"
+        );
     }
 
     #[test]
@@ -744,8 +779,13 @@ mod tests {
         ) {
             let w = half_widths(&[&a, &b], &g);
             prop_assert_eq!(w.len(), 3);
-            let spent = if g.len() >= policy::MIN_PROCESS_UNITS { looks_factor(g.len()) } else { 1.0 };
-            let own = (figure(&a, &g).half_width().ln_1p() * spent).exp_m1();
+            let floor_log = policy::RERUN_DRIFT_FLOOR.ln_1p();
+            let own = if g.len() >= policy::MIN_PROCESS_UNITS {
+                let sampled = super::super::figure::sampled_log_half_width(&a, &g);
+                (sampled * looks_factor(g.len())).max(floor_log).exp_m1()
+            } else {
+                figure(&a, &g).half_width()
+            };
             prop_assert!((w[0] - own).abs() <= 1e-9 * own.max(1e-3), "{:?} vs {}", w, own);
             let floor = policy::RERUN_DRIFT_FLOOR * (1.0 - 1e-9);
             prop_assert!(w.iter().all(|x| x.is_finite() && *x >= floor), "{:?}", w);
