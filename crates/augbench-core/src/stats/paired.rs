@@ -130,8 +130,9 @@ pub fn t_over_z(df: usize) -> f64 {
 pub fn min_verdict_pairs(min_effect: f64) -> u64 {
     let band = -(1.0 - min_effect.clamp(1e-6, 1.0 - 1e-6)).ln();
     let sd = std::f64::consts::SQRT_2 * crate::policy::RERUN_DRIFT_FLOOR.ln_1p();
+    let z = super::student::normal_quantile(0.5 + crate::policy::CONFIDENCE / 2.0);
     (2u64..1000)
-        .find(|&n| 1.96 * t_over_z(n as usize - 1) * sd / (n as f64).sqrt() <= band)
+        .find(|&n| z * t_over_z(n as usize - 1) * sd / (n as f64).sqrt() <= band)
         .unwrap_or(1000)
 }
 
