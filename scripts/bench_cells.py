@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Cell-log benchmark (not a test): augbench-cells against pyarrow and pandas, measured in one run.
+"""Cell-log benchmark (not a test): augbench-eval and augbench-cells against pyarrow and pandas,
+measured in one run.
 
 1. Write and read N evaluation cells with M metric columns (default 1,000,000 × 10). The Rust side
    writes its file; pyarrow reads that same file and writes it back, so both handle the same data.
@@ -45,7 +46,7 @@ def best(repeat: int, fn):
 def rust_bin(args) -> str:
     if args.rust_bin:
         return args.rust_bin
-    cmd = ["cargo", "build", "--release", "-q", "-p", "augbench-cells", "--example", "bench_cells"]
+    cmd = ["cargo", "build", "--release", "-q", "-p", "augbench-eval", "--example", "bench_cells"]
     subprocess.run(cmd, cwd=REPO, check=True)
     return str(REPO / "target" / "release" / "examples" / "bench_cells")
 
@@ -125,7 +126,7 @@ def main() -> None:
     print(f"\n{'case':<44} {'rust s':>9} {'python s':>9} {'ratio':>7}")
     for name, rust_s, py_s in results:
         print(f"{name:<44} {rust_s:>9.3f} {py_s:>9.3f} {py_s / rust_s:>6.2f}x")
-    print("ratio = python time / rust time (> 1: augbench-cells is faster)")
+    print("ratio = python time / rust time (> 1: the Rust side is faster)")
 
 
 if __name__ == "__main__":

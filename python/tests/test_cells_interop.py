@@ -24,7 +24,7 @@ from conftest import require
 pytestmark = pytest.mark.environment("interop")
 
 REPO = Path(__file__).resolve().parents[2]
-GOLDEN = REPO / "crates" / "augbench-cells" / "tests" / "golden"
+GOLDEN = REPO / "crates" / "augbench-eval" / "tests" / "golden"
 
 # The seed contract's fixed columns and types, in order (the oracle this test checks against).
 CONTRACT = [

@@ -1,6 +1,7 @@
-//! The one error type of the cell-log engine. Every variant names the file (and the line, row or
-//! column where there is one) and carries a hint; `is_user_fixable` tells the CLI which ones are
-//! usage mistakes (exit 2) and which are failures of the machine (exit 1).
+//! The one error type of the cell logs, this crate's and augbench-eval's. Every variant names the
+//! file (and the line, row or column where there is one) and carries a hint; `is_user_fixable`
+//! tells the CLI which ones are usage mistakes (exit 2) and which are failures of the machine
+//! (exit 1).
 
 use std::path::{Path, PathBuf};
 
@@ -24,7 +25,7 @@ impl std::fmt::Display for Location {
     }
 }
 
-/// Errors of the cell-log engine.
+/// Errors of the cell logs.
 #[derive(Debug, thiserror::Error)]
 pub enum CellsError {
     #[error("{}: no such file", path.display())]
@@ -167,7 +168,8 @@ impl CellsError {
         }
     }
 
-    pub(crate) fn io(path: &Path, action: &'static str, source: std::io::Error) -> Self {
+    /// A failed file operation on `path`; a missing file on read is [`CellsError::NotFound`].
+    pub fn io(path: &Path, action: &'static str, source: std::io::Error) -> Self {
         if source.kind() == std::io::ErrorKind::NotFound && action == "read" {
             return CellsError::NotFound {
                 path: path.to_path_buf(),

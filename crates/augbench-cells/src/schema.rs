@@ -1,6 +1,7 @@
 //! The column registry of both cell-log schemas: the evaluation cells' fixed columns (the seed
-//! contract, in its order), the benchmark cells' fixed columns, the `metric:` namespace, the
-//! identifying keys of a cell, and the Arrow types every known column must have.
+//! contract, in its order; augbench-eval builds its log from them), the benchmark cells' fixed
+//! columns, the `metric:` namespace, the identifying keys of a cell, and the Arrow types every
+//! known column must have (what `io` and `table` normalize a file to).
 
 use std::sync::Arc;
 
@@ -251,17 +252,6 @@ pub fn known_type(column: &str) -> Option<ColumnType> {
         .map(|(_, t)| *t)
 }
 
-/// The Arrow schema of an evaluation log with the given metric names (without prefix).
-pub fn eval_schema(metric_names: &[String]) -> SchemaRef {
-    let fixed = EVAL_FIXED
-        .iter()
-        .map(|(n, t)| Field::new(*n, t.arrow(), true));
-    let metrics = metric_names
-        .iter()
-        .map(|m| Field::new(metric_col(m), DataType::Float64, true));
-    Arc::new(Schema::new(fixed.chain(metrics).collect::<Vec<_>>()))
-}
-
 /// The Arrow schema of a benchmark log.
 pub fn bench_schema() -> SchemaRef {
     let fixed = BENCH_FIXED
@@ -284,16 +274,6 @@ pub fn bench_schema() -> SchemaRef {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn eval_schema_starts_with_the_contract_columns_in_order() {
-        let s = eval_schema(&["absrel".into()]);
-        let names: Vec<&str> = s.fields().iter().map(|f| f.name().as_str()).collect();
-        assert_eq!(names[0], "model_name");
-        assert_eq!(names[14], "timestamp_utc");
-        assert_eq!(names[15], "metric:absrel");
-        assert_eq!(s.field(5).data_type(), &DataType::Int64);
-    }
 
     #[test]
     fn known_types_cover_metrics_and_both_schemas() {

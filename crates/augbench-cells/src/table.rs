@@ -1,6 +1,7 @@
 //! The in-memory cell log shared by both schemas: an Arrow schema plus record batches whose columns
 //! hold only the canonical types (Utf8, Int64, Float64, List<Float64>). `normalize` brings files
-//! written by other tools (pyarrow, pandas) to those types; typed views live in `eval` and `bench`.
+//! written by other tools (pyarrow, pandas) to those types; typed views live in `bench` (and in
+//! augbench-eval's `eval`).
 
 use std::path::Path;
 use std::sync::Arc;

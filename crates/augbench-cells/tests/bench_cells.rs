@@ -154,24 +154,12 @@ fn the_figure_round_trips_and_an_older_log_reads_as_its_median() {
 fn appending_to_a_log_of_another_schema_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cells.parquet");
-    let mut log = augbench_cells::EvalLog::default();
-    log.push_pre_aggregated(
-        augbench_cells::PreAggregated {
-            model_name: "m".into(),
-            task: "t".into(),
-            scene_id: "s".into(),
-            phase: "p".into(),
-            n_samples: 1,
-            difficulty: None,
-            latency_ms_mean: None,
-            git_sha: None,
-            timestamp_utc: None,
-            frame_budget: 0,
-            metrics: vec![],
-        },
-        &Default::default(),
-    );
-    log.write(&path, augbench_cells::Format::Parquet).unwrap();
+    // An evaluation log (its key columns, one cell), written as Parquet.
+    let jsonl = dir.path().join("eval.jsonl");
+    let row = r#"{"model_name": "m", "task": "t", "scene_id": "s", "phase": "p", "n_samples": 1, "frame_budget": 0}"#;
+    std::fs::write(&jsonl, format!("{row}\n")).unwrap();
+    let table = augbench_cells::read_table(&jsonl).unwrap();
+    augbench_cells::write_table(&table, &path, augbench_cells::Format::Parquet).unwrap();
     let e = append_bench_cells(&path, &[result("Resize", 1.0)]).unwrap_err();
     assert!(e.to_string().contains("'run_id'"), "{e}");
 }

@@ -11,7 +11,4 @@
 
 mod bad_input;
 mod bench_cells;
-mod golden;
-mod render;
 mod roundtrip;
-mod summary;

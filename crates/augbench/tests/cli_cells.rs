@@ -15,7 +15,7 @@ use predicates::prelude::*;
 
 fn golden(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../augbench-cells/tests/golden")
+        .join("../augbench-eval/tests/golden")
         .join(name)
 }
 

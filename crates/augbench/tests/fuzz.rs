@@ -132,6 +132,7 @@ fn seeds(suffixes: &[&str]) -> Vec<Vec<u8>> {
         "crates/augbench/tests",
         "crates/augbench-report/tests",
         "crates/augbench-cells/tests",
+        "crates/augbench-eval/tests",
     ] {
         files(&r.join(dir), suffixes, &mut paths);
     }
@@ -312,8 +313,8 @@ fn extra_seeds(name: &str) -> Vec<Vec<u8>> {
 /// An evaluation log whose `metric:a` column is `list<double>`.
 fn eval_log_with_list_metric() -> augbench_cells::CellTable {
     use std::sync::Arc;
-    let mut log = augbench_cells::EvalLog::default();
-    let pre = augbench_cells::PreAggregated {
+    let mut log = augbench_eval::EvalLog::default();
+    let pre = augbench_eval::PreAggregated {
         model_name: "m".into(),
         task: "t".into(),
         scene_id: "s".into(),
@@ -401,10 +402,10 @@ fn cells(dir: &Path, suffix: &str) -> impl Fn(&[u8]) -> bool {
                 return false;
             }
         };
-        if let Ok(mut rows) = augbench_cells::render::filter_rows(&table, &[]) {
+        if let Ok(mut rows) = augbench_eval::render::filter_rows(&table, &[]) {
             rows.truncate(50);
-            let json = augbench_cells::render::TextFormat::Json;
-            let _ = augbench_cells::render::render_rows(&table, &rows, json);
+            let json = augbench_eval::render::TextFormat::Json;
+            let _ = augbench_eval::render::render_rows(&table, &rows, json);
         }
         typed_readers_and_summary(&table, &path);
         true
@@ -413,21 +414,21 @@ fn cells(dir: &Path, suffix: &str) -> impl Fn(&[u8]) -> bool {
 
 /// What the typed readers and `cells summarize` make of a table that read without error.
 fn typed_readers_and_summary(table: &augbench_cells::CellTable, path: &Path) {
-    let _ = augbench_cells::EvalLog::from_table(table, path);
+    let _ = augbench_eval::EvalLog::from_table(table, path);
     let _ = augbench_cells::bench::from_table(table, path);
     let by = ["model", "phase", "library"]
         .iter()
-        .filter(|c| augbench_cells::summary::resolve_column(table, c).is_some())
+        .filter(|c| augbench_eval::summary::resolve_column(table, c).is_some())
         .map(|c| c.to_string())
         .collect();
-    let opts = augbench_cells::summary::SummaryOptions {
+    let opts = augbench_eval::summary::SummaryOptions {
         by,
         bootstrap: FUZZ_BOOTSTRAP,
         ..Default::default()
     };
-    if let Ok(rows) = augbench_cells::summary::summarize(table, &opts) {
+    if let Ok(rows) = augbench_eval::summary::summarize(table, &opts) {
         let _ =
-            augbench_cells::render::render_summary(&rows, augbench_cells::render::TextFormat::Json);
+            augbench_eval::render::render_summary(&rows, augbench_eval::render::TextFormat::Json);
     }
 }
 
@@ -436,12 +437,12 @@ fn rows(dir: &Path) -> impl Fn(&[u8]) -> bool {
     let path = dir.join("rows.jsonl");
     move |bytes: &[u8]| {
         std::fs::write(&path, bytes).unwrap();
-        let opts = augbench_cells::GroupOptions {
+        let opts = augbench_eval::GroupOptions {
             model_name: "m".into(),
             task: "t".into(),
             ..Default::default()
         };
-        augbench_cells::rows::group_file(&path, opts).is_ok()
+        augbench_eval::rows::group_file(&path, opts).is_ok()
     }
 }
 

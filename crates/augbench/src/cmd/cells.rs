@@ -1,16 +1,18 @@
-//! `augbench cells …`: the command-line face of the cell-log engine in augbench-cells (group, merge,
-//! show, summarize, convert). Parsing and printing only; user-fixable engine errors become
-//! `UsageError` (exit 2), machine failures stay plain errors (exit 1).
+//! `augbench cells …`: the command-line face of the evaluation cell engine in augbench-eval
+//! (group, merge, show, summarize) and of augbench-cells' file I/O (convert). Parsing and printing
+//! only; user-fixable engine errors become `UsageError` (exit 2), machine failures stay plain
+//! errors (exit 1).
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use augbench_cells::render::{self, Filter, TextFormat};
-use augbench_cells::summary::{self, SummaryOptions};
-use augbench_cells::{CardSource, CellsError, Format, GroupOptions, io, merge};
+use augbench_cells::{CellsError, Format, io};
 use augbench_core::UsageError;
+use augbench_eval::render::{self, Filter, TextFormat};
+use augbench_eval::summary::{self, SummaryOptions};
+use augbench_eval::{CardSource, GroupOptions, merge};
 use clap::{Args, Subcommand, ValueEnum};
 
 #[derive(Debug, Subcommand)]
@@ -164,7 +166,7 @@ fn group(a: GroupArgs) -> anyhow::Result<()> {
         metric_keys: a.metric_keys,
         stamp,
     };
-    let outcome = augbench_cells::rows::group_file(&a.rows, opts).map_err(lift)?;
+    let outcome = augbench_eval::rows::group_file(&a.rows, opts).map_err(lift)?;
     if outcome.skipped > 0 {
         eprintln!(
             "note: {} of {} rows skipped (no scene or phase)",

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Schema};
 
-use crate::error::{CellsError, Location, Result};
+use augbench_cells::error::{CellsError, Location, Result};
+use augbench_cells::table::normalize;
+
 use crate::group::{FieldValue, GroupOptions, GroupOutcome, Grouper};
-use crate::table::normalize;
 
 /// Groups the per-sample rows of `path` (format by suffix: .jsonl/.ndjson/.json, .csv, .parquet/.pq).
 pub fn group_file(path: &Path, opts: GroupOptions) -> Result<GroupOutcome> {
@@ -38,7 +39,7 @@ pub fn group_file(path: &Path, opts: GroupOptions) -> Result<GroupOutcome> {
 }
 
 fn group_jsonl(path: &Path, g: &mut Grouper) -> Result<()> {
-    crate::io::jsonl::for_each_object(path, |lineno, obj| {
+    augbench_cells::io::jsonl::for_each_object(path, |lineno, obj| {
         let fields: Vec<_> = obj
             .0
             .iter()
@@ -98,7 +99,7 @@ fn group_csv(path: &Path, g: &mut Grouper) -> Result<()> {
 }
 
 fn group_parquet(path: &Path, g: &mut Grouper) -> Result<()> {
-    let (_, batches) = crate::io::parquet::read_batches_dictionary(path)?;
+    let (_, batches) = augbench_cells::io::parquet::read_batches_dictionary(path)?;
     group_batches(g, &batches, path)
 }
 

@@ -15,9 +15,11 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
 use serde_json::Value;
 
-use crate::error::{CellsError, Location, Result};
+use augbench_cells::error::{CellsError, Location, Result};
+use augbench_cells::system_card::TOOLKIT_VERSION;
+
 use crate::eval::{EvalCell, EvalLog, now_utc};
-use crate::system_card::{CardStamp, TOOLKIT_VERSION};
+use crate::stamp::CardStamp;
 
 /// Keys of a per-sample row that are never metrics.
 pub const METADATA_KEYS: &[&str] = &[

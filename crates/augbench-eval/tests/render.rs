@@ -1,4 +1,5 @@
-//! Snapshots of `show` output (table, CSV, JSON) of a small evaluation log, and filtering.
+//! Snapshots of `show` output (table, CSV, JSON) of a small evaluation log, and filtering; the
+//! snapshots are `snapshots/integration__render__*.snap`.
 
 #![allow(
     clippy::unwrap_used,
@@ -7,8 +8,8 @@
     reason = "test code: a failure is the test failing"
 )]
 
-use augbench_cells::render::{Filter, TextFormat, filter_rows, render_rows};
-use augbench_cells::{CardStamp, EvalLog, PreAggregated};
+use augbench_eval::render::{Filter, TextFormat, filter_rows, render_rows};
+use augbench_eval::{CardStamp, EvalLog, PreAggregated};
 
 fn log() -> EvalLog {
     let mut log = EvalLog::default();

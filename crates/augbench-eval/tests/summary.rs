@@ -8,9 +8,9 @@
     reason = "test code: a failure is the test failing"
 )]
 
-use augbench_cells::render::{TextFormat, render_summary};
-use augbench_cells::summary::{SummaryOptions, summarize};
-use augbench_cells::{CardStamp, EvalLog, PreAggregated};
+use augbench_eval::render::{TextFormat, render_summary};
+use augbench_eval::summary::{SummaryOptions, summarize};
+use augbench_eval::{CardStamp, EvalLog, PreAggregated};
 use proptest::prelude::*;
 
 fn cell(model: &str, scene: &str, phase: &str, absrel: f64) -> PreAggregated {

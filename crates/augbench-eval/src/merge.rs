@@ -10,10 +10,10 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, RecordBatch, new_null_array};
 use arrow_schema::{DataType, Field, Schema};
 
-use crate::error::{CellsError, Result};
-use crate::io::read_table;
-use crate::schema::{LogKind, known_type, metric_name};
-use crate::table::{CellTable, CellValue};
+use augbench_cells::error::{CellsError, Result};
+use augbench_cells::io::read_table;
+use augbench_cells::schema::{LogKind, known_type, metric_name};
+use augbench_cells::table::{CellTable, CellValue};
 
 /// A cell key that occurs more than once in the merged log.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::error::{CellsError, Result};
-use crate::table::{CellTable, CellValue};
+use augbench_cells::error::{CellsError, Result};
+use augbench_cells::table::{CellTable, CellValue};
 
 /// Bootstrap resamples, generator seed and interval coverage by default: policy's, read here so
 /// the CLI help and the library agree.
@@ -135,7 +135,7 @@ pub fn summarize(table: &CellTable, opts: &SummaryOptions) -> Result<Vec<Summary
         .column_names()
         .iter()
         .enumerate()
-        .filter(|(_, n)| crate::schema::metric_name(n).is_some())
+        .filter(|(_, n)| augbench_cells::schema::metric_name(n).is_some())
         .map(|(i, _)| i)
         .collect();
     let groups = collect_groups(table, &by, &metrics);

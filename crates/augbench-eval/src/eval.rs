@@ -1,8 +1,8 @@
-//! Evaluation cells (the seed contract): the typed `EvalCell` row, the `EvalLog` that owns the union
-//! of metric columns, pre-aggregated cells for clip-level tasks, and conversion to and from the
-//! generic table, so they are written and read as Parquet or JSON Lines.
-//!
-//! Enum-like values (phase, difficulty) are stored as their plain label: pass `value.to_string()`.
+//! Evaluation cells (the seed contract): the typed `EvalCell` row, the `EvalLog` that owns the
+//! union of metric columns, pre-aggregated cells for clip-level tasks, the log's Arrow schema and
+//! conversion to and from augbench-cells' table, so they are written and read as Parquet or JSON
+//! Lines. Enum-like values (phase, difficulty) are stored as their plain label: pass
+//! `value.to_string()`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,12 +10,15 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::error::{CellsError, Location, Result};
-use crate::io::{self, Format, WriteResult};
-use crate::schema::{ColumnType, EVAL_FIXED, eval_schema, metric_name};
-use crate::system_card::{CardStamp, TOOLKIT_VERSION};
-use crate::table::CellTable;
+use augbench_cells::error::{CellsError, Location, Result};
+use augbench_cells::io::{self, Format, WriteResult};
+use augbench_cells::schema::{ColumnType, EVAL_FIXED, metric_col, metric_name};
+use augbench_cells::system_card::TOOLKIT_VERSION;
+use augbench_cells::table::CellTable;
+
+use crate::stamp::CardStamp;
 
 /// One (model, task, scene, phase, frame_budget) cell.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +69,17 @@ pub struct PreAggregated {
     pub frame_budget: i64,
     /// Metric name → value; `Some(NaN)` stays NaN (attempted but undefined), `None` is null.
     pub metrics: Vec<(String, Option<f64>)>,
+}
+
+/// The Arrow schema of an evaluation log with the given metric names (without prefix).
+pub fn eval_schema(metric_names: &[String]) -> SchemaRef {
+    let fixed = EVAL_FIXED
+        .iter()
+        .map(|(n, t)| Field::new(*n, t.arrow(), true));
+    let metrics = metric_names
+        .iter()
+        .map(|m| Field::new(metric_col(m), DataType::Float64, true));
+    Arc::new(Schema::new(fixed.chain(metrics).collect::<Vec<_>>()))
 }
 
 /// Current UTC time in ISO-8601 with microseconds and `+00:00`.
@@ -387,6 +401,16 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
         }
+    }
+
+    #[test]
+    fn eval_schema_starts_with_the_contract_columns_in_order() {
+        let s = eval_schema(&["absrel".into()]);
+        let names: Vec<&str> = s.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names[0], "model_name");
+        assert_eq!(names[14], "timestamp_utc");
+        assert_eq!(names[15], "metric:absrel");
+        assert_eq!(s.field(5).data_type(), &DataType::Int64);
     }
 
     #[test]

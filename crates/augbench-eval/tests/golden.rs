@@ -10,9 +10,10 @@
 
 use std::path::{Path, PathBuf};
 
-use augbench_cells::rows::group_file;
+use augbench_cells::Format;
 use augbench_cells::schema::EVAL_FIXED;
-use augbench_cells::{CardSource, EvalLog, Format, GroupOptions};
+use augbench_eval::rows::group_file;
+use augbench_eval::{CardSource, EvalLog, GroupOptions};
 use serde_json::Value;
 
 fn golden(name: &str) -> PathBuf {

@@ -13,11 +13,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use augbench_cells::io::parquet::read_batches_dictionary;
-use augbench_cells::rows::group_batches;
-use augbench_cells::{EvalCell, EvalLog, Format, GroupOptions, Grouper, read_table};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+use augbench_cells::io::parquet::read_batches_dictionary;
+use augbench_cells::{Format, read_table};
+use augbench_eval::rows::group_batches;
+use augbench_eval::{EvalCell, EvalLog, GroupOptions, Grouper};
 
 const SEED: u64 = 0;
 const SCENES: usize = 5000;
