@@ -11,7 +11,7 @@ use anyhow::Context;
 use augbench_cells::{BenchCell, append_bench_cells, read_bench_cells};
 use augbench_core::results::ResultFile;
 use augbench_core::{RunConfig, naming, policy};
-use augbench_host::facts::last_lines;
+use augbench_host::child::last_lines;
 use augbench_host::fsutil::write_atomic;
 
 use crate::gcloud::{self, TaskStatus};

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use augbench_core::policy;
-use augbench_host::facts::last_lines;
+use augbench_host::child::last_lines;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::gcloud::{self, GcloudError, TaskStatus};

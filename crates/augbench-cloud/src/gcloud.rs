@@ -1,11 +1,12 @@
 //! The `gcloud` CLI, the only way augbench talks to Google Cloud: storage copies and listings,
-//! and Batch jobs (submit, describe, tasks list, delete). A failed call keeps gcloud's own error
-//! text (quota, permissions, a machine type the region lacks: not checkable offline).
+//! and Batch jobs (submit, describe, tasks list, delete), each run through `host::child`. A failed
+//! call keeps the tail of gcloud's own error text (quota, permissions, a machine type the region
+//! lacks: not checkable offline).
 
 use std::path::Path;
 use std::process::Command;
 
-use augbench_host::facts::last_lines;
+use augbench_host::child;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -30,17 +31,15 @@ pub enum GcloudError {
 
 /// Runs `gcloud ARGS` and returns its stdout.
 pub fn run(args: &[&str]) -> Result<String, GcloudError> {
-    let out = Command::new("gcloud")
-        .args(args)
-        .output()
-        .map_err(GcloudError::Missing)?;
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    let done = child::run(Command::new("gcloud").args(args), ERROR_TAIL_LINES)
+        .map_err(|e| GcloudError::Missing(e.into_io()))?;
+    if done.status.success() {
+        return Ok(done.stdout_text());
     }
     Err(GcloudError::Failed {
         args: args.join(" "),
-        code: out.status.code().unwrap_or(-1),
-        stderr: last_lines(&String::from_utf8_lossy(&out.stderr), ERROR_TAIL_LINES),
+        code: done.status.code().unwrap_or(-1),
+        stderr: done.stderr,
     })
 }
 

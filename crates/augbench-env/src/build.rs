@@ -4,11 +4,12 @@
 //! build never leaves a broken one.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use anyhow::Context;
 use augbench_core::{UsageError, policy};
+use augbench_host::child::{self, last_lines};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use sha2::{Digest, Sha256};
 
@@ -112,23 +113,26 @@ fn recent_lock(input: &Path, out: &Path, requirements: &str) -> Option<String> {
 /// uv's wording when no set of versions satisfies the requirements (a pin that does not exist).
 const UNRESOLVABLE: &str = "No solution found";
 
+/// Lines of `uv pip compile`'s stderr kept: all of a resolution error, whose first line is the
+/// one that says it is `UNRESOLVABLE` (what the user is shown is its last lines).
+const COMPILE_STDERR_LINES: usize = 1000;
+
 fn compile(group: &str, uv: &Path, python: &Path, input: &Path, out: &Path) -> anyhow::Result<()> {
-    let output = Command::new(uv)
-        .args(["pip", "compile", "--quiet", "--no-header"])
+    let mut cmd = Command::new(uv);
+    cmd.args(["pip", "compile", "--quiet", "--no-header"])
         .arg(input)
         .arg("-o")
         .arg(out)
         .arg("--python")
         .arg(python)
-        .env("UV_PYTHON_DOWNLOADS", "never")
-        .output()
-        .context("running uv pip compile")?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        if stderr.contains(UNRESOLVABLE) {
-            return Err(unresolvable(group, input, &stderr));
+        .env("UV_PYTHON_DOWNLOADS", "never");
+    let done = child::run(&mut cmd, COMPILE_STDERR_LINES).context("running uv pip compile")?;
+    if !done.status.success() {
+        if done.stderr.contains(UNRESOLVABLE) {
+            return Err(unresolvable(group, input, &done.stderr));
         }
-        anyhow::bail!("uv pip compile failed:\n{}", tail(&stderr));
+        let tail = last_lines(&done.stderr, policy::STDERR_TAIL_LINES);
+        anyhow::bail!("uv pip compile failed:\n{tail}");
     }
     Ok(())
 }
@@ -139,7 +143,7 @@ fn unresolvable(group: &str, input: &Path, stderr: &str) -> anyhow::Error {
         format!(
             "environment group `{group}`: its requirements ({}) do not resolve:\n{}",
             input.display(),
-            tail(stderr)
+            last_lines(stderr, policy::STDERR_TAIL_LINES)
         ),
         format!("fix the pin in envs/{group}.in (`augbench env lock {group}` re-resolves it)"),
     )
@@ -223,18 +227,12 @@ pub(super) fn build_into(
     };
     steps.extend(extra.iter().map(|args| install_step(inst, &tmp, args)));
     for mut step in steps {
-        let out = step
-            .env("UV_PYTHON_DOWNLOADS", "never")
-            .stdout(Stdio::null())
-            .output()
-            .context("starting an installer")?;
-        if !out.status.success() {
+        step.env("UV_PYTHON_DOWNLOADS", "never");
+        let done =
+            child::run(&mut step, policy::STDERR_TAIL_LINES).context("starting an installer")?;
+        if let Err(failed) = done.check(format!("{:?}", step.get_program())) {
             let _ = std::fs::remove_dir_all(&tmp);
-            anyhow::bail!(
-                "{:?} failed:\n{}",
-                step.get_program(),
-                tail(&String::from_utf8_lossy(&out.stderr))
-            );
+            return Err(failed.into());
         }
     }
     let _ = std::fs::remove_file(&lock_file);
@@ -270,17 +268,11 @@ pub(super) fn ready(dir: &Path, label: &str, mp: Option<&MultiProgress>) -> anyh
 fn compile_bytecode(dir: &Path) -> anyhow::Result<()> {
     const SCRIPT: &str = "import compileall, sysconfig\n\
         compileall.compile_dir(sysconfig.get_paths()['purelib'], quiet=2, workers=0)\n";
-    let out = Command::new(venv_python(dir))
-        .args(["-c", SCRIPT])
-        .stdout(Stdio::null())
-        .output()
-        .context("starting the environment's Python to compile its modules")?;
-    if !out.status.success() {
-        anyhow::bail!(
-            "compiling the installed modules to bytecode failed:\n{}",
-            tail(&String::from_utf8_lossy(&out.stderr))
-        );
-    }
+    let mut cmd = Command::new(venv_python(dir));
+    cmd.args(["-c", SCRIPT]);
+    child::run(&mut cmd, policy::STDERR_TAIL_LINES)
+        .context("starting the environment's Python to compile its modules")?
+        .check("compiling the installed modules to bytecode")?;
     std::fs::write(dir.join(BYTECODE), "").context("marking the environment compiled")
 }
 
@@ -306,10 +298,6 @@ fn cmd(program: &Path, args: &[&str], paths: &[&Path]) -> Command {
     let mut c = Command::new(program);
     c.args(args).args(paths);
     c
-}
-
-pub(super) fn tail(text: &str) -> String {
-    augbench_host::facts::last_lines(text, policy::STDERR_TAIL_LINES)
 }
 
 pub(super) fn spinner(mp: Option<&MultiProgress>, label: String) -> ProgressBar {

@@ -7,6 +7,10 @@ use std::process::Command;
 
 use anyhow::Context;
 use augbench_core::UsageError;
+use augbench_host::child::{self, Finished, Tail};
+
+/// Lines of pip's output shown when installing uv fails.
+const PIP_LOG_LINES: usize = 15;
 
 /// How environments get built.
 #[derive(Debug, Clone)]
@@ -79,48 +83,50 @@ pub fn installer(python: &Path) -> Installer {
 /// Installs uv into `target` with pip, quietly: pip's notes (the root-user warning, the version
 /// check) are captured and shown only when the install fails. Returns the uv binary.
 pub(crate) fn install_uv(python: &Path, target: &Path) -> Result<PathBuf, String> {
-    let out = Command::new(python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--target",
-        ])
-        .arg(target)
-        .arg("uv")
-        // As environment variables, so a pip too old to know an option ignores it.
-        .env("PIP_ROOT_USER_ACTION", "ignore")
-        .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-        .env("PIP_NO_INPUT", "1")
-        .output()
-        .map_err(|e| format!("cannot run {} -m pip: {e}", python.display()))?;
+    let mut cmd = Command::new(python);
+    cmd.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--target",
+    ])
+    .arg(target)
+    .arg("uv")
+    // As environment variables, so a pip too old to know an option ignores it.
+    .env("PIP_ROOT_USER_ACTION", "ignore")
+    .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+    .env("PIP_NO_INPUT", "1");
+    let done = child::run(&mut cmd, PIP_LOG_LINES)
+        .map_err(|e| format!("cannot run {} -m pip: {}", python.display(), e.into_io()))?;
     let uv = target.join("bin").join("uv");
-    if out.status.success() && uv.exists() {
+    if done.status.success() && uv.exists() {
         return Ok(uv);
     }
-    let log = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
-    let log = String::from_utf8_lossy(&log);
-    let tail: Vec<&str> = log.lines().rev().take(15).collect();
-    let tail: Vec<&str> = tail.into_iter().rev().collect();
-    Err(format!(
+    Err(pip_failure(python, &done))
+}
+
+/// Why pip did not install uv: its status and the last lines of its stdout, then stderr.
+fn pip_failure(python: &Path, done: &Finished) -> String {
+    let log = Tail::new(PIP_LOG_LINES);
+    log.push_text(&done.stdout_text());
+    log.push_text(&done.stderr);
+    format!(
         "`{} -m pip install uv` failed ({}):\n{}",
         python.display(),
-        out.status,
-        tail.join("\n")
-    ))
+        done.status,
+        log.text()
+    )
 }
 
 /// `uv 0.9.5` (name and version as uv reports them), or plain `uv` when it does not answer.
 fn uv_version(uv: &Path) -> String {
-    Command::new(uv)
-        .arg("--version")
-        .output()
+    child::run(Command::new(uv).arg("--version"), 0)
         .ok()
         .filter(|o| o.status.success())
         .map(|o| {
-            let text = String::from_utf8_lossy(&o.stdout).to_string();
+            let text = o.stdout_text();
             text.split_whitespace()
                 .take(2)
                 .collect::<Vec<_>>()

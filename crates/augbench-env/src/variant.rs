@@ -7,16 +7,17 @@
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use anyhow::Context;
-use augbench_core::UsageError;
 use augbench_core::variant::{Variant, VariantSource};
+use augbench_core::{UsageError, policy};
+use augbench_host::child;
 use indicatif::MultiProgress;
 use sha2::{Digest, Sha256};
 
 use crate::assets::group_assets;
-use crate::build::{COMPLETE, EnvInfo, build_into, env_key, ready, spinner, tail, venv_python};
+use crate::build::{COMPLETE, EnvInfo, build_into, env_key, ready, spinner, venv_python};
 use crate::uv::{Installer, find_python, installer};
 
 /// Where a variant's environment lives and whether it is built.
@@ -122,24 +123,22 @@ pub fn check_pins(variants: &[&Variant]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `uv pip compile -` of `pin` alone: `Err` with the last lines of uv's stderr when it fails.
 fn resolve_pin(uv: &Path, python: &Path, pin: &str) -> Result<(), String> {
-    let mut child = Command::new(uv)
-        .args(["pip", "compile", "--quiet", "--no-header", "-", "--python"])
+    let mut cmd = Command::new(uv);
+    cmd.args(["pip", "compile", "--quiet", "--no-header", "-", "--python"])
         .arg(python)
-        .env("UV_PYTHON_DOWNLOADS", "never")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start uv: {e}"))?;
-    if let Some(mut stdin) = child.stdin.take() {
+        .env("UV_PYTHON_DOWNLOADS", "never");
+    let mut running =
+        child::spawn(&mut cmd, policy::STDERR_TAIL_LINES).map_err(|e| e.to_string())?;
+    if let Some(mut stdin) = running.take_stdin() {
         let _ = writeln!(stdin, "{pin}");
     }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    if out.status.success() {
+    let done = running.finish().map_err(|e| e.to_string())?;
+    if done.status.success() {
         Ok(())
     } else {
-        Err(tail(&String::from_utf8_lossy(&out.stderr)))
+        Err(done.stderr)
     }
 }
 

@@ -1,8 +1,7 @@
-//! Small facts every part of augbench reads the same way: the time now (UTC, RFC 3339), the CPU
-//! brand and the total memory as sysinfo reports them, and the last lines of a process's output.
-//! Each is written once here; the CPU brand and memory are read only by the machine card's probe
-//! (`machine::card`); the time and the output tail by every crate that stamps a time or reports a
-//! process's stderr.
+//! Small facts every part of augbench reads the same way: the time now (UTC, RFC 3339), and the
+//! CPU brand and the total memory as sysinfo reports them. Each is written once here; the CPU
+//! brand and memory are read only by the machine card's probe (`machine::card`), the time by every
+//! crate that stamps one. (The last lines of a process's output are `child`'s.)
 
 /// The time now, UTC, to the second (`2026-01-02T03:04:05Z`).
 pub fn now_utc() -> String {
@@ -25,23 +24,9 @@ pub fn cpu() -> (Option<String>, u64) {
     (brand, sys.total_memory())
 }
 
-/// The last `n` lines of `text` (all of it when shorter), joined with `\n`.
-pub fn last_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn last_lines_keeps_the_end() {
-        assert_eq!(last_lines("a\nb\nc\n", 2), "b\nc");
-        assert_eq!(last_lines("a\nb", 5), "a\nb");
-        assert_eq!(last_lines("", 3), "");
-        assert_eq!(last_lines("a\nb", 0), "");
-    }
 
     #[test]
     fn now_is_rfc3339_utc_to_the_second() {

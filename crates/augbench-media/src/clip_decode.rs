@@ -1,12 +1,15 @@
 //! The one video decoder behind the clip cache: OpenCV in the `video_decode` Python environment,
 //! started by the command augbench-exec builds (`exec::worker::clip_decoder`) with the job file
-//! appended, streaming one manifest line per video back. The augbench binary links no FFmpeg.
+//! appended (through `host::child`, which keeps its stderr's tail), streaming one manifest line per
+//! video back. The augbench binary links no FFmpeg.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use anyhow::Context;
+use augbench_core::policy;
+use augbench_host::child;
 use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -132,49 +135,37 @@ impl Decoder {
         std::fs::write(&job_file, text)
             .with_context(|| format!("writing {}", job_file.display()))?;
         let cmd = &self.command;
-        let mut child = Command::new(&cmd.program)
+        let mut process = Command::new(&cmd.program);
+        process
             .args(&cmd.args)
             .arg(&job_file)
-            .envs(cmd.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
+            .envs(cmd.env.iter().map(|(k, v)| (k, v)));
+        let mut running = child::spawn(&mut process, policy::STDERR_TAIL_LINES)
             .with_context(|| format!("starting the video decoder ({})", cmd.label))?;
-        let stderr = child.stderr.take().map(drain);
-        let lines = child.stdout.take().map(|out| read_lines(out, bar));
-        let status = child.wait().context("waiting for the video decoder")?;
-        let log = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
+        drop(running.take_stdin()); // it reads nothing from stdin
+        let lines = running.take_stdout().map(|out| read_lines(out, bar));
+        let done = running.finish().context("waiting for the video decoder")?;
         let _ = std::fs::remove_file(&job_file);
         let lines = lines.unwrap_or_else(|| Ok(Vec::new()));
         let decoded = lines.and_then(|l| collect(l, job.items.len()));
+        let status = done.status;
         match (status.success(), decoded) {
             (true, Ok(d)) => Ok(d),
             (ok, d) => Err(d
                 .err()
                 .unwrap_or_else(|| anyhow::anyhow!("exit status {status}")))
-            .with_context(|| failure(&cmd.label, ok, &log)),
+            .with_context(|| failure(&cmd.label, ok, &done.stderr)),
         }
     }
 }
 
-fn failure(label: &str, exited_ok: bool, log: &str) -> String {
-    let tail = augbench_host::facts::last_lines(log, augbench_core::policy::STDERR_TAIL_LINES);
+fn failure(label: &str, exited_ok: bool, tail: &str) -> String {
     let how = if exited_ok {
         "answered badly"
     } else {
         "failed"
     };
     format!("the video decoder ({label}) {how}; its stderr:\n{tail}")
-}
-
-/// Reads a child's stream to the end on a thread (so a chatty stderr never blocks it).
-fn drain(mut stream: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stream.read_to_string(&mut text);
-        text
-    })
 }
 
 /// Parses the decoder's stdout line by line, moving `bar` for each entry.

@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use augbench_core::{Device, Matrix, Media, policy, stats};
-use augbench_protocol::client::{Worker, WorkerCommand};
+use augbench_exec::worker::WorkerCommand;
+use augbench_protocol::client::Worker;
 use augbench_protocol::protocol::{
     CheckResponse, HelloResponse, LoadRequest, LoadResponse, PrepareRequest, PrepareResponse,
     Request, TimeRequest, TimeResponse,
@@ -141,7 +142,7 @@ fn python_command() -> anyhow::Result<Option<WorkerCommand>> {
 
 /// A native worker with the dataset loaded and `Identity` prepared and checked.
 fn identity_worker(cmd: &WorkerCommand, paths: &[String]) -> anyhow::Result<Worker> {
-    let mut w = Worker::spawn(cmd, policy::STDERR_TAIL_LINES)?;
+    let mut w = cmd.spawn(policy::STDERR_TAIL_LINES)?;
     let _: HelloResponse = w.call(&Request::Hello, timeout())?;
     let load = Request::Load(LoadRequest {
         media: Media::Image.to_string(),
@@ -278,7 +279,7 @@ fn bench_hello(
     cmd: &WorkerCommand,
     samples: usize,
 ) -> anyhow::Result<Rtt> {
-    let mut w = Worker::spawn(cmd, policy::STDERR_TAIL_LINES)?;
+    let mut w = cmd.spawn(policy::STDERR_TAIL_LINES)?;
     hello(&mut w);
     c.bench_function(&format!("hello_rtt/{name}"), |b| b.iter(|| hello(&mut w)));
     let mut us: Vec<f64> = (0..samples)

@@ -13,13 +13,14 @@
 )]
 
 use std::hint::black_box;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use augbench_core::recipe::Recipe;
 use augbench_core::{Media, policy, stats};
 use augbench_native::loader::{Batch, Crop, Normalize, Pixels};
-use augbench_protocol::client::{Worker, WorkerCommand};
+use augbench_protocol::client::Worker;
 use augbench_protocol::protocol::{
     HelloResponse, LoadRequest, LoadResponse, LoaderSlot, PipelinePrepareRequest,
     PipelinePrepareResponse, PipelineRunRequest, PipelineRunResponse, PipelineStartRequest,
@@ -93,14 +94,11 @@ fn main() -> anyhow::Result<()> {
 
 /// A native worker holding the decoded items (memory scope) with a warm `DecodeOnly` loader.
 fn start_loader(paths: &[String], workers: u64) -> anyhow::Result<Worker> {
-    let cmd = WorkerCommand {
-        program: std::env::current_exe().context("locating the bench binary")?,
-        args: Vec::new(),
-        env: vec![(SELF_WORKER_ENV.into(), LIBRARY.into())],
-        label: format!("{LIBRARY} worker (w={workers})"),
-    };
+    let mut cmd = Command::new(std::env::current_exe().context("locating the bench binary")?);
+    cmd.env(SELF_WORKER_ENV, LIBRARY);
+    let label = format!("{LIBRARY} worker (w={workers})");
     let timeout = Duration::from_secs_f64(policy::REQUEST_TIMEOUT_SEC);
-    let mut w = Worker::spawn(&cmd, policy::STDERR_TAIL_LINES)?;
+    let mut w = Worker::spawn(cmd, &label, policy::STDERR_TAIL_LINES)?;
     let _: HelloResponse = w.call(&Request::Hello, timeout)?;
     let load = LoadRequest {
         media: "image".into(),

@@ -1,29 +1,19 @@
-//! The coordinator's side of the worker protocol: spawns a worker process, sends one request at a
-//! time with a timeout, and turns a crash, hang or garbled line into a typed error carrying the tail
-//! of the worker's stderr. Nothing here knows which language the worker is written in.
+//! The coordinator's side of the worker protocol: starts a worker from the command it is given
+//! (through `host::child`, which keeps the tail of its stderr), sends one request at a time with a
+//! timeout, and turns a crash, hang or garbled line into a typed error carrying that tail. Nothing
+//! here knows which language the worker is written in, nor builds its command line.
 
-use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::path::Path;
+use std::process::{ChildStdin, Command};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
+use augbench_host::child::{self, Running};
 use serde::de::DeserializeOwned;
 
 use crate::protocol::{Failure, Request, parse_response};
-
-/// How to start a worker: program, arguments and extra environment.
-#[derive(Debug, Clone)]
-pub struct WorkerCommand {
-    pub program: PathBuf,
-    pub args: Vec<String>,
-    pub env: Vec<(String, String)>,
-    /// Human label for messages, e.g. `kornia-rs worker`.
-    pub label: String,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
@@ -76,31 +66,26 @@ impl WorkerError {
 /// A running worker. Dropping it kills the process.
 pub struct Worker {
     label: String,
-    child: Child,
+    child: Running,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
-    tail_lines: usize,
 }
 
 impl Worker {
-    pub fn spawn(cmd: &WorkerCommand, tail_lines: usize) -> Result<Worker, WorkerError> {
-        let mut command = Command::new(&cmd.program);
-        command
-            .args(&cmd.args)
-            .envs(cmd.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = command.spawn().map_err(|source| WorkerError::Spawn {
-            label: cmd.label.clone(),
-            program: cmd.program.display().to_string(),
-            source,
+    /// Starts `command` as a worker named `label` in messages, keeping the last `tail_lines`
+    /// lines of its stderr for errors.
+    pub fn spawn(
+        mut command: Command,
+        label: &str,
+        tail_lines: usize,
+    ) -> Result<Worker, WorkerError> {
+        let mut child = child::spawn(&mut command, tail_lines).map_err(|e| WorkerError::Spawn {
+            label: label.to_string(),
+            program: Path::new(command.get_program()).display().to_string(),
+            source: e.into_io(),
         })?;
-        let stdout = child.stdout.take();
-        let stderr = child.stderr.take();
         let (tx, lines) = mpsc::channel();
-        if let Some(out) = stdout {
+        if let Some(out) = child.take_stdout() {
             thread::spawn(move || {
                 for line in BufReader::new(out).lines().map_while(Result::ok) {
                     if tx.send(line).is_err() {
@@ -109,18 +94,11 @@ impl Worker {
                 }
             });
         }
-        let tail = Arc::new(Mutex::new(VecDeque::new()));
-        if let Some(err) = stderr {
-            let tail = Arc::clone(&tail);
-            thread::spawn(move || collect_tail(err, &tail, tail_lines));
-        }
         Ok(Worker {
-            label: cmd.label.clone(),
-            stdin: child.stdin.take(),
+            label: label.to_string(),
+            stdin: child.take_stdin(),
             child,
             lines,
-            stderr: tail,
-            tail_lines,
         })
     }
 
@@ -135,10 +113,7 @@ impl Worker {
 
     /// The last lines the worker wrote to stderr.
     pub fn stderr_tail(&self) -> String {
-        match self.stderr.lock() {
-            Ok(t) => t.iter().cloned().collect::<Vec<_>>().join("\n"),
-            Err(_) => String::new(),
-        }
+        self.child.tail().text()
     }
 
     /// Sends a request and decodes the success payload into `T`.
@@ -171,8 +146,8 @@ impl Worker {
         match self.lines.recv_timeout(timeout) {
             Ok(reply) => self.decode(&op, &reply),
             Err(RecvTimeoutError::Timeout) => {
-                self.kill();
-                thread::sleep(Duration::from_millis(50));
+                self.child.kill();
+                let _ = self.child.wait(); // lets the last lines of stderr reach the tail
                 Err(WorkerError::Timeout {
                     label: self.label.clone(),
                     op,
@@ -215,8 +190,6 @@ impl Worker {
             .wait()
             .map(|s| describe_status(&s))
             .unwrap_or_else(|e| format!("unknown status: {e}"));
-        // Give the stderr reader a moment to drain the last lines.
-        thread::sleep(Duration::from_millis(100));
         WorkerError::Died {
             label: self.label.clone(),
             op: op.to_string(),
@@ -231,8 +204,7 @@ impl Worker {
     }
 
     pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.child.kill();
     }
 
     /// Polite shutdown; kills the worker if it does not answer quickly.
@@ -248,7 +220,7 @@ impl Worker {
     }
 
     pub fn tail_lines(&self) -> usize {
-        self.tail_lines
+        self.child.tail().keep()
     }
 }
 
@@ -256,17 +228,6 @@ impl Drop for Worker {
     fn drop(&mut self) {
         if let Ok(None) = self.child.try_wait() {
             self.kill();
-        }
-    }
-}
-
-fn collect_tail(err: impl std::io::Read, tail: &Mutex<VecDeque<String>>, keep: usize) {
-    for line in BufReader::new(err).lines().map_while(Result::ok) {
-        if let Ok(mut t) = tail.lock() {
-            t.push_back(line);
-            while t.len() > keep {
-                t.pop_front();
-            }
         }
     }
 }
@@ -293,4 +254,54 @@ fn describe_status(s: &std::process::ExitStatus) -> String {
 #[cfg(not(unix))]
 fn describe_status(s: &std::process::ExitStatus) -> String {
     s.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Worker {
+        let mut c = Command::new("sh");
+        c.args(["-c", script]);
+        Worker::spawn(c, "test worker", 2).unwrap()
+    }
+
+    #[test]
+    fn a_worker_that_dies_is_reported_with_its_status_and_stderr_tail() {
+        let mut w = sh("read x; echo one >&2; echo two >&2; echo three >&2; exit 3");
+        let e = w
+            .request(&Request::Hello, Duration::from_secs(30))
+            .unwrap_err();
+        assert!(e.worker_lost());
+        assert_eq!(
+            e.to_string(),
+            "test worker exited (exit code 3) during `hello`\n--- stderr tail ---\ntwo\nthree"
+        );
+    }
+
+    #[test]
+    fn a_worker_that_hangs_is_killed_after_the_timeout() {
+        let mut w = sh("echo waiting >&2; exec sleep 30");
+        let e = w
+            .request(&Request::Hello, Duration::from_millis(300))
+            .unwrap_err();
+        assert!(matches!(e, WorkerError::Timeout { .. }), "{e}");
+        assert!(
+            e.to_string().ends_with("\n--- stderr tail ---\nwaiting"),
+            "{e}"
+        );
+        assert!(!w.is_alive());
+    }
+
+    #[test]
+    fn a_program_that_cannot_start_is_named() {
+        let e = Worker::spawn(Command::new("/no/such/worker"), "x worker", 2)
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .starts_with("cannot start x worker (/no/such/worker): "),
+            "{e}"
+        );
+    }
 }
