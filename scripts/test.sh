@@ -49,9 +49,9 @@ cargo test --workspace --release --no-run
 export AUGBENCH_BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/augbench"
 
 step "python: library and video-decode environments (cached under the augbench cache)"
-for group in pillow albumentationsx torch_stack video_decode opencv albumentations dali; do
-  "$AUGBENCH_BIN" env build "$group" --no-refresh-requirements
-done
+# Every group in envs/ (embedded in the binary; `env build` with no names builds them all), so
+# the list of groups lives in envs/ and specs/matrix.yaml only.
+"$AUGBENCH_BIN" env build --no-refresh-requirements
 
 step "rust: tests"
 # Most integration tests wait on worker processes (Python imports, timeouts) more than they
@@ -82,26 +82,33 @@ step "python: pytest for the library environments"
 # that merely comes along, like OpenCV inside AlbumentationsX's, are deselected: they run in that
 # library's own environment), and the worker-loop cases no library changes (marker `generic`) run
 # once, in the first.
-for group in pillow albumentationsx torch_stack opencv albumentations; do
+# The groups and their libraries come from the support matrix (specs/matrix.yaml, as
+# `augbench list libraries` prints it): every python_worker library's env group, in matrix order,
+# one line per group, "<group> <library>,<library>". DALI's pipeline backend and the video
+# decoders have steps of their own below.
+library_groups="$("$AUGBENCH_BIN" list libraries | awk -F '  +' '
+  NR > 1 && $4 == "python_worker" {
+    if (!($5 in libs)) { order[n++] = $5; libs[$5] = $1 } else { libs[$5] = libs[$5] "," $1 }
+  }
+  END { for (i = 0; i < n; i++) print order[i], libs[order[i]] }')"
+[ -n "$library_groups" ] || { echo "augbench list libraries named no python_worker library"; exit 1; }
+first=1
+while read -r group expect <&3; do
   step "python: worker protocol, adapters, pipeline and video in the $group environment"
   envpy="$("$AUGBENCH_BIN" env python "$group")"
-  case "$group" in
-    pillow) expect=pillow ;;
-    albumentationsx) expect=albumentationsx ;;
-    torch_stack) expect=torchvision,kornia ;;
-    opencv) expect=opencv ;;
-    albumentations) expect=albumentations ;;
-  esac
   only=()
-  [ "$group" = pillow ] || only=(-m "not generic")
+  [ "$first" = 1 ] || only=(-m "not generic")
+  first=0
   AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only "$envpy" "${PYTEST[@]}" --environment library "${only[@]}"
-done
+done 3<<< "$library_groups"
 
 step "python: DALI's pipeline backend (CPU mode), inside the dali environment"
 AUGBENCH_EXPECT_LIBS=dali PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python dali)" "${PYTEST[@]}" --environment dali
 
 step "python: clip decoder (sampling rule, AVI round trip) and the decode scenario's decoders, inside the video_decode environment"
-AUGBENCH_EXPECT_DECODERS=opencv,pyav,decord PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python video_decode)" "${PYTEST[@]}" --environment video_decode
+# The decoders promised here are the matrix's decoders of the video_decode group.
+decoders="$("$AUGBENCH_BIN" list decoders | awk -F '  +' 'NR > 1 && $2 == "video_decode" { printf "%s%s", sep, $1; sep = "," }')"
+AUGBENCH_EXPECT_DECODERS="$decoders" PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python video_decode)" "${PYTEST[@]}" --environment video_decode
 close_step
 printf '\n== time per step\n'; printf '%s\n' "${TIMES[@]}"
 echo "all tests passed"

@@ -1,6 +1,8 @@
 """Every adapter × transform of the rgb and 9ch sets through the real protocol: load → prepare →
-check → time. Supported transforms must meet the spec's output rule (shape and dtype); the rest
-must answer ``unsupported`` with a reason. A library that is not importable here is skipped.
+check → time. A transform the adapter's own tables claim (``@builds``, not in ``reasons``, nor
+``rgb_only`` for 9 channels, nor ``device_reasons`` on the CPU) must prepare and meet the spec's
+output rule (shape and dtype); only the rest may answer ``unsupported``, with a reason, so a
+transform an adapter claims and then refuses is a failure. A library not importable here is skipped.
 """
 
 from __future__ import annotations
@@ -43,6 +45,24 @@ def loaded_worker(library: str, scenario: str, paths: list[str], pool: SharedWor
     return client
 
 
+def declared_unsupported(library: str, scenario: str, name: str) -> str | None:
+    """Why the adapter's own tables say ``library`` does not build ``name`` for the scenario on the
+    CPU (``Adapter.build`` answers ``unsupported`` from the same tables), or ``None`` where they
+    claim it: no ``@builds`` entry, a known reason, RGB only on 9 channels, a device exclusion."""
+    from augbench_worker import adapters
+
+    adapter = type(adapters.create(library))
+    if name in adapter.reasons:
+        return "in its reasons"
+    if name not in adapter.builders:
+        return "no @builds entry"
+    if SCENARIOS[scenario] != 3 and name in adapter.rgb_only:
+        return "RGB only"
+    if (name, "cpu") in adapter.device_reasons:
+        return "excluded on the CPU"
+    return None
+
+
 def channels_and_spatial(shape: list[int], layout: str) -> tuple[int, list[int]]:
     if layout == "CHW":
         return shape[0], shape[1:]
@@ -71,10 +91,12 @@ def test_transform_contract(
 ) -> None:
     client = loaded_worker(library, scenario, jpeg_paths, shared_workers)
     prepared = client.request("prepare", transform=name, params=REGISTRY[name]["params"], device="cpu")
-    if not prepared["ok"]:
-        assert prepared["kind"] == "unsupported", prepared
+    declared = declared_unsupported(library, scenario, name)
+    if declared is not None:
+        assert not prepared["ok"] and prepared["kind"] == "unsupported", (declared, prepared)
         assert len(prepared["error"]) > 10, "an unsupported transform must say why"
         return
+    assert prepared["ok"], f"{library} builds {name} (its @builds table claims it) but answered {prepared}"
     assert prepared["regime"] == "per_image"
     checked = client.request("check")
     assert checked["ok"], checked

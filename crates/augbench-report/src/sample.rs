@@ -139,6 +139,7 @@ fn metadata(scenario: &str, mode: Mode, library: &str, version: &str, media: Med
         pipeline: None,
         equivalence: None,
         time_split: None,
+        time_by_row: Vec::new(),
         benchmark_params: params(media, mode),
         run_config: serde_json::json!({}),
         variant: None,

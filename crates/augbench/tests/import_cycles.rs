@@ -1,8 +1,11 @@
 //! No import cycles: builds the module import graph of every crate's `src/` (`crate::`, `super::`,
 //! `self::` and child-module paths, followed through `use` re-exports; `#[cfg(test)]` modules left
 //! out) and of `python/` (relative and `augbench_*` imports, lazy ones included), failing on every
-//! cycle. Modules are compared level by level (a module containing the other is no cycle), except
-//! that `lib.rs`'s own items are one more node among the root's modules: lib.rs is the crate's map.
+//! cycle. Modules are compared level by level, and in Rust a module's own items (`lib.rs`'s,
+//! a `mod.rs`'s) are one more node among its children: a child importing its parent's own items
+//! while the parent uses that child is a cycle, at every level. A `mod.rs` declares its children
+//! and re-exports them; what the children share lives in a child of its own. In Python a package
+//! containing the other is no cycle (`__init__.py` re-exports its modules).
 
 #![allow(
     clippy::unwrap_used,
@@ -28,7 +31,8 @@ struct Graph {
     /// Names a module brings in with `use` (Rust only): (module, name) → the path it stands for,
     /// so `crate::Thing` re-exported from `b` counts as an edge to `b`, not to the root.
     aliases: BTreeMap<(Module, String), Vec<String>>,
-    /// Whether the root's own items take part in cycles (Rust: yes; a Python package: no).
+    /// Whether a module's own items take part in cycles with its children (Rust: yes, at every
+    /// level; a Python package: no).
     root_items: bool,
 }
 
@@ -70,11 +74,11 @@ impl Graph {
         let mut levels: BTreeMap<Module, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
         for (a, b) in &self.edges {
             let l = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-            // The crate root's own items are a node among its modules (Rust: `lib.rs` is the
-            // crate's map); below the root, and in Python, a module containing the other is none.
+            // A module's own items are a node among its children (Rust: `lib.rs` and each
+            // `mod.rs` are maps of their children); in Python a module containing the other is none.
             let node = |m: &Module| m.get(l).cloned().unwrap_or_else(|| OWN.to_string());
             let contains = l == a.len() || l == b.len();
-            if contains && !(self.root_items && l == 0 && a != b) {
+            if contains && !(self.root_items && a != b) {
                 continue;
             }
             let level = levels.entry(a[..l].to_vec()).or_default();
@@ -205,10 +209,12 @@ fn without_test_modules(text: &str) -> String {
     let mut rest = text;
     while let Some(at) = rest.find("#[cfg(test)]") {
         out.push_str(&rest[..at]);
+        let line_start = rest[..at].rfind('\n').map_or(0, |p| p + 1);
+        let indent = &rest[line_start..at];
         let after = &rest[at + "#[cfg(test)]".len()..];
         let block = after.trim_start().strip_prefix("mod ").and_then(|m| {
             let open = m.find(['{', ';'])?;
-            (m.as_bytes()[open] == b'{').then(|| closing_brace(&m[open + 1..]))?
+            (m.as_bytes()[open] == b'{').then(|| closing_brace(&m[open + 1..], indent))?
         });
         rest = match block {
             Some(tail) => tail,
@@ -222,8 +228,21 @@ fn without_test_modules(text: &str) -> String {
     out
 }
 
-/// The text after the `}` that closes a block whose `{` came just before `text`.
-fn closing_brace(text: &str) -> Option<&str> {
+/// The text after the `}` that closes a block whose `{` came just before `text`, on a line of
+/// its own at the block's `indent` (rustfmt's layout: braces inside string literals, such as
+/// a test's malformed JSON, do not count); by counting braces where no such line exists.
+fn closing_brace<'a>(text: &'a str, indent: &str) -> Option<&'a str> {
+    if indent.chars().all(char::is_whitespace) {
+        let line = format!("\n{indent}}}");
+        let mut from = 0;
+        while let Some(p) = text[from..].find(&line) {
+            let end = from + p + line.len();
+            if text[end..].is_empty() || text[end..].starts_with(['\n', '\r']) {
+                return Some(&text[end..]);
+            }
+            from = end;
+        }
+    }
     let mut depth = 0usize;
     for (i, c) in text.char_indices() {
         match c {
@@ -580,9 +599,52 @@ mod detector {
         ]);
         assert_eq!(
             rust_graph(&files).cycles(),
-            vec![vec!["crate root".to_string(), "a".into()]],
-            "below the root a module may share its own items with its children"
+            vec![
+                vec!["crate root".to_string(), "a".into()],
+                vec!["b".to_string(), "b::c".into()],
+            ],
+            "below the root too, a child using its parent's own items is a cycle"
         );
+    }
+
+    #[test]
+    fn a_child_using_its_parents_own_items_is_a_cycle_and_a_re_exported_sibling_is_not() {
+        let files = sources(&[
+            ("lib.rs", "mod a; mod b;"),
+            // a: the children share `Shared`, an item of a/mod.rs itself: a cycle.
+            (
+                "a/mod.rs",
+                "mod x; mod y;\npub struct Shared;\npub use x::run;",
+            ),
+            ("a/x.rs", "use super::Shared;\npub fn run() {}"),
+            ("a/y.rs", "pub fn other() {}"),
+            // b: the shared item lives in a child of its own, mod.rs only declares and
+            // re-exports, and children name the sibling (directly or through the re-export).
+            (
+                "b/mod.rs",
+                "mod shared; mod x; mod y;\npub use shared::Shared;\npub use x::run;",
+            ),
+            ("b/shared.rs", "pub struct Shared;"),
+            ("b/x.rs", "use super::shared::Shared;\npub fn run() {}"),
+            ("b/y.rs", "use super::Shared;\nfn f() { super::x::run() }"),
+        ]);
+        assert_eq!(
+            rust_graph(&files).cycles(),
+            vec![vec!["a".to_string(), "a::x".into()]]
+        );
+    }
+
+    #[test]
+    fn a_test_module_with_a_brace_in_a_string_is_still_left_out() {
+        let files = sources(&[
+            ("lib.rs", "mod a;"),
+            ("a/mod.rs", "mod b;\npub use b::parse;"),
+            (
+                "a/b.rs",
+                "pub fn parse() {}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn malformed() {\n        parse(\"{\\\"a\\\": \");\n    }\n}\n",
+            ),
+        ]);
+        assert!(rust_graph(&files).cycles().is_empty());
     }
 
     #[test]

@@ -7,7 +7,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::{median, percentile_sorted, sorted, split_groups};
+use super::bootstrap::{groups_split, split_groups};
+use super::quantile::{median, percentile_sorted, sorted};
 use crate::policy;
 
 pub use crate::estimator::Estimator;
@@ -40,7 +41,7 @@ impl Estimator {
 
 /// One slice per worker process when `groups` splits `xs`, else one process holding every run.
 fn process_units(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {
-    if super::groups_split(groups, xs.len()) {
+    if groups_split(groups, xs.len()) {
         split_groups(xs, groups)
     } else {
         vec![sorted(xs)]
@@ -73,7 +74,7 @@ pub fn figure(xs: &[f64], groups: &[usize]) -> Figure {
 }
 
 /// The figure by `estimator`. Its rerun interval is a seeded two-level bootstrap (processes, then
-/// runs within each, as `super::grouped_medians`) of ln(estimate of one resample) − ln(estimate
+/// runs within each, as `bootstrap::grouped_medians`) of ln(estimate of one resample) − ln(estimate
 /// of another), scaled for G resampled units (`small_sample_scale`), around ln(value),
 /// never narrower than ±`policy::RERUN_DRIFT_FLOOR` (on the log scale), then exponentiated:
 /// always positive, symmetric in log.

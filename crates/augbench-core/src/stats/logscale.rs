@@ -6,7 +6,8 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::percentile_sorted;
+use super::bootstrap::groups_split;
+use super::quantile::percentile_sorted;
 use crate::policy;
 
 /// The interval ratio·e^∓h (h ≥ 0 on the log scale); the ratio itself for a non-positive one.
@@ -69,7 +70,7 @@ fn magnitude_units(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {
         v.sort_by_key(key);
         v
     };
-    let fits = super::groups_split(groups, xs.len());
+    let fits = groups_split(groups, xs.len());
     if !fits {
         return by_magnitude(xs.to_vec())
             .into_iter()

@@ -5,7 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{logscale, percentile_sorted, split_groups};
+use super::bootstrap::{groups_split, split_groups};
+use super::logscale;
+use super::quantile::percentile_sorted;
 use crate::policy;
 
 /// One library against a partner measured in the same rounds: `ratio` > 1 means this library
@@ -69,7 +71,7 @@ pub fn paired(partner: &str, a: &[f64], b: &[f64], groups: &[usize]) -> Option<P
 /// next invocation's ratio in 98% of 328 checks (with t: 100%, at a median half-width of ±134%).
 fn rerun_t_factor(logs: &[f64], groups: &[usize]) -> f64 {
     let units = split_groups(logs, groups).len();
-    if super::groups_split(groups, logs.len()) && groups.len() >= policy::MIN_PROCESS_UNITS {
+    if groups_split(groups, logs.len()) && groups.len() >= policy::MIN_PROCESS_UNITS {
         1.0
     } else {
         t_over_z(units.saturating_sub(1))

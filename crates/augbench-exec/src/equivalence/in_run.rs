@@ -11,7 +11,7 @@ use augbench_core::plan::Plan;
 use augbench_core::{naming, resolve};
 use indicatif::MultiProgress;
 
-use super::Check;
+use super::verdict::Check;
 use augbench_host::fsutil::write_atomic;
 
 /// The run's check, when its config asks for one: an earlier one kept by `--resume`, or a new one.
@@ -35,7 +35,7 @@ pub fn for_run(plan: &Plan, mp: &MultiProgress) -> anyhow::Result<Option<Check>>
         return Ok(Some(kept));
     }
     let refresh = cfg.execution.refresh_requirements.unwrap_or(true);
-    let check = super::run_check(&libraries, &transforms, refresh, mp)?;
+    let check = super::running::run_check(&libraries, &transforms, refresh, mp)?;
     let text = serde_json::to_string_pretty(&check).context("serializing the check")?;
     write_atomic(&path, text.as_bytes())?;
     Ok(Some(check))

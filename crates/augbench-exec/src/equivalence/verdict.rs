@@ -13,7 +13,7 @@ use augbench_core::equivalence::{
 use augbench_core::registry::OutputRule;
 use serde::{Deserialize, Serialize};
 
-use super::{Output, Produced};
+use super::produced::{Output, Produced};
 
 /// One library's line for one transform.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -6,7 +6,9 @@ use augbench_core::registry::TransformSpec;
 use augbench_core::results::TransformResult;
 use augbench_core::stats;
 
-use super::{MicroSettings, Session, settle};
+use super::requests::settle;
+use super::session::Session;
+use super::settings::MicroSettings;
 use augbench_protocol::client::WorkerError;
 use augbench_protocol::protocol::{CheckResponse, TimeRequest, TimeResponse};
 

@@ -10,7 +10,10 @@ use augbench_core::results::{CONTRACT_ERROR, Status, TransformResult};
 use augbench_core::stats;
 
 use super::measuring::Measuring;
-use super::{MicroSettings, Phase, Session, WarmupSettings, prepare_request, settle};
+use super::phase::Phase;
+use super::requests::{prepare_request, settle};
+use super::session::Session;
+use super::settings::{MicroSettings, WarmupSettings};
 use augbench_protocol::client::WorkerError;
 use augbench_protocol::contract;
 use augbench_protocol::protocol::TimeRequest;

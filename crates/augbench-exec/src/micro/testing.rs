@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use augbench_core::registry::{DtypeRule, OutputRule, TransformSpec};
 
-use super::{MicroSettings, Session, WarmupSettings};
+use super::session::Session;
+use super::settings::{MicroSettings, WarmupSettings};
 use augbench_protocol::client::WorkerError;
 use augbench_protocol::protocol::{
     CheckResponse, PrepareRequest, PrepareResponse, TimeRequest, TimeResponse,

@@ -8,7 +8,8 @@ use augbench_core::registry::TransformSpec;
 use augbench_core::results::{PipelineDetail, Status, TransformResult};
 use augbench_core::stats;
 
-use super::{PipelineSettings, Window, flag_drift, sample_order};
+use super::settings::{PipelineSettings, sample_order};
+use super::window::{Window, flag_drift};
 use crate::micro::{settle, slow_result};
 use augbench_protocol::client::{Worker, WorkerError};
 use augbench_protocol::protocol::{

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use augbench_core::recipe::Recipe;
 use serde_json::{Value, json};
 
-use super::Source;
+use super::source::Source;
 use crate::draw;
 use crate::loader::{Batch, Crop, Fill, MakeFill, Normalize};
 use crate::params::Params;

@@ -284,7 +284,7 @@ fn a_clip_draws_one_crop_window_for_all_its_frames() {
         .into_iter()
         .map(|f| ImageRs::convert(f.width, f.height, f.data).unwrap())
         .collect();
-    let source = std::sync::Arc::new(super::Source::<ImageRs>::Clips(vec![clip]));
+    let source = std::sync::Arc::new(super::source::Source::<ImageRs>::Clips(vec![clip]));
     let req: PipelinePrepareRequest = serde_json::from_value(prepare("DecodeOnly")).unwrap();
     let stages = std::sync::Arc::new(recipe::stages(&req).unwrap());
     let (mut fill, _) = recipe::make_fill(&source, &stages)(None).unwrap();

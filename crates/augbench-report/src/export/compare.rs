@@ -2,8 +2,9 @@
 //! run that measured variants) or the regression verdicts of two runs, computed and rendered in
 //! one format, with the verdicts' summary line and the flags `--fail-on-…` read.
 
+use super::format::{Format, render, render_regression};
+use super::{csv, json, markdown};
 use crate::ab::{self, AbReport};
-use crate::export::{Format, csv, json, markdown};
 use crate::model::Dataset;
 use crate::regression::{self, RegressionReport};
 use crate::table::{self, TableOptions};
@@ -58,7 +59,7 @@ pub fn tables(
 ) -> anyhow::Result<Shown> {
     let tables = table::build_tables(data, opts)?;
     let report = ab::compare_with(data, effects.time, effects.count)?;
-    let mut text = super::render(&tables, format)?;
+    let mut text = render(&tables, format)?;
     if let Some(report) = &report {
         text = with_ab(text, report, format)?;
     }
@@ -86,7 +87,7 @@ pub fn regression(
 ) -> anyhow::Result<Shown> {
     let report = regression::compare_with(baseline, current, effects.time, effects.count)?;
     Ok(Shown {
-        text: super::render_regression(&report, format)?,
+        text: render_regression(&report, format)?,
         verdicts: Some(Tally::of_regression(&report)),
     })
 }

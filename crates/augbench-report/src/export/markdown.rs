@@ -5,12 +5,12 @@
 
 use std::fmt::Write;
 
-use crate::ab::{self, AbReport, AbRow};
-use crate::export::{
-    FORCED_MARK, decimals, fmt_footer_speedup, fmt_median_std, fmt_row_speedup, forced_note,
-    paired_note,
+use super::formatting::{
+    FORCED_MARK, fmt_footer_speedup, fmt_median_std, fmt_row_speedup, forced_note, paired_note,
 };
+use crate::ab::{self, AbReport, AbRow};
 use crate::model::{COUNT_UNIT, GroupKey};
+use crate::number::decimals;
 use crate::regression::{self, Comparison, RegressionReport};
 use crate::table::{Cell, Table, TableRow};
 use crate::verdict::Verdict;

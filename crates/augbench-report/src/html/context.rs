@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::esc;
+use super::markup::esc;
 use crate::model::{Dataset, Source};
 use crate::table::Table;
 

@@ -145,7 +145,7 @@ fn group<'a>(data: &'a Dataset, t: &'a Table, ab: Option<&AbReport>) -> GroupDat
         })
         .collect();
     GroupData {
-        id: super::anchor(t),
+        id: super::markup::anchor(t),
         title: &t.title,
         unit: t.unit,
         frames_unit: t.frames_unit,

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use augbench_core::equivalence::{TransformEquivalence, Verdict};
 
-use super::esc;
+use super::markup::esc;
 use crate::model::Dataset;
 use crate::table::Table;
 

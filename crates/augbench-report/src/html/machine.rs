@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::esc;
+use super::markup::esc;
 use crate::model::Dataset;
 
 /// Row labels, in display order.

@@ -16,7 +16,7 @@ const MODES: [&str; 2] = ["micro", "pipeline"];
 pub fn load(path: &Path, v: &Value) -> Dataset {
     let meta = v.get("metadata").cloned().unwrap_or(Value::Null);
     let params = meta.get("benchmark_params").cloned().unwrap_or(Value::Null);
-    let (file_library, file_device) = super::name_parts(path);
+    let (file_library, file_device) = super::file_name::name_parts(path);
     let library = text(&meta, "/library").unwrap_or(file_library);
     let media = media(path, &meta, &params);
     let key = group_key(path, &meta, &params, media, file_device);

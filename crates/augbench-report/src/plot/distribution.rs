@@ -6,7 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::axis::Axis;
-use super::drawing;
+use super::draw::drawing;
 use super::style::{self, FONT};
 use crate::table::Table;
 use augbench_core::stats;
@@ -100,7 +100,7 @@ impl Distribution {
                 i == 0,
             )?;
         }
-        super::parity_line_and_legend(&mut chart, k, SeriesLabelPosition::UpperRight)
+        super::draw::parity_line_and_legend(&mut chart, k, SeriesLabelPosition::UpperRight)
     }
 }
 

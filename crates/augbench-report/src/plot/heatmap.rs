@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::axis::Axis;
-use super::drawing;
+use super::draw::drawing;
 use super::style::{self, FONT};
 use crate::table::{Cell, Table, TableRow};
 
@@ -53,10 +53,10 @@ impl Heatmap {
         Some(Heatmap {
             title: format!("Throughput, {} ({}) — {}", t.figure, t.unit, t.title),
             unit: t.unit,
-            libraries: t.columns.iter().map(super::column_label).collect(),
+            libraries: t.columns.iter().map(super::labels::column_label).collect(),
             transforms: rows
                 .iter()
-                .map(|r| super::row_label(t, &r.transform))
+                .map(|r| super::labels::row_label(t, &r.transform))
                 .collect(),
             cells: rows.iter().map(|r| r.cells.clone()).collect(),
             shares: rows.iter().map(|r| r.of_ceiling.clone()).collect(),
@@ -284,6 +284,6 @@ fn draw_ceiling_note<DB: DrawingBackend>(
     ceiling: &str,
 ) -> anyhow::Result<()> {
     let font = (FONT, style::LABEL_SIZE).into_font().color(&BLACK);
-    area.draw_text(&super::ceiling_note(ceiling), &font, (15, 6))
+    area.draw_text(&super::labels::ceiling_note(ceiling), &font, (15, 6))
         .map_err(drawing)
 }

@@ -7,7 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::axis::Axis;
-use super::drawing;
+use super::draw::drawing;
 use super::style::{self, FONT};
 use crate::table::Table;
 
@@ -30,7 +30,11 @@ impl SpeedupChart {
             .iter()
             .filter_map(|r| {
                 let ratios = r.ratios[1..].iter().map(|x| x.map(|x| x.value)).collect();
-                Some((r.speedup?, super::row_label(t, &r.transform), ratios))
+                Some((
+                    r.speedup?,
+                    super::labels::row_label(t, &r.transform),
+                    ratios,
+                ))
             })
             .collect();
         if rows.is_empty() {
@@ -101,7 +105,7 @@ impl SpeedupChart {
             .draw()
             .map_err(drawing)?;
         self.draw_bars(&mut chart, n)?;
-        super::parity_line_and_legend(&mut chart, n, SeriesLabelPosition::LowerRight)
+        super::draw::parity_line_and_legend(&mut chart, n, SeriesLabelPosition::LowerRight)
     }
 
     fn draw_bars<DB: DrawingBackend, X, Y>(
