@@ -38,6 +38,8 @@ pub struct Estimate {
     pub high_sec: f64,
     pub parts: Vec<(String, f64)>,
     pub basis: String,
+    /// How sure the estimate is, in words (`sureness`).
+    pub sureness: String,
 }
 
 impl Estimate {
@@ -58,9 +60,10 @@ impl Estimate {
             .map(|(p, s)| format!("{p} {}", seconds(*s)))
             .collect();
         format!(
-            "# time estimate: {total}\n#   {}\n#   based on: {}\n",
+            "# time estimate: {total}\n#   {}\n#   based on: {}\n#   how sure: {}\n",
             parts.join(", "),
-            self.basis
+            self.basis,
+            self.sureness
         )
     }
 }
@@ -235,6 +238,7 @@ impl Totals {
             high_sec: fixed_high + high,
             parts,
             basis: basis(prior, self.from_prior, self.rows, self.unbuildable),
+            sureness: sureness(self.from_prior, self.rows - self.unbuildable),
         }
     }
 }
@@ -274,6 +278,8 @@ fn estimate_counts(plan: &Plan) -> Estimate {
         basis: format!(
             "policy's rough costs × {slow} (callgrind's slowdown over native code); rows the library does not support cost less"
         ),
+        sureness: "a rough figure: callgrind's slowdown varies several-fold between libraries"
+            .to_string(),
     }
 }
 
@@ -385,6 +391,24 @@ fn pipeline_row_sec(cfg: &crate::RunConfig, shape: &Shape, spi: f64, ceiling: bo
         loader: policy::EST_LOADER_START_SEC + warm,
         low: low * round,
         high: high * round,
+    }
+}
+
+/// How sure an estimate is, by where most of its rows' costs came from (`from_prior` of
+/// `rows` from earlier results here). The policy costs' figure is what docs/methodology.md
+/// measured ("How close it comes"); earlier results carry the machine's load when they ran.
+fn sureness(from_prior: usize, rows: usize) -> String {
+    if rows > 0 && 2 * from_prior >= rows {
+        "most rows from this machine's earlier results: as close as the load now is to then \
+         (a shared machine moves 20-50% between runs)"
+            .to_string()
+    } else {
+        format!(
+            "within about ±{:.0}% on a 2-core VM like the one policy's costs come from; a faster or \
+             busier machine, or photos instead of synthetic images, moves it; `plan` after a run \
+             of these jobs reads that run's costs",
+            policy::PLAN_POLICY_ERROR * 100.0
+        )
     }
 }
 

@@ -47,6 +47,9 @@ pub struct Metadata {
     /// Where the run's wall time went (all its libraries), taken when this file was closed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_split: Option<crate::time_split::TimeSplit>,
+    /// This library's share of that time, per row (its own work first, as transform `""`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub time_by_row: Vec<crate::time_split::RowTime>,
     /// A/B runs: the variant this file measured (`library` above is its label).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<crate::variant::VariantRecord>,

@@ -500,6 +500,7 @@ fn precision(e: &crate::config::Execution, src: &Source) -> Check {
             "a relative half-width, e.g. 0.03 for ±3%",
         ));
     }
+    precision_above_floor(e, src)?;
     let Some(b) = e.transform_budget_sec else {
         return Ok(());
     };
@@ -521,7 +522,53 @@ fn precision(e: &crate::config::Execution, src: &Source) -> Check {
             "add `precision` (e.g. 0.03), or remove the budget: without a precision every transform takes `num_runs` runs",
         ));
     }
-    Ok(())
+    budget_holds_the_minimum_rounds(e, b, src)
+}
+
+/// Each process gets an equal share of `transform_budget_sec`, and a timed run lasts at least
+/// `min_time`, so a budget below `processes × PRECISION_MIN_ROUNDS × min_time` cannot hold the
+/// rounds the stopping rule needs before it may stop, even for the fastest transform.
+fn budget_holds_the_minimum_rounds(
+    e: &crate::config::Execution,
+    budget: f64,
+    src: &Source,
+) -> Check {
+    let (Some(processes), Some(min_time)) = (e.processes, e.min_time) else {
+        return Ok(());
+    };
+    let smallest = processes as f64 * crate::policy::PRECISION_MIN_ROUNDS as f64 * min_time;
+    if budget >= smallest {
+        return Ok(());
+    }
+    Err(src.error(
+        &["execution", "transform_budget_sec"],
+        format!(
+            "`transform_budget_sec` {budget} s cannot hold one process's first {} rounds: each of \
+             {processes} processes gets {:.3} s, and one timed run lasts at least `min_time` {min_time} s",
+            crate::policy::PRECISION_MIN_ROUNDS,
+            budget / processes as f64
+        ),
+        format!("the smallest budget that works here is {smallest} s (processes × {} rounds × min_time)", crate::policy::PRECISION_MIN_ROUNDS),
+    ))
+}
+
+/// A `precision` below the drift floor can never be reached: no number of rounds or processes
+/// narrows an interval past the drift between invocations (`policy::RERUN_DRIFT_FLOOR`).
+fn precision_above_floor(e: &crate::config::Execution, src: &Source) -> Check {
+    let floor = crate::policy::RERUN_DRIFT_FLOOR;
+    match e.precision {
+        Some(t) if t < floor => Err(src.error(
+            &["execution", "precision"],
+            format!(
+                "`precision` ±{:.2}% is below the noise floor, ±{:.1}%: drift between \
+                 invocations, which no number of rounds or processes narrows",
+                t * 100.0,
+                floor * 100.0
+            ),
+            format!("the smallest precision that can be reached is {floor}"),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// A batched micro regime (`micro_batch` > 1) needs micro mode, libraries that have one (matrix

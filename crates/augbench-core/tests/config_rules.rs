@@ -766,6 +766,33 @@ fn zero_counts_fail_at_their_line() {
 }
 
 #[test]
+fn a_precision_below_the_noise_floor_fails_at_its_line_naming_the_smallest_that_works() {
+    let floor = policy::RERUN_DRIFT_FLOOR;
+    let text = format!("version: 1\nexecution:\n  precision: {}\n", floor / 2.0);
+    let e = err(&text);
+    assert_at(&e, 3, "below the noise floor");
+    let smallest = format!("smallest precision that can be reached is {floor}");
+    assert!(e.to_string().contains(&smallest), "{e}");
+    let cfg = ok(&format!("version: 1\nexecution:\n  precision: {floor}\n"));
+    assert_eq!(cfg.execution.precision, Some(floor));
+}
+
+#[test]
+fn a_budget_too_small_for_the_first_rounds_fails_at_its_line_naming_the_smallest() {
+    let text = "version: 1\nexecution:\n  processes: 4\n  min_time: 0.5\n  precision: 0.05\n  transform_budget_sec: 1\n";
+    let e = err(text);
+    assert_at(&e, 6, "cannot hold one process's first");
+    let smallest = 4.0 * policy::PRECISION_MIN_ROUNDS as f64 * 0.5;
+    let hint = format!("the smallest budget that works here is {smallest} s");
+    assert!(e.to_string().contains(&hint), "{e}");
+    let fits = text.replace(
+        "transform_budget_sec: 1\n",
+        &format!("transform_budget_sec: {smallest}\n"),
+    );
+    assert_eq!(ok(&fits).execution.transform_budget_sec, Some(smallest));
+}
+
+#[test]
 fn precision_must_be_a_fraction_and_the_budget_positive() {
     for bad in ["0", "1", "-0.1", "1.5"] {
         let text = format!("version: 1\nexecution:\n  precision: {bad}\n");

@@ -14,7 +14,8 @@ use indicatif::MultiProgress;
 
 use crate::micro::MicroSettings;
 use crate::progress::labelled_spinner;
-use augbench_protocol::client::{Worker, WorkerCommand, WorkerError};
+use crate::worker::WorkerCommand;
+use augbench_protocol::client::{Worker, WorkerError};
 use augbench_protocol::protocol::{FailureKind, HelloResponse, LoadRequest, LoadResponse, Request};
 
 /// Everything one job needs besides the plan entry.
@@ -76,7 +77,7 @@ pub(crate) fn not_in_registry(name: &str) -> TransformResult {
 pub(crate) fn start_worker(input: &JobInput<'_>, mp: &MultiProgress) -> anyhow::Result<Loaded> {
     let timeout = MicroSettings::from_config(input.cfg, "cpu").request_timeout;
     let started = std::time::Instant::now();
-    let mut worker = Worker::spawn(&input.command, policy::STDERR_TAIL_LINES)?;
+    let mut worker = input.command.spawn(policy::STDERR_TAIL_LINES)?;
     let raw = worker
         .request(&Request::Hello, timeout)
         .map_err(|e| bad_input(e, SPEC_HINT, false))
@@ -116,9 +117,11 @@ pub(crate) fn start_worker(input: &JobInput<'_>, mp: &MultiProgress) -> anyhow::
         pipeline: input.job.mode == Mode::Pipeline,
         preload: (input.job.mode == Mode::Pipeline).then(|| !pipeline_scope(input.cfg).decodes()),
     };
-    crate::time_split::add("worker start", started.elapsed().as_secs_f64());
-    let load: Result<LoadResponse, WorkerError> =
-        crate::time_split::part("media load", || worker.call(&Request::Load(req), timeout));
+    let library = input.job.library.as_str();
+    let load: Result<LoadResponse, WorkerError> = crate::time_split::in_row(library, "", || {
+        crate::time_split::add("worker start", started.elapsed().as_secs_f64());
+        crate::time_split::part("media load", || worker.call(&Request::Load(req), timeout))
+    });
     spinner.finish_and_clear();
     let load = load
         .map_err(|e| bad_input(e, MEDIA_HINT, true))

@@ -17,9 +17,8 @@ use crate::equivalence::Check;
 use crate::job::{JobInput, JobOutcome};
 use crate::runner::run_job;
 use crate::scheduler::run_interleaved;
-use crate::worker::{self, Role, Target};
+use crate::worker::{self, Role, Target, WorkerCommand};
 use augbench_host::fsutil::write_atomic;
-use augbench_protocol::client::WorkerCommand;
 
 pub use crate::outcome::{JobFailure, JobStatus, RunReport};
 pub use crate::run_media::{Media, prepare_media};

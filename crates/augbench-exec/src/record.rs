@@ -105,14 +105,19 @@ impl<'a> Recorder<'a> {
         write_results(self.path, &self.file)
     }
 
-    /// The job's file, with the machine's state at its end added (and written) to the card.
+    /// The job's file, with the run's time split, this library's time per row and the machine's
+    /// state at its end added (and written).
     pub fn close(mut self) -> ResultFile {
-        self.file.metadata.time_split = crate::time_split::snapshot();
-        if let Some(card) = self.file.metadata.system_info.card.as_mut() {
+        let m = &mut self.file.metadata;
+        m.time_split = crate::time_split::snapshot();
+        m.time_by_row = crate::time_split::rows_of(&m.library);
+        if let Some(card) = m.system_info.card.as_mut() {
             card.after = Some(augbench_host::machine::state());
-            if let Err(e) = self.save() {
-                eprintln!("warning: the machine state after the job was not written: {e:#}");
-            }
+        }
+        if let Err(e) = self.save() {
+            eprintln!(
+                "warning: the time split and machine state after the job were not written: {e:#}"
+            );
         }
         self.file
     }
@@ -324,6 +329,7 @@ fn metadata(
             .then(|| crate::pipeline::info(input, hello, device)),
         equivalence: input.equivalence.clone(),
         time_split: None,
+        time_by_row: Vec::new(),
         variant: input
             .job
             .variant

@@ -12,7 +12,8 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use augbench_protocol::client::{Worker, WorkerCommand};
+use crate::worker::WorkerCommand;
+use augbench_protocol::client::Worker;
 use augbench_protocol::protocol::{Request, SentinelRequest, TimeResponse};
 
 /// The order of `n` libraries in one round: a seeded shuffle of its own for every transform,
@@ -46,7 +47,7 @@ impl Sentinel {
     /// the others), then `policy::SENTINEL_FLOOR_REPEATS` times back to back: their spread is the
     /// sentinel's noise floor, beyond which a transform's rounds count as drifted.
     pub fn start(command: &WorkerCommand) -> anyhow::Result<Sentinel> {
-        let worker = Worker::spawn(command, policy::STDERR_TAIL_LINES)?;
+        let worker = command.spawn(policy::STDERR_TAIL_LINES)?;
         let mut s = Sentinel {
             worker,
             floor: None,

@@ -16,10 +16,10 @@ use indicatif::{MultiProgress, ProgressBar};
 use crate::job::{JobInput, JobOutcome, not_in_registry, spec_for, stopped_by_user};
 use crate::lane::{Companion, Lane};
 use crate::precision::{RoundsClock, Target, runs_so_far, widths_so_far};
-use crate::progress::steps_bar;
+use crate::progress::{Work, work_bar};
 use crate::rounds::{Sentinel, annotate, round_order};
 use crate::underway::{Begun, Underway, begin, companion_window, ensure_companion};
-use augbench_protocol::client::WorkerCommand;
+use crate::worker::WorkerCommand;
 use augbench_protocol::protocol::LoaderSlot;
 
 /// A library's lane, or why it stopped (its job failed; its file keeps what it measured).
@@ -38,6 +38,8 @@ struct Interleaved<'a, 'm> {
     /// The sentinel's times (ms) per transform, across processes.
     drift: BTreeMap<String, Vec<f64>>,
     bar: ProgressBar,
+    /// What the bar shows: every transform once per process, weighted by its cost.
+    work: Work,
     mp: &'m MultiProgress,
     stop: &'m AtomicBool,
 }
@@ -61,7 +63,8 @@ pub fn run_interleaved(
         sentinel: start_sentinel(sentinel, mp),
         token: format!("{}-{}", augbench_host::facts::now_utc(), std::process::id()),
         drift: BTreeMap::new(),
-        bar: steps_bar(mp, label, 0),
+        bar: work_bar(mp, label),
+        work: Work::default(),
         mp,
         stop,
     };
@@ -151,13 +154,18 @@ impl<'a> Interleaved<'a, '_> {
     fn run(&mut self, names: &[String]) -> anyhow::Result<bool> {
         let processes = self.processes();
         let pending = self.pending(names)?;
-        self.bar.set_length(pending.len() as u64 * processes);
+        self.work = Work::new(pending.len(), processes);
+        self.work.show(&self.bar);
         for p in 0..processes {
             if p > 0 {
                 self.restart_all();
             }
             if !self.process_round(&pending, p)? {
                 return Ok(false);
+            }
+            if p == 0 {
+                let seconds = crate::time_split::transform_seconds;
+                self.work.first_process_done(&pending, seconds, processes);
             }
         }
         // Every transform may take more processes, the ones `--resume` kept among them: a run
@@ -171,7 +179,8 @@ impl<'a> Interleaved<'a, '_> {
             if self.stop.load(Ordering::SeqCst) || !self.transform(name, p)? {
                 return Ok(false);
             }
-            self.bar.inc(1);
+            self.work.finished(name);
+            self.work.show(&self.bar);
         }
         Ok(true)
     }
@@ -193,7 +202,8 @@ impl<'a> Interleaved<'a, '_> {
             if due.is_empty() {
                 continue; // a kept transform may be due at a later `p`
             }
-            self.bar.inc_length(due.len() as u64);
+            self.work.more(&due);
+            self.work.show(&self.bar);
             self.restart_for(&due);
             if !self.process_round(&due, p)? {
                 return Ok(false);
@@ -571,7 +581,7 @@ impl<'a> Interleaved<'a, '_> {
         // A pipeline loader idles (its queue refills) whenever anything else runs, even while
         // the other libraries only set up: every interleaved window starts with the rewarm.
         let rewarm = shared || m.is_pipeline();
-        let replaced = match m.run(lane, rewarm) {
+        let replaced = match m.run(lane, &spec.name, rewarm) {
             Ok(Ok(())) => return Ok(RunStep::Ran),
             Ok(Err(r)) if r.status == Some(Status::Error) && stopped_by_user(self.stop) => {
                 return Ok(RunStep::Interrupted);

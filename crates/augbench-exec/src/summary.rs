@@ -1,5 +1,5 @@
 //! The end-of-run terminal summary's lines on the run: the schedule (paired transforms, those
-//! measured alone, machine drift) and the status counts. The table itself (reference first,
+//! measured alone, machine drift), the status counts and the time per library and row kind. The table itself (reference first,
 //! unsupported rows collapsed) lives in augbench-report's `summary`.
 
 use std::collections::BTreeMap;
@@ -123,6 +123,39 @@ pub fn precision_line(files: &[&ResultFile]) -> Option<String> {
         line.push_str(&format!("; {}", missed.join("; ")));
     }
     Some(line)
+}
+
+/// The `time by library:` and `time by row kind:` lines, from each file's time per row (a row's
+/// kind from its median throughput; its library's own work counts to no kind).
+pub fn time_lines(files: &[&ResultFile]) -> Vec<String> {
+    use augbench_core::time_split::{kind_line, library_line};
+    let libraries: Vec<(String, Vec<_>)> = files
+        .iter()
+        .map(|f| (f.metadata.library.clone(), f.metadata.time_by_row.clone()))
+        .collect();
+    let rows: Vec<_> = files
+        .iter()
+        .flat_map(|f| {
+            f.metadata
+                .time_by_row
+                .iter()
+                .filter(|row| !row.transform.is_empty())
+                .map(|row| (per_item_sec(f, &row.transform), row))
+        })
+        .collect();
+    [library_line(&libraries), kind_line(&rows)]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// A measured row's median seconds an item.
+fn per_item_sec(f: &ResultFile, transform: &str) -> Option<f64> {
+    let r = f.results.get(transform)?;
+    let rate = r
+        .median_throughput
+        .filter(|_| r.status == Some(Status::Ok))?;
+    (rate > 0.0).then(|| 1.0 / rate)
 }
 
 /// Counts of statuses across files, for the closing line.

@@ -34,17 +34,20 @@ pub(crate) fn begin(
     spec: &TransformSpec,
     on_phase: &mut dyn FnMut(String),
 ) -> Result<Begun, WorkerError> {
-    // Each set-up phase's time goes to the run's time split under its name.
-    let mut clock = PhaseClock::new("prepare");
-    let begun = {
-        let mut timed = |ph: String| {
-            clock.enter(&ph);
-            on_phase(ph);
+    // Each set-up phase's time goes to the run's time split under its name, and to the row's.
+    let library = lane.input.job.library.clone();
+    time_split::in_row(&library, &spec.name, || {
+        let mut clock = PhaseClock::new("prepare");
+        let begun = {
+            let mut timed = |ph: String| {
+                clock.enter(&ph);
+                on_phase(ph);
+            };
+            set_up(lane, spec, &mut timed)
         };
-        set_up(lane, spec, &mut timed)
-    };
-    clock.finish();
-    begun
+        clock.finish();
+        begun
+    })
 }
 
 fn set_up(
@@ -170,6 +173,16 @@ impl Underway {
     pub fn run(
         &mut self,
         lane: &mut Lane<'_>,
+        transform: &str,
+        shared: bool,
+    ) -> Result<Result<(), TransformResult>, WorkerError> {
+        let library = lane.input.job.library.clone();
+        time_split::in_row(&library, transform, || self.run_in_row(lane, shared))
+    }
+
+    fn run_in_row(
+        &mut self,
+        lane: &mut Lane<'_>,
         shared: bool,
     ) -> Result<Result<(), TransformResult>, WorkerError> {
         let items = lane.w.load.count;
@@ -216,7 +229,7 @@ pub(crate) fn measure(
     };
     while m.wants_more(lane) {
         on_phase(format!("run {}", m.runs() + 1));
-        if let Err(r) = m.run(lane, false)? {
+        if let Err(r) = m.run(lane, &spec.name, false)? {
             return Ok(r);
         }
     }

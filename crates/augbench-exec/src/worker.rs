@@ -1,9 +1,11 @@
-//! The one place the coordinator builds the command that starts a worker: the `augbench worker`
-//! subcommand of this binary for a native library, `python -m augbench_worker` in the library's
-//! environment for a Python one, `python -m augbench_clips.bench` for a video decoder, always
-//! with its thread settings; and `python -m augbench_clips`, the clip cache's decoder.
+//! The one place the coordinator builds the command that starts a worker (`WorkerCommand`): the
+//! `augbench worker` subcommand of this binary for a native library, `python -m augbench_worker`
+//! in the library's environment for a Python one, `python -m augbench_clips.bench` for a video
+//! decoder, always with its thread settings; and `python -m augbench_clips`, the clip cache's
+//! decoder. `WorkerCommand::spawn` hands the built command to the protocol's client.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use anyhow::Context;
 use augbench_core::config::ThreadPolicy;
@@ -12,8 +14,34 @@ use augbench_core::{Backend, Matrix};
 use augbench_env::EnvInfo;
 use indicatif::MultiProgress;
 
-use augbench_protocol::client::WorkerCommand;
+use augbench_protocol::client::{Worker, WorkerError};
 use augbench_protocol::threads::worker_env;
+
+/// How to start a worker: program, arguments and extra environment.
+#[derive(Debug, Clone)]
+pub struct WorkerCommand {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// Human label for messages, e.g. `kornia-rs worker`.
+    pub label: String,
+}
+
+impl WorkerCommand {
+    /// The process to start: the program with its arguments and extra environment.
+    pub fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        command
+    }
+
+    /// Starts the worker, keeping the last `tail_lines` lines of its stderr for errors.
+    pub fn spawn(&self, tail_lines: usize) -> Result<Worker, WorkerError> {
+        Worker::spawn(self.command(), &self.label, tail_lines)
+    }
+}
 
 /// Whose worker: a library (or decoder) with its backend and environment group.
 #[derive(Debug, Clone, Copy)]

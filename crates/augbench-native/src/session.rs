@@ -189,6 +189,35 @@ fn extra_work(library: &str, transform: &str) -> Option<f64> {
     (percent > 0.0 && percent <= 100.0).then_some(percent / 100.0)
 }
 
+/// `AUGBENCH_TEST_FAULTS=level<P>:Transform[@library]`: a per-process speed level, made of real
+/// extra work. Every other worker process of one run (counted in the order they prepare the
+/// transform, so the levels are deterministic) applies the transform once more to P% of each
+/// item's area; the others run it plain (the precision rule's out-of-reach test: processes that
+/// settle at levels no number of processes averages to a narrow interval).
+fn level_work(library: &str, transform: &str) -> Option<f64> {
+    let (kind, _) = mapped(library, transform)?;
+    let percent: f64 = kind.strip_prefix("level")?.parse().ok()?;
+    let fraction = (percent > 0.0 && percent <= 100.0).then_some(percent / 100.0)?;
+    (process_index(transform) % 2 == 1).then_some(fraction)
+}
+
+/// This worker's index among the processes of the same run (its parent) that prepared
+/// `transform` with a level fault: the first free marker file in the temporary directory.
+fn process_index(transform: &str) -> usize {
+    let parent = std::os::unix::process::parent_id();
+    let dir = std::env::temp_dir();
+    (0..64)
+        .find(|n| {
+            let marker = dir.join(format!("augbench-level-{parent}-{transform}-{n}"));
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(marker)
+                .is_ok()
+        })
+        .unwrap_or(0)
+}
+
 /// `op`, then `op` once more on a centred crop of `fraction` of the item's area (each item's
 /// crop made once, on its first call).
 fn with_extra_work<A: Adapter>(mut op: Op<A>, fraction: f64) -> Op<A> {
@@ -248,7 +277,10 @@ impl<A: Adapter> Session for Loaded<A> {
         } else {
             self.delayed = mapped;
             let op = A::build(transform, &Params::new(transform, params))?;
-            match extra_work(A::LIBRARY, transform).filter(|_| self.test_faults) {
+            let extra = self.test_faults.then(|| {
+                extra_work(A::LIBRARY, transform).or_else(|| level_work(A::LIBRARY, transform))
+            });
+            match extra.flatten() {
                 Some(fraction) => Prepared::Op(with_extra_work::<A>(op, fraction)),
                 None => Prepared::Op(op),
             }

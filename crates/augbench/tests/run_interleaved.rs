@@ -47,6 +47,7 @@ impl Env {
         let mut c = Command::cargo_bin("augbench").unwrap();
         c.env("AUGBENCH_CACHE", self.root.join("cache"))
             .env("AUGBENCH_TEST_FAULTS", faults)
+            .env("TMPDIR", &self.root) // the `level` fault's marker files
             .arg("run")
             .arg("--config")
             .arg(self.root.join("cfg.yaml"));
@@ -281,14 +282,46 @@ fn plan_names_the_schedule_and_the_memory_it_holds() {
 }
 
 #[test]
+fn every_result_file_keeps_its_time_per_row_and_the_summary_sums_it() {
+    let env = Env::new(1, 2);
+    env.cmd("")
+        .args(["--transforms", "Resize"])
+        .assert()
+        .success()
+        .stdout(contains("time by library: "))
+        .stdout(contains("time by row kind: "));
+    let (mut rows_sec, mut wall) = (0.0, 0.0_f64);
+    for lib in LIBS {
+        let m = env.results(lib).metadata;
+        let part = |transform: &str, part: &str| {
+            m.time_by_row
+                .iter()
+                .filter(|r| r.transform == transform)
+                .flat_map(|r| &r.parts)
+                .filter(|p| p.part == part)
+                .map(|p| p.seconds)
+                .sum::<f64>()
+        };
+        assert!(
+            part("Resize", "timed runs") > 0.0,
+            "{lib}: {:?}",
+            m.time_by_row
+        );
+        assert!(part("", "worker start") > 0.0, "{lib}: {:?}", m.time_by_row);
+        rows_sec += m.time_by_row.iter().map(|r| r.seconds()).sum::<f64>();
+        wall = wall.max(m.time_split.expect("time split").wall_sec);
+    }
+    assert!(rows_sec <= wall, "rows {rows_sec} s > the run's {wall} s");
+}
+
+#[test]
 fn a_target_out_of_reach_takes_no_process_beyond_the_ones_that_show_it() {
     let env = Env::new(2, 3);
-    // Below the drift floor: no number of processes narrows an interval to it. Each process's
-    // rounds stop as out of reach within it long before the budget (Pad, kornia-rs alone, is
-    // fast); the third process shows the spread, and the projection to the most processes says
-    // it stays wider.
-    env.cmd("")
-        .args(["--precision", "0.0001", "--transform-budget", "600"])
+    // Every other worker process settles at twice the time (real extra work), so no number of
+    // processes narrows the interval to the target. Each process's own rounds agree; the third
+    // process shows the spread, and the projection to the most processes says it stays wider.
+    env.cmd("level100:Pad@kornia-rs")
+        .args(["--precision", "0.03", "--transform-budget", "600"])
         .args(["--transforms", "Pad"])
         .assert()
         .success()
@@ -402,9 +435,10 @@ mod alone {
                 "{split:?}"
             );
         }
-        // An unreachable target stops (at the budget, or out of reach) and says so.
-        env.cmd("")
-            .args(["--precision", "0.000001", "--transform-budget", "0.2"])
+        // An unreachable target (processes at two speed levels) stops, at the budget or out of
+        // reach, and says so.
+        env.cmd("level100:Resize@image")
+            .args(["--precision", "0.03", "--transform-budget", "0.2"])
             .assert()
             .success()
             .stdout(contains("not reached"));

@@ -54,10 +54,7 @@ impl CountRun {
     }
 
     /// A job's worker command under callgrind, dumping into this run's folder.
-    pub fn wrap(
-        &self,
-        cmd: &augbench_protocol::client::WorkerCommand,
-    ) -> augbench_protocol::client::WorkerCommand {
+    pub fn wrap(&self, cmd: &crate::worker::WorkerCommand) -> crate::worker::WorkerCommand {
         valgrind::wrap(cmd, self.dumps.path())
     }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use augbench_core::{UsageError, policy};
 
-use augbench_protocol::client::WorkerCommand;
+use crate::worker::WorkerCommand;
 
 /// The install hint every Valgrind error carries.
 const INSTALL: &str = "install it from the system package manager: `sudo apt-get install valgrind` (Debian, Ubuntu), `sudo dnf install valgrind` (Fedora), or use `measure: time`";

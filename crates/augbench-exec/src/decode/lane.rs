@@ -13,8 +13,8 @@ use augbench_core::{Matrix, RunConfig, policy};
 use indicatif::MultiProgress;
 
 use super::verify;
-use crate::worker::{self, Role, Target};
-use augbench_protocol::client::{Worker, WorkerCommand, WorkerError};
+use crate::worker::{self, Role, Target, WorkerCommand};
+use augbench_protocol::client::{Worker, WorkerError};
 use augbench_protocol::protocol::{
     DecodeItem, DecodeOpenRequest, DecodeOpenResponse, DecodeTimeRequest, FailureKind,
     HelloResponse, Request, TimeResponse,
@@ -62,8 +62,7 @@ impl<'a> Lane<'a> {
             failed_to_start: false,
             timeout: Duration::from_secs_f64(secs),
         };
-        let started =
-            command(cfg, job, mp).and_then(|c| Ok(Worker::spawn(&c, policy::STDERR_TAIL_LINES)?));
+        let started = command(cfg, job, mp).and_then(|c| Ok(c.spawn(policy::STDERR_TAIL_LINES)?));
         match started {
             Ok(w) => lane.worker = Some(w),
             Err(e) => {

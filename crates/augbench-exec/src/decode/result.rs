@@ -146,6 +146,7 @@ fn metadata(
         pipeline: None,
         equivalence: None,
         time_split: None,
+        time_by_row: Vec::new(),
         variant: None,
     }
 }

@@ -207,6 +207,9 @@ fn print_summary(
     if let Some(split) = time_split::snapshot() {
         println!("{}", split.line());
     }
+    for line in augbench_exec::summary::time_lines(&files) {
+        println!("{line}");
+    }
     print_files(report);
 }
 
