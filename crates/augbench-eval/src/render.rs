@@ -2,9 +2,8 @@
 //! `key=value` row filters. Floats print in their shortest round-trip form; null prints as `null`
 //! in tables, empty in CSV and `null` in JSON (where NaN and ±inf are null too).
 
-use std::io::Write;
-
 use augbench_cells::error::{CellsError, Result};
+use augbench_cells::io::jsonl::write_value;
 use augbench_cells::table::{CellTable, CellValue};
 
 use crate::summary::{SummaryRow, resolve_column};
@@ -204,19 +203,6 @@ fn json_text(headers: &[String], grid: &[Vec<CellValue<'_>>]) -> String {
     }
     out.extend_from_slice(b"]\n");
     String::from_utf8_lossy(&out).into_owned()
-}
-
-/// JSON text of a value, as the cells' JSON Lines writes it: serde_json writes non-finite floats
-/// as null.
-fn write_value(w: &mut impl Write, v: &CellValue<'_>) -> std::io::Result<()> {
-    let res = match v {
-        CellValue::Null => serde_json::to_writer(&mut *w, &()),
-        CellValue::Str(s) => serde_json::to_writer(&mut *w, s),
-        CellValue::Int(i) => serde_json::to_writer(&mut *w, i),
-        CellValue::Float(f) => serde_json::to_writer(&mut *w, f),
-        CellValue::List(xs) => serde_json::to_writer(&mut *w, xs),
-    };
-    res.map_err(std::io::Error::other)
 }
 
 #[cfg(test)]

@@ -351,7 +351,7 @@ fn write_row(
 }
 
 /// JSON text of a value; serde_json writes non-finite floats as null.
-pub(crate) fn write_value(w: &mut impl Write, v: &CellValue<'_>) -> std::io::Result<()> {
+pub fn write_value(w: &mut impl Write, v: &CellValue<'_>) -> std::io::Result<()> {
     let res = match v {
         CellValue::Null => serde_json::to_writer(&mut *w, &()),
         CellValue::Str(s) => serde_json::to_writer(&mut *w, s),
