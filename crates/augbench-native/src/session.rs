@@ -184,8 +184,13 @@ pub(crate) fn injected_prepare(library: &str, transform: &str) -> Result<Vec<Str
 /// work, applied once more to a centred crop of P% of each item's area (the count and A/B gate
 /// tests' known slowdown).
 fn extra_work(library: &str, transform: &str) -> Option<f64> {
-    let (kind, _) = mapped(library, transform)?;
-    let percent: f64 = kind.strip_prefix("extra")?.parse().ok()?;
+    share_of(library, transform, "extra")
+}
+
+/// The share P/100 of a `<kind><P>` fault mapped to `transform` (P in (0, 100]).
+fn share_of(library: &str, transform: &str, kind: &str) -> Option<f64> {
+    let (mapped, _) = mapped(library, transform)?;
+    let percent: f64 = mapped.strip_prefix(kind)?.parse().ok()?;
     (percent > 0.0 && percent <= 100.0).then_some(percent / 100.0)
 }
 
@@ -195,9 +200,7 @@ fn extra_work(library: &str, transform: &str) -> Option<f64> {
 /// item's area; the others run it plain (the precision rule's out-of-reach test: processes that
 /// settle at levels no number of processes averages to a narrow interval).
 fn level_work(library: &str, transform: &str) -> Option<f64> {
-    let (kind, _) = mapped(library, transform)?;
-    let percent: f64 = kind.strip_prefix("level")?.parse().ok()?;
-    let fraction = (percent > 0.0 && percent <= 100.0).then_some(percent / 100.0)?;
+    let fraction = share_of(library, transform, "level")?;
     (process_index(transform) % 2 == 1).then_some(fraction)
 }
 
