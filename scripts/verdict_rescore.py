@@ -40,10 +40,10 @@ def decide(ratio: float, lo: float, hi: float, m: float) -> str:
     return "undecided"
 
 
-def pair_interval(logs: list[float], groups: list[int]):
+def pair_interval(logs: list[float], groups: list[int], centre=statistics.median):
     medians, at = [], 0
     for n in groups:
-        medians.append(statistics.median(logs[at:at + n]))
+        medians.append(centre(logs[at:at + n]))
         at += n
     if len(medians) < 2:
         return None
@@ -69,7 +69,8 @@ def rows(run: Path):
             ct = [tp * t / u for tp, t, u in zip(c["throughputs"], c["times"], c["cpu_times"])]
             bt = [tp * t / u for tp, t, u in zip(b["throughputs"], b["times"], b["cpu_times"])]
             cpu = [math.log(x / y) for x, y in zip(ct, bt)]
-        yield name, pair_interval(wall, groups), pair_interval(cpu, groups) if cpu else None
+        cpu_mean = pair_interval(cpu, groups, statistics.fmean) if cpu else None
+        yield name, pair_interval(wall, groups), pair_interval(cpu, groups) if cpu else None, cpu_mean
 
 
 def score(run: Path, compare_json: Path, label: str) -> None:
@@ -81,14 +82,16 @@ def score(run: Path, compare_json: Path, label: str) -> None:
             shipped[r["transform"]] = r
     if m is None:
         sys.exit(f"error: {compare_json} has no A/B report to read the minimum effect from")
-    for name, wall, cpu in rows(run):
+    for name, wall, cpu, cpu_mean in rows(run):
         s = shipped.get(name, {})
         ratio = s.get("ratio") or float("nan")
         wall_txt = "nan undecided nan" if not wall else \
             f"{wall[0]:.4f} {decide(*wall[:3], m)} {wall[3]:.4f}"
         cpu_sd = f"{cpu[3]:.4f}" if cpu else "nan"
+        mean_txt = "nan undecided" if not cpu_mean else \
+            f"{cpu_mean[0]:.4f} {decide(*cpu_mean[:3], m)}"
         print(f"{label} {name} {ratio:.4f} {s.get('verdict', 'missing')} {wall_txt} "
-              f"{cpu_sd} {s.get('clock', '-')}")
+              f"{cpu_sd} {s.get('clock', '-')} {mean_txt}")
 
 
 def tally(path: Path) -> None:
@@ -98,7 +101,9 @@ def tally(path: Path) -> None:
     for line in path.read_text().splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        label, name, ratio, verdict, wratio, wverdict, wsd, csd, clock = line.split()
+        label, name, ratio, verdict, wratio, wverdict, wsd, csd, clock, *rest = line.split()
+        if rest:  # the CPU clock with each pair's mean of rounds instead of its median
+            counts[(label, name)][f"mean:{rest[1]}"] += 1
         key = (label, name)
         counts[key]["n"] += 1
         counts[key][f"shipped:{verdict}"] += 1
@@ -106,16 +111,18 @@ def tally(path: Path) -> None:
         ratios[key].append(float(ratio))
         sds[key]["wall"].append(float(wsd))
         sds[key]["cpu"].append(float(csd))
-    print("label transform n | shipped verdicts | wall-clock rule verdicts | ratio median [min, max] | "
+    print("label transform n | shipped verdicts | wall-clock rule verdicts | "
+          "CPU clock, pair means | ratio median [min, max] | "
           "sd of pair medians (ln) wall / cpu")
     for key in sorted(counts):
         c = counts[key]
         shipped = ", ".join(f"{k[8:]} {v}" for k, v in sorted(c.items()) if k.startswith("shipped:"))
         wall = ", ".join(f"{k[5:]} {v}" for k, v in sorted(c.items()) if k.startswith("wall:"))
+        mean = ", ".join(f"{k[5:]} {v}" for k, v in sorted(c.items()) if k.startswith("mean:"))
         r = sorted(x for x in ratios[key] if not math.isnan(x))
         spread = f"{statistics.median(r):.3f} [{r[0]:.3f}, {r[-1]:.3f}]" if r else "-"
         med = lambda xs: statistics.median([x for x in xs if not math.isnan(x)] or [math.nan])
-        print(f"{key[0]} {key[1]} {c['n']} | {shipped} | {wall} | {spread} | "
+        print(f"{key[0]} {key[1]} {c['n']} | {shipped} | {wall} | {mean or '-'} | {spread} | "
               f"{med(sds[key]['wall']):.4f} / {med(sds[key]['cpu']):.4f}")
 
 

@@ -14,7 +14,7 @@ use indicatif::MultiProgress;
 
 use crate::micro::MicroSettings;
 use crate::progress::labelled_spinner;
-use crate::worker::WorkerCommand;
+use augbench_host::child::CommandLine;
 use augbench_protocol::client::{Worker, WorkerError};
 use augbench_protocol::protocol::{FailureKind, HelloResponse, LoadRequest, LoadResponse, Request};
 
@@ -22,7 +22,7 @@ use augbench_protocol::protocol::{FailureKind, HelloResponse, LoadRequest, LoadR
 pub struct JobInput<'a> {
     pub cfg: &'a RunConfig,
     pub job: &'a Job,
-    pub command: WorkerCommand,
+    pub command: CommandLine,
     pub paths: &'a [String],
     pub dataset: DatasetInfo,
     /// With `execution.check_equivalence`: the run's check as this job's library saw it.
@@ -77,7 +77,7 @@ pub(crate) fn not_in_registry(name: &str) -> TransformResult {
 pub(crate) fn start_worker(input: &JobInput<'_>, mp: &MultiProgress) -> anyhow::Result<Loaded> {
     let timeout = MicroSettings::from_config(input.cfg, "cpu").request_timeout;
     let started = std::time::Instant::now();
-    let mut worker = input.command.spawn(policy::STDERR_TAIL_LINES)?;
+    let mut worker = Worker::start(&input.command, policy::STDERR_TAIL_LINES)?;
     let raw = worker
         .request(&Request::Hello, timeout)
         .map_err(|e| bad_input(e, SPEC_HINT, false))

@@ -17,7 +17,8 @@ use crate::equivalence::Check;
 use crate::job::{JobInput, JobOutcome};
 use crate::runner::run_job;
 use crate::scheduler::run_interleaved;
-use crate::worker::{self, Role, Target, WorkerCommand};
+use crate::worker::{self, Role, Target};
+use augbench_host::child::CommandLine;
 use augbench_host::fsutil::write_atomic;
 
 pub use crate::outcome::{JobFailure, JobStatus, RunReport};
@@ -160,7 +161,7 @@ fn interleaved(
 fn job_input<'a>(
     cfg: &'a RunConfig,
     job: &'a Job,
-    command: WorkerCommand,
+    command: CommandLine,
     media: &'a Media,
     check: Option<&Check>,
 ) -> JobInput<'a> {
@@ -271,7 +272,7 @@ pub fn worker_command(
     cfg: &RunConfig,
     job: &Job,
     mp: &MultiProgress,
-) -> anyhow::Result<WorkerCommand> {
+) -> anyhow::Result<CommandLine> {
     let threads = cfg
         .execution
         .thread_policy

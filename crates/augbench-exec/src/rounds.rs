@@ -12,7 +12,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use crate::worker::WorkerCommand;
+use augbench_host::child::CommandLine;
 use augbench_protocol::client::Worker;
 use augbench_protocol::protocol::{Request, SentinelRequest, TimeResponse};
 
@@ -46,8 +46,8 @@ impl Sentinel {
     /// Starts the sentinel, times the kernel once untimed (so the first round is no colder than
     /// the others), then `policy::SENTINEL_FLOOR_REPEATS` times back to back: their spread is the
     /// sentinel's noise floor, beyond which a transform's rounds count as drifted.
-    pub fn start(command: &WorkerCommand) -> anyhow::Result<Sentinel> {
-        let worker = command.spawn(policy::STDERR_TAIL_LINES)?;
+    pub fn start(command: &CommandLine) -> anyhow::Result<Sentinel> {
+        let worker = Worker::start(command, policy::STDERR_TAIL_LINES)?;
         let mut s = Sentinel {
             worker,
             floor: None,

@@ -19,7 +19,7 @@ use crate::precision::{RoundsClock, Target, runs_so_far, widths_so_far};
 use crate::progress::{Work, work_bar};
 use crate::rounds::{Sentinel, annotate, round_order};
 use crate::underway::{Begun, Underway, begin, companion_window, ensure_companion};
-use crate::worker::WorkerCommand;
+use augbench_host::child::CommandLine;
 use augbench_protocol::protocol::LoaderSlot;
 
 /// A library's lane, or why it stopped (its job failed; its file keeps what it measured).
@@ -48,7 +48,7 @@ struct Interleaved<'a, 'm> {
 /// A job that cannot start fails alone; the others still run.
 pub fn run_interleaved(
     inputs: &[JobInput<'_>],
-    sentinel: anyhow::Result<WorkerCommand>,
+    sentinel: anyhow::Result<CommandLine>,
     mp: &MultiProgress,
     stop: &AtomicBool,
 ) -> Vec<anyhow::Result<JobOutcome>> {
@@ -139,7 +139,7 @@ fn lanes_label(slots: &[Slot<'_>], inputs: &[JobInput<'_>]) -> String {
     )
 }
 
-fn start_sentinel(command: anyhow::Result<WorkerCommand>, mp: &MultiProgress) -> Option<Sentinel> {
+fn start_sentinel(command: anyhow::Result<CommandLine>, mp: &MultiProgress) -> Option<Sentinel> {
     match command.and_then(|c| Sentinel::start(&c)) {
         Ok(s) => Some(s),
         Err(e) => {

@@ -1,47 +1,20 @@
-//! The one place the coordinator builds the command that starts a worker (`WorkerCommand`): the
+//! The one place the coordinator builds the command that starts a worker (a `CommandLine`): the
 //! `augbench worker` subcommand of this binary for a native library, `python -m augbench_worker`
 //! in the library's environment for a Python one, `python -m augbench_clips.bench` for a video
 //! decoder, always with its thread settings; and `python -m augbench_clips`, the clip cache's
-//! decoder. `WorkerCommand::spawn` hands the built command to the protocol's client.
+//! decoder. The protocol's client starts a built one (`Worker::start`).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::Context;
 use augbench_core::config::ThreadPolicy;
 use augbench_core::plan::Job;
 use augbench_core::{Backend, Matrix};
 use augbench_env::EnvInfo;
+use augbench_host::child::CommandLine;
 use indicatif::MultiProgress;
 
-use augbench_protocol::client::{Worker, WorkerError};
 use augbench_protocol::threads::worker_env;
-
-/// How to start a worker: program, arguments and extra environment.
-#[derive(Debug, Clone)]
-pub struct WorkerCommand {
-    pub program: PathBuf,
-    pub args: Vec<String>,
-    pub env: Vec<(String, String)>,
-    /// Human label for messages, e.g. `kornia-rs worker`.
-    pub label: String,
-}
-
-impl WorkerCommand {
-    /// The process to start: the program with its arguments and extra environment.
-    pub fn command(&self) -> Command {
-        let mut command = Command::new(&self.program);
-        command
-            .args(&self.args)
-            .envs(self.env.iter().map(|(k, v)| (k, v)));
-        command
-    }
-
-    /// Starts the worker, keeping the last `tail_lines` lines of its stderr for errors.
-    pub fn spawn(&self, tail_lines: usize) -> Result<Worker, WorkerError> {
-        Worker::spawn(self.command(), &self.label, tail_lines)
-    }
-}
 
 /// Whose worker: a library (or decoder) with its backend and environment group.
 #[derive(Debug, Clone, Copy)]
@@ -96,7 +69,7 @@ pub fn command(
     threads: ThreadPolicy,
     refresh: bool,
     mp: &MultiProgress,
-) -> anyhow::Result<WorkerCommand> {
+) -> anyhow::Result<CommandLine> {
     let library = target.library;
     let python = || match target.variant {
         Some(v) => augbench_env::ensure_variant(target.env_group, v, Some(mp)),
@@ -118,14 +91,14 @@ pub fn command(
 const SENTINEL_LIBRARY: &str = "image";
 
 /// The drift sentinel's worker: the native worker of `SENTINEL_LIBRARY`, labelled as the sentinel.
-pub fn sentinel_command() -> anyhow::Result<WorkerCommand> {
+pub fn sentinel_command() -> anyhow::Result<CommandLine> {
     let mut cmd = native_command(SENTINEL_LIBRARY)?;
     cmd.label = "drift sentinel".into();
     Ok(cmd)
 }
 
 /// This binary's `worker` subcommand for a native library.
-fn native_command(library: &str) -> anyhow::Result<WorkerCommand> {
+fn native_command(library: &str) -> anyhow::Result<CommandLine> {
     let exe =
         std::env::current_exe().context("locating the augbench binary for the native worker")?;
     // Rebuilt while running: Linux reports "<path> (deleted)"; the running image is still there.
@@ -140,8 +113,8 @@ fn native_command(library: &str) -> anyhow::Result<WorkerCommand> {
 
 /// `<exe> worker --library <library>`: the native worker of `library` served by the augbench
 /// binary at `exe` (this one, or a built one a bench names), without thread settings.
-pub fn native_worker_command(exe: PathBuf, library: &str) -> WorkerCommand {
-    WorkerCommand {
+pub fn native_worker_command(exe: PathBuf, library: &str) -> CommandLine {
+    CommandLine {
         program: exe,
         args: vec!["worker".into(), "--library".into(), library.into()],
         env: Vec::new(),
@@ -155,7 +128,7 @@ pub fn python_worker_command(
     env: &EnvInfo,
     library: &str,
     spec: Option<&Path>,
-) -> anyhow::Result<WorkerCommand> {
+) -> anyhow::Result<CommandLine> {
     let mut args = vec!["--library".to_string(), library.to_string()];
     if let Some(spec) = spec {
         args.push("--spec".into());
@@ -168,7 +141,7 @@ pub fn python_worker_command(
 
 /// The command that starts the video decoder `decoder`'s timing worker inside `env`
 /// (`python -m augbench_clips.bench`, with the clip and worker packages on `PYTHONPATH`).
-fn decoder_worker_command(env: &EnvInfo, decoder: &str) -> anyhow::Result<WorkerCommand> {
+fn decoder_worker_command(env: &EnvInfo, decoder: &str) -> anyhow::Result<CommandLine> {
     let path = std::env::join_paths([
         augbench_env::clips_source_dir()?,
         augbench_env::worker_source_dir()?,
@@ -195,13 +168,7 @@ pub fn clip_decoder(
     let path = std::env::join_paths([augbench_env::clips_source_dir()?])?;
     let label = format!("python -m augbench_clips (env {group})");
     let cmd = python_module(&env, "augbench_clips", Vec::new(), path, label);
-    let command = augbench_media::DecoderCommand {
-        program: cmd.program,
-        args: cmd.args,
-        env: cmd.env,
-        label: cmd.label,
-    };
-    Ok(augbench_media::Decoder::new(command, group, &env.lock()?))
+    Ok(augbench_media::Decoder::new(cmd, group, &env.lock()?))
 }
 
 /// `python -m <module> <args>` in `env`, with `path` as `PYTHONPATH` and no bytecode written.
@@ -211,10 +178,10 @@ fn python_module(
     args: Vec<String>,
     path: std::ffi::OsString,
     label: String,
-) -> WorkerCommand {
+) -> CommandLine {
     let mut all = vec!["-m".to_string(), module.to_string()];
     all.extend(args);
-    WorkerCommand {
+    CommandLine {
         program: env.python.clone(),
         args: all,
         env: vec![

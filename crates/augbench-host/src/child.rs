@@ -3,15 +3,38 @@
 //! failure can show how it ended. `run` waits for a child to finish (status, stdout, stderr tail);
 //! `spawn` hands back a long-lived one with piped stdin and stdout (a worker, a decoder streaming
 //! its answers). `last_lines` is the same tail over text already read (a task's log).
+//! `CommandLine` is how any long-lived child is described before it starts (a worker, the clip
+//! decoder): program, arguments, extra environment and a label for messages.
 
 use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, ErrorKind, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
+
+/// How to start a child: program, arguments and extra environment; `label` names it in messages
+/// (e.g. `kornia-rs worker`).
+#[derive(Debug, Clone)]
+pub struct CommandLine {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub label: String,
+}
+
+impl CommandLine {
+    /// The process to start: the program with its arguments and extra environment.
+    pub fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        command
+    }
+}
 
 /// The most of one stderr line kept (its end): a progress bar redrawn with `\r` never ends its
 /// line, and must not grow the tail without bound.

@@ -4,31 +4,21 @@
 //! video back. The augbench binary links no FFmpeg.
 
 use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use anyhow::Context;
 use augbench_core::policy;
-use augbench_host::child;
+use augbench_host::child::{self, CommandLine};
 use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::clips::SAMPLING_RULE;
 
-/// How to start the decoder: `program args… JOB.json` with `env` set; `label` names it in errors.
-#[derive(Debug, Clone)]
-pub struct DecoderCommand {
-    pub program: PathBuf,
-    pub args: Vec<String>,
-    pub env: Vec<(String, String)>,
-    pub label: String,
-}
-
 /// A ready decoder: the command that starts it and the identity its clips are cached under.
 #[derive(Debug, Clone)]
 pub struct Decoder {
-    pub command: DecoderCommand,
+    pub command: CommandLine,
     /// Part of the clip cache key: the group and a hash of the lock its environment was built
     /// from (a new OpenCV means new clips).
     pub identity: String,
@@ -114,7 +104,7 @@ pub struct Decoded {
 
 impl Decoder {
     /// The decoder started by `command` in the environment of `group` built from `lock`.
-    pub fn new(command: DecoderCommand, group: &str, lock: &str) -> Self {
+    pub fn new(command: CommandLine, group: &str, lock: &str) -> Self {
         let digest = Sha256::digest(lock.as_bytes());
         let hash: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
         Decoder {
@@ -135,11 +125,8 @@ impl Decoder {
         std::fs::write(&job_file, text)
             .with_context(|| format!("writing {}", job_file.display()))?;
         let cmd = &self.command;
-        let mut process = Command::new(&cmd.program);
-        process
-            .args(&cmd.args)
-            .arg(&job_file)
-            .envs(cmd.env.iter().map(|(k, v)| (k, v)));
+        let mut process = cmd.command();
+        process.arg(&job_file);
         let mut running = child::spawn(&mut process, policy::STDERR_TAIL_LINES)
             .with_context(|| format!("starting the video decoder ({})", cmd.label))?;
         drop(running.take_stdin()); // it reads nothing from stdin

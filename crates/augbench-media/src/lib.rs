@@ -14,6 +14,6 @@ pub mod synth;
 pub mod synth_video;
 
 pub use clip_cache::ClipCache;
-pub use clip_decode::{Decoder, DecoderCommand};
+pub use clip_decode::Decoder;
 pub use dataset::{DatasetDir, synthetic_dataset, write_synthetic};
 pub use scan::{IMAGE_EXTENSIONS, Scanned, VIDEO_EXTENSIONS, scan};

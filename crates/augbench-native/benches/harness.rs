@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use augbench_core::{Device, Matrix, Media, policy, stats};
-use augbench_exec::worker::WorkerCommand;
+use augbench_host::child::CommandLine;
 use augbench_protocol::client::Worker;
 use augbench_protocol::protocol::{
     CheckResponse, HelloResponse, LoadRequest, LoadResponse, PrepareRequest, PrepareResponse,
@@ -114,10 +114,10 @@ fn timeout() -> Duration {
 }
 
 /// `augbench worker --library image` when `AUGBENCH_BIN` is set, else this binary as the worker.
-fn native_command() -> anyhow::Result<WorkerCommand> {
+fn native_command() -> anyhow::Result<CommandLine> {
     Ok(match std::env::var_os(BIN_ENV) {
         Some(bin) => augbench_exec::worker::native_worker_command(bin.into(), NATIVE_LIBRARY),
-        None => WorkerCommand {
+        None => CommandLine {
             program: std::env::current_exe().context("locating the bench binary")?,
             args: Vec::new(),
             env: vec![(SELF_WORKER_ENV.into(), NATIVE_LIBRARY.into())],
@@ -127,7 +127,7 @@ fn native_command() -> anyhow::Result<WorkerCommand> {
 }
 
 /// The Pillow worker, started as `augbench run` starts it; `None` when its env is not built.
-fn python_command() -> anyhow::Result<Option<WorkerCommand>> {
+fn python_command() -> anyhow::Result<Option<CommandLine>> {
     let group = Matrix::get()
         .library(PYTHON_LIBRARY)
         .map(|l| l.env_group.clone())
@@ -141,8 +141,8 @@ fn python_command() -> anyhow::Result<Option<WorkerCommand>> {
 }
 
 /// A native worker with the dataset loaded and `Identity` prepared and checked.
-fn identity_worker(cmd: &WorkerCommand, paths: &[String]) -> anyhow::Result<Worker> {
-    let mut w = cmd.spawn(policy::STDERR_TAIL_LINES)?;
+fn identity_worker(cmd: &CommandLine, paths: &[String]) -> anyhow::Result<Worker> {
+    let mut w = Worker::start(cmd, policy::STDERR_TAIL_LINES)?;
     let _: HelloResponse = w.call(&Request::Hello, timeout())?;
     let load = Request::Load(LoadRequest {
         media: Media::Image.to_string(),
@@ -276,10 +276,10 @@ struct Rtt {
 fn bench_hello(
     c: &mut Criterion,
     name: &'static str,
-    cmd: &WorkerCommand,
+    cmd: &CommandLine,
     samples: usize,
 ) -> anyhow::Result<Rtt> {
-    let mut w = cmd.spawn(policy::STDERR_TAIL_LINES)?;
+    let mut w = Worker::start(cmd, policy::STDERR_TAIL_LINES)?;
     hello(&mut w);
     c.bench_function(&format!("hello_rtt/{name}"), |b| b.iter(|| hello(&mut w)));
     let mut us: Vec<f64> = (0..samples)

@@ -72,6 +72,11 @@ pub struct Worker {
 }
 
 impl Worker {
+    /// Starts the worker `line` describes, keeping the last `tail_lines` lines of its stderr.
+    pub fn start(line: &child::CommandLine, tail_lines: usize) -> Result<Worker, WorkerError> {
+        Worker::spawn(line.command(), &line.label, tail_lines)
+    }
+
     /// Starts `command` as a worker named `label` in messages, keeping the last `tail_lines`
     /// lines of its stderr for errors.
     pub fn spawn(

@@ -54,7 +54,10 @@ impl CountRun {
     }
 
     /// A job's worker command under callgrind, dumping into this run's folder.
-    pub fn wrap(&self, cmd: &crate::worker::WorkerCommand) -> crate::worker::WorkerCommand {
+    pub fn wrap(
+        &self,
+        cmd: &augbench_host::child::CommandLine,
+    ) -> augbench_host::child::CommandLine {
         valgrind::wrap(cmd, self.dumps.path())
     }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use augbench_core::{UsageError, policy};
 
-use crate::worker::WorkerCommand;
+use augbench_host::child::CommandLine;
 
 /// The install hint every Valgrind error carries.
 const INSTALL: &str = "install it from the system package manager: `sudo apt-get install valgrind` (Debian, Ubuntu), `sudo dnf install valgrind` (Fedora), or use `measure: time`";
@@ -51,7 +51,7 @@ pub fn check_version(text: &str) -> Result<(), UsageError> {
 }
 
 /// `cmd` under callgrind, its dumps written into `dumps` (one per counted loop).
-pub fn wrap(cmd: &WorkerCommand, dumps: &Path) -> WorkerCommand {
+pub fn wrap(cmd: &CommandLine, dumps: &Path) -> CommandLine {
     // Not canonicalized: a venv's `python` finds its packages through the path it is run by.
     let program = cmd.program.clone();
     let mut args = vec![
@@ -67,7 +67,7 @@ pub fn wrap(cmd: &WorkerCommand, dumps: &Path) -> WorkerCommand {
         program.display().to_string(),
     ];
     args.extend(cmd.args.iter().cloned());
-    WorkerCommand {
+    CommandLine {
         program: PathBuf::from("valgrind"),
         args,
         env: cmd.env.clone(),
@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn the_wrapped_command_runs_the_worker_under_callgrind_with_both_markers() {
-        let cmd = WorkerCommand {
+        let cmd = CommandLine {
             program: PathBuf::from("/no/such/python"),
             args: vec!["-m".into(), "augbench_worker".into()],
             env: vec![("OMP_NUM_THREADS".into(), "1".into())],

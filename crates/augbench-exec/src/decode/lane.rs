@@ -13,7 +13,8 @@ use augbench_core::{Matrix, RunConfig, policy};
 use indicatif::MultiProgress;
 
 use super::verify;
-use crate::worker::{self, Role, Target, WorkerCommand};
+use crate::worker::{self, Role, Target};
+use augbench_host::child::CommandLine;
 use augbench_protocol::client::{Worker, WorkerError};
 use augbench_protocol::protocol::{
     DecodeItem, DecodeOpenRequest, DecodeOpenResponse, DecodeTimeRequest, FailureKind,
@@ -62,7 +63,8 @@ impl<'a> Lane<'a> {
             failed_to_start: false,
             timeout: Duration::from_secs_f64(secs),
         };
-        let started = command(cfg, job, mp).and_then(|c| Ok(c.spawn(policy::STDERR_TAIL_LINES)?));
+        let started =
+            command(cfg, job, mp).and_then(|c| Ok(Worker::start(&c, policy::STDERR_TAIL_LINES)?));
         match started {
             Ok(w) => lane.worker = Some(w),
             Err(e) => {
@@ -160,7 +162,7 @@ impl<'a> Lane<'a> {
 }
 
 /// How to start the decode worker of `job`: its decoder in its group's environment, one thread.
-fn command(cfg: &RunConfig, job: &Job, mp: &MultiProgress) -> anyhow::Result<WorkerCommand> {
+fn command(cfg: &RunConfig, job: &Job, mp: &MultiProgress) -> anyhow::Result<CommandLine> {
     let refresh = cfg.execution.refresh_requirements.unwrap_or(true);
     let threads = ThreadPolicy::Single;
     worker::command(Target::of_job(job), Role::Decoder, threads, refresh, mp)

@@ -15,7 +15,8 @@ use rand_chacha::ChaCha8Rng;
 
 use augbench_core::config::ThreadPolicy;
 
-use crate::worker::{self, Role, Target, WorkerCommand};
+use crate::worker::{self, Role, Target};
+use augbench_host::child::CommandLine;
 use augbench_protocol::client::Worker;
 use augbench_protocol::protocol::{
     EmitRequest, EmitResponse, FailureKind, LoadRequest, LoadResponse, PrepareRequest,
@@ -116,7 +117,7 @@ fn start(
     mp: &MultiProgress,
 ) -> anyhow::Result<Worker> {
     let cmd = command(library, refresh, mp)?;
-    let mut worker = cmd.spawn(policy::STDERR_TAIL_LINES)?;
+    let mut worker = Worker::start(&cmd, policy::STDERR_TAIL_LINES)?;
     let timeout = timeout();
     worker
         .request(&Request::Hello, timeout)
@@ -144,7 +145,7 @@ fn start(
 }
 
 /// The library's worker, one thread, without a spec file (the check is outside any timing).
-fn command(library: &str, refresh: bool, mp: &MultiProgress) -> anyhow::Result<WorkerCommand> {
+fn command(library: &str, refresh: bool, mp: &MultiProgress) -> anyhow::Result<CommandLine> {
     let role = Role::Transforms { spec: None };
     let target = Target::of_library(library)?;
     worker::command(target, role, ThreadPolicy::Single, refresh, mp)
