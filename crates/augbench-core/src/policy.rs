@@ -89,6 +89,11 @@ pub const DEFAULT_PIPELINE_PROCESSES: u64 = 1;
 /// the verdict's unit (docs/ab.md): a simulator of per-process levels found the interval over 3
 /// pairs honest but weak (t with 2 degrees of freedom) and over 6 both honest and stronger.
 pub const AB_PROCESSES: u64 = 6;
+/// A/B micro rounds alternate the variants in chunks of items lasting about this long (seconds),
+/// not in whole runs: on a shared host the neighbours' load changes within a second, and two
+/// variants timed a few tens of milliseconds apart see the same host (docs/ab.md, "Chunked
+/// rounds": the ln ratio's round-to-round sd fell from 0.165 to 0.020 at load 2).
+pub const AB_CHUNK_SEC: f64 = 0.01;
 
 /// Worker processes per transform in `mode`.
 pub fn default_processes(mode: Mode) -> u64 {

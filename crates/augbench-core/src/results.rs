@@ -354,6 +354,10 @@ pub struct TransformResult {
     /// time"): empty in older files and from workers without a CPU clock.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_times: Vec<f64>,
+    /// A/B micro rows: the chunks of items each run was taken in, the variants alternating
+    /// chunk by chunk within a round (docs/ab.md, "Chunked rounds"); absent for whole runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_chunks: Option<u64>,
     pub mean_time: Option<f64>,
     pub std_time: Option<f64>,
     pub num_successful_runs: u64,

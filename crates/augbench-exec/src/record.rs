@@ -158,6 +158,7 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
             let mut m = TransformResult::measured(old.params.clone(), &summary, throughputs, times);
             m.process_runs = process_runs;
             m.cpu_times = cpu_times;
+            m.run_chunks = old.run_chunks.max(new.run_chunks);
             m.warmup_iterations = old.warmup_iterations + new.warmup_iterations;
             m.slow_threshold_sec_per_item = old.slow_threshold_sec_per_item;
             m.slow_preflight_items = old.slow_preflight_items;

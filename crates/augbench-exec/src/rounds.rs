@@ -28,6 +28,25 @@ pub fn round_order(n: usize, transform: &str, process: u64, round: u64) -> Vec<u
     order
 }
 
+/// A/B micro rounds (docs/ab.md, "Chunked rounds"): the item ranges `(start, count)` a run over
+/// `items` items is taken in, so that one chunk of a run lasting `run_sec` lasts about
+/// `policy::AB_CHUNK_SEC`: nearly equal consecutive ranges covering every item once, at least
+/// one item each.
+pub fn run_chunks(items: u64, run_sec: f64) -> Vec<(u64, u64)> {
+    let wanted = (run_sec / policy::AB_CHUNK_SEC).round();
+    let k = if wanted.is_finite() && wanted >= 1.0 {
+        (wanted as u64).clamp(1, items.max(1))
+    } else {
+        1
+    };
+    (0..k)
+        .map(|c| {
+            let start = items * c / k;
+            (start, items * (c + 1) / k - start)
+        })
+        .collect()
+}
+
 /// FNV-1a: a stable hash of a name (the standard hasher's output may change between releases).
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
@@ -178,6 +197,28 @@ fn record_drift(r: &mut TransformResult, drift_ms: &[f64], floor: Option<f64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chunks_cover_every_item_once_and_last_about_the_policys_time() {
+        let chunk = policy::AB_CHUNK_SEC;
+        for (items, run_sec, k) in [
+            (50, 40.0 * chunk, 40),
+            (50, 100.0 * chunk, 50),
+            (7, 0.3 * chunk, 1),
+            (10, f64::NAN, 1),
+            (0, 1.0, 1),
+        ] {
+            let c = run_chunks(items, run_sec);
+            assert_eq!(c.len() as u64, k, "{items} items, {run_sec} s: {c:?}");
+            let mut next = 0;
+            for &(start, count) in &c {
+                assert_eq!(start, next, "{c:?}");
+                assert!(count >= 1 || items == 0, "{c:?}");
+                next = start + count;
+            }
+            assert_eq!(next, items, "{c:?}");
+        }
+    }
     use augbench_core::stats::summarize;
 
     fn measured(throughputs: &[f64], rounds: &str) -> TransformResult {

@@ -475,6 +475,15 @@ impl<'a> Interleaved<'a, '_> {
                 return Ok(false);
             }
             let mut dropped = Vec::new();
+            if self.chunked(&active) {
+                if !self.chunked_round(spec, (p, round), &mut active, &mut dropped)? {
+                    return Ok(false);
+                }
+                dropped.clear(); // `chunked_round` removed them
+                crate::time_split::part("drift sentinel", || self.time_sentinel(&spec.name));
+                round += 1;
+                continue;
+            }
             let units = self.round_units(&active, pairs);
             let shared = units.len() > 1;
             for u in round_order(units.len(), &spec.name, p, round) {
@@ -558,6 +567,92 @@ impl<'a> Interleaved<'a, '_> {
                 Some((r.throughputs.clone(), groups))
             })
             .collect()
+    }
+
+    /// Whether this round's runs are taken in chunks: A/B micro runs (`selection.variants`) with
+    /// more than one variant measuring (docs/ab.md, "Chunked rounds").
+    fn chunked(&self, active: &[(usize, Underway)]) -> bool {
+        let ab = self
+            .slots
+            .first()
+            .is_some_and(|s| s.lane.input.cfg.selection.variants.is_some());
+        ab && active.len() > 1 && active.iter().all(|(_, m)| m.micro().is_some())
+    }
+
+    /// One round whose runs are taken in chunks of items: chunk by chunk, every active variant
+    /// times the same items in a seeded order of its own, then each closes its run. No rewarm:
+    /// each chunk follows the others' chunks alike. A variant whose chunk fails leaves the
+    /// rounds as in `one_run`; `active` keeps the others. False when interrupted.
+    fn chunked_round(
+        &mut self,
+        spec: &TransformSpec,
+        (p, round): (u64, u64),
+        active: &mut Vec<(usize, Underway)>,
+        dropped: &mut Vec<usize>,
+    ) -> anyhow::Result<bool> {
+        let items = active
+            .iter()
+            .map(|(i, _)| self.slots[*i].lane.w.load.count)
+            .min()
+            .unwrap_or(0);
+        let run_sec = active
+            .iter()
+            .filter_map(|(_, m)| m.micro())
+            .map(|m| m.seconds_per_item() * items as f64 * m.loops() as f64)
+            .fold(0.0, f64::max);
+        self.bar
+            .set_message(format!("{}: round {} (chunked)", spec.name, round + 1));
+        for (c, range) in crate::rounds::run_chunks(items, run_sec)
+            .into_iter()
+            .enumerate()
+        {
+            let seed = (round << 20) | c as u64;
+            for k in round_order(active.len(), &spec.name, p, seed) {
+                if dropped.contains(&k) {
+                    continue;
+                }
+                let (i, m) = &mut active[k];
+                match self.one_chunk(spec, *i, m, range)? {
+                    RunStep::Ran => {}
+                    RunStep::Dropped => dropped.push(k),
+                    RunStep::Interrupted => return Ok(false),
+                }
+            }
+        }
+        dropped.sort_unstable_by(|a, b| b.cmp(a));
+        for &k in dropped.iter() {
+            active.remove(k);
+        }
+        for (_, m) in active.iter_mut() {
+            m.close_run(items);
+        }
+        Ok(true)
+    }
+
+    /// One chunk of a variant's run; a failure drops it as in `one_run`.
+    fn one_chunk(
+        &mut self,
+        spec: &TransformSpec,
+        i: usize,
+        m: &mut Underway,
+        range: (u64, u64),
+    ) -> anyhow::Result<RunStep> {
+        let mp = self.mp;
+        let lane = &mut self.slots[i].lane;
+        let replaced = match m.run_chunk(lane, &spec.name, range) {
+            Ok(Ok(())) => return Ok(RunStep::Ran),
+            Ok(Err(r)) if r.status == Some(Status::Error) && stopped_by_user(self.stop) => {
+                return Ok(RunStep::Interrupted);
+            }
+            Ok(Err(r)) => {
+                lane.rec.record(&spec.name, r)?;
+                Ok(())
+            }
+            Err(_) if stopped_by_user(self.stop) => return Ok(RunStep::Interrupted),
+            Err(e) => lane.record_loss(spec, e, mp)?,
+        };
+        self.stop_if_gone(i, replaced);
+        Ok(RunStep::Dropped)
     }
 
     /// One library's run of a round; when others ran since its last one (`shared`), an untimed

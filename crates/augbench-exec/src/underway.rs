@@ -205,6 +205,40 @@ impl Underway {
         }
     }
 
+    /// The micro transform under way, for runs taken in chunks (`None` for a pipeline row).
+    pub fn micro(&self) -> Option<&Measuring> {
+        match self {
+            Underway::Micro(m) => Some(m),
+            Underway::Pipeline(_) => None,
+        }
+    }
+
+    /// One chunk of a micro run (items `start..start + count`), timed like a run; a pipeline row
+    /// has no chunks. Failures as in `run`.
+    pub fn run_chunk(
+        &mut self,
+        lane: &mut Lane<'_>,
+        transform: &str,
+        (start, count): (u64, u64),
+    ) -> Result<Result<(), TransformResult>, WorkerError> {
+        let Underway::Micro(m) = self else {
+            return Ok(Ok(()));
+        };
+        let library = lane.input.job.library.clone();
+        let set = lane.settings();
+        let worker = &mut lane.w.worker;
+        time_split::in_row(&library, transform, || {
+            time_split::part(TIMED, || m.run_chunk(worker, start, count, &set))
+        })
+    }
+
+    /// Ends a micro run taken in chunks over `items` items.
+    pub fn close_run(&mut self, items: u64) {
+        if let Underway::Micro(m) = self {
+            m.close_run(items);
+        }
+    }
+
     /// The transform's result (a pipeline's loader is ended first).
     pub fn finish(self, lane: &mut Lane<'_>) -> TransformResult {
         match self {

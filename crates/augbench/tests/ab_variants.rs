@@ -411,10 +411,17 @@ mod alone {
             ("pillow", "pillow@released")
         );
         assert_eq!(local.metadata.library, "pillow@local");
-        let paired = &local.results["GaussianBlur"].paired;
+        let blur = &local.results["GaussianBlur"];
+        let paired = &blur.paired;
         assert!(
             paired.iter().all(|p| p.partner == "pillow@released"),
             "{paired:?}"
+        );
+        // The variants alternate in chunks of items within each round (docs/ab.md).
+        assert!(
+            blur.run_chunks.is_some_and(|c| c > 1),
+            "{:?}",
+            blur.run_chunks
         );
         let verdicts = gate(&out);
         let shown = text(&verdicts);

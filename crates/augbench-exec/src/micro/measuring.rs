@@ -1,5 +1,6 @@
 //! A transform under way: timed runs, one per call, so a scheduler can alternate the runs of
-//! several libraries (docs/methodology.md), and the transform's result from its runs.
+//! several libraries (docs/methodology.md), or one run taken in chunks of items, so that A/B
+//! variants alternate chunk by chunk (docs/ab.md); and the transform's result from its runs.
 
 use augbench_core::policy;
 use augbench_core::registry::TransformSpec;
@@ -29,6 +30,23 @@ pub struct Measuring {
     times: Vec<f64>,
     /// Thread CPU seconds of each run, while every run so far has one.
     cpu_times: Option<Vec<f64>>,
+    /// Runs taken in chunks (boxed, as `setup`).
+    chunks: Box<Chunks>,
+}
+
+/// Runs taken in chunks: the one under way, and the most chunks a run was taken in.
+#[derive(Debug, Clone, Default)]
+struct Chunks {
+    partial: Option<Partial>,
+    most: u64,
+}
+
+/// A run being taken in chunks: seconds per pass so far (wall, and CPU while every chunk had it).
+#[derive(Debug, Clone, Copy)]
+struct Partial {
+    wall: f64,
+    cpu: Option<f64>,
+    chunks: u64,
 }
 
 /// The output the contract check saw, and what the library warned while building the transform.
@@ -70,7 +88,18 @@ impl Measuring {
             throughputs: Vec::new(),
             times: Vec::new(),
             cpu_times: set.cpu_clock.then(Vec::new),
+            chunks: Box::default(),
         }
+    }
+
+    /// Seconds one item takes here, as the preflight read it.
+    pub fn seconds_per_item(&self) -> f64 {
+        self.per_item
+    }
+
+    /// Passes each timed request makes (so that a run lasts `min_time`).
+    pub fn loops(&self) -> u64 {
+        self.loops
     }
 
     /// The build warnings to record with the result.
@@ -113,20 +142,57 @@ impl Measuring {
         items: u64,
         set: &MicroSettings,
     ) -> Result<Result<(), TransformResult>, WorkerError> {
-        let timed = match self.pass(s, items, self.loops, set)? {
+        let timed = match self.pass(s, 0, items, self.loops, set)? {
             Ok(timed) => timed,
             Err(result) => return Ok(Err(result)),
         };
-        let pass_sec = mean_seconds(&timed.ns);
-        self.times.push(pass_sec);
-        self.throughputs.push(items as f64 / pass_sec.max(1e-12));
+        let (wall, cpu) = pass_seconds(&timed);
+        self.push_run(items, wall, cpu);
+        Ok(Ok(()))
+    }
+
+    /// One chunk of the run being taken in chunks: `loops` passes over items `start..start +
+    /// count`, added to the run's seconds per pass. `close_run` ends the run.
+    pub fn run_chunk(
+        &mut self,
+        s: &mut dyn Session,
+        start: u64,
+        count: u64,
+        set: &MicroSettings,
+    ) -> Result<Result<(), TransformResult>, WorkerError> {
+        let timed = match self.pass(s, start, count, self.loops, set)? {
+            Ok(timed) => timed,
+            Err(result) => return Ok(Err(result)),
+        };
+        let (wall, cpu) = pass_seconds(&timed);
+        let p = self.chunks.partial.get_or_insert(Partial {
+            wall: 0.0,
+            cpu: Some(0.0),
+            chunks: 0,
+        });
+        p.wall += wall;
+        p.cpu = p.cpu.zip(cpu).map(|(a, b)| a + b);
+        p.chunks += 1;
+        Ok(Ok(()))
+    }
+
+    /// Ends the run taken in chunks over `items` items (nothing when no chunk ran).
+    pub fn close_run(&mut self, items: u64) {
+        if let Some(p) = self.chunks.partial.take() {
+            self.chunks.most = self.chunks.most.max(p.chunks);
+            self.push_run(items, p.wall, p.cpu);
+        }
+    }
+
+    /// A finished run: seconds per pass over `items` items, on the wall and the CPU clock.
+    fn push_run(&mut self, items: u64, wall: f64, cpu: Option<f64>) {
+        self.times.push(wall);
+        self.throughputs.push(items as f64 / wall.max(1e-12));
         // A worker without a CPU clock (or one reply without it) leaves the row wall-clock only.
-        let cpu = (timed.cpu_ns.len() == timed.ns.len()).then(|| mean_seconds(&timed.cpu_ns));
         self.cpu_times = self.cpu_times.take().zip(cpu).map(|(mut v, c)| {
             v.push(c);
             v
         });
-        Ok(Ok(()))
     }
 
     /// An untimed pass over the first `policy::WARMUP_SUBSET_ITEMS` items, for a worker that sat
@@ -139,20 +205,21 @@ impl Measuring {
         set: &MicroSettings,
     ) -> Result<Result<(), TransformResult>, WorkerError> {
         let subset = policy::WARMUP_SUBSET_ITEMS.clamp(1, items.max(1));
-        Ok(self.pass(s, subset, 1, set)?.map(|_| ()))
+        Ok(self.pass(s, 0, subset, 1, set)?.map(|_| ()))
     }
 
-    /// `loops` passes over the first `count` items: nanoseconds per loop, or the transform's
-    /// final result when the request failed.
+    /// `loops` passes over `count` items from `start`: nanoseconds per loop, or the
+    /// transform's final result when the request failed.
     fn pass(
         &self,
         s: &mut dyn Session,
+        start: u64,
         count: u64,
         loops: u64,
         set: &MicroSettings,
     ) -> Result<Result<TimeResponse, TransformResult>, WorkerError> {
         let req = TimeRequest {
-            start: 0,
+            start,
             count,
             loops,
             markers: false,
@@ -175,8 +242,15 @@ impl Measuring {
         r.force_share = setup.force_share;
         r.warnings = setup.warnings;
         r.cpu_times = self.cpu_times.unwrap_or_default();
+        r.run_chunks = (self.chunks.most > 1).then_some(self.chunks.most);
         r
     }
+}
+
+/// Seconds per pass of a timed reply: wall, and CPU when every loop reported it.
+fn pass_seconds(timed: &TimeResponse) -> (f64, Option<f64>) {
+    let cpu = (timed.cpu_ns.len() == timed.ns.len()).then(|| mean_seconds(&timed.cpu_ns));
+    (mean_seconds(&timed.ns), cpu)
 }
 
 /// The mean of per-loop nanoseconds, in seconds.
@@ -195,6 +269,36 @@ mod tests {
     use super::*;
     use crate::micro::testing::{Log, flip, settings};
     use crate::micro::{Started, start};
+
+    /// A run taken in chunks times each range once, and reads as one run over every item: the
+    /// sum of its chunks' seconds per pass, on both clocks.
+    #[test]
+    fn a_run_in_chunks_is_one_run_over_all_its_items() {
+        let (mut log, set, items) = (Log::default(), settings(1), 40);
+        let Ok(Started::Measuring(mut m)) = start(&mut log, &flip(), items, &set, &mut |_| {})
+        else {
+            panic!("expected a transform under way");
+        };
+        let before = log.times.len();
+        for range in [(0, 13), (13, 13), (26, 14)] {
+            m.run_chunk(&mut log, range.0, range.1, &set)
+                .unwrap()
+                .unwrap();
+        }
+        assert_eq!(m.runs(), 0, "a run ends when it is closed");
+        m.close_run(items);
+        let timed: Vec<(u64, u64)> = log.times[before..]
+            .iter()
+            .map(|t| (t.start, t.count))
+            .collect();
+        assert_eq!(timed, [(0, 13), (13, 13), (26, 14)]);
+        let r = m.finish();
+        // The test session takes 1 ms an item on the wall clock and 0.9 ms on the CPU clock.
+        assert!((r.times[0] - 0.040).abs() < 1e-12, "{:?}", r.times);
+        assert!((r.cpu_times[0] - 0.036).abs() < 1e-12, "{:?}", r.cpu_times);
+        assert!((r.throughputs[0] - 1000.0).abs() < 1e-6);
+        assert_eq!(r.run_chunks, Some(3));
+    }
 
     #[test]
     fn runs_on_a_worker_that_holds_the_transform_are_not_prepared_again() {
