@@ -16,6 +16,9 @@ try:
 except threads.PolicyError as exc:
     POLICY, POLICY_ERROR = threads.SINGLE, str(exc)
 THREAD_ENV = threads.apply_env(POLICY)
+PINNED = threads.pin_cpu()  # before any import can start a thread
+if PINNED is not None:
+    THREAD_ENV[threads.PIN_CPU_VAR] = str(PINNED)  # reported in hello, kept in the results
 
 import argparse  # noqa: E402
 import sys  # noqa: E402

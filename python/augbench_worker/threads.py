@@ -30,6 +30,20 @@ class PolicyError(ValueError):
     """``AUGBENCH_THREAD_POLICY`` holds a value the worker does not know."""
 
 
+# A/B micro runs: the coordinator pins both workers of a process pair to the same CPU
+# (docs/ab.md, "Chunked rounds"); unset, the worker runs where the kernel puts it.
+PIN_CPU_VAR = "AUGBENCH_PIN_CPU"
+
+
+def pin_cpu() -> int | None:
+    """Pins this process (and every thread it starts later) to the CPU the coordinator named."""
+    value = os.environ.get(PIN_CPU_VAR)
+    if value is None or not hasattr(os, "sched_setaffinity"):
+        return None
+    os.sched_setaffinity(0, {int(value)})
+    return int(value)
+
+
 def read_policy() -> str:
     """The requested policy; a worker started by hand (no variable) measures like a micro run."""
     value = os.environ.get(POLICY_VAR, SINGLE)

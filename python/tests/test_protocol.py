@@ -211,6 +211,18 @@ def test_thread_policy_is_applied_and_reported(worker_factory) -> None:
     assert bad["ok"] is False and "AUGBENCH_THREAD_POLICY='many'" in bad["error"]
 
 
+@pytest.mark.generic
+def test_a_worker_told_a_cpu_runs_on_it_alone(worker_factory) -> None:
+    """A/B pairs: AUGBENCH_PIN_CPU pins the worker (and its later threads) to that CPU."""
+    import os
+
+    cpu = max(os.sched_getaffinity(0))
+    client = worker_factory("--library", first_importable_library(), env={"AUGBENCH_PIN_CPU": str(cpu)})
+    hello = client.request("hello")
+    assert hello["ok"] is True and hello["threads"]["AUGBENCH_PIN_CPU"] == str(cpu)
+    assert os.sched_getaffinity(client.proc.pid) == {cpu}
+
+
 def test_cpu_only_libraries_refuse_cuda(jpeg_paths, shared_workers: SharedWorkers) -> None:
     for library in ("albumentationsx", "pillow"):
         if has_library(library):

@@ -60,6 +60,9 @@ pub(crate) fn stopped_by_user(stop: &std::sync::atomic::AtomicBool) -> bool {
     stop.load(Ordering::SeqCst)
 }
 
+/// The variable that pins a Python worker to one CPU (`threads.pin_cpu` in the worker).
+const PIN_CPU_VAR: &str = "AUGBENCH_PIN_CPU";
+
 /// The spec a transform is measured against: the registry's, or a spec file's.
 pub(crate) fn spec_for(w: &Loaded, name: &str) -> Option<TransformSpec> {
     match &w.custom {
@@ -74,10 +77,19 @@ pub(crate) fn not_in_registry(name: &str) -> TransformResult {
     TransformResult::not_measured(Status::Error, serde_json::Value::Null, reason)
 }
 
-pub(crate) fn start_worker(input: &JobInput<'_>, mp: &MultiProgress) -> anyhow::Result<Loaded> {
+/// Starts the job's worker and loads its media; `pin`: the CPU it must run on (A/B pairs).
+pub(crate) fn start_worker(
+    input: &JobInput<'_>,
+    mp: &MultiProgress,
+    pin: Option<usize>,
+) -> anyhow::Result<Loaded> {
     let timeout = MicroSettings::from_config(input.cfg, "cpu").request_timeout;
     let started = std::time::Instant::now();
-    let mut worker = Worker::start(&input.command, policy::STDERR_TAIL_LINES)?;
+    let mut command = input.command.clone();
+    if let Some(cpu) = pin {
+        command.env.push((PIN_CPU_VAR.to_string(), cpu.to_string()));
+    }
+    let mut worker = Worker::start(&command, policy::STDERR_TAIL_LINES)?;
     let raw = worker
         .request(&Request::Hello, timeout)
         .map_err(|e| bad_input(e, SPEC_HINT, false))

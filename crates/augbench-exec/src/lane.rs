@@ -20,6 +20,25 @@ pub(crate) struct Lane<'a> {
     pub rec: Recorder<'a>,
     /// Pipeline, interleaved: the decode ceiling's companion loader in this worker.
     pub companion: Companion,
+    /// A/B micro runs: the CPU this lane's worker runs on, the same for both workers of a
+    /// process pair (`pin_for`).
+    pub pin: Option<usize>,
+}
+
+/// The CPU the workers of process `p` run on in an A/B micro run of Python variants: both
+/// variants of a pair on the same one (their chunks alternate, so they never run at once, and a
+/// CPU that is slower for minutes slows both), the CPUs taken in turn over the pairs. `None` for
+/// every other run, and for native workers, which do not read it.
+pub(crate) fn pin_for(input: &JobInput<'_>, p: u64) -> Option<usize> {
+    let cfg = input.cfg;
+    let micro = input.job.mode == augbench_core::Mode::Micro;
+    let time = cfg.execution.measure != Some(augbench_core::config::Measure::Instructions);
+    let python = input.job.backend == augbench_core::Backend::PythonWorker;
+    if cfg.selection.variants.is_none() || !micro || !time || !python {
+        return None;
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Some((p % cpus as u64) as usize)
 }
 
 /// The decode ceiling's companion loader in a lane's worker (the ceiling slot): started at the
@@ -41,13 +60,15 @@ impl<'a> Lane<'a> {
         schedule: Schedule,
         mp: &MultiProgress,
     ) -> anyhow::Result<Lane<'a>> {
-        let w = start_worker(input, mp)?;
+        let pin = pin_for(input, 0);
+        let w = start_worker(input, mp, pin)?;
         let rec = Recorder::open(input, &w, schedule, mp)?;
         Ok(Lane {
             input,
             w,
             rec,
             companion: Companion::NotStarted,
+            pin,
         })
     }
 
@@ -67,7 +88,7 @@ impl<'a> Lane<'a> {
     pub fn restart(&mut self, mp: &MultiProgress) -> anyhow::Result<()> {
         self.w.worker.close();
         self.companion = Companion::NotStarted;
-        self.w = start_worker(self.input, mp)?;
+        self.w = start_worker(self.input, mp, self.pin)?;
         Ok(())
     }
 
@@ -84,14 +105,14 @@ impl<'a> Lane<'a> {
         let result = TransformResult::not_measured(Status::Error, params, e.to_string());
         self.rec.record(&spec.name, result)?;
         self.companion = Companion::NotStarted;
-        Ok(start_worker(self.input, mp).map(|w| self.w = w))
+        Ok(start_worker(self.input, mp, self.pin).map(|w| self.w = w))
     }
 
     /// A worker that a preflight past its wall cap killed is replaced for the next transform.
     pub fn revive(&mut self, mp: &MultiProgress) -> anyhow::Result<()> {
         if !self.w.worker.is_alive() {
             self.companion = Companion::NotStarted;
-            self.w = start_worker(self.input, mp)?;
+            self.w = start_worker(self.input, mp, self.pin)?;
         }
         Ok(())
     }

@@ -158,6 +158,7 @@ impl<'a> Interleaved<'a, '_> {
         self.work.show(&self.bar);
         for p in 0..processes {
             if p > 0 {
+                self.pin_all(p);
                 self.restart_all();
             }
             if !self.process_round(&pending, p)? {
@@ -204,6 +205,9 @@ impl<'a> Interleaved<'a, '_> {
             }
             self.work.more(&due);
             self.work.show(&self.bar);
+            for s in self.live_mut() {
+                s.lane.pin = crate::lane::pin_for(s.lane.input, p);
+            }
             self.restart_for(&due);
             if !self.process_round(&due, p)? {
                 return Ok(false);
@@ -302,6 +306,13 @@ impl<'a> Interleaved<'a, '_> {
             {
                 s.failed = Some(e);
             }
+        }
+    }
+
+    /// The CPU every lane's next worker runs on (A/B micro runs: `lane::pin_for`).
+    fn pin_all(&mut self, p: u64) {
+        for s in self.live_mut() {
+            s.lane.pin = crate::lane::pin_for(s.lane.input, p);
         }
     }
 
