@@ -8,6 +8,8 @@ library, as scripts/bench_verdicts.sh writes them) and, per transform:
 - reads what a process costs before its first timed round (prepare, check, preflight, warmup,
   worker start and media load, both variants) and what one round costs (timed run and rewarm,
   both variants) from each result's `metadata.time_by_row`;
+- estimates an invocation-level lean no interval over one invocation's pairs can see: the sd
+  of the invocations' mean ratios beyond what their pairs' spread explains (sd_invocation);
 - predicts the interval's half-width t(P−1) · sqrt((sd_level² + sd_round²/R) / P) (the pair
   figure as a mean of its rounds) for every shape that fits the time the folders' own schedule took.
 
@@ -66,6 +68,22 @@ def components(cells):
     return math.sqrt(s2_level), math.sqrt(s2_round), r
 
 
+def invocation_sd(cells):
+    """sd of the invocations' means (of their pairs' means) beyond their pairs' own spread."""
+    means, within = [], []
+    for logs, groups in cells:
+        at, pm = 0, []
+        for n in groups:
+            pm.append(statistics.fmean(logs[at:at + n]))
+            at += n
+        if len(pm) > 1:
+            means.append(statistics.fmean(pm))
+            within.append(statistics.variance(pm) / len(pm))
+    if len(means) < 2:
+        return float("nan")
+    return math.sqrt(max(0.0, statistics.variance(means) - statistics.fmean(within)))
+
+
 def costs(files, transform):
     """(per-process set-up seconds, per-round seconds), both variants, from time_by_row."""
     setup = rounds = 0.0
@@ -99,7 +117,7 @@ def main(runs):
             if c:
                 cells[name].append(c)
                 cost[name].append(costs(files, name))
-    print("transform | folders | sd_level | sd_round | set-up a pair | a round (both) | "
+    print("transform | folders | sd_invocation | sd_level | sd_round | set-up a pair | a round (both) | "
           "half-width (±%) by shape P×R at the folders' time")
     for name in sorted(cells):
         comp = components(cells[name])
@@ -116,7 +134,7 @@ def main(runs):
             if p >= 2:
                 half = t95(p - 1) * math.sqrt((level ** 2 + rnd ** 2 / r) / p)
                 shapes.append(f"{p}×{r} ±{100 * math.expm1(half):.1f}%")
-        print(f"{name} | {len(cells[name])} | {level:.4f} | {rnd:.4f} | {setup:.2f} s | "
+        print(f"{name} | {len(cells[name])} | {invocation_sd(cells[name]):.4f} | {level:.4f} | {rnd:.4f} | {setup:.2f} s | "
               f"{per_round:.2f} s | now {p0}×{r0} ({budget:.0f} s): " + ", ".join(shapes))
 
 

@@ -29,6 +29,14 @@ def t95(df: int) -> float:
     return T95[keys[-1]] if keys else math.inf
 
 
+def t_quantile(df: int, p: float) -> float:
+    """Student's t quantile by its Cornish-Fisher expansion around the normal one (close enough
+    from 5 degrees of freedom on for a rescoring script)."""
+    z = statistics.NormalDist().inv_cdf(p)
+    return (z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
+            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3))
+
+
 def decide(ratio: float, lo: float, hi: float, m: float) -> str:
     low_edge, high_edge = 1 - m, 1 / (1 - m)
     if low_edge <= lo and hi <= high_edge:
@@ -40,7 +48,7 @@ def decide(ratio: float, lo: float, hi: float, m: float) -> str:
     return "undecided"
 
 
-def pair_interval(logs: list[float], groups: list[int], centre=statistics.median):
+def pair_interval(logs: list[float], groups: list[int], centre=statistics.median, family: int = 1):
     medians, at = [], 0
     for n in groups:
         medians.append(centre(logs[at:at + n]))
@@ -48,7 +56,10 @@ def pair_interval(logs: list[float], groups: list[int], centre=statistics.median
     if len(medians) < 2:
         return None
     mean, sd = statistics.mean(medians), statistics.stdev(medians)
-    half = t95(len(medians) - 1) * sd / math.sqrt(len(medians))
+    df = len(medians) - 1
+    # family > 1: Bonferroni over the rows an invocation judges (a gate fails on any of them).
+    t = t95(df) if family == 1 else t_quantile(df, 1 - 0.025 / family)
+    half = t * sd / math.sqrt(len(medians))
     return math.exp(mean), math.exp(mean - half), math.exp(mean + half), sd
 
 
@@ -70,7 +81,10 @@ def rows(run: Path):
             bt = [tp * t / u for tp, t, u in zip(b["throughputs"], b["times"], b["cpu_times"])]
             cpu = [math.log(x / y) for x, y in zip(ct, bt)]
         cpu_mean = pair_interval(cpu, groups, statistics.fmean) if cpu else None
-        yield name, pair_interval(wall, groups), pair_interval(cpu, groups) if cpu else None, cpu_mean
+        rows_judged = len([1 for r in cur["results"].values() if r.get("status") == "ok"])
+        cpu_family = pair_interval(cpu, groups, family=rows_judged) if cpu else None
+        yield (name, pair_interval(wall, groups), pair_interval(cpu, groups) if cpu else None,
+               cpu_mean, cpu_family)
 
 
 def score(run: Path, compare_json: Path, label: str) -> None:
@@ -82,7 +96,7 @@ def score(run: Path, compare_json: Path, label: str) -> None:
             shipped[r["transform"]] = r
     if m is None:
         sys.exit(f"error: {compare_json} has no A/B report to read the minimum effect from")
-    for name, wall, cpu, cpu_mean in rows(run):
+    for name, wall, cpu, cpu_mean, cpu_family in rows(run):
         s = shipped.get(name, {})
         ratio = s.get("ratio") or float("nan")
         wall_txt = "nan undecided nan" if not wall else \
@@ -90,6 +104,7 @@ def score(run: Path, compare_json: Path, label: str) -> None:
         cpu_sd = f"{cpu[3]:.4f}" if cpu else "nan"
         mean_txt = "nan undecided" if not cpu_mean else \
             f"{cpu_mean[0]:.4f} {decide(*cpu_mean[:3], m)}"
+        mean_txt += " undecided" if not cpu_family else f" {decide(*cpu_family[:3], m)}"
         print(f"{label} {name} {ratio:.4f} {s.get('verdict', 'missing')} {wall_txt} "
               f"{cpu_sd} {s.get('clock', '-')} {mean_txt}")
 
@@ -104,6 +119,8 @@ def tally(path: Path) -> None:
         label, name, ratio, verdict, wratio, wverdict, wsd, csd, clock, *rest = line.split()
         if rest:  # the CPU clock with each pair's mean of rounds instead of its median
             counts[(label, name)][f"mean:{rest[1]}"] += 1
+        if len(rest) > 2:  # Bonferroni over the invocation's rows
+            counts[(label, name)][f"family:{rest[2]}"] += 1
         key = (label, name)
         counts[key]["n"] += 1
         counts[key][f"shipped:{verdict}"] += 1
@@ -112,17 +129,18 @@ def tally(path: Path) -> None:
         sds[key]["wall"].append(float(wsd))
         sds[key]["cpu"].append(float(csd))
     print("label transform n | shipped verdicts | wall-clock rule verdicts | "
-          "CPU clock, pair means | ratio median [min, max] | "
+          "CPU clock, pair means | CPU clock, Bonferroni over the rows | ratio median [min, max] | "
           "sd of pair medians (ln) wall / cpu")
     for key in sorted(counts):
         c = counts[key]
         shipped = ", ".join(f"{k[8:]} {v}" for k, v in sorted(c.items()) if k.startswith("shipped:"))
         wall = ", ".join(f"{k[5:]} {v}" for k, v in sorted(c.items()) if k.startswith("wall:"))
         mean = ", ".join(f"{k[5:]} {v}" for k, v in sorted(c.items()) if k.startswith("mean:"))
+        family = ", ".join(f"{k[7:]} {v}" for k, v in sorted(c.items()) if k.startswith("family:"))
         r = sorted(x for x in ratios[key] if not math.isnan(x))
         spread = f"{statistics.median(r):.3f} [{r[0]:.3f}, {r[-1]:.3f}]" if r else "-"
         med = lambda xs: statistics.median([x for x in xs if not math.isnan(x)] or [math.nan])
-        print(f"{key[0]} {key[1]} {c['n']} | {shipped} | {wall} | {mean or '-'} | {spread} | "
+        print(f"{key[0]} {key[1]} {c['n']} | {shipped} | {wall} | {mean or '-'} | {family or '-'} | {spread} | "
               f"{med(sds[key]['wall']):.4f} / {med(sds[key]['cpu']):.4f}")
 
 
