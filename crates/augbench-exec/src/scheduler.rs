@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use augbench_core::registry::TransformSpec;
-use augbench_core::results::Status;
+use augbench_core::results::{Status, TransformResult};
 use augbench_core::{Schedule, policy};
 use indicatif::{MultiProgress, ProgressBar};
 
@@ -648,9 +648,22 @@ impl<'a> Interleaved<'a, '_> {
         m: &mut Underway,
         range: (u64, u64),
     ) -> anyhow::Result<RunStep> {
+        let ran = m.run_chunk(&mut self.slots[i].lane, &spec.name, range);
+        self.step(spec, i, ran)
+    }
+
+    /// What a timed request came to: ran; the transform's final result (recorded: this library
+    /// leaves the rounds); or a lost worker (its loss recorded, a fresh worker started, or the
+    /// library stopped when none starts). `Interrupted` when the user stopped the run.
+    fn step(
+        &mut self,
+        spec: &TransformSpec,
+        i: usize,
+        ran: Result<Result<(), TransformResult>, augbench_protocol::client::WorkerError>,
+    ) -> anyhow::Result<RunStep> {
         let mp = self.mp;
         let lane = &mut self.slots[i].lane;
-        let replaced = match m.run_chunk(lane, &spec.name, range) {
+        let replaced = match ran {
             Ok(Ok(())) => return Ok(RunStep::Ran),
             Ok(Err(r)) if r.status == Some(Status::Error) && stopped_by_user(self.stop) => {
                 return Ok(RunStep::Interrupted);
@@ -676,7 +689,6 @@ impl<'a> Interleaved<'a, '_> {
         round: u64,
         shared: bool,
     ) -> anyhow::Result<RunStep> {
-        let mp = self.mp;
         let lane = &mut self.slots[i].lane;
         self.bar.set_message(format!(
             "{}: round {} · {}",
@@ -687,20 +699,8 @@ impl<'a> Interleaved<'a, '_> {
         // A pipeline loader idles (its queue refills) whenever anything else runs, even while
         // the other libraries only set up: every interleaved window starts with the rewarm.
         let rewarm = shared || m.is_pipeline();
-        let replaced = match m.run(lane, &spec.name, rewarm) {
-            Ok(Ok(())) => return Ok(RunStep::Ran),
-            Ok(Err(r)) if r.status == Some(Status::Error) && stopped_by_user(self.stop) => {
-                return Ok(RunStep::Interrupted);
-            }
-            Ok(Err(r)) => {
-                lane.rec.record(&spec.name, r)?;
-                Ok(())
-            }
-            Err(_) if stopped_by_user(self.stop) => return Ok(RunStep::Interrupted),
-            Err(e) => lane.record_loss(spec, e, mp)?,
-        };
-        self.stop_if_gone(i, replaced);
-        Ok(RunStep::Dropped)
+        let ran = m.run(lane, &spec.name, rewarm);
+        self.step(spec, i, ran)
     }
 
     /// What a round times: each active library's row, and, when the rounds pair the ceiling
