@@ -205,9 +205,7 @@ impl<'a> Interleaved<'a, '_> {
             }
             self.work.more(&due);
             self.work.show(&self.bar);
-            for s in self.live_mut() {
-                s.lane.pin = crate::lane::pin_for(s.lane.input, p);
-            }
+            self.pin_all(p);
             self.restart_for(&due);
             if !self.process_round(&due, p)? {
                 return Ok(false);
