@@ -3,7 +3,7 @@
 #  1. A/A: the locked Pillow as two variants, 3 transforms × ITEMS images, AA_N invocations.
 #  2. Detection: a checkout whose `Image.filter` (GaussianBlur) does SHARE more real work
 #     (scripts/ab_fixture.sh), N invocations per share; HorizontalFlip and Resize are unchanged.
-# Every invocation is scored twice on the same files: by `augbench compare` (the shipped rule:
+# Labels alternate invocation by invocation. Every invocation is scored twice on the same files: by `augbench compare` (the shipped rule:
 # thread-CPU ratios where recorded, Student's t over worker-process pairs) and by the wall-clock
 # ratios under the same rule (what the verdict read before the CPU clock), at the default minimum
 # effect. Prints per invocation its wall seconds and load, and the tallies at the end.
@@ -48,14 +48,20 @@ both() { # <index> <label> <out> <baseline source> <current source>: this build,
 }
 
 : > "$W/all.txt"
-for i in $(seq "$AA_N"); do
-  both "$i" "aa" "$W/aa$i" "$PIN" "$PIN" | tee -a "$W/all.txt"
-done
 for share in $SHARES; do
   "$ROOT/scripts/ab_fixture.sh" "$A" "$W/slow$share" "$share" > /dev/null
-  for i in $(seq "$N"); do
-    both "$i" "slow$share" "$W/s${share}_$i" "$PIN" "$W/slow$share" | tee -a "$W/all.txt"
-  done
+done
+# Interleaved: invocation i of every label runs before invocation i + 1 of any, so a change in
+# the host's load over the window falls on every label alike.
+for i in $(seq "$((AA_N > N ? AA_N : N))"); do
+  if [ "$i" -le "$AA_N" ]; then
+    both "$i" "aa" "$W/aa$i" "$PIN" "$PIN" | tee -a "$W/all.txt"
+  fi
+  if [ "$i" -le "$N" ]; then
+    for share in $SHARES; do
+      both "$i" "slow$share" "$W/s${share}_$i" "$PIN" "$W/slow$share" | tee -a "$W/all.txt"
+    done
+  fi
 done
 python3 "$ROOT/scripts/verdict_rescore.py" --tally "$W/all.txt"
 echo "load at the end: $(load)"

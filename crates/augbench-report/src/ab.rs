@@ -1,10 +1,10 @@
 //! A/B verdicts of one run (docs/ab.md): each variant of a library against the run's baseline
 //! variant, per transform, read from the paired evidence of the interleaved rounds: the median of
-//! per-round ratios current ÷ baseline and its 95% bootstrap confidence interval, which
-//! `verdict::decide` reads at the minimum effect (`policy::REGRESSION_MIN_EFFECT` unless given):
-//! `slower`, `faster`, `no change` or `undecided`. The rerun interval (where a repeat's ratio
-//! lands) is kept beside it and never decides. Transforms measured by neither variant collapse
-//! into one line.
+//! per-round ratios over worker-process pairs (`interval`), read by `verdict::decide_in_family`
+//! at the minimum effect (`policy::REGRESSION_MIN_EFFECT` unless given): `no change` on the 95%
+//! interval, `slower` and `faster` on the interval at the level that keeps every row's change
+//! claims together at 5%. The rerun interval (where a repeat's ratio lands) is kept beside it and
+//! never decides. Transforms measured by neither variant collapse into one line.
 
 use std::collections::BTreeSet;
 
@@ -25,8 +25,12 @@ pub struct AbRow {
     pub transform: String,
     /// Median over rounds of current ÷ baseline throughput.
     pub ratio: Option<f64>,
-    /// The interval the verdict reads: the ratio's 95% bootstrap confidence interval.
+    /// The ratio's 95% confidence interval over process pairs: `no change` reads it.
     pub interval: Option<(f64, f64)>,
+    /// The same interval at the report's family level (`verdict::family_confidence` of
+    /// `AbReport::family`): `slower` and `faster` read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change_interval: Option<(f64, f64)>,
     /// Where a repeat's ratio lands (95%), when recorded: shown, never decides.
     pub rerun: Option<(f64, f64)>,
     pub rounds: u64,
@@ -45,6 +49,8 @@ pub struct AbRow {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AbReport {
     pub min_effect: f64,
+    /// Rows measured by both variants: the family whose change claims share one 5% error rate.
+    pub family: usize,
     /// Every transform measured by at least one of the two variants.
     pub rows: Vec<AbRow>,
     /// Transforms measured by neither (`not comparable`, one line).
@@ -79,6 +85,7 @@ impl AbReport {
     pub fn of_group(&self, key: &GroupKey) -> AbReport {
         AbReport {
             min_effect: self.min_effect,
+            family: self.family,
             rows: self
                 .rows
                 .iter()
@@ -140,11 +147,8 @@ pub fn compare_with(
     if pairs.is_empty() && !data.sources.iter().any(|s| s.variant.is_some()) {
         return Ok(None);
     }
-    let mut report = AbReport {
-        min_effect,
-        rows: Vec::new(),
-        not_measured: Unmeasured::default(),
-    };
+    let mut pending = Vec::new();
+    let mut not_measured = Unmeasured::default();
     for (key, library, baseline, current) in pairs {
         let of = |label: &str| -> Vec<&Row> {
             data.rows
@@ -161,10 +165,10 @@ pub fn compare_with(
         for t in transforms {
             let (b, c) = (find(&base_rows, t), find(&cur_rows, t));
             if !is_measured(b) && !is_measured(c) {
-                report.not_measured.push(key.clone(), &state(b), &state(c));
+                not_measured.push(key.clone(), &state(b), &state(c));
                 continue;
             }
-            let mut row = AbRow {
+            let row = AbRow {
                 key: key.clone(),
                 library: library.clone(),
                 baseline: baseline.clone(),
@@ -172,6 +176,7 @@ pub fn compare_with(
                 transform: t.to_string(),
                 ratio: None,
                 interval: None,
+                change_interval: None,
                 rerun: None,
                 rounds: 0,
                 verdict: Verdict::NotComparable,
@@ -179,11 +184,36 @@ pub fn compare_with(
                 counted: false,
                 clock: None,
             };
-            fill(&mut row, b, c, (min_effect, count_min_effect));
-            report.rows.push(row);
+            pending.push((row, b, c));
         }
     }
-    Ok(Some(report))
+    let family = pending
+        .iter()
+        .filter(|(_, b, c)| is_measured(*b) && is_measured(*c))
+        .count();
+    let judging = Judging {
+        min_effect,
+        count_min_effect,
+        family,
+    };
+    let rows = pending.into_iter().map(|(mut row, b, c)| {
+        fill(&mut row, b, c, &judging);
+        row
+    });
+    Ok(Some(AbReport {
+        min_effect,
+        family,
+        rows: rows.collect(),
+        not_measured,
+    }))
+}
+
+/// What every row of one report is judged with: the minimum effects of timed and counted rows,
+/// and the rows in the family of change claims.
+struct Judging {
+    min_effect: f64,
+    count_min_effect: f64,
+    family: usize,
 }
 
 fn is_measured(r: Option<&Row>) -> bool {
@@ -200,8 +230,7 @@ fn find<'a>(rows: &[&'a Row], transform: &str) -> Option<&'a Row> {
 }
 
 /// Fills the ratio and verdict from the current row's paired record against the baseline.
-fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, effects: (f64, f64)) {
-    let (min_effect, count_min_effect) = effects;
+fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, j: &Judging) {
     let (Some(b), Some(c)) = (base, cur) else {
         row.note = Some(format!(
             "measured by {} only",
@@ -217,7 +246,7 @@ fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, effects: (f64, f
         row.note = Some(format!("baseline {}, current {}", b.status, c.status));
         return;
     }
-    if let Some(v) = crate::counts::verdict(b, c, count_min_effect) {
+    if let Some(v) = crate::counts::verdict(b, c, j.count_min_effect) {
         row.ratio = Some(v.ratio);
         row.verdict = v.verdict;
         row.note = Some(v.note);
@@ -235,7 +264,7 @@ fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, effects: (f64, f
     let (logs, clock) = crate::interval::verdict_logs(b, c, p);
     row.clock = Some(clock);
     let groups: Vec<usize> = c.process_runs.iter().map(|n| *n as usize).collect();
-    let Some(pairs) = crate::interval::process_pair_interval(&logs, &groups) else {
+    let Some(pairs) = crate::interval::pair_estimate(&logs, &groups) else {
         row.ratio = Some(p.ratio);
         row.verdict = Verdict::Undecided;
         row.note = Some(format!(
@@ -244,10 +273,20 @@ fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, effects: (f64, f
         ));
         return;
     };
-    let interval = (pairs.low, pairs.high);
-    row.ratio = Some(pairs.ratio);
-    row.interval = Some(interval);
-    (row.verdict, row.note) = verdict::decide_noted(pairs.ratio, interval, min_effect);
+    let (same, change) = (
+        pairs.interval(),
+        pairs.interval_at(verdict::family_confidence(j.family)),
+    );
+    row.ratio = Some(same.ratio);
+    row.interval = Some((same.low, same.high));
+    row.change_interval = Some((change.low, change.high));
+    (row.verdict, row.note) = verdict::decide_in_family_noted(
+        same.ratio,
+        (same.low, same.high),
+        (change.low, change.high),
+        j.family,
+        j.min_effect,
+    );
 }
 
 /// `slower`, `faster`, `no change`, `undecided`, `not comparable`.
@@ -283,7 +322,8 @@ fn timed_summary(report: &AbReport) -> String {
             report.min_effect,
             verdict::PAIRS_INTERVAL,
             word(Verdict::Same),
-            word(Verdict::Regression)
+            word(Verdict::Regression),
+            report.family
         )
     )
 }

@@ -2,11 +2,12 @@
 //! worker process k of each variant runs side by side with process k of the other, and each
 //! process settles at its own level, so the unit that repeats independently is the process pair,
 //! not the round. Each pair gives one figure, the median of its rounds' ln ratios; the ratio is
-//! the exponentiated mean of those figures and its 95% interval Student's t over them. Symmetric
+//! the exponentiated mean of those figures and its 95% interval Student's t over them (or at any
+//! level, for a family of change claims: `PairEstimate::interval_at`). Symmetric
 //! in log, never below zero, reciprocal when the variants swap. Also which clock the per-round
 //! ratios are read on (`verdict_logs`). Pure.
 
-use augbench_core::stats::{logscale, paired::t_over_z};
+use augbench_core::stats::{logscale, paired::t_over_z, student};
 use serde::Serialize;
 
 use crate::model::{PairedRatio, Row};
@@ -66,21 +67,55 @@ pub struct PairInterval {
     pub processes: usize,
 }
 
+/// What the process pairs say before a level is chosen: the mean of their median ln ratios and
+/// its standard error, over `processes` pairs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairEstimate {
+    pub mean_log: f64,
+    pub std_error: f64,
+    pub processes: usize,
+}
+
+impl PairEstimate {
+    /// The 95% interval (the tabulated t quantile).
+    pub fn interval(&self) -> PairInterval {
+        self.with_half(Z95 * t_over_z(self.processes - 1) * self.std_error)
+    }
+
+    /// The two-sided interval at `confidence` (Student's t at any level, `stats::student`).
+    pub fn interval_at(&self, confidence: f64) -> PairInterval {
+        let p = 1.0 - (1.0 - confidence) / 2.0;
+        self.with_half(student::quantile(self.processes - 1, p) * self.std_error)
+    }
+
+    fn with_half(&self, half: f64) -> PairInterval {
+        let ratio = self.mean_log.exp();
+        let (low, high) = logscale::around(ratio, half);
+        PairInterval {
+            ratio,
+            low,
+            high,
+            processes: self.processes,
+        }
+    }
+}
+
 /// The interval over process pairs of per-round ln ratios `logs` (ln(current ÷ baseline)), the
 /// consecutive rounds of each pair in `groups`. `None` unless `groups` has at least two non-empty
 /// processes that add up to `logs.len()` and every log is finite.
 pub fn process_pair_interval(logs: &[f64], groups: &[usize]) -> Option<PairInterval> {
+    Some(pair_estimate(logs, groups)?.interval())
+}
+
+/// `process_pair_interval` before a level is chosen.
+pub fn pair_estimate(logs: &[f64], groups: &[usize]) -> Option<PairEstimate> {
     let medians = pair_medians(logs, groups)?;
     let n = medians.len() as f64;
     let mean = medians.iter().sum::<f64>() / n;
     let var = medians.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    let half = Z95 * t_over_z(medians.len() - 1) * (var / n).sqrt();
-    let ratio = mean.exp();
-    let (low, high) = logscale::around(ratio, half);
-    Some(PairInterval {
-        ratio,
-        low,
-        high,
+    Some(PairEstimate {
+        mean_log: mean,
+        std_error: (var / n).sqrt(),
         processes: medians.len(),
     })
 }
@@ -121,6 +156,20 @@ mod tests {
         assert!(close(p.ratio, 0.1f64.exp()), "{p:?}");
         assert!(close(p.low, (0.1 - half).exp()) && close(p.high, (0.1 + half).exp()));
         assert_eq!(p.processes, 3);
+    }
+
+    #[test]
+    fn a_stricter_level_widens_the_same_estimate() {
+        let logs = [0.5, 0.0, -0.3, 0.1, 0.1, 0.9, 0.2, 0.2, 0.2];
+        let e = pair_estimate(&logs, &[3, 3, 3]).unwrap();
+        let (at95, plain) = (e.interval_at(0.95), e.interval());
+        assert!(
+            (at95.low / plain.low - 1.0).abs() < 1e-3,
+            "{at95:?} {plain:?}"
+        );
+        let strict = e.interval_at(1.0 - 0.05 / 3.0);
+        assert!(strict.low < plain.low && strict.high > plain.high);
+        assert!(close(strict.ratio, plain.ratio));
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! transform), on the rows' headline figures (`Row::headline`; both sides' medians where the two
 //! runs recorded different figures, e.g. a file written before figures existed). The ratio
 //! current ÷ baseline gets a 95% confidence interval on the log scale from each side's confidence
-//! interval of its figure, and `verdict::decide` reads it (`same`, `regression`, `faster` or
-//! `undecided`); a side with fewer than `verdict::MIN_UNITS` runs leaves the row `undecided`.
-//! Rows measured on neither side collapse into one line.
+//! interval of its figure, and `verdict::decide_in_family` reads it (`same`, `regression`,
+//! `faster` or `undecided`; a change on the interval widened so that every row's change claims
+//! together keep 5%); a side with fewer than `verdict::MIN_UNITS` runs leaves the row
+//! `undecided`. Rows measured on neither side collapse into one line.
 
 use std::collections::BTreeMap;
 
@@ -34,6 +35,10 @@ pub struct Comparison {
     /// confidence intervals): what the verdict reads.
     pub ratio: Option<f64>,
     pub ratio_interval: Option<(f64, f64)>,
+    /// The same interval at the report's family level (`verdict::family_confidence` of
+    /// `RegressionReport::family`): `regression` and `faster` read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change_interval: Option<(f64, f64)>,
     /// Which figure both sides show (`fastest run`, `median run`).
     pub figure: Option<String>,
     pub verdict: Verdict,
@@ -43,6 +48,8 @@ pub struct Comparison {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RegressionReport {
     pub min_effect: f64,
+    /// Rows measured on both sides: the family whose change claims share one 5% error rate.
+    pub family: usize,
     /// Every row measured on at least one side.
     pub rows: Vec<Comparison>,
     /// Rows measured on neither side (`not comparable`, one line).
@@ -142,8 +149,13 @@ pub fn compare_with(
     let mut keys: Vec<&RowKey> = b.keys().chain(c.keys()).collect();
     keys.sort();
     keys.dedup();
+    let family = keys
+        .iter()
+        .filter(|k| is_measured(b.get(**k).copied()) && is_measured(c.get(**k).copied()))
+        .count();
     let mut report = RegressionReport {
         min_effect,
+        family,
         rows: Vec::new(),
         not_measured: Unmeasured::default(),
     };
@@ -160,7 +172,7 @@ pub fn compare_with(
             .and_then(|(b, c)| crate::counts::verdict(b, c, count_min_effect));
         report.rows.push(match counted {
             Some(v) => count_row(k, br, cr, v),
-            None => compare_row(k, br, cr, min_effect),
+            None => compare_row(k, br, cr, (min_effect, family)),
         });
     }
     Ok(report)
@@ -236,35 +248,50 @@ fn sides(b: Option<&Row>, c: Option<&Row>) -> (Option<Side>, Option<Side>, Optio
 struct Judged {
     ratio: f64,
     interval: Option<(f64, f64)>,
+    change: Option<(f64, f64)>,
     verdict: Verdict,
     note: Option<String>,
 }
 
-fn judge(b: &Side, c: &Side, min_effect: f64) -> Judged {
+/// `judge`'s (minimum effect, rows in the family of change claims).
+type Rule = (f64, usize);
+
+fn judge(b: &Side, c: &Side, (min_effect, family): Rule) -> Judged {
     let ratio = c.value / b.value;
-    let interval = b
-        .confidence
-        .zip(c.confidence)
+    let halves = b.confidence.zip(c.confidence);
+    let interval = halves
         .and_then(|(hb, hc)| logscale::ratio_of(c.value, hc, b.value, hb))
         .map(|r| r.1);
-    let (verdict, note) = match interval {
+    let widen = family_widening(family);
+    let change = halves
+        .and_then(|(hb, hc)| logscale::ratio_of(c.value, hc * widen, b.value, hb * widen))
+        .map(|r| r.1);
+    let (verdict, note) = match interval.zip(change) {
         _ if b.runs < verdict::MIN_UNITS || c.runs < verdict::MIN_UNITS => {
             let counts = format!("baseline {}, current {}", b.runs, c.runs);
             let note = verdict::too_few_note("runs", &counts);
             (Verdict::Undecided, Some(note))
         }
         None => (Verdict::Undecided, Some("no interval recorded".into())),
-        Some(iv) => verdict::decide_noted(ratio, iv, min_effect),
+        Some((iv, ch)) => verdict::decide_in_family_noted(ratio, iv, ch, family, min_effect),
     };
     Judged {
         ratio,
         interval,
+        change,
         verdict,
         note,
     }
 }
 
-fn compare_row(k: &RowKey, b: Option<&Row>, c: Option<&Row>, min_effect: f64) -> Comparison {
+/// How much wider a normal interval at the family's level is than at 95%.
+fn family_widening(family: usize) -> f64 {
+    let p = |confidence: f64| 1.0 - (1.0 - confidence) / 2.0;
+    let z = |confidence: f64| stats::student::normal_quantile(p(confidence));
+    z(verdict::family_confidence(family)) / z(augbench_core::policy::CONFIDENCE)
+}
+
+fn compare_row(k: &RowKey, b: Option<&Row>, c: Option<&Row>, rule: Rule) -> Comparison {
     let media = b
         .or(c)
         .map(|r| r.media)
@@ -273,7 +300,7 @@ fn compare_row(k: &RowKey, b: Option<&Row>, c: Option<&Row>, min_effect: f64) ->
     let judged = bm
         .as_ref()
         .zip(cm.as_ref())
-        .map(|(bs, cs)| judge(bs, cs, min_effect));
+        .map(|(bs, cs)| judge(bs, cs, rule));
     let (verdict, note) = match &judged {
         Some(j) => (j.verdict, join_notes(j.note.clone(), differ)),
         None => (Verdict::NotComparable, Some(one_sided(b, c))),
@@ -291,6 +318,7 @@ fn compare_row(k: &RowKey, b: Option<&Row>, c: Option<&Row>, min_effect: f64) ->
         delta_pct: judged.as_ref().map(|j| (j.ratio - 1.0) * 100.0),
         ratio: judged.as_ref().map(|j| j.ratio),
         ratio_interval: judged.as_ref().and_then(|j| j.interval),
+        change_interval: judged.as_ref().and_then(|j| j.change),
         verdict,
         note,
     }
@@ -317,6 +345,7 @@ fn count_row(
         delta_pct: Some((v.ratio - 1.0) * 100.0),
         ratio: Some(v.ratio),
         ratio_interval: None,
+        change_interval: None,
         verdict: v.verdict,
         note: Some(v.note),
     }
@@ -375,7 +404,8 @@ fn timed_summary(report: &RegressionReport) -> String {
             report.min_effect,
             verdict::RUNS_INTERVAL,
             Verdict::Same.as_str(),
-            Verdict::Regression.as_str()
+            Verdict::Regression.as_str(),
+            report.family
         )
     )
 }
@@ -398,7 +428,7 @@ mod tests {
     #[test]
     fn two_sides_at_the_drift_floor_give_the_floor_as_the_ratio_interval() {
         let h = 0.02f64.ln_1p();
-        let j = judge(&side(1000.0, h, 5), &side(1000.0, h, 5), 0.05);
+        let j = judge(&side(1000.0, h, 5), &side(1000.0, h, 5), (0.05, 1));
         let (lo, hi) = j.interval.unwrap();
         assert!((hi.ln() - h).abs() < 1e-12 && (lo.ln() + h).abs() < 1e-12);
         assert_eq!(j.verdict, Verdict::Same);
@@ -407,21 +437,35 @@ mod tests {
     #[test]
     fn a_tight_twenty_percent_drop_is_a_regression() {
         let h = 0.02f64.ln_1p();
-        let j = judge(&side(1000.0, h, 5), &side(800.0, h, 5), 0.05);
+        let j = judge(&side(1000.0, h, 5), &side(800.0, h, 5), (0.05, 1));
         assert_eq!((j.verdict, j.note), (Verdict::Regression, None));
     }
 
     #[test]
     fn a_wide_interval_is_undecided_and_says_what_it_could_see() {
-        let j = judge(&side(1000.0, 0.5, 5), &side(800.0, 0.5, 5), 0.05);
+        let j = judge(&side(1000.0, 0.5, 5), &side(800.0, 0.5, 5), (0.05, 1));
         assert_eq!(j.verdict, Verdict::Undecided);
         assert!(j.note.unwrap().starts_with("could not see a change under"));
     }
 
     #[test]
+    fn a_change_in_a_family_of_rows_needs_a_wider_margin() {
+        let h = 0.03f64.ln_1p();
+        let (b, c) = (side(1000.0, h, 5), side(960.0, h, 5));
+        let alone = judge(&b, &c, (0.05, 1));
+        assert_eq!(alone.verdict, Verdict::Regression);
+        assert_eq!(alone.change, alone.interval);
+        let among = judge(&b, &c, (0.05, 200));
+        assert_eq!(among.verdict, Verdict::Undecided);
+        assert_eq!(among.interval, alone.interval);
+        let (lo, hi) = among.change.unwrap();
+        assert!(lo < alone.interval.unwrap().0 && hi > 1.0, "{lo} {hi}");
+    }
+
+    #[test]
     fn too_few_runs_are_undecided_however_tight() {
         let h = 0.02f64.ln_1p();
-        let j = judge(&side(1000.0, h, 2), &side(800.0, h, 5), 0.05);
+        let j = judge(&side(1000.0, h, 2), &side(800.0, h, 5), (0.05, 1));
         assert_eq!(j.verdict, Verdict::Undecided);
         assert_eq!(
             j.note.unwrap(),
@@ -433,7 +477,7 @@ mod tests {
     fn no_recorded_interval_is_undecided() {
         let mut b = side(1000.0, 0.02, 5);
         b.confidence = None;
-        let j = judge(&b, &side(800.0, 0.02, 5), 0.05);
+        let j = judge(&b, &side(800.0, 0.02, 5), (0.05, 1));
         assert_eq!(j.verdict, Verdict::Undecided);
         assert_eq!(j.interval, None);
     }

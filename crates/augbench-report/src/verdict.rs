@@ -73,6 +73,57 @@ pub fn decide(ratio: f64, (lo, hi): (f64, f64), min_effect: f64) -> Verdict {
     }
 }
 
+/// The confidence each of `rows` change claims is read at so that together they keep the error
+/// rate of one (1 − `policy::CONFIDENCE`, Bonferroni): 95% for one row, 98.3% for three. A gate
+/// asks whether *any* row changed, so a report's change claims are one family.
+pub fn family_confidence(rows: usize) -> f64 {
+    1.0 - (1.0 - policy::CONFIDENCE) / rows.max(1) as f64
+}
+
+/// `decide` in a family of change claims: `same` reads the row's own 95% interval `same`, a
+/// change (`slower`, `faster`) reads `change`, the row's interval at `family_confidence` (at
+/// least as wide). A row whose 95% interval shows a change that its family interval does not
+/// is `undecided`.
+pub fn decide_in_family(
+    ratio: f64,
+    same: (f64, f64),
+    change: (f64, f64),
+    min_effect: f64,
+) -> Verdict {
+    match decide(ratio, same, min_effect) {
+        Verdict::Regression | Verdict::Faster => match decide(ratio, change, min_effect) {
+            v @ (Verdict::Regression | Verdict::Faster) => v,
+            _ => Verdict::Undecided,
+        },
+        v => v,
+    }
+}
+
+/// `decide_in_family`, with the note of an `undecided` verdict: `undecided_note`, or for a change
+/// the family interval does not confirm, that interval and its level (`rows` change claims).
+pub fn decide_in_family_noted(
+    ratio: f64,
+    same: (f64, f64),
+    change: (f64, f64),
+    rows: usize,
+    min_effect: f64,
+) -> (Verdict, Option<String>) {
+    let v = decide_in_family(ratio, same, change, min_effect);
+    if v != Verdict::Undecided {
+        return (v, None);
+    }
+    if decide(ratio, same, min_effect) == Verdict::Undecided {
+        return (v, Some(undecided_note(same, min_effect)));
+    }
+    let note = format!(
+        "the 95% interval excludes 1 but the {}% one over {rows} rows, [{:.3}, {:.3}], does not",
+        percent(family_confidence(rows)),
+        change.0,
+        change.1
+    );
+    (v, Some(note))
+}
+
 /// `decide`, with `undecided_note` for an `undecided` verdict.
 pub fn decide_noted(
     ratio: f64,
@@ -153,15 +204,22 @@ pub const PAIRS_INTERVAL: &str = "95% confidence interval";
 pub const RUNS_INTERVAL: &str = "confidence interval (from both runs' rerun intervals)";
 
 /// The rule in words for a verdict summary, with the interval read (`PAIRS_INTERVAL` or
-/// `RUNS_INTERVAL`) and the view's words for `same` and `regression`: `verdicts on the 95%
-/// confidence interval of current ÷ baseline: same when it lies within [0.950, 1.053], the 5%
-/// minimum effect; …`.
-pub fn rule(min_effect: f64, interval: &str, same: &str, slower: &str) -> String {
+/// `RUNS_INTERVAL`), the view's words for `same` and `regression` and the rows in the family of
+/// change claims: `verdicts on the 95% confidence interval of current ÷ baseline: same when it
+/// lies within [0.950, 1.053], the 5% minimum effect; …`.
+pub fn rule(min_effect: f64, interval: &str, same: &str, slower: &str, rows: usize) -> String {
     let (lo, hi) = band(min_effect);
+    let family = match rows {
+        0 | 1 => String::new(),
+        n => format!(
+            " at {}% (the {n} rows compared share one 5% error rate)",
+            percent(family_confidence(n))
+        ),
+    };
     format!(
         "verdicts on the {interval} of current ÷ baseline: {same} when it lies within \
          [{lo:.3}, {hi:.3}], the {}% minimum effect; {slower} or faster when it lies outside that \
-         band and excludes 1; else undecided",
+         band and excludes 1{family}; else undecided",
         percent(min_effect)
     )
 }
@@ -303,6 +361,29 @@ mod tests {
     }
 
     #[test]
+    fn a_family_reads_changes_at_a_stricter_level_and_same_at_95() {
+        assert!((family_confidence(1) - 0.95).abs() < 1e-12);
+        assert!((family_confidence(3) - (1.0 - 0.05 / 3.0)).abs() < 1e-12);
+        assert_eq!(family_confidence(0), family_confidence(1));
+        // The 95% interval shows a slowdown; the family one reaches 1: undecided, and says why.
+        let (v, note) = decide_in_family_noted(0.97, (0.94, 0.99), (0.93, 1.01), 3, M);
+        assert_eq!(v, Verdict::Undecided);
+        assert_eq!(
+            note.as_deref(),
+            Some(
+                "the 95% interval excludes 1 but the 98.3% one over 3 rows, [0.930, 1.010], does not"
+            )
+        );
+        // Both exclude 1: a regression; inside the band: same, whatever the family interval.
+        let slow = decide_in_family(0.93, (0.91, 0.95), (0.90, 0.96), M);
+        assert_eq!(slow, Verdict::Regression);
+        let same = decide_in_family(1.0, (0.98, 1.02), (0.9, 1.1), M);
+        assert_eq!(same, Verdict::Same);
+        let wide = decide_in_family_noted(1.0, (1.0 / 1.2, 1.2), (0.7, 1.3), 3, M);
+        assert_eq!(wide.1.as_deref(), Some("could not see a change under 20%"));
+    }
+
+    #[test]
     fn out_of_range_minimum_effects_are_usage_errors() {
         for m in [0.0, -0.1, 1.0, 1.5, f64::NAN] {
             let e = check_min_effect(m).unwrap_err().to_string();
@@ -371,6 +452,17 @@ mod tests {
                 Verdict::Faster => prop_assert!(lo > 1.0 && hi > h),
                 _ => {}
             }
+        }
+
+        /// A family never calls a change its row's own 95% interval would not, and never
+        /// changes a `same`.
+        #[test]
+        fn a_family_only_withholds_changes(m in 0.01f64..0.5, r in 0.2f64..5.0, w in 0.0f64..0.5, extra in 1.0f64..2.0) {
+            let (same, change) = ((r * (-w).exp(), r * w.exp()), (r * (-w * extra).exp(), r * (w * extra).exp()));
+            let alone = decide(r, same, m);
+            let fam = decide_in_family(r, same, change, m);
+            prop_assert!(fam == alone || fam == Verdict::Undecided, "{alone:?} → {fam:?}");
+            prop_assert!(alone != Verdict::Same || fam == Verdict::Same);
         }
 
         /// Swapping baseline and current (ratio and interval inverted) mirrors the verdict, away
