@@ -20,17 +20,17 @@ pub(crate) struct Lane<'a> {
     pub rec: Recorder<'a>,
     /// Pipeline, interleaved: the decode ceiling's companion loader in this worker.
     pub companion: Companion,
-    /// Micro runs of Python workers: the CPU this lane's worker runs on, the same for every
-    /// lane's worker of one process (`pin_for`).
+    /// A/B micro runs: the CPU this lane's worker runs on, the same for both workers of a
+    /// process pair (`pin_for`).
     pub pin: Option<usize>,
 }
 
-/// The CPU the workers of process `p` run on in a timed micro run of Python workers on one
-/// thread: every library's (or variant's) worker of process `p` on the same one (the schedule
-/// times one worker at a time, so they never compete for it, and a CPU that is slower for minutes
-/// slows every side of a paired ratio alike), the CPUs taken in turn over the processes. `None`
-/// for every other run (a library on several threads would lose them), and for native workers,
-/// which do not read it.
+/// The CPU the workers of process `p` run on in an A/B micro run of Python variants on one
+/// thread: both variants of a pair on the same one (their chunks alternate, so they never run at
+/// once, and a CPU that is slower for minutes slows both), the CPUs taken in turn over the pairs.
+/// `None` for every other run: a plain run compares different libraries, and pinned together each
+/// runs after the other has had its core's caches (Pillow's JpegCompression read 10% slower,
+/// docs/ab.md); native workers do not read it.
 pub(crate) fn pin_for(input: &JobInput<'_>, p: u64) -> Option<usize> {
     use augbench_core::config::{Measure, ThreadPolicy};
     let (cfg, mode) = (input.cfg, input.job.mode);
@@ -40,7 +40,8 @@ pub(crate) fn pin_for(input: &JobInput<'_>, p: u64) -> Option<usize> {
     let threads = cfg.execution.thread_policy;
     let single = threads.unwrap_or(augbench_core::policy::default_thread_policy(mode))
         == ThreadPolicy::Single;
-    if !(micro && time && python && single) {
+    let ab = cfg.selection.variants.is_some();
+    if !(ab && micro && time && python && single) {
         return None;
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -307,7 +307,7 @@ impl<'a> Interleaved<'a, '_> {
         }
     }
 
-    /// The CPU every lane's next worker runs on (micro runs of Python workers: `lane::pin_for`).
+    /// The CPU every lane's next worker runs on (A/B micro runs: `lane::pin_for`).
     fn pin_all(&mut self, p: u64) {
         for s in self.live_mut() {
             s.lane.pin = crate::lane::pin_for(s.lane.input, p);
