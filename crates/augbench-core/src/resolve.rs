@@ -123,8 +123,8 @@ fn fill_execution(cfg: &mut RunConfig) {
         // Counts do not drift with the machine: nothing to pair, one library after another.
         e.schedule.get_or_insert(crate::Schedule::Sequential);
         e.processes.get_or_insert(policy::COUNT_PROCESSES);
-    } else if mode == Mode::Micro && ab {
-        e.processes.get_or_insert(policy::AB_PROCESSES);
+    } else if ab && mode != Mode::Decode {
+        e.processes.get_or_insert(policy::ab_processes(mode));
     }
     e.schedule.get_or_insert(policy::DEFAULT_SCHEDULE);
     e.num_runs.get_or_insert(policy::DEFAULT_NUM_RUNS);

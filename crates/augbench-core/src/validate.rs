@@ -713,15 +713,15 @@ fn equivalence_check(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> 
     ))
 }
 
-/// Micro A/B runs (`selection.variants`) judge on worker-process pairs: a time run with fewer
-/// processes than `stats::paired::min_verdict_pairs` at the default minimum effect could only say
-/// `undecided`. Instruction counts judge on their own repeatability (`instructions`); pipeline
-/// A/B rows, one process by default, say `undecided` for want of pairs (docs/ab.md).
+/// A/B runs (`selection.variants`, micro and pipeline) judge on worker-process pairs: a time run
+/// with fewer processes than `stats::paired::min_verdict_pairs` at the default minimum effect
+/// could only say `undecided`. Instruction counts judge on their own repeatability
+/// (`instructions`).
 fn ab_processes(cfg: &RunConfig, src: &Source) -> Check {
     let e = &cfg.execution;
     let counts = e.measure == Some(crate::config::Measure::Instructions);
-    let micro = cfg.selection.mode.unwrap_or(Mode::Micro) == Mode::Micro;
-    if cfg.selection.variants.is_none() || counts || !micro {
+    let decode = cfg.selection.mode == Some(Mode::Decode);
+    if cfg.selection.variants.is_none() || counts || decode {
         return Ok(());
     }
     let need = crate::stats::paired::min_verdict_pairs(policy::REGRESSION_MIN_EFFECT);

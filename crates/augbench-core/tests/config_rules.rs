@@ -1209,3 +1209,22 @@ fn ab_runs_with_too_few_processes_to_decide_fail_at_the_line_naming_the_smallest
     let defaulted = ok(&ab(""));
     assert_eq!(defaulted.execution.processes, Some(policy::AB_PROCESSES));
 }
+
+#[test]
+fn pipeline_ab_runs_need_the_same_pairs_and_default_to_the_fewest_that_decide() {
+    let need = augbench_core::stats::paired::min_verdict_pairs(policy::REGRESSION_MIN_EFFECT);
+    let sel = "  variants:\n    - library: pillow\n      pin: pillow==11.3.0\n    - library: pillow\n      pin: pillow==12.0.0\n";
+    let pipeline = |processes: &str| {
+        rgb(
+            "pipeline",
+            sel,
+            &format!("execution:\n  num_runs: 3\n{processes}"),
+        )
+    };
+    let e = err(&pipeline("  processes: 1\n"));
+    assert_at(&e, 12, "cannot decide a 5% change");
+    assert!(e.hint.contains(&format!("processes: {need}")), "{e}");
+    let defaulted = ok(&pipeline(""));
+    assert_eq!(defaulted.execution.processes, Some(need));
+    assert_eq!(policy::ab_processes(augbench_core::Mode::Pipeline), need);
+}
