@@ -89,13 +89,14 @@ pub const DEFAULT_PIPELINE_PROCESSES: u64 = 1;
 /// the verdict's unit (docs/ab.md): a simulator of per-process levels found the interval over 3
 /// pairs honest but weak (t with 2 degrees of freedom) and over 6 both honest and stronger.
 pub const AB_PROCESSES: u64 = 6;
-/// Worker processes per transform of an A/B time run in `mode` when the config names none:
-/// `AB_PROCESSES` for micro runs; pipeline runs, whose every process starts a loader and its
-/// workers, the fewest pairs that can decide at the default minimum effect
-/// (`stats::paired::min_verdict_pairs`).
+/// A/B pipeline runs, whose every process starts a loader and its workers: the fewest process
+/// pairs that can decide at the default minimum effect (`stats::paired::min_verdict_pairs`; a
+/// test there holds the two equal).
+pub const AB_PIPELINE_PROCESSES: u64 = 4;
+/// Worker processes per transform of an A/B time run in `mode` when the config names none.
 pub fn ab_processes(mode: Mode) -> u64 {
     match mode {
-        Mode::Pipeline => crate::stats::paired::min_verdict_pairs(REGRESSION_MIN_EFFECT),
+        Mode::Pipeline => AB_PIPELINE_PROCESSES,
         _ => AB_PROCESSES,
     }
 }

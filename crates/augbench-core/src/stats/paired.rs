@@ -161,6 +161,10 @@ mod tests {
         assert_eq!(min_verdict_pairs(0.10), 3);
         assert!(min_verdict_pairs(0.01) > 20);
         assert!(min_verdict_pairs(policy::REGRESSION_MIN_EFFECT) <= policy::AB_PROCESSES);
+        assert_eq!(
+            min_verdict_pairs(policy::REGRESSION_MIN_EFFECT),
+            policy::AB_PIPELINE_PROCESSES
+        );
     }
     use crate::stats::median;
     use proptest::prelude::*;
