@@ -99,10 +99,11 @@ fn slow_checkout(dir: &Path) -> PathBuf {
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_augbench"))
         .arg(&checkout)
-        // 5% more of the blur's work, as real work (ratio about 0.95, at the default minimum
-        // effect's edge): with chunked rounds and each pair on one CPU the pairs agree to about
-        // 1% (docs/ab.md, "Measured"), so the gate sees it.
-        .arg("0.05")
+        // 10% more of the blur's work, as real work (ratio about 0.91). The benchmark saw 5% in
+        // 10 of 10 invocations at 50 images × 5 runs (docs/ab.md, "Measured"); this test's 20
+        // images × 3 runs in CI once left GaussianBlur's interval at ±4.5%, which 5% (at the
+        // default minimum effect's edge) does not clear every time and 10% does.
+        .arg("0.10")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
