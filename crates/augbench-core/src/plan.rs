@@ -46,7 +46,8 @@ pub struct Plan {
 }
 
 /// The schedule a resolved config runs under. Interleaving needs two or more libraries and the
-/// registry's transforms (a spec file runs alone).
+/// registry's transforms (a spec file runs alone); one library measured to a precision keeps the
+/// interleaved schedule, whose rounds and extra processes are what the precision rule drives.
 pub fn schedule(cfg: &RunConfig) -> (Schedule, Option<String>) {
     let asked = cfg.execution.schedule.unwrap_or(policy::DEFAULT_SCHEDULE);
     if asked == Schedule::Sequential {
@@ -63,7 +64,7 @@ pub fn schedule(cfg: &RunConfig) -> (Schedule, Option<String>) {
         let why = "a spec file runs its one library alone (sequential)";
         return (Schedule::Sequential, Some(why.into()));
     }
-    if libraries < 2 {
+    if libraries < 2 && cfg.execution.precision.is_none() {
         let why = "one library: nothing to interleave with, measured alone (sequential)";
         return (Schedule::Sequential, Some(why.into()));
     }

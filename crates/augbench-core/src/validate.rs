@@ -99,6 +99,7 @@ pub fn rules(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
     data_source(cfg, src)?;
     equivalence_check(cfg, scenario, src)?;
     instructions(cfg, src)?;
+    precision_runs_interleaved_micro(cfg, src)?;
     ab_processes(cfg, src)?;
     crate::cloud::check(cfg, src)
 }
@@ -242,6 +243,31 @@ fn micro_needs_no_workers(cfg: &RunConfig, src: &Source) -> Check {
             format!("micro mode needs `workers: 0`, got {workers}"),
             "micro runs time one transform in one process; use `mode: pipeline` for loader workers",
         ));
+    }
+    Ok(())
+}
+
+/// `precision` drives the rounds and extra processes of the interleaved micro schedule; no other
+/// schedule or mode reads it, so a result would claim a precision it was not measured to.
+fn precision_runs_interleaved_micro(cfg: &RunConfig, src: &Source) -> Check {
+    if cfg.execution.precision.is_none() {
+        return Ok(());
+    }
+    let refuse = |key: &[&str], what: &str, hint: &str| {
+        let msg = format!("`precision` is measured by the interleaved micro schedule, not {what}");
+        Err(src.error(key, msg, hint))
+    };
+    if cfg.selection.mode != Some(Mode::Micro) {
+        let hint = "remove `precision`: pipeline and decode rows take `num_runs` runs";
+        return refuse(&["selection", "mode"], "pipeline or decode mode", hint);
+    }
+    if cfg.selection.spec.is_some() {
+        let hint = "remove `precision`, or name the transforms instead of a spec file";
+        return refuse(&["selection", "spec"], "a spec file's sequential run", hint);
+    }
+    if cfg.execution.schedule == Some(crate::Schedule::Sequential) {
+        let hint = "remove `schedule: sequential`, or remove `precision`";
+        return refuse(&["execution", "schedule"], "the sequential schedule", hint);
     }
     Ok(())
 }

@@ -895,9 +895,12 @@ fn untyped_flags_leave_the_file_values() {
 
 #[test]
 fn typed_flags_win_over_the_file() {
-    // The file is a pipeline config, which takes no spec file (covered by its own rule).
+    // The file is a pipeline config, which takes no spec file nor a precision (covered by their
+    // own rules; the precision flags are checked on a micro file below).
     let o = Overrides {
         spec: None,
+        precision: None,
+        transform_budget_sec: None,
         ..every_override()
     };
     let cfg = with_overrides(FILE_WITH_VALUES, &o, vec![]).unwrap();
@@ -910,14 +913,37 @@ fn typed_flags_win_over_the_file() {
     assert_eq!(cfg.data.num_items, Some(7));
     assert_eq!(cfg.data.clip_length, Some(8));
     assert_eq!(cfg.execution.num_runs, Some(9));
-    assert_eq!(cfg.execution.precision, Some(0.04));
-    assert_eq!(cfg.execution.transform_budget_sec, Some(12.0));
     assert_eq!(cfg.execution.device, Some(Device::Auto));
     assert_eq!(cfg.execution.workers, Some(6));
     assert_eq!(cfg.execution.batch_size, Some(8));
     assert_eq!(cfg.execution.schedule, Some(Schedule::Sequential));
     assert_eq!(cfg.execution.refresh_requirements, Some(false));
     assert_eq!(cfg.execution.resume, Some(true));
+    let e = every_override();
+    let precise = Overrides {
+        precision: e.precision,
+        transform_budget_sec: e.transform_budget_sec,
+        ..Overrides::default()
+    };
+    let cfg = with_overrides(&rgb("micro", "", ""), &precise, vec![]).unwrap();
+    assert_eq!(cfg.execution.precision, Some(0.04));
+    assert_eq!(cfg.execution.transform_budget_sec, Some(12.0));
+}
+
+#[test]
+fn a_precision_is_refused_where_nothing_reads_it() {
+    for (rest, key) in [
+        (
+            "execution:\n  precision: 0.05\n  schedule: sequential\n",
+            "schedule",
+        ),
+        ("execution:\n  precision: 0.05\n", "mode"),
+    ] {
+        let mode = if key == "mode" { "pipeline" } else { "micro" };
+        let err = with_overrides(&rgb(mode, "", rest), &Overrides::default(), vec![]).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("interleaved micro schedule"), "{key}: {text}");
+    }
 }
 
 #[test]

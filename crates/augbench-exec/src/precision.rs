@@ -257,6 +257,12 @@ mod tests {
         assert!(c.more(&[vec![100.0], vec![50.0]], &[], 1));
         assert!(!c.more(&steady, &[], 3));
         let r = c.record(&t, 3, None, &widths(&steady, &[]), 1);
+        assert!(
+            !r.reached && r.note.contains("too few"),
+            "one process: {r:?}"
+        );
+        let units = policy::MIN_PROCESS_UNITS as u64;
+        let r = c.record(&t, 3, None, &widths(&steady, &[]), units);
         assert!(r.reached && r.rounds == 3, "{r:?}");
         assert!(r.note.starts_with("reached ±"), "{}", r.note);
     }

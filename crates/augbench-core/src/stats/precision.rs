@@ -50,6 +50,10 @@ pub enum Decision {
     /// `policy::PRECISION_REACH_MARGIN` times the target (`out_of_reach`): no more processes
     /// are taken.
     OutOfReach { processes: u64 },
+    /// The intervals are within the target, but over fewer than `policy::MIN_PROCESS_UNITS`
+    /// worker processes: their runs are pooled as one unit (`stats::figure`), which cannot show
+    /// how far the processes' speed levels spread, so only more processes can confirm them.
+    TooFewProcesses { processes: u64 },
     /// The intervals this process's rounds read, over `runs` runs after its `rounds` rounds, are
     /// so wide that its round cap (`cap_runs` runs) would, by projection, leave them more than
     /// `policy::PRECISION_REACH_MARGIN` times its aim (`rounds_out_of_reach`): its rounds stop,
@@ -136,6 +140,8 @@ pub fn process_target(target: f64, earlier_over: &[f64]) -> f64 {
 /// process so far (the intervals results record). Reached only when the latter are within the
 /// target; rounds that stopped on their own precision in processes that disagree say so.
 /// After `processes` processes, a target the most processes would not reach is out of reach.
+/// Never reached below `policy::MIN_PROCESS_UNITS` processes: two processes settled at levels
+/// 2× apart pool into runs whose fastest-run interval can still read ±1%.
 pub fn after_process(
     in_process: Decision,
     over_processes: &[f64],
@@ -143,8 +149,11 @@ pub fn after_process(
     processes: u64,
 ) -> Decision {
     let max = policy::PRECISION_MAX_PROCESSES;
-    if within(over_processes, target) {
+    let enough = processes >= policy::MIN_PROCESS_UNITS as u64;
+    if within(over_processes, target) && enough {
         Decision::Reached
+    } else if within(over_processes, target) {
+        Decision::TooFewProcesses { processes }
     } else if out_of_reach(worst(over_processes), processes, target, max) {
         Decision::OutOfReach { processes }
     } else if matches!(in_process, Decision::Reached | Decision::ProcessesDisagree) {
@@ -385,6 +394,11 @@ impl PrecisionRecord {
                     projected_runs_half_width(own, runs, cap_runs) * 100.0
                 )
             }
+            Decision::TooFewProcesses { processes } => format!(
+                "not reached: {width} over only {processes} worker process{}, too few to show how far processes spread (it takes {}); {rounds} rounds, {took}",
+                if processes == 1 { "" } else { "es" },
+                policy::MIN_PROCESS_UNITS
+            ),
             Decision::OutOfReach { processes } => {
                 let max = policy::PRECISION_MAX_PROCESSES;
                 let projected = projected_half_width(worst, processes, max);
@@ -575,6 +589,27 @@ mod tests {
     }
 
     #[test]
+    fn a_narrow_interval_over_too_few_processes_takes_another_process() {
+        // Two processes pool their runs as one unit; the fastest runs of one of them can read
+        // ±1% while the other runs at half its speed.
+        let below = policy::MIN_PROCESS_UNITS as u64 - 1;
+        let d = after_process(Decision::Reached, &[0.01], 0.03, below);
+        assert_eq!(d, Decision::TooFewProcesses { processes: below });
+        let r = PrecisionRecord::new(d, 0.01, 0.03, 30.0, 6, 2.0);
+        assert!(!r.reached);
+        assert!(
+            r.note.contains("too few to show how far processes spread"),
+            "{}",
+            r.note
+        );
+        assert!(another_process(&r, below, 6));
+        assert_eq!(
+            after_process(Decision::Reached, &[0.01], 0.03, below + 1),
+            Decision::Reached
+        );
+    }
+
+    #[test]
     fn processes_that_disagree_are_named_and_take_another_process_while_budget_is_left() {
         // ±4.5% over 3 processes: 6 would narrow it to about ±2.8%, within ±3%.
         let wide = [0.02, 0.045];
@@ -708,7 +743,7 @@ mod tests {
             "a wide aim (a share of the processes' spread) is within reach"
         );
         // After the process, the intervals over the processes decide; else the rounds say why.
-        assert_eq!(after_process(own, &[0.02], 0.03, 2), Decision::Reached);
+        assert_eq!(after_process(own, &[0.02], 0.03, 3), Decision::Reached);
         assert_eq!(after_process(own, &[0.3], 0.03, 2), own);
         let r = PrecisionRecord::with_own(own, 0.3, Some(0.4), 0.03, 30.0, 12, 5.0);
         assert_eq!(
