@@ -109,10 +109,12 @@ fn slow_checkout(dir: &Path) -> PathBuf {
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_augbench"))
         .arg(&checkout)
-        // 5% more of the blur's work, as real work (ratio about 0.95), at the benchmark's shape
-        // (`SLOW_SHAPE`): at 20 images × 3 runs a CI run once left GaussianBlur's interval at
-        // ±4.5%, which a 5% change does not clear (docs/ab.md, "Measured").
-        .arg("0.05")
+        // 6% more of the blur's work, as real work (ratio about 0.945), at the benchmark's shape
+        // (`SLOW_SHAPE`; at 20 images × 3 runs a CI run once left the interval at ±4.5%). The
+        // 5% fixture reads 0.947–0.955, on the default band's edge: one of five runs here read
+        // 0.954 [0.950, 0.957], inside the band, `no change` as the rule says of a change below
+        // the minimum effect (docs/ab.md, "Measured").
+        .arg("0.06")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
