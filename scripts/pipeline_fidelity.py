@@ -5,8 +5,8 @@ For AlbumentationsX and torchvision, RandomCrop224 and HorizontalFlip recipes, 2
 batches of 32, 200 synthetic images: (a) `augbench run` in pipeline mode (median img/s from its
 results JSON), (b) a hand-written PyTorch DataLoader loop in the library's own environment, with
 the recipe written out here as a user would (not through augbench's adapters), (a) again. The
-ratio augbench / hand-written uses the mean of the two augbench runs, so a drift of the machine
-cancels out (A-B-A). Beside each row: the decode ceiling, the same files decoded by the same
+ratio augbench / hand-written uses medians over the augbench runs and the hand-written loops,
+which alternate (A-B-A, or A-B-A-B-A with `--rounds 2`), so a drift of the machine cancels out. Beside each row: the decode ceiling, the same files decoded by the same
 decoder in the same loader with nothing else, so a row reads "x% of what decoding alone allows".
 
 The hand-written loop runs twice: over an endless sampler (what augbench times: no epoch
@@ -15,7 +15,7 @@ shuffled dataset (`for batch in loader`), whose loader drains at every epoch's e
 ratio shows what a small dataset's epoch boundaries cost, which augbench's steady state leaves out.
 
     python3 scripts/pipeline_fidelity.py [--augbench target/release/augbench] [--num-items 200]
-        [--batch 32] [--libraries albumentationsx,torchvision]
+        [--batch 32] [--rounds 1] [--libraries albumentationsx,torchvision]
 
 The parent uses only the standard library; it re-runs this file with each environment's Python
 (``augbench env python <group>``) for the hand-written loops.
@@ -45,6 +45,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--augbench", default=str(REPO / "target" / "release" / "augbench"), help="augbench binary")
     p.add_argument("--num-items", type=int, default=200)
     p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--rounds", type=int, default=1, help="hand-written loops, each between two augbench runs (medians)")
     p.add_argument("--libraries", default=",".join(LIBRARIES))
     return p.parse_args(argv)
 
@@ -70,6 +71,10 @@ def child_rates(python: str, library: str, transform: str, folder: str, items: i
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def listed(rates) -> str:
+    return ", ".join(f"{x:.0f}" for x in rates)
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     per_epoch = args.num_items // args.batch
@@ -80,16 +85,20 @@ def main(argv: list[str]) -> int:
         group = LIBRARIES[library]
         python = subprocess.run([args.augbench, "env", "python", group], check=True, capture_output=True, text=True).stdout.strip()
         for transform in TRANSFORMS:
+            ours, hands = [], []
             with tempfile.TemporaryDirectory() as tmp:
-                a1, folder = augbench_rate(args.augbench, library, transform, args.num_items, args.batch, Path(tmp) / "a1")
-                hand = child_rates(python, library, transform, folder, args.num_items, args.batch)
-                a2, _ = augbench_rate(args.augbench, library, transform, args.num_items, args.batch, Path(tmp) / "a2")
-            a = statistics.mean([a1, a2])
+                for i in range(args.rounds):  # A-B-…-A: each hand-written loop between two augbench runs
+                    rate, folder = augbench_rate(args.augbench, library, transform, args.num_items, args.batch, Path(tmp) / f"a{i}")
+                    ours.append(rate)
+                    hands.append(child_rates(python, library, transform, folder, args.num_items, args.batch))
+                ours.append(augbench_rate(args.augbench, library, transform, args.num_items, args.batch, Path(tmp) / "last")[0])
+            a = statistics.median(ours)
+            hand = {k: statistics.median(h[k] for h in hands) for k in hands[0]}
             ratio, by_epoch = a / hand["recipe"], a / hand["epochs"]
             worst = max(worst, abs(ratio - 1))
             print(
                 f"{library:16} {transform:15} {a:9.0f} {hand['recipe']:9.0f} {ratio:7.3f} {hand['epochs']:9.0f} {by_epoch:7.3f} "
-                f"{hand['decode']:12.0f} {a / hand['decode']:9.0%}   (augbench runs {a1:.0f}, {a2:.0f})"
+                f"{hand['decode']:12.0f} {a / hand['decode']:9.0%}   (augbench {listed(ours)}; endless {listed(h['recipe'] for h in hands)})"
             )
     verdict = "within" if worst <= TOLERANCE else "OUTSIDE"
     print(f"largest |ratio - 1| against the endless loop: {worst:.3f} ({verdict} ±{TOLERANCE:.0%})")

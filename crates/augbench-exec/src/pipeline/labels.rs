@@ -33,6 +33,11 @@ pub(crate) fn info(input: &JobInput<'_>, hello: &HelloResponse, device: &str) ->
     if native(input) {
         notes.push(native_note());
     }
+    notes.extend(epoch_note(
+        input.paths.len() as u64,
+        set.batch_size,
+        set.workers,
+    ));
     PipelineInfo {
         scope: set.scope.to_string(),
         decoder: hello
@@ -53,6 +58,28 @@ pub(crate) fn info(input: &JobInput<'_>, hello: &HelloResponse, device: &str) ->
         notes,
     }
 }
+
+/// What an epoch loop over this dataset would pay that the steady state leaves out, when it is
+/// more than a share of a percent: the loader times an endless stream (no epoch boundary inside a
+/// window), while `for batch in loader` refills it at every epoch's start and, when the epoch's
+/// `items / batch` batches (drop_last) do not split evenly over the workers, leaves some of them
+/// idle at its end: at least `ceil(b / w) × w / b` times the steady state's time.
+fn epoch_note(items: u64, batch: u64, workers: u64) -> Option<String> {
+    let batches = items.checked_div(batch)?;
+    if workers == 0 || batches == 0 {
+        return None;
+    }
+    let factor = (batches.div_ceil(workers) * workers) as f64 / batches as f64;
+    (batches < EPOCH_NOTE_BATCHES_PER_WORKER * workers).then(|| {
+        format!(
+            "steady state of an endless stream: {items} items make {batches} batches an epoch over {workers} loader workers; a training loop that iterates epochs refills its loader at every epoch's start and, with batches that do not split evenly over the workers, idles some of them at its end (here at least {factor:.2}× this figure's time; 3 batches an epoch read 1.4–1.7× slower, docs/pipeline.md)"
+        )
+    })
+}
+
+/// Below this many batches an epoch per loader worker a result file says what an epoch loop
+/// would pay (`epoch_note`): the refill at each epoch's start is then a visible share.
+const EPOCH_NOTE_BATCHES_PER_WORKER: u64 = 10;
 
 /// What the native loader does differently from the Python rows, said in every native file.
 fn native_note() -> String {
@@ -131,5 +158,28 @@ pub(crate) fn timing(input: &JobInput<'_>, backend: String, device: &str) -> Tim
         backend: format!("{backend} ({loader})"),
         measurement_scope: scope.to_string(),
         includes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::epoch_note;
+
+    #[test]
+    fn a_small_epoch_is_named_with_what_an_epoch_loop_pays() {
+        let note = epoch_note(60, 16, 2).unwrap_or_default();
+        assert!(note.contains("3 batches an epoch over 2"), "{note}");
+        assert!(note.contains("at least 1.33×"), "{note}");
+        let one = epoch_note(60, 16, 1).unwrap_or_default();
+        assert!(
+            one.contains("at least 1.00×"),
+            "one worker idles at no epoch's end: {one}"
+        );
+        assert!(
+            epoch_note(60, 16, 0).is_none(),
+            "the main process loads: no loader to refill"
+        );
+        assert!(epoch_note(2000, 16, 2).is_none(), "125 batches an epoch");
+        assert!(epoch_note(10, 16, 2).is_none(), "no batch at all");
     }
 }

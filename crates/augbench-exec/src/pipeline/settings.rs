@@ -68,6 +68,13 @@ impl PipelineSettings {
     pub fn warm_batches(&self) -> u64 {
         policy::pipeline_warm_batches(self.workers, self.min_batches)
     }
+
+    /// The most batches a loader can finish while nobody takes one (each worker holds `prefetch`
+    /// requests): what fills its queue between two windows, while the coordinator records one
+    /// and sends the next request. A window drains them untimed, or they would come free.
+    pub fn queue_batches(&self) -> u64 {
+        self.workers * self.prefetch
+    }
 }
 
 /// The sample order every library's loader follows: a seeded permutation of the items.
