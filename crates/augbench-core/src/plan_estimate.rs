@@ -137,18 +137,26 @@ impl Shape {
         let mode = cfg.selection.mode.unwrap_or(Mode::Micro);
         let e = &cfg.execution;
         let workers = e.workers.unwrap_or(policy::default_workers(mode));
+        let interleaved = plan.schedule == crate::config::Schedule::Interleaved;
+        let configured = e
+            .processes
+            .unwrap_or(policy::default_processes(mode))
+            .max(1);
+        // A precision target is never reached over fewer processes than show their spread.
+        let fewest = if e.precision.is_some() && interleaved {
+            configured.max(policy::MIN_PROCESS_UNITS as u64)
+        } else {
+            configured
+        };
         Shape {
             media,
             mode,
-            processes: e
-                .processes
-                .unwrap_or(policy::default_processes(mode))
-                .max(1) as f64,
+            processes: fewest as f64,
             items: cfg
                 .data
                 .num_items
                 .unwrap_or(policy::default_num_items(media)) as f64,
-            interleaved: plan.schedule == crate::config::Schedule::Interleaved,
+            interleaved,
             parallel: workers.clamp(1, threads.max(1)) as f64,
         }
     }
@@ -473,8 +481,15 @@ mod tests {
         let p = estimate(&plan("  precision: 0.03\n"), &Prior::default(), 2);
         assert!(p.high_sec > p.low_sec, "{p:?}");
         assert!(p.comment().contains(" to "), "{}", p.comment());
-        // One configured process: the high end starts up to the most processes.
-        let extra = (policy::PRECISION_MAX_PROCESSES - 1) as f64 * part(&p, "worker start");
+        // One configured process: the low end takes the processes a target needs before it can
+        // be reached, the high end starts up to the most.
+        let units = policy::MIN_PROCESS_UNITS as f64;
+        let one = part(&fixed, "worker start");
+        assert!(
+            (part(&p, "worker start") - units * one).abs() < 1e-9,
+            "{p:?}"
+        );
+        let extra = (policy::PRECISION_MAX_PROCESSES as f64 - units) * one;
         assert!(p.high_sec - p.low_sec >= extra, "{p:?}");
     }
 
