@@ -402,7 +402,9 @@ mod alone {
     fn a_precision_target_stops_rounds_when_reached_and_says_when_not() {
         let units = augbench_core::policy::MIN_PROCESS_UNITS;
         let env = Env::new(units as u64, 3);
-        // A loose target is reached after the minimum rounds; every library's row says so.
+        // A loose target stops the rounds once reached, and a row says where it stands. Whether
+        // ±90% is reached over 3 processes is the machine's: with 4.5 times a resampled interval
+        // over 3 units, processes ~15% apart (CI, under load) already leave it wider.
         env.cmd("")
             .args(["--precision", "0.9", "--transform-budget", "30"])
             .args(["--libraries", ONE[0]])
@@ -417,12 +419,19 @@ mod alone {
                 .precision
                 .clone()
                 .unwrap_or_else(|| panic!("{lib}: no record"));
-            assert!(p.reached, "{lib}: {p:?}");
-            assert_eq!(
-                r.process_runs.len(),
-                units,
-                "{lib}: a transform within the target takes no process beyond the configured ones"
-            );
+            if p.reached {
+                // Never over fewer processes than show their spread; one more when the configured
+                // ones left it wider (the rule's unit tests pin "no process once reached").
+                let taken = r.process_runs.len() as u64;
+                let most = augbench_core::policy::PRECISION_MAX_PROCESSES;
+                assert!(
+                    (units as u64..=most).contains(&taken),
+                    "{lib}: {taken} processes"
+                );
+            } else {
+                let more = r.process_runs.len() > units || p.seconds >= p.budget_sec;
+                assert!(p.note.starts_with("not reached") && more, "{lib}: {p:?}");
+            }
             // It waits for the minimum in each process. How soon after it the rows are narrow
             // depends on the machine's noise (the pure rule's unit tests pin "stops at the minimum
             // when narrow"); under CI load a real row may need many more.
@@ -463,7 +472,9 @@ mod alone {
     fn resume_takes_the_extra_processes_a_precision_run_was_stopped_before() {
         let units = augbench_core::policy::MIN_PROCESS_UNITS;
         let env = Env::new(units as u64, 3);
-        let args = ["--precision", "0.9", "--transform-budget", "30"];
+        // A budget the configured processes spend: the first run takes no extra process whether
+        // or not its rows reach the target.
+        let args = ["--precision", "0.9", "--transform-budget", "0.2"];
         let args = [&args[..], &["--libraries", ONE[0]]].concat();
         env.cmd("").args(&args).assert().success();
         // As if the run had stopped after its configured processes, before Resize's extra ones:
@@ -476,7 +487,13 @@ mod alone {
             (p.reached, p.seconds) = (false, 0.0);
             std::fs::write(env.path(lib), serde_json::to_vec(&file).unwrap()).unwrap();
         }
-        let runs_before = env.result("image", "HorizontalFlip").throughputs.len();
+        let flip_before = env.result("image", "HorizontalFlip");
+        let runs_before = flip_before.throughputs.len();
+        let flip_done = !augbench_core::stats::precision::another_process(
+            flip_before.precision.as_ref().expect("record"),
+            flip_before.process_runs.len() as u64,
+            augbench_core::policy::PRECISION_MAX_PROCESSES,
+        );
         env.cmd("").args(&args).arg("--resume").assert().success();
         for lib in ONE {
             let r = env.result(lib, "Resize");
@@ -492,11 +509,14 @@ mod alone {
                 "{lib}: one per round"
             );
         }
+        // The first run took every process the rule wanted for it (reached, budget spent or at
+        // the most processes), so resume keeps it as it was.
+        assert!(flip_done, "{:?}", flip_before.precision);
         let flip = env.result("image", "HorizontalFlip");
         assert_eq!(
             flip.throughputs.len(),
             runs_before,
-            "a transform that reached its target is kept as it was"
+            "a transform the rule had finished is kept as it was"
         );
     }
 }
