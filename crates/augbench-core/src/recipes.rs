@@ -1,7 +1,8 @@
 //! The production recipe catalog (docs/pipeline.md, "The production recipe catalog"): whole loader
 //! recipes read from the embedded `specs/recipes/rgb.yaml` or a user's file, the catalog's table of
 //! known ops (parameter names and what each does to the sample size), the validation of both as
-//! located user errors, and the CPU prefix rule (`collatable_prefix`). Not yet used by plan or run.
+//! located user errors, and the CPU prefix rule (`collatable_prefix`). Shown by `augbench list
+//! recipes`; not yet used by plan or run.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
@@ -42,6 +43,15 @@ pub enum Layout {
 pub enum Dtype {
     Float16,
     Float32,
+}
+
+impl fmt::Display for Dtype {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Dtype::Float16 => "float16",
+            Dtype::Float32 => "float32",
+        })
+    }
 }
 
 /// The batch every recipe delivers, after the implicit Normalize and ToTensor.

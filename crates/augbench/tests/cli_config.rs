@@ -301,6 +301,40 @@ fn list_transforms_has_a_row_per_transform() {
     assert_eq!(video.lines().count(), 1 + reg.set("video").unwrap().len());
 }
 
+/// The embedded recipe catalog: a row per recipe with where the CPU prefix rule splits it, and
+/// each implementation's coverage out of every recipe.
+#[test]
+fn list_recipes_has_a_row_per_recipe_and_each_implementations_coverage() {
+    let c = augbench_core::recipes::Catalog::embedded();
+    let out = stdout_of(&["list", "recipes"]);
+    let total = c.recipes.len();
+    assert!(
+        out.starts_with(&format!("specs/recipes/rgb.yaml: {total} recipes")),
+        "{out}"
+    );
+    for r in &c.recipes {
+        let line = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(r.id.as_str()))
+            .unwrap_or_else(|| panic!("no row for {}", r.id));
+        let split = c.prefix(r).expect("the embedded catalog is collatable");
+        assert!(line.contains(&r.stages[split].op), "{line}");
+    }
+    for name in &c.implementations {
+        let n = c
+            .recipes
+            .iter()
+            .filter(|r| r.implementations.contains(name))
+            .count();
+        let row = format!("{n}/{total}");
+        assert!(
+            out.lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>() == [name.as_str(), &row]),
+            "{name}: {row} not in\n{out}"
+        );
+    }
+}
+
 // ---- help ------------------------------------------------------------------------------------
 
 /// Subcommand names listed under `Commands:` in a help text (without `help`).

@@ -1,5 +1,5 @@
-//! `augbench list scenarios|libraries|decoders|transforms`: the support matrix and registry as
-//! tables.
+//! `augbench list scenarios|libraries|decoders|transforms|recipes`: the support matrix, the
+//! registry and the production recipe catalog (embedded, or a user's file, validated) as tables.
 
 use std::process::ExitCode;
 
@@ -30,6 +30,15 @@ pub enum What {
         #[arg(long)]
         scenario: Option<String>,
     },
+    /// The production recipe catalog: each recipe's stages, where the CPU prefix rule splits them
+    /// (loader workers, then the batch), and each implementation's coverage. Not yet run by
+    /// `augbench run`.
+    Recipes {
+        /// A catalog file of your own, validated (exit 2 at its line); the embedded rgb catalog
+        /// without it.
+        #[arg(long, value_name = "YAML")]
+        file: Option<std::path::PathBuf>,
+    },
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -38,9 +47,80 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         What::Libraries { scenario } => libraries(scenario.as_deref())?,
         What::Decoders => decoders(),
         What::Transforms { scenario } => transforms(scenario.as_deref())?,
+        What::Recipes { file } => return recipes(file.as_deref()),
     };
     print!("{}", augbench_core::text::columns(&rows, false, false));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The recipe table, then each implementation's coverage (`n / N recipes`).
+fn recipes(file: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    use augbench_core::recipes::Catalog;
+    let owned;
+    let catalog = match file {
+        Some(path) => {
+            owned = Catalog::from_path(path)?;
+            &owned
+        }
+        None => Catalog::embedded(),
+    };
+    let [h, w] = catalog.output.size();
+    println!(
+        "{}: {} recipes, {} implementations, {} cells per seed; every recipe ends {h}×{w} → Normalize → ToTensor ({})",
+        catalog.file.display(),
+        catalog.recipes.len(),
+        catalog.implementations.len(),
+        catalog.pairs(),
+        catalog.output.dtype
+    );
+    print!(
+        "{}",
+        augbench_core::text::columns(&recipe_rows(catalog), false, false)
+    );
+    println!();
+    print!(
+        "{}",
+        augbench_core::text::columns(&coverage_rows(catalog), false, false)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn recipe_rows(catalog: &augbench_core::recipes::Catalog) -> Vec<Vec<String>> {
+    let mut rows = vec![header(&[
+        "recipe",
+        "row",
+        "loader workers run",
+        "then (may run on the batch)",
+        "implementations",
+    ])];
+    for r in &catalog.recipes {
+        let ops: Vec<&str> = r.stages.iter().map(|s| s.op.as_str()).collect();
+        let split = catalog.prefix(r).map_or(ops.len(), |i| i + 1);
+        let after = ops[split..].join(" → ");
+        rows.push(vec![
+            r.id.clone(),
+            r.row.clone(),
+            ops[..split].join(" → "),
+            if after.is_empty() { "-".into() } else { after },
+            r.implementations.len().to_string(),
+        ]);
+    }
+    rows
+}
+
+/// Per implementation, the recipes it runs out of all of them: coverage, apart from any speed.
+fn coverage_rows(catalog: &augbench_core::recipes::Catalog) -> Vec<Vec<String>> {
+    let total = catalog.recipes.len();
+    let mut rows = vec![header(&["implementation", "recipes"])];
+    for name in &catalog.implementations {
+        let n = catalog
+            .recipes
+            .iter()
+            .filter(|r| r.implementations.contains(name))
+            .count();
+        rows.push(vec![name.clone(), format!("{n}/{total}")]);
+    }
+    rows
 }
 
 fn scenarios() -> Vec<Vec<String>> {

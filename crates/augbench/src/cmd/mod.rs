@@ -120,6 +120,9 @@ pub fn report_error(err: &anyhow::Error) -> ExitCode {
 }
 
 fn is_usage(err: &anyhow::Error) -> bool {
-    err.chain()
-        .any(|e| e.is::<UsageError>() || e.is::<ConfigError>())
+    err.chain().any(|e| {
+        e.is::<UsageError>()
+            || e.is::<ConfigError>()
+            || e.is::<augbench_core::recipes::CatalogError>()
+    })
 }
