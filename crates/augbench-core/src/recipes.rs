@@ -427,6 +427,14 @@ impl Catalog {
         self.recipes.iter().map(|r| r.implementations.len()).sum()
     }
 
+    /// How many recipes implementation `name` runs (its coverage, apart from any speed).
+    pub fn covered(&self, name: &str) -> usize {
+        self.recipes
+            .iter()
+            .filter(|r| r.implementations.iter().any(|i| i == name))
+            .count()
+    }
+
     /// The CPU prefix of `recipe` under this catalog's output size (`collatable_prefix`).
     pub fn prefix(&self, recipe: &Recipe) -> Option<usize> {
         collatable_prefix(recipe, self.output.size())
@@ -796,6 +804,18 @@ recipes:
 
     fn parse(text: &str) -> Result<Catalog, CatalogError> {
         Catalog::parse(Path::new("t.yaml"), text)
+    }
+
+    #[test]
+    fn coverage_counts_the_recipes_an_implementation_runs() {
+        let c = parse(&catalog(&[("a", &[CROP]), ("b", &[CROP])])).unwrap();
+        assert_eq!((c.covered("cpu_a"), c.covered("gpu_a")), (2, 2));
+        assert_eq!(
+            c.covered("cpu_b"),
+            0,
+            "listed among implementations, in no recipe"
+        );
+        assert_eq!(c.covered("nobody"), 0);
     }
 
     fn err(text: &str) -> CatalogError {

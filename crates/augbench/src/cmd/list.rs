@@ -113,11 +113,7 @@ fn coverage_rows(catalog: &augbench_core::recipes::Catalog) -> Vec<Vec<String>> 
     let total = catalog.recipes.len();
     let mut rows = vec![header(&["implementation", "recipes"])];
     for name in &catalog.implementations {
-        let n = catalog
-            .recipes
-            .iter()
-            .filter(|r| r.implementations.contains(name))
-            .count();
+        let n = catalog.covered(name);
         rows.push(vec![name.clone(), format!("{n}/{total}")]);
     }
     rows
