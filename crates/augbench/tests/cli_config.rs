@@ -330,6 +330,22 @@ fn list_recipes_has_a_row_per_recipe_and_each_implementations_coverage() {
     }
 }
 
+/// A reader that stops early (`augbench list recipes | head -1`) ends the listing quietly: the
+/// pipe is closed before the binary writes, and it exits 0 without a panic.
+#[test]
+fn a_listing_into_a_closed_pipe_exits_quietly() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_augbench"))
+        .args(["list", "recipes"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !err.contains("panicked"), "{out:?}");
+}
+
 // ---- help ------------------------------------------------------------------------------------
 
 /// Subcommand names listed under `Commands:` in a help text (without `help`).

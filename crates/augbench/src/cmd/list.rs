@@ -49,8 +49,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         What::Transforms { scenario } => transforms(scenario.as_deref())?,
         What::Recipes { file } => return recipes(file.as_deref()),
     };
-    print!("{}", augbench_core::text::columns(&rows, false, false));
-    Ok(ExitCode::SUCCESS)
+    emit(&augbench_core::text::columns(&rows, false, false))
+}
+
+/// Writes a table to standard output; a reader that stopped early (`| head`) ends the listing
+/// quietly, as Unix tools do, instead of a panic on the broken pipe.
+fn emit(text: &str) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("writing the table to standard output"))
+        }
+        _ => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// The recipe table, then each implementation's coverage (`n / N recipes`).
@@ -65,24 +77,18 @@ fn recipes(file: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
         None => Catalog::embedded(),
     };
     let [h, w] = catalog.output.size();
-    println!(
-        "{}: {} recipes, {} implementations, {} cells per seed; every recipe ends {h}×{w} → Normalize → ToTensor ({})",
+    let head = format!(
+        "{}: {} recipes, {} implementations, {} cells per seed; every recipe ends {h}×{w} → Normalize → ToTensor ({})\n",
         catalog.file.display(),
         catalog.recipes.len(),
         catalog.implementations.len(),
         catalog.pairs(),
         catalog.output.dtype
     );
-    print!(
-        "{}",
-        augbench_core::text::columns(&recipe_rows(catalog), false, false)
-    );
-    println!();
-    print!(
-        "{}",
-        augbench_core::text::columns(&coverage_rows(catalog), false, false)
-    );
-    Ok(ExitCode::SUCCESS)
+    let columns = |rows: &[Vec<String>]| augbench_core::text::columns(rows, false, false);
+    let recipes = columns(&recipe_rows(catalog));
+    let coverage = columns(&coverage_rows(catalog));
+    emit(&format!("{head}{recipes}\n{coverage}"))
 }
 
 fn recipe_rows(catalog: &augbench_core::recipes::Catalog) -> Vec<Vec<String>> {
