@@ -146,6 +146,11 @@ pub fn pipeline_warm_batches(workers: u64, min_batches: u64) -> u64 {
 }
 /// Pipeline: seed of the sample order every library's loader follows.
 pub const PIPELINE_ORDER_SEED: u64 = 11;
+
+/// Below this many batches an epoch per loader worker, a pipeline result says what an epoch loop
+/// over its dataset would pay beside the steady state it measured (the refill at each epoch's
+/// start is then a visible share; docs/pipeline.md, "Small datasets and epoch loops").
+pub const PIPELINE_EPOCH_NOTE_BATCHES_PER_WORKER: u64 = 10;
 /// Pipeline: the rate of a window's second half against its first half; a row whose windows moved
 /// more than this, at the median over its windows, is flagged `unstable` (the loader had not
 /// reached its steady state). The largest window alone marked 21 of 22 rows in the ceiling

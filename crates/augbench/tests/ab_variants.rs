@@ -111,10 +111,9 @@ fn slow_checkout(dir: &Path) -> PathBuf {
         .arg(&checkout)
         // 6% more of the blur's work, as real work (ratio about 0.944, between the 5% and 10%
         // series), at the benchmark's shape (`SLOW_SHAPE`; at 20 images × 3 runs a CI run once
-        // left the interval at ±4.5%). The
-        // 5% fixture reads 0.947–0.955, on the default band's edge: one of five runs here read
-        // 0.954 [0.950, 0.957], inside the band, `no change` as the rule says of a change below
-        // the minimum effect (docs/ab.md, "Measured").
+        // left the interval at ±4.5%). The 5% fixture reads 0.947–0.955, on the default band's
+        // edge: one of five runs here read 0.954 [0.950, 0.957], inside the band, `no change` as
+        // the rule says of a change below the minimum effect (docs/ab.md, "Measured").
         .arg("0.06")
         .output()
         .unwrap();
@@ -254,7 +253,8 @@ fn assert_variant_file(file: &ResultFile, library: &str, pin: &str, partner: &st
 /// `compare <out>` shows the A/B table of `heading` with a HorizontalFlip row that has a ratio and
 /// a verdict word, and each gate's exit code follows the words of the table: 1 from
 /// `--fail-on-regression` exactly when a row says `slower`, from `--fail-on-undecided` exactly
-/// when a row says `undecided` (docs/ci.md: the flags compose; a gate wanting both passes both). (A/B time runs take at least the pairs a verdict needs, so the
+/// when a row says `undecided` (docs/ci.md: the flags compose; a gate wanting both passes both).
+/// (A/B time runs take at least the pairs a verdict needs, so the
 /// word is the data's, not a want of processes.)
 fn assert_gates_follow_the_table(out: &Path, heading: &str) {
     let compare = bin().arg("compare").arg(out).output().unwrap();

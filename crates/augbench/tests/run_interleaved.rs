@@ -387,7 +387,8 @@ fn plan_leaves_out_the_rows_the_adapters_do_not_build() {
 }
 
 /// The tests whose verdict waits on a loose target being *reached* over the configured
-/// processes (a target is never reached over fewer than `policy::MIN_PROCESS_UNITS`): a row's fastest-run interval over pooled runs widens past ±90% when one run falls
+/// processes (a target is never reached over fewer than `policy::MIN_PROCESS_UNITS`): a row's
+/// fastest-run interval over pooled runs widens past ±90% when one run falls
 /// in a moment the cores are free and the rest share them with other tests (CI runs four at a
 /// time on 2 cores). They run last, by themselves, with the other `alone` modules.
 mod alone {

@@ -59,8 +59,9 @@ pub(crate) fn info(input: &JobInput<'_>, hello: &HelloResponse, device: &str) ->
     }
 }
 
-/// What an epoch loop over this dataset would pay that the steady state leaves out, when it is
-/// more than a share of a percent: the loader times an endless stream (no epoch boundary inside a
+/// What an epoch loop over this dataset would pay that the steady state leaves out, when its
+/// epoch is under `policy::PIPELINE_EPOCH_NOTE_BATCHES_PER_WORKER` batches a worker: the loader
+/// times an endless stream (no epoch boundary inside a
 /// window), while `for batch in loader` refills it at every epoch's start and, when the epoch's
 /// `items / batch` batches (drop_last) do not split evenly over the workers, leaves some of them
 /// idle at its end: at least `ceil(b / w) × w / b` times the steady state's time.
@@ -70,16 +71,12 @@ fn epoch_note(items: u64, batch: u64, workers: u64) -> Option<String> {
         return None;
     }
     let factor = (batches.div_ceil(workers) * workers) as f64 / batches as f64;
-    (batches < EPOCH_NOTE_BATCHES_PER_WORKER * workers).then(|| {
+    (batches < policy::PIPELINE_EPOCH_NOTE_BATCHES_PER_WORKER * workers).then(|| {
         format!(
             "steady state of an endless stream: {items} items make {batches} batches an epoch over {workers} loader workers; a training loop that iterates epochs refills its loader at every epoch's start and, with batches that do not split evenly over the workers, idles some of them at its end (here at least {factor:.2}× this figure's time; 3 batches an epoch read 1.4–1.7× slower, docs/pipeline.md)"
         )
     })
 }
-
-/// Below this many batches an epoch per loader worker a result file says what an epoch loop
-/// would pay (`epoch_note`): the refill at each epoch's start is then a visible share.
-const EPOCH_NOTE_BATCHES_PER_WORKER: u64 = 10;
 
 /// What the native loader does differently from the Python rows, said in every native file.
 fn native_note() -> String {

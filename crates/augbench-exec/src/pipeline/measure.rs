@@ -142,8 +142,8 @@ impl PipelineRuns {
     /// One steady-state window. `rewarm`: the loader sat idle while other libraries ran (its
     /// queue refilled), so the worker first takes `warm_batches` untimed, and the window starts
     /// in the steady state; else it drains what its queue gathered since the last window
-    /// (`queue_batches`: at batch 16 those free batches read 1.1–1.3× a hand-written loop). A
-    /// failed request is the transform's final result.
+    /// (`queue_batches`), which would otherwise come free. A failed request is the transform's
+    /// final result.
     pub fn run(
         &mut self,
         w: &mut Worker,

@@ -49,20 +49,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         What::Transforms { scenario } => transforms(scenario.as_deref())?,
         What::Recipes { file } => return recipes(file.as_deref()),
     };
-    emit(&augbench_core::text::columns(&rows, false, false))
-}
-
-/// Writes a table to standard output; a reader that stopped early (`| head`) ends the listing
-/// quietly, as Unix tools do, instead of a panic on the broken pipe.
-fn emit(text: &str) -> anyhow::Result<ExitCode> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(anyhow::Error::new(e).context("writing the table to standard output"))
-        }
-        _ => Ok(ExitCode::SUCCESS),
-    }
+    super::emit(&augbench_core::text::columns(&rows, false, false))
 }
 
 /// The recipe table, then each implementation's coverage (`n / N recipes`).
@@ -88,7 +75,7 @@ fn recipes(file: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     let columns = |rows: &[Vec<String>]| augbench_core::text::columns(rows, false, false);
     let recipes = columns(&recipe_rows(catalog));
     let coverage = columns(&coverage_rows(catalog));
-    emit(&format!("{head}{recipes}\n{coverage}"))
+    super::emit(&format!("{head}{recipes}\n{coverage}"))
 }
 
 fn recipe_rows(catalog: &augbench_core::recipes::Catalog) -> Vec<Vec<String>> {

@@ -106,6 +106,19 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Writes a command's output to standard output; a reader that stopped early (`| head`) ends it
+/// quietly, as Unix tools do, instead of a panic on the broken pipe.
+pub fn emit(text: &str) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("writing to standard output"))
+        }
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
 /// Prints an error chain without a backtrace and picks the exit code.
 pub fn report_error(err: &anyhow::Error) -> ExitCode {
     eprintln!("error: {err}");
