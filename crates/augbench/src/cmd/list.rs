@@ -49,7 +49,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         What::Transforms { scenario } => transforms(scenario.as_deref())?,
         What::Recipes { file } => return recipes(file.as_deref()),
     };
-    super::emit(&augbench_core::text::columns(&rows, false, false))
+    super::output::emit(&augbench_core::text::columns(&rows, false, false))
 }
 
 /// The recipe table, then each implementation's coverage (`n / N recipes`).
@@ -75,7 +75,7 @@ fn recipes(file: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     let columns = |rows: &[Vec<String>]| augbench_core::text::columns(rows, false, false);
     let recipes = columns(&recipe_rows(catalog));
     let coverage = columns(&coverage_rows(catalog));
-    super::emit(&format!("{head}{recipes}\n{coverage}"))
+    super::output::emit(&format!("{head}{recipes}\n{coverage}"))
 }
 
 fn recipe_rows(catalog: &augbench_core::recipes::Catalog) -> Vec<Vec<String>> {

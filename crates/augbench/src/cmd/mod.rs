@@ -13,6 +13,7 @@ pub mod env;
 pub mod help;
 mod host_device;
 pub mod list;
+mod output;
 pub mod plan;
 pub mod plot;
 pub mod report;
@@ -103,19 +104,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Cloud(c) => cloud::run(c),
         Command::Data(c) => data::run(c),
         Command::Worker(a) => worker::run(a),
-    }
-}
-
-/// Writes a command's output to standard output; a reader that stopped early (`| head`) ends it
-/// quietly, as Unix tools do, instead of a panic on the broken pipe.
-pub fn emit(text: &str) -> anyhow::Result<ExitCode> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(anyhow::Error::new(e).context("writing to standard output"))
-        }
-        _ => Ok(ExitCode::SUCCESS),
     }
 }
 
