@@ -16,6 +16,8 @@ from .protocol import EXCEPTION, BadRequest, ShutdownRequested, WorkerError
 
 MICRO_OPS = ("hello", "load", "prepare", "check", "time", "emit")
 PIPELINE_OPS = ("pipeline_prepare", "pipeline_start", "pipeline_run", "pipeline_stop")
+PRODUCTION_OPS = ("production_cell",)
+ALL_OPS = MICRO_OPS + PIPELINE_OPS + PRODUCTION_OPS
 LOADER_SLOTS = ("row", "ceiling")
 
 
@@ -60,8 +62,8 @@ class Worker:
         op = request["op"]
         if op == "shutdown":
             raise ShutdownRequested
-        if op not in MICRO_OPS + PIPELINE_OPS:
-            raise BadRequest(f"unknown op {op!r}; expected one of {', '.join(MICRO_OPS + PIPELINE_OPS)} or shutdown")
+        if op not in ALL_OPS:
+            raise BadRequest(f"unknown op {op!r}; expected one of {', '.join(ALL_OPS)} or shutdown")
         if self.startup_error is not None:
             raise self.startup_error
         assert self.adapter is not None
@@ -69,6 +71,10 @@ class Worker:
             return self.hello()
         if op in PIPELINE_OPS:
             return self.pipeline(request.get("slot", "row")).handle(op, request)
+        if op in PRODUCTION_OPS:
+            from . import production  # noqa: PLC0415 - production cells only (brings torch)
+
+            return production.measure(self.adapter, request)
         return getattr(self.adapter, op)(request)
 
     def pipeline(self, slot: Any) -> Any:

@@ -16,6 +16,7 @@ pub mod naming;
 pub mod plan;
 pub mod plan_estimate;
 pub mod policy;
+pub mod production;
 pub mod recipe;
 pub mod recipes;
 pub mod registry;

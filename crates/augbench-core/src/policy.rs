@@ -151,6 +151,13 @@ pub const PIPELINE_ORDER_SEED: u64 = 11;
 /// over its dataset would pay beside the steady state it measured (the refill at each epoch's
 /// start is then a visible share; docs/pipeline.md, "Small datasets and epoch loops").
 pub const PIPELINE_EPOCH_NOTE_BATCHES_PER_WORKER: u64 = 10;
+
+/// Where `augbench production` writes when the config names no `output_dir`.
+pub const PRODUCTION_OUTPUT_DIR: &str = "output/production";
+/// Seconds a production worker may take to start, load its file list, or build a cell's loader.
+pub const PRODUCTION_START_TIMEOUT_SEC: f64 = 300.0;
+/// Seconds per item of a cell's batches beyond which its worker is taken as stuck and killed.
+pub const PRODUCTION_CELL_SEC_PER_ITEM_LIMIT: f64 = 2.0;
 /// Pipeline: the rate of a window's second half against its first half; a row whose windows moved
 /// more than this, at the median over its windows, is flagged `unstable` (the loader had not
 /// reached its steady state). The largest window alone marked 21 of 22 rows in the ceiling

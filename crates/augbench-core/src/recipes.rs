@@ -2,7 +2,7 @@
 //! recipes read from the embedded `specs/recipes/rgb.yaml` or a user's file, the catalog's table of
 //! known ops (parameter names and what each does to the sample size), the validation of both as
 //! located user errors, and the CPU prefix rule (`collatable_prefix`). Shown by `augbench list
-//! recipes`; not yet used by plan or run.
+//! recipes` and resolved into production cells by `production`.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
@@ -19,6 +19,11 @@ use crate::recipe::Normalize;
 
 const RGB_YAML: &str = include_str!("../../../specs/recipes/rgb.yaml");
 const RGB_PATH: &str = "specs/recipes/rgb.yaml";
+
+/// The embedded rgb catalog's text (what a production run id hashes).
+pub fn embedded_text() -> &'static str {
+    RGB_YAML
+}
 
 /// The stages that end every recipe and are never written in the catalog.
 pub const IMPLICIT_TAIL: [&str; 2] = ["Normalize", "ToTensor"];
@@ -38,7 +43,7 @@ pub enum Layout {
     BCHW,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Dtype {
     Float16,

@@ -14,6 +14,7 @@ pub mod orchestrate;
 mod outcome;
 pub mod pipeline;
 mod precision;
+pub mod production;
 mod progress;
 pub mod record;
 pub mod rounds;

@@ -222,6 +222,14 @@ pub struct MemoryPeaks {
 }
 
 impl MemoryPeaks {
+    /// Peaks that must not be reported, with why (no sampler ran).
+    pub fn unavailable(reason: String) -> Self {
+        MemoryPeaks {
+            unavailable: Some(reason),
+            ..MemoryPeaks::new()
+        }
+    }
+
     fn new() -> Self {
         MemoryPeaks {
             peak_rss_bytes: 0,

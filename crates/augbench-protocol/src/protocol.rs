@@ -34,6 +34,10 @@ pub enum Request {
     /// Pipeline mode: end the slot's loader and its workers.
     #[serde(rename = "pipeline_stop")]
     PipelineStop(PipelineStopRequest),
+    /// Production cells (Python workers): one catalog recipe, whole, for one seed: loader built,
+    /// warm-up batches untimed, measured batches timed (the coordinator samples memory).
+    #[serde(rename = "production_cell")]
+    ProductionCell(ProductionCellRequest),
     /// Decode mode (the Python decode worker): read every clip once, untimed, and check it.
     #[serde(rename = "decode_open")]
     DecodeOpen(DecodeOpenRequest),
@@ -41,6 +45,50 @@ pub enum Request {
     #[serde(rename = "decode_time")]
     DecodeTime(DecodeTimeRequest),
     Shutdown,
+}
+
+/// A production recipe's stage: a catalog op, its parameters, and whether it is the recipe's
+/// crop (built as the library's loader crop).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChainStage {
+    pub op: String,
+    pub params: serde_json::Value,
+    pub crop: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProductionCellRequest {
+    pub recipe: String,
+    pub stages: Vec<ChainStage>,
+    /// `float16` or `float32`: the batch's dtype after normalization.
+    pub dtype: String,
+    pub mean: [f64; 3],
+    pub std: [f64; 3],
+    /// [height, width] of every sample.
+    pub size: [u64; 2],
+    /// The seed's permutation of the loaded items, cycled by the loader.
+    pub order: Vec<u64>,
+    pub seed: u64,
+    pub batch_size: u64,
+    pub workers: u64,
+    pub prefetch: u64,
+    pub warmup_batches: u64,
+    pub measured_batches: u64,
+}
+
+/// What a production cell measured (the loader's details kept as the worker wrote them).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProductionCellResponse {
+    /// Each measured batch's arrival, nanoseconds after the clock started.
+    pub ns: Vec<u64>,
+    pub items: u64,
+    pub time_to_first_batch: f64,
+    pub batch: serde_json::Value,
+    pub warmup_batches: u64,
+    pub worker_threads: serde_json::Value,
+    pub loader: serde_json::Value,
+    pub stages_in_workers: u64,
+    pub decoder: String,
 }
 
 /// One clip of a decode run: the video file and the frame indices the sampling rule picked.

@@ -479,6 +479,14 @@ class AlbumentationsXAdapter(Adapter):
             return (lambda clip: compose(images=clip)["images"]), None  # T×3×H×W float32
         return (lambda image: compose(image=image)["image"]), None
 
+    def build_chain(self, stages: list[dict]) -> Any:
+        # One Compose over the stages, as a training loader writes it; each loader worker
+        # reseeds it (``reseed_recipe``), or every worker would draw the same crops.
+        native = [_native(self.chain_stage(i, s), s["op"]) for i, s in enumerate(stages)]
+        compose = A.Compose(native, seed=self.current_seed)
+        self.compose = compose
+        return lambda image: compose(image=image)["image"]
+
     def reseed_recipe(self, seed: int) -> None:
         compose = getattr(self, "compose", None)
         if compose is not None:

@@ -222,6 +222,27 @@ class Adapter:
         """The recipe's crop stage, built as the transform ``name`` unless the library says otherwise."""
         return self.build(name, params)
 
+    def build_chain(self, stages: list[dict]) -> Apply:
+        """A production recipe's stages in order (``production``): each built as the transform of
+        its op (a stage marked ``crop`` as the recipe's crop), applied one after another to the
+        decoded image; the result is the library's own uint8 image. A stage the library cannot
+        build makes the whole recipe unsupported, naming the stage."""
+        built = [self.chain_stage(i, stage) for i, stage in enumerate(stages)]
+
+        def chain(image: Any) -> Any:
+            for apply in built:
+                image = apply(image)
+            return image
+
+        return chain
+
+    def chain_stage(self, index: int, stage: dict) -> Apply:
+        op, params = stage["op"], stage["params"]
+        try:
+            return self.recipe_crop(op, params) if stage.get("crop") else self.build(op, params)
+        except Unsupported as exc:
+            raise Unsupported(f"stage {index + 1} ({op}): {exc.message}") from None
+
     # ----- protocol operations ------------------------------------------------------
     def load(self, request: dict) -> dict:
         video = self._check_media(request.get("media", "image"), request)

@@ -419,6 +419,18 @@ class KorniaAdapter(TorchAdapter):
         # uint8 CHW: the loader crops before anything becomes float32, never the full frame.
         return load_image(path, ImageLoadType.RGB8, device="cpu")
 
+    def build_chain(self, stages: list[dict]) -> Any:
+        # Crop stages slice the uint8 frame (``recipe_crop``); every other stage takes Kornia's
+        # float32 [0, 1] image, so the chain ends in float32 [0, 1] (or uint8 after crops only).
+        built = [(bool(s.get("crop")), self.chain_stage(i, s)) for i, s in enumerate(stages)]
+
+        def chain(image: torch.Tensor) -> torch.Tensor:
+            for crop, apply in built:
+                image = apply(image) if crop else _chw(apply(_to_float(image)))
+            return image
+
+        return chain
+
     def recipe_crop(self, name: str, params: dict) -> Any:
         # Crops run in the loader workers, on the CPU (a module on CUDA would sample there, in a
         # forked process). A clip (TCHW) gets one crop window for all its frames.

@@ -16,6 +16,7 @@ pub mod list;
 mod output;
 pub mod plan;
 pub mod plot;
+pub mod production;
 pub mod report;
 pub mod run;
 mod run_cells;
@@ -54,6 +55,8 @@ pub enum Command {
     Check(check::CheckCommand),
     /// Compare libraries (tables), or a baseline against a current run (regression verdicts).
     Compare(compare::Args),
+    /// Production cells: catalog recipes from files on disk to a normalized batch, per seed.
+    Production(production::Args),
     /// Speedup and throughput plots (SVG and PNG).
     Plot(plot::Args),
     /// One self-contained HTML report.
@@ -95,6 +98,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Cells(c) => cells::run(c),
         Command::Check(c) => check::run(c),
         Command::Compare(a) => compare::run(a),
+        Command::Production(a) => production::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Report(a) => report::run(a),
         Command::Docs(c) => docs::run(c),
@@ -125,5 +129,6 @@ fn is_usage(err: &anyhow::Error) -> bool {
         e.is::<UsageError>()
             || e.is::<ConfigError>()
             || e.is::<augbench_core::recipes::CatalogError>()
+            || e.is::<augbench_core::production::ProductionConfigError>()
     })
 }

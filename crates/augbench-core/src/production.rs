@@ -1,0 +1,349 @@
+//! Production cells' config (docs/pipeline.md, "Production cells"): the YAML a user writes, its
+//! resolution against the recipe catalog (every setting left out takes the catalog's
+//! `execution` or `output` value), its validation as located user errors, and the cells it asks
+//! for, one per (implementation, recipe, seed).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{DataConfig, OutputConfig};
+use crate::config_error::{ConfigError, suggest};
+use crate::recipes::{Catalog, Dtype, Recipe};
+
+pub const PRODUCTION_CONFIG_VERSION: u32 = 1;
+
+/// A production config a user can fix (exit 2): the config itself, or the catalog it names.
+#[derive(Debug, thiserror::Error)]
+pub enum ProductionConfigError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Catalog(#[from] crate::recipes::CatalogError),
+}
+
+/// The file a user writes: `production:` (what to measure), `data:` and `output:` as in run configs.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProductionConfig {
+    pub version: u32,
+    pub production: ProductionSettings,
+    #[serde(default)]
+    pub data: DataConfig,
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+/// What to measure; every field left out takes the catalog's value.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProductionSettings {
+    /// A recipe catalog file; absent: the embedded rgb catalog (`specs/recipes/rgb.yaml`).
+    pub catalog: Option<PathBuf>,
+    /// Catalog implementation names (`<library>_<device>`).
+    pub implementations: Vec<String>,
+    /// Recipes by id or by row name; absent: every recipe of the catalog.
+    pub recipes: Option<Vec<String>>,
+    pub seeds: Option<Vec<u64>>,
+    pub batch_size: Option<u64>,
+    pub warmup_batches: Option<u64>,
+    pub measured_batches: Option<u64>,
+    pub workers: Option<u64>,
+    pub prefetch: Option<u64>,
+    pub dtype: Option<Dtype>,
+}
+
+/// Every setting of a cell, resolved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CellSettings {
+    pub batch_size: u64,
+    pub warmup_batches: u64,
+    pub measured_batches: u64,
+    pub workers: u64,
+    pub prefetch: u64,
+    pub dtype: String,
+    pub height: u64,
+    pub width: u64,
+    pub mean: [f64; 3],
+    pub std: [f64; 3],
+}
+
+/// One implementation of the catalog: a library on a device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Implementation {
+    pub name: String,
+    pub library: String,
+    pub device: String,
+}
+
+/// A config resolved against its catalog: what every cell runs with.
+#[derive(Debug, Clone)]
+pub struct Production {
+    pub config: ProductionConfig,
+    pub catalog: Catalog,
+    /// The catalog file's text (hashed into the run id).
+    pub catalog_text: String,
+    pub implementations: Vec<Implementation>,
+    pub recipes: Vec<Recipe>,
+    pub seeds: Vec<u64>,
+    pub settings: CellSettings,
+}
+
+impl Production {
+    /// Whether `implementation` is one of `recipe`'s in the catalog.
+    pub fn listed(recipe: &Recipe, implementation: &Implementation) -> bool {
+        recipe.implementations.contains(&implementation.name)
+    }
+}
+
+/// Reads, parses and resolves a production config file.
+pub fn load(path: &Path) -> Result<Production, ProductionConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::io(path, &e))?;
+    let config = parse(&text, path)?;
+    resolve(config, &text, path)
+}
+
+pub fn parse(text: &str, file: &Path) -> Result<ProductionConfig, ConfigError> {
+    let cfg: ProductionConfig =
+        serde_saphyr::from_str(text).map_err(|e| ConfigError::from_parse(file, text, &e))?;
+    if cfg.version != PRODUCTION_CONFIG_VERSION {
+        return Err(ConfigError::at_key(
+            file,
+            text,
+            &["version"],
+            format!("unsupported production config version {}", cfg.version),
+            format!("this augbench reads `version: {PRODUCTION_CONFIG_VERSION}`"),
+        ));
+    }
+    Ok(cfg)
+}
+
+/// The config against its catalog; a value no cell can run with is an error at its key.
+pub fn resolve(
+    config: ProductionConfig,
+    text: &str,
+    file: &Path,
+) -> Result<Production, ProductionConfigError> {
+    let (catalog, catalog_text) = catalog_of(&config, file)?;
+    let err = |key: &str, message: String, hint: String| {
+        ConfigError::at_key(file, text, &["production", key], message, hint)
+    };
+    let p = &config.production;
+    let implementations = implementations(p, &catalog, &err)?;
+    let recipes = recipes(p, &catalog, &err)?;
+    let seeds = p
+        .seeds
+        .clone()
+        .unwrap_or_else(|| catalog.execution.seeds.clone());
+    if seeds.is_empty() {
+        return Err(err(
+            "seeds",
+            "no seeds".into(),
+            "give at least one, e.g. `seeds: [137]`".into(),
+        )
+        .into());
+    }
+    let settings = settings(p, &catalog, &err)?;
+    Ok(Production {
+        config,
+        catalog,
+        catalog_text,
+        implementations,
+        recipes,
+        seeds,
+        settings,
+    })
+}
+
+type ErrAt<'a> = dyn Fn(&str, String, String) -> ConfigError + 'a;
+
+fn catalog_of(
+    config: &ProductionConfig,
+    file: &Path,
+) -> Result<(Catalog, String), ProductionConfigError> {
+    match &config.production.catalog {
+        None => Ok((
+            Catalog::embedded().clone(),
+            crate::recipes::embedded_text().to_string(),
+        )),
+        Some(path) => {
+            let path = file.parent().unwrap_or(Path::new(".")).join(path);
+            let catalog = Catalog::from_path(&path)?;
+            let text = std::fs::read_to_string(&path).map_err(|e| ConfigError::io(&path, &e))?;
+            Ok((catalog, text))
+        }
+    }
+}
+
+fn implementations(
+    p: &ProductionSettings,
+    catalog: &Catalog,
+    err: &ErrAt<'_>,
+) -> Result<Vec<Implementation>, ConfigError> {
+    if p.implementations.is_empty() {
+        let all = catalog.implementations.join(", ");
+        return Err(err(
+            "implementations",
+            "no implementations".into(),
+            format!("name one or more of: {all}"),
+        ));
+    }
+    let known: Vec<&str> = catalog.implementations.iter().map(String::as_str).collect();
+    p.implementations
+        .iter()
+        .map(|name| {
+            if !known.contains(&name.as_str()) {
+                return Err(err("implementations", format!("unknown implementation `{name}`"), suggest(name, &known)));
+            }
+            let (library, device) = name.rsplit_once('_').unwrap_or((name, "cpu"));
+            if device != "cpu" {
+                return Err(err(
+                    "implementations",
+                    format!("augbench cannot measure `{name}` yet: production cells run on the CPU only"),
+                    "keep the `_cpu` implementations; the GPU cells of the reference are not measured by augbench yet".into(),
+                ));
+            }
+            Ok(Implementation { name: name.clone(), library: library.to_string(), device: device.to_string() })
+        })
+        .collect()
+}
+
+fn recipes(
+    p: &ProductionSettings,
+    catalog: &Catalog,
+    err: &ErrAt<'_>,
+) -> Result<Vec<Recipe>, ConfigError> {
+    let Some(wanted) = &p.recipes else {
+        return Ok(catalog.recipes.clone());
+    };
+    if wanted.is_empty() {
+        return Err(err(
+            "recipes",
+            "no recipes".into(),
+            "name recipes by id or row, or leave `recipes` out for all of them".into(),
+        ));
+    }
+    let names: Vec<&str> = catalog.recipes.iter().map(|r| r.row.as_str()).collect();
+    wanted
+        .iter()
+        .map(|w| {
+            catalog
+                .recipes
+                .iter()
+                .find(|r| &r.id == w || &r.row == w)
+                .cloned()
+                .ok_or_else(|| {
+                    err(
+                        "recipes",
+                        format!("no recipe `{w}` in the catalog"),
+                        suggest(w, &names),
+                    )
+                })
+        })
+        .collect()
+}
+
+fn settings(
+    p: &ProductionSettings,
+    catalog: &Catalog,
+    err: &ErrAt<'_>,
+) -> Result<CellSettings, ConfigError> {
+    let e = &catalog.execution;
+    let positive = |key: &str, value: Option<u64>, default: u64| match value.unwrap_or(default) {
+        0 => Err(err(
+            key,
+            format!("`{key}` must be at least 1"),
+            format!("the catalog's value is {default}"),
+        )),
+        v => Ok(v),
+    };
+    let o = &catalog.output;
+    Ok(CellSettings {
+        batch_size: positive("batch_size", p.batch_size, e.batch_size)?,
+        warmup_batches: positive("warmup_batches", p.warmup_batches, e.warmup_batches)?,
+        measured_batches: positive("measured_batches", p.measured_batches, e.measured_batches)?,
+        workers: p.workers.unwrap_or(e.workers),
+        prefetch: positive("prefetch", p.prefetch, e.prefetch)?,
+        dtype: p.dtype.unwrap_or(o.dtype).to_string(),
+        height: o.height,
+        width: o.width,
+        mean: o.normalize.mean,
+        std: o.normalize.std,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolved(body: &str) -> Result<Production, ProductionConfigError> {
+        let text = format!("version: 1\nproduction:\n{body}");
+        let path = Path::new("p.yaml");
+        resolve(parse(&text, path)?, &text, path)
+    }
+
+    #[test]
+    fn settings_left_out_take_the_catalogs_values() {
+        let p = resolved("  implementations: [pillow_cpu]\n  recipes: [Resize, HorizontalFlip]\n")
+            .unwrap();
+        let e = &Catalog::embedded().execution;
+        assert_eq!(p.settings.batch_size, e.batch_size);
+        assert_eq!(p.settings.workers, e.workers);
+        assert_eq!(p.seeds, e.seeds);
+        assert_eq!(
+            p.settings.dtype,
+            Catalog::embedded().output.dtype.to_string()
+        );
+        assert_eq!(p.recipes.len(), 2);
+        assert_eq!(p.implementations[0].library, "pillow");
+    }
+
+    #[test]
+    fn a_recipe_is_found_by_id_or_row() {
+        let p = resolved(
+            "  implementations: [pillow_cpu]\n  recipes: [Resize224+Normalize+ToTensor]\n",
+        )
+        .unwrap();
+        assert_eq!(p.recipes[0].row, "Resize");
+    }
+
+    #[test]
+    fn mistakes_are_errors_at_their_line_with_a_hint() {
+        for (body, line, says) in [
+            (
+                "  implementations: [pilow_cpu]\n",
+                3,
+                "did you mean `pillow_cpu`",
+            ),
+            ("  implementations: [torchvision_gpu]\n", 3, "CPU only"),
+            (
+                "  implementations: [pillow_cpu]\n  recipes: [Rezise]\n",
+                4,
+                "Resize",
+            ),
+            (
+                "  implementations: [pillow_cpu]\n  batch_size: 0\n",
+                4,
+                "at least 1",
+            ),
+            (
+                "  implementations: [pillow_cpu]\n  seeds: []\n",
+                4,
+                "no seeds",
+            ),
+            ("  implementations: []\n", 3, "no implementations"),
+        ] {
+            let e = resolved(body).unwrap_err();
+            let text = format!("{e:#}");
+            let ProductionConfigError::Config(c) = e else {
+                panic!("{text}")
+            };
+            assert_eq!(c.line, Some(line), "{body}: {text}");
+            assert!(
+                text.contains(says) || c.hint.contains(says),
+                "{body}: {text} / {}",
+                c.hint
+            );
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! One production cell as a file: `cells/<implementation>/<recipe>/seed-<n>.json` under the run's
+//! folder, written once (atomically) and never rewritten while it is valid. A file is valid when
+//! it parses, names the cell and run it sits under, and its digest matches its content.
+
+use std::path::{Path, PathBuf};
+
+use augbench_host::memory_sampler::MemoryPeaks;
+use serde::{Deserialize, Serialize};
+
+use super::identity::sha256_hex;
+
+pub const CELL_SCHEMA: u32 = 1;
+
+/// Which cell: (family, implementation, recipe, seed) of one run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CellId {
+    pub run_id: String,
+    pub family: String,
+    pub implementation: String,
+    pub recipe: String,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CellStatus {
+    Ok,
+    /// The implementation cannot build a stage, or the catalog does not list it for the recipe.
+    Unsupported,
+    Error,
+}
+
+/// What one cell measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    pub schema: u32,
+    pub id: CellId,
+    pub row: String,
+    pub status: CellStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Items per second over the measured batches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items_per_sec: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryPeaks>,
+    /// The worker's account: batch arrivals, contract, loader, threads, decoder.
+    #[serde(default)]
+    pub measured: serde_json::Value,
+    /// Settings the cell ran with (batch size, batches, workers, prefetch, dtype, size).
+    pub settings: serde_json::Value,
+    /// Library versions the worker reported.
+    #[serde(default)]
+    pub versions: serde_json::Value,
+    /// SHA-256 of this file's JSON with `digest` empty.
+    #[serde(default)]
+    pub digest: String,
+}
+
+impl Cell {
+    fn content_digest(&self) -> String {
+        let mut bare = self.clone();
+        bare.digest = String::new();
+        sha256_hex(serde_json::to_string(&bare).unwrap_or_default().as_bytes())
+    }
+
+    /// The file's bytes, digest filled in.
+    pub fn to_bytes(&mut self) -> Vec<u8> {
+        self.digest = self.content_digest();
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text.into_bytes()
+    }
+}
+
+/// Where `id`'s file lives under the run folder `run_dir`.
+pub fn path(run_dir: &Path, id: &CellId) -> PathBuf {
+    run_dir
+        .join("cells")
+        .join(&id.implementation)
+        .join(&id.recipe)
+        .join(format!("seed-{}.json", id.seed))
+}
+
+/// The finished cell at `path` for `id`, or why it cannot be kept (None: no file).
+pub fn validate(path: &Path, id: &CellId) -> Option<Result<Cell, String>> {
+    let bytes = std::fs::read(path).ok()?;
+    Some(check(&bytes, id))
+}
+
+fn check(bytes: &[u8], id: &CellId) -> Result<Cell, String> {
+    let cell: Cell = serde_json::from_slice(bytes).map_err(|e| format!("not a cell file: {e}"))?;
+    if cell.schema != CELL_SCHEMA {
+        return Err(format!(
+            "cell schema {} (this augbench writes {CELL_SCHEMA})",
+            cell.schema
+        ));
+    }
+    if &cell.id != id {
+        return Err("it names another cell or run".into());
+    }
+    if cell.digest != cell.content_digest() {
+        return Err("its content does not match its digest (edited or cut short)".into());
+    }
+    if cell.status == CellStatus::Error {
+        return Err(format!(
+            "it recorded an error: {}",
+            cell.reason.as_deref().unwrap_or("")
+        ));
+    }
+    Ok(cell)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell() -> Cell {
+        Cell {
+            schema: CELL_SCHEMA,
+            id: CellId {
+                run_id: "r".into(),
+                family: "rgb".into(),
+                implementation: "pillow_cpu".into(),
+                recipe: "Resize224+Normalize+ToTensor".into(),
+                seed: 137,
+            },
+            row: "Resize".into(),
+            status: CellStatus::Ok,
+            reason: None,
+            items_per_sec: Some(100.0),
+            memory: None,
+            measured: serde_json::json!({"ns": [1, 2]}),
+            settings: serde_json::json!({}),
+            versions: serde_json::json!({}),
+            digest: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_written_cell_validates_and_an_edited_one_does_not() {
+        let mut c = cell();
+        let bytes = c.to_bytes();
+        assert_eq!(check(&bytes, &c.id).unwrap(), c);
+        let edited = String::from_utf8(bytes.clone())
+            .unwrap()
+            .replace("100.0", "120.0");
+        assert!(
+            check(edited.as_bytes(), &c.id)
+                .unwrap_err()
+                .contains("digest")
+        );
+        assert!(
+            check(&bytes[..bytes.len() / 2], &c.id)
+                .unwrap_err()
+                .contains("not a cell")
+        );
+        let mut other = c.id.clone();
+        other.seed = 138;
+        assert!(check(&bytes, &other).unwrap_err().contains("another cell"));
+    }
+
+    #[test]
+    fn an_error_cell_is_measured_again() {
+        let mut c = cell();
+        c.status = CellStatus::Error;
+        c.reason = Some("worker died".into());
+        let bytes = c.to_bytes();
+        assert!(check(&bytes, &c.id).unwrap_err().contains("worker died"));
+    }
+}

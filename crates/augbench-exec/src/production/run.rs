@@ -1,0 +1,374 @@
+//! Measures a production run's missing cells: the dataset prepared and prewarmed once, the run
+//! id from every input, then per implementation one worker (its pipeline environment) that
+//! measures each (recipe, seed) cell while the coordinator samples the worker's process tree.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+use augbench_core::config::ThreadPolicy;
+use augbench_core::production::{Implementation, Production};
+use augbench_core::recipes::Recipe;
+use augbench_core::{Matrix, Mode, RunConfig, policy};
+use augbench_host::fsutil::write_atomic;
+use augbench_host::memory_sampler::{Sampler, default_period};
+use augbench_protocol::client::{Worker, WorkerError};
+use augbench_protocol::protocol::{
+    ChainStage, FailureKind, LoadRequest, ProductionCellRequest, ProductionCellResponse, Request,
+};
+use indicatif::{MultiProgress, ProgressBar};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+use super::cell::{self, CELL_SCHEMA, Cell, CellId, CellStatus};
+use super::identity::{RunInputs, dataset_bytes};
+
+/// Where a production run wrote its cells.
+pub struct ProductionRun {
+    pub run_id: String,
+    pub run_dir: PathBuf,
+    /// Every cell of the run, in config order (kept from disk or measured now).
+    pub cells: Vec<Cell>,
+    /// Cells measured by this invocation (the rest were already on disk).
+    pub measured_now: usize,
+    pub interrupted: bool,
+}
+
+/// The seed's permutation of `count` items, shared by every implementation.
+pub fn seed_order(count: u64, seed: u64) -> Vec<u64> {
+    let mut order: Vec<u64> = (0..count).collect();
+    order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+    order
+}
+
+/// Runs every missing cell of `p`; cells already on disk and valid are kept as they are.
+pub fn run(p: &Production, mp: &MultiProgress, stop: &AtomicBool) -> anyhow::Result<ProductionRun> {
+    let media = crate::run_media::prepare_media(&media_config(p), mp)?;
+    prewarm(&media.paths, mp);
+    let envs = environments(p, mp)?;
+    let inputs = run_inputs(p, &media.paths, &envs)?;
+    let run_id = inputs.run_id();
+    let out = p
+        .config
+        .output
+        .output_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(policy::PRODUCTION_OUTPUT_DIR));
+    let run_dir = run_dir(&out, &run_id);
+    super::record::open(&out, &run_dir, &run_id, &inputs, p, mp)?;
+    let total = (p.implementations.len() * p.recipes.len() * p.seeds.len()) as u64;
+    let bar = crate::progress::steps_bar(mp, "Production cells".into(), total);
+    let mut run = ProductionRun {
+        run_id,
+        run_dir,
+        cells: Vec::new(),
+        measured_now: 0,
+        interrupted: false,
+    };
+    for (imp, env) in p.implementations.iter().zip(&envs) {
+        if stop.load(Ordering::SeqCst) {
+            run.interrupted = true;
+            break;
+        }
+        implementation(p, imp, env, &media.paths, &mut run, &bar, mp, stop)?;
+    }
+    bar.finish_and_clear();
+    Ok(run)
+}
+
+/// The run's data settings as a run config, for the shared media preparation.
+fn media_config(p: &Production) -> RunConfig {
+    RunConfig {
+        version: augbench_core::config::CONFIG_VERSION,
+        selection: Default::default(),
+        data: p.config.data.clone(),
+        execution: Default::default(),
+        output: Default::default(),
+        cloud: None,
+    }
+}
+
+/// Every file read once, untimed, so no cell pays for the page cache.
+fn prewarm(paths: &[String], mp: &MultiProgress) {
+    let spinner = crate::progress::labelled_spinner(mp, format!("Prewarm {} files", paths.len()));
+    for path in paths {
+        let _ = std::fs::read(path);
+    }
+    spinner.finish_and_clear();
+}
+
+/// Each implementation's pipeline environment, built when missing.
+fn environments(p: &Production, mp: &MultiProgress) -> anyhow::Result<Vec<augbench_env::EnvInfo>> {
+    p.implementations
+        .iter()
+        .map(|imp| {
+            let info = Matrix::get()
+                .library(&imp.library)
+                .with_context(|| format!("`{}` is not in the support matrix", imp.library))?;
+            augbench_env::ensure(info.env_group_for(Mode::Pipeline), true, Some(mp))
+        })
+        .collect()
+}
+
+fn run_inputs(
+    p: &Production,
+    paths: &[String],
+    envs: &[augbench_env::EnvInfo],
+) -> anyhow::Result<RunInputs> {
+    let mut inputs = RunInputs::new();
+    let recipes: Vec<&str> = p.recipes.iter().map(|r| r.id.as_str()).collect();
+    let implementations: Vec<&str> = p.implementations.iter().map(|i| i.name.as_str()).collect();
+    let config = serde_json::json!({"implementations": implementations, "recipes": recipes,
+        "seeds": p.seeds, "settings": p.settings});
+    inputs.add("config", config.to_string().as_bytes());
+    inputs.add("catalog", p.catalog_text.as_bytes());
+    inputs.add("dataset", &dataset_bytes(paths)?);
+    let mut locks = String::new();
+    for env in envs {
+        locks.push_str(&format!("[{}]\n{}\n", env.group, env.lock()?));
+    }
+    inputs.add("environments", locks.as_bytes());
+    inputs.add("augbench", env!("CARGO_PKG_VERSION").as_bytes());
+    let card = augbench_host::machine::card();
+    inputs.add(
+        "machine",
+        serde_json::to_string(&card).unwrap_or_default().as_bytes(),
+    );
+    Ok(inputs)
+}
+
+/// The worker of `imp`, started on its first missing cell and restarted after one it lost.
+struct Slot<'a> {
+    imp: &'a Implementation,
+    command: augbench_host::child::CommandLine,
+    paths: &'a [String],
+    worker: Option<(Worker, serde_json::Value)>,
+}
+
+#[allow(clippy::too_many_arguments, reason = "one call site; the run's parts")]
+fn implementation(
+    p: &Production,
+    imp: &Implementation,
+    env: &augbench_env::EnvInfo,
+    paths: &[String],
+    run: &mut ProductionRun,
+    bar: &ProgressBar,
+    mp: &MultiProgress,
+    stop: &AtomicBool,
+) -> anyhow::Result<()> {
+    let mut command = crate::worker::python_worker_command(env, &imp.library, None)?;
+    command.env.extend(augbench_protocol::threads::worker_env(
+        ThreadPolicy::PipelineDefault,
+    ));
+    let mut slot = Slot {
+        imp,
+        command,
+        paths,
+        worker: None,
+    };
+    for recipe in &p.recipes {
+        for &seed in &p.seeds {
+            if stop.load(Ordering::SeqCst) {
+                run.interrupted = true;
+                return Ok(());
+            }
+            bar.set_message(format!("{} {} seed {seed}", imp.name, recipe.row));
+            let id = cell_id(p, &run.run_id, imp, recipe, seed);
+            let path = cell::path(&run.run_dir, &id);
+            match cell::validate(&path, &id) {
+                Some(Ok(kept)) => run.cells.push(kept),
+                found => {
+                    if let Some(Err(why)) = found {
+                        mp.suspend(|| {
+                            eprintln!("note: {} is measured again: {why}", path.display())
+                        });
+                    }
+                    let mut cell = measure_cell(p, &mut slot, recipe, id, mp);
+                    write_atomic(&path, &cell.to_bytes())?;
+                    run.cells.push(cell);
+                    run.measured_now += 1;
+                }
+            }
+            bar.inc(1);
+        }
+    }
+    if let Some((w, _)) = slot.worker {
+        w.shutdown();
+    }
+    Ok(())
+}
+
+fn cell_id(
+    p: &Production,
+    run_id: &str,
+    imp: &Implementation,
+    recipe: &Recipe,
+    seed: u64,
+) -> CellId {
+    CellId {
+        run_id: run_id.to_string(),
+        family: p.catalog.family.clone(),
+        implementation: imp.name.clone(),
+        recipe: recipe.id.clone(),
+        seed,
+    }
+}
+
+fn measure_cell(
+    p: &Production,
+    slot: &mut Slot<'_>,
+    recipe: &Recipe,
+    id: CellId,
+    mp: &MultiProgress,
+) -> Cell {
+    let mut cell = Cell {
+        schema: CELL_SCHEMA,
+        row: recipe.row.clone(),
+        status: CellStatus::Unsupported,
+        reason: None,
+        items_per_sec: None,
+        memory: None,
+        measured: serde_json::Value::Null,
+        settings: serde_json::to_value(&p.settings).unwrap_or_default(),
+        versions: serde_json::Value::Null,
+        digest: String::new(),
+        id,
+    };
+    if !Production::listed(recipe, slot.imp) {
+        cell.reason = Some(format!(
+            "the catalog does not list {} for this recipe",
+            slot.imp.name
+        ));
+        return cell;
+    }
+    match measured(p, slot, recipe, cell.id.seed, mp) {
+        Ok((response, memory, versions)) => {
+            let seconds = response.ns.last().copied().unwrap_or(0) as f64 / 1e9;
+            cell.status = CellStatus::Ok;
+            cell.items_per_sec = (seconds > 0.0).then(|| response.items as f64 / seconds);
+            cell.memory = Some(memory);
+            cell.versions = versions;
+            cell.measured = serde_json::to_value(&response).unwrap_or_default();
+        }
+        Err(e) => {
+            let unsupported = matches!(&e, WorkerError::Failed { failure, .. } if failure.kind == FailureKind::Unsupported);
+            cell.status = if unsupported {
+                CellStatus::Unsupported
+            } else {
+                CellStatus::Error
+            };
+            cell.reason = Some(match &e {
+                WorkerError::Failed { failure, .. } => failure.error.clone(),
+                other => other.to_string(),
+            });
+            // a worker that failed a cell is not trusted with the next one
+            if !unsupported && let Some((mut w, _)) = slot.worker.take() {
+                w.kill();
+            }
+        }
+    }
+    cell
+}
+
+type Measured = (
+    ProductionCellResponse,
+    augbench_host::memory_sampler::MemoryPeaks,
+    serde_json::Value,
+);
+
+fn measured(
+    p: &Production,
+    slot: &mut Slot<'_>,
+    recipe: &Recipe,
+    seed: u64,
+    mp: &MultiProgress,
+) -> Result<Measured, WorkerError> {
+    let req = cell_request(p, recipe, seed, slot.paths.len() as u64);
+    let (worker, versions) = started(slot, mp)?;
+    let sampler = Sampler::start(worker.pid(), default_period());
+    let response = worker.call::<ProductionCellResponse>(&Request::ProductionCell(req), timeout(p));
+    let memory = match sampler {
+        Ok(s) => s.stop(),
+        Err(e) => augbench_host::memory_sampler::MemoryPeaks::unavailable(format!(
+            "the memory sampler could not start: {e}"
+        )),
+    };
+    Ok((response?, memory, versions.clone()))
+}
+
+fn started<'s>(
+    slot: &'s mut Slot<'_>,
+    mp: &MultiProgress,
+) -> Result<&'s mut (Worker, serde_json::Value), WorkerError> {
+    let fresh = match slot.worker.take() {
+        Some(w) => w,
+        None => start_worker(slot, mp)?,
+    };
+    Ok(slot.worker.insert(fresh))
+}
+
+fn start_worker(
+    slot: &Slot<'_>,
+    mp: &MultiProgress,
+) -> Result<(Worker, serde_json::Value), WorkerError> {
+    let spinner = crate::progress::labelled_spinner(mp, format!("Start {}", slot.imp.name));
+    let mut worker = Worker::start(&slot.command, policy::STDERR_TAIL_LINES)?;
+    let wait = Duration::from_secs_f64(policy::PRODUCTION_START_TIMEOUT_SEC);
+    let hello = worker.request(&Request::Hello, wait)?;
+    let load = LoadRequest {
+        media: "image".into(),
+        paths: slot.paths.to_vec(),
+        channels: 3,
+        clip_length: policy::DEFAULT_CLIP_LENGTH,
+        device: slot.imp.device.clone(),
+        pipeline: true,
+        preload: Some(false),
+    };
+    worker.request(&Request::Load(load), wait)?;
+    spinner.finish_and_clear();
+    Ok((worker, hello.get("versions").cloned().unwrap_or_default()))
+}
+
+fn cell_request(p: &Production, recipe: &Recipe, seed: u64, count: u64) -> ProductionCellRequest {
+    let crops = &augbench_core::recipe::Recipe::get().crop_transforms;
+    let s = &p.settings;
+    ProductionCellRequest {
+        recipe: recipe.id.clone(),
+        stages: recipe
+            .stages
+            .iter()
+            .map(|st| ChainStage {
+                op: st.op.clone(),
+                params: serde_json::to_value(&st.params).unwrap_or_default(),
+                crop: crops.contains(&st.op),
+            })
+            .collect(),
+        dtype: s.dtype.clone(),
+        mean: s.mean,
+        std: s.std,
+        size: [s.height, s.width],
+        order: seed_order(count, seed),
+        seed,
+        batch_size: s.batch_size,
+        workers: s.workers,
+        prefetch: s.prefetch,
+        warmup_batches: s.warmup_batches,
+        measured_batches: s.measured_batches,
+    }
+}
+
+/// A cell's whole pass may take long (a slow recipe, many batches): its own generous limit.
+fn timeout(p: &Production) -> Duration {
+    let batches = (p.settings.warmup_batches + p.settings.measured_batches) as f64;
+    let items = batches * p.settings.batch_size as f64;
+    Duration::from_secs_f64(
+        policy::PRODUCTION_START_TIMEOUT_SEC + items * policy::PRODUCTION_CELL_SEC_PER_ITEM_LIMIT,
+    )
+}
+
+/// The run folder of `out` for `run_id`.
+pub fn run_dir(out: &Path, run_id: &str) -> PathBuf {
+    out.join("runs").join(run_id)
+}

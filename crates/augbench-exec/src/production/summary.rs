@@ -1,0 +1,199 @@
+//! The tables of a production run: throughput and peak PSS per (recipe, implementation), the
+//! median over seeds; coverage per implementation (recipes measured out of those asked for);
+//! and each implementation's speed against the first one over only the recipes both measured,
+//! with that denominator. Markdown, printed and written as the run's `summary.md`.
+
+use std::collections::BTreeMap;
+
+use super::cell::{Cell, CellStatus};
+
+/// One (recipe, implementation) entry: the median over its measured seeds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Entry {
+    items_per_sec: f64,
+    pss_bytes: Option<u64>,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Entries by (recipe row, implementation); a pair with no measured seed is absent.
+fn entries(cells: &[Cell]) -> BTreeMap<(String, String), Entry> {
+    let mut seeds: BTreeMap<(String, String), Vec<&Cell>> = BTreeMap::new();
+    for c in cells
+        .iter()
+        .filter(|c| c.status == CellStatus::Ok && c.items_per_sec.is_some())
+    {
+        seeds
+            .entry((c.row.clone(), c.id.implementation.clone()))
+            .or_default()
+            .push(c);
+    }
+    seeds
+        .into_iter()
+        .map(|(k, cs)| {
+            let rate = median(cs.iter().filter_map(|c| c.items_per_sec).collect());
+            let pss: Vec<f64> = cs
+                .iter()
+                .filter_map(|c| c.memory.as_ref())
+                .filter(|m| m.unavailable.is_none())
+                .map(|m| m.peak_pss_bytes as f64)
+                .collect();
+            let pss_bytes = (!pss.is_empty()).then(|| median(pss) as u64);
+            (
+                k,
+                Entry {
+                    items_per_sec: rate,
+                    pss_bytes,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Rows and implementations in the order the cells came (config order).
+fn order(cells: &[Cell]) -> (Vec<String>, Vec<String>) {
+    let mut rows: Vec<String> = Vec::new();
+    let mut imps: Vec<String> = Vec::new();
+    for c in cells {
+        if !rows.contains(&c.row) {
+            rows.push(c.row.clone());
+        }
+        if !imps.contains(&c.id.implementation) {
+            imps.push(c.id.implementation.clone());
+        }
+    }
+    (rows, imps)
+}
+
+fn what_else(cells: &[Cell], row: &str, imp: &str) -> &'static str {
+    let error = cells
+        .iter()
+        .any(|c| c.row == row && c.id.implementation == imp && c.status == CellStatus::Error);
+    if error { "error" } else { "—" }
+}
+
+/// The run's tables as Markdown.
+pub fn markdown(cells: &[Cell]) -> String {
+    let (rows, imps) = order(cells);
+    let table = entries(cells);
+    let mut out = String::from(
+        "## Throughput (items/s, median over seeds; peak PSS of the loader's processes)\n\n",
+    );
+    out.push_str(&format!(
+        "| recipe | {} |\n|---|{}\n",
+        imps.join(" | "),
+        "---:|".repeat(imps.len())
+    ));
+    for row in &rows {
+        let values: Vec<String> = imps
+            .iter()
+            .map(|imp| match table.get(&(row.clone(), imp.clone())) {
+                Some(e) => match e.pss_bytes {
+                    Some(b) => format!("{:.0} ({:.0} MiB)", e.items_per_sec, b as f64 / 1048576.0),
+                    None => format!("{:.0} (memory n/a)", e.items_per_sec),
+                },
+                None => what_else(cells, row, imp).to_string(),
+            })
+            .collect();
+        out.push_str(&format!("| {row} | {} |\n", values.join(" | ")));
+    }
+    out.push_str("\n## Coverage\n\n");
+    for imp in &imps {
+        let n = rows
+            .iter()
+            .filter(|r| table.contains_key(&((*r).clone(), imp.clone())))
+            .count();
+        out.push_str(&format!("- {imp}: {n}/{} recipes measured\n", rows.len()));
+    }
+    out.push_str(&speedups(&rows, &imps, &table));
+    out
+}
+
+/// Each implementation against the first, over the recipes both measured (geometric mean).
+fn speedups(rows: &[String], imps: &[String], table: &BTreeMap<(String, String), Entry>) -> String {
+    let Some(base) = imps.first() else {
+        return String::new();
+    };
+    let mut out =
+        format!("\n## Speed against {base} (geometric mean over the recipes both measured)\n\n");
+    for imp in imps.iter().skip(1) {
+        let logs: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| {
+                let a = table.get(&(r.clone(), imp.clone()))?;
+                let b = table.get(&(r.clone(), base.clone()))?;
+                Some((a.items_per_sec / b.items_per_sec).ln())
+            })
+            .collect();
+        let line = match logs.len() {
+            0 => format!("- {imp}: no recipe measured by both\n"),
+            k => {
+                let g = (logs.iter().sum::<f64>() / k as f64).exp();
+                format!("- {imp}: {g:.2}× over {k}/{} recipes\n", rows.len())
+            }
+        };
+        out.push_str(&line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::cell::{CELL_SCHEMA, CellId};
+    use super::*;
+
+    fn cell(imp: &str, row: &str, seed: u64, rate: Option<f64>) -> Cell {
+        Cell {
+            schema: CELL_SCHEMA,
+            id: CellId {
+                run_id: "r".into(),
+                family: "rgb".into(),
+                implementation: imp.into(),
+                recipe: format!("{row}+Normalize+ToTensor"),
+                seed,
+            },
+            row: row.into(),
+            status: if rate.is_some() {
+                CellStatus::Ok
+            } else {
+                CellStatus::Unsupported
+            },
+            reason: None,
+            items_per_sec: rate,
+            memory: None,
+            measured: serde_json::Value::Null,
+            settings: serde_json::Value::Null,
+            versions: serde_json::Value::Null,
+            digest: String::new(),
+        }
+    }
+
+    #[test]
+    fn speedups_cover_only_the_recipes_both_measured_and_say_how_many() {
+        let cells = vec![
+            cell("a_cpu", "Resize", 1, Some(100.0)),
+            cell("a_cpu", "Resize", 2, Some(300.0)),
+            cell("b_cpu", "Resize", 1, Some(400.0)),
+            cell("a_cpu", "Pad", 1, Some(100.0)),
+            cell("b_cpu", "Pad", 1, None),
+            cell("a_cpu", "Invert", 1, None),
+            cell("b_cpu", "Invert", 1, Some(50.0)),
+        ];
+        let md = markdown(&cells);
+        assert!(
+            md.contains("| Resize | 200 (memory n/a) | 400 (memory n/a) |"),
+            "{md}"
+        );
+        assert!(md.contains("| Pad | 100 (memory n/a) | — |"), "{md}");
+        assert!(md.contains("- a_cpu: 2/3 recipes measured"), "{md}");
+        assert!(md.contains("- b_cpu: 2.00× over 1/3 recipes"), "{md}");
+    }
+}

@@ -1,0 +1,70 @@
+//! `augbench production`: measures the production cells a config asks for (docs/pipeline.md,
+//! "Production cells"), keeps the cells a run with the same inputs already wrote, and prints
+//! and writes the run's tables. Exit 1 when a cell recorded an error.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Context;
+use augbench_exec::production::{self, cell::CellStatus, summary};
+use augbench_host::fsutil::write_atomic;
+use indicatif::MultiProgress;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A production config (e.g. configs/examples/production_rgb_small.yaml).
+    #[arg(long)]
+    pub config: PathBuf,
+    /// Use only the first N images of the dataset.
+    #[arg(long)]
+    pub num_items: Option<u64>,
+    /// Write under this folder instead of the config's `output.output_dir`.
+    #[arg(long)]
+    pub output_dir: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut p = augbench_core::production::load(&args.config)?;
+    if let Some(n) = args.num_items {
+        p.config.data.num_items = Some(n);
+    }
+    if let Some(dir) = args.output_dir {
+        p.config.output.output_dir = Some(dir);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    let mp = MultiProgress::new();
+    let run = production::run(&p, &mp, &stop)?;
+    let md = summary::markdown(&run.cells);
+    let path = run.run_dir.join("summary.md");
+    write_atomic(&path, md.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
+    println!("{md}");
+    let kept = run.cells.len() - run.measured_now;
+    println!(
+        "run {}: {} cells measured now, {kept} kept from disk; cells and summary in {}",
+        run.run_id,
+        run.measured_now,
+        run.run_dir.display()
+    );
+    if run.interrupted {
+        eprintln!(
+            "interrupted: every finished cell is on disk; run the same command again to go on"
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let errors = run
+        .cells
+        .iter()
+        .filter(|c| c.status == CellStatus::Error)
+        .count();
+    if errors > 0 {
+        eprintln!(
+            "{errors} cells recorded an error (see their files); running again measures them again"
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,202 @@
+"""Production cells (docs/pipeline.md, "Production cells"): one catalog recipe, whole, from a file
+on disk to a normalized B×3×H×W batch in the run's dtype, for one seed. Owns the ``production_cell``
+request, the shared tail (per-sample CHW uint8 in the loader workers; scale, normalize and cast on
+the collated batch in the main process) and the measured pass. The coordinator samples the
+memory of this process and its loader workers around the request. Imported only when a
+production cell is asked for (it brings torch).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from dataclasses import dataclass
+from typing import Any
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader
+
+from . import pipeline
+from .protocol import CONTRACT, EXCEPTION, BadRequest, WorkerError
+from .protocol import int_field as _int_field
+
+DTYPES = {"float16": torch.float16, "float32": torch.float32}
+# A normalized batch has channel means near 0 and negative values (pipeline_common.MEAN_BAND).
+MEAN_BAND = 1.5
+
+
+@dataclass
+class CellRequest:
+    recipe: str
+    stages: list[dict]
+    dtype: str
+    mean: list[float]
+    std: list[float]
+    size: list[int]
+    order: list[int]
+    seed: int
+    batch_size: int
+    workers: int
+    prefetch: int
+    warmup_batches: int
+    measured_batches: int
+
+
+def cell_request(request: dict, count: int) -> CellRequest:
+    """A ``production_cell`` request, checked against the number of loaded items."""
+    recipe, stages = request.get("recipe"), request.get("stages")
+    if not isinstance(recipe, str) or not recipe:
+        raise BadRequest('"recipe" must be a non-empty string')
+    if not isinstance(stages, list) or not stages or not all(_stage_ok(s) for s in stages):
+        raise BadRequest('"stages" must be a non-empty list of {"op": str, "params": object, "crop": bool}')
+    dtype = request.get("dtype")
+    if dtype not in DTYPES:
+        raise BadRequest(f'"dtype" must be one of {sorted(DTYPES)}, got {dtype!r}')
+    order = request.get("order")
+    if not isinstance(order, list) or not order or not all(isinstance(i, int) and 0 <= i < count for i in order):
+        raise BadRequest(f'"order" must be a non-empty list of item indices below {count}')
+    return CellRequest(
+        recipe=recipe,
+        stages=stages,
+        dtype=dtype,
+        mean=_three(request, "mean"),
+        std=_three(request, "std"),
+        size=_size(request),
+        order=order,
+        seed=_int_field(request, "seed", 0),
+        batch_size=_int_field(request, "batch_size", 1),
+        workers=_int_field(request, "workers", 0),
+        prefetch=_int_field(request, "prefetch", 1),
+        warmup_batches=_int_field(request, "warmup_batches", 0),
+        measured_batches=_int_field(request, "measured_batches", 1),
+    )
+
+
+def _stage_ok(stage: Any) -> bool:
+    return isinstance(stage, dict) and isinstance(stage.get("op"), str) and isinstance(stage.get("params"), dict)
+
+
+def _three(request: dict, key: str) -> list[float]:
+    value = request.get(key)
+    if not (isinstance(value, list) and len(value) == 3 and all(isinstance(v, (int, float)) for v in value)):
+        raise BadRequest(f'"{key}" must be a list of 3 numbers')
+    return [float(v) for v in value]
+
+
+def _size(request: dict) -> list[int]:
+    size = request.get("size")
+    if not (isinstance(size, list) and len(size) == 2 and all(isinstance(v, int) and v > 0 for v in size)):
+        raise BadRequest('"size" must be [height, width]')
+    return size
+
+
+def chw_tensor(sample: Any) -> torch.Tensor:
+    """A recipe's per-sample output (numpy HWC, a PIL image or a CHW tensor; uint8, or float32 in
+    [0, 1] where the library works in float) as one contiguous CHW tensor: the per-sample ToTensor
+    every implementation shares."""
+    if isinstance(sample, torch.Tensor):
+        tensor = sample
+    else:
+        array = np.asarray(sample)
+        if array.ndim != 3:
+            raise WorkerError(CONTRACT, f"the recipe made {pipeline.describe(sample)}, expected an H×W×3 image")
+        array = array if array.flags.writeable else array.copy()  # Pillow's buffer is read-only
+        tensor = torch.from_numpy(np.ascontiguousarray(array)).permute(2, 0, 1)
+    if tensor.dtype not in (torch.uint8, torch.float32):
+        raise WorkerError(CONTRACT, f"the recipe made {pipeline.describe(sample)}, expected uint8 or float32 pixels")
+    return tensor.contiguous()
+
+
+def batch_tail(mean: list[float], std: list[float], dtype: torch.dtype) -> Callable[[torch.Tensor], torch.Tensor]:
+    """Normalize on the collated batch (main process, CPU): uint8 scaled to [0, 1] (float32 is
+    already there), the mean subtracted, divided by the std, cast to the output dtype."""
+    m = torch.tensor(mean, dtype=torch.float32).view(1, -1, 1, 1)
+    s = torch.tensor(std, dtype=torch.float32).view(1, -1, 1, 1)
+
+    def tail(batch: torch.Tensor) -> torch.Tensor:
+        scaled = batch.to(torch.float32).div_(255.0) if batch.dtype == torch.uint8 else batch.to(torch.float32)
+        return scaled.sub_(m).div_(s).to(dtype)
+
+    return tail
+
+
+def check_batch(batch: Any, req: CellRequest) -> dict[str, Any]:
+    """The output contract on a measured batch: B×3×H×W in the asked dtype, normalized."""
+    expected = [req.batch_size, 3, *req.size]
+    what = pipeline.describe(batch)
+    if not isinstance(batch, torch.Tensor) or list(batch.shape) != expected or batch.dtype != DTYPES[req.dtype]:
+        raise WorkerError(CONTRACT, f"the batch is {what}, expected {req.dtype} {expected}")
+    flat = batch.to(torch.float32).movedim(1, 0).reshape(3, -1)
+    means, low = flat.mean(dim=1).tolist(), float(flat.min())
+    if any(abs(v) > MEAN_BAND for v in means) or low >= 0:
+        raise WorkerError(CONTRACT, f"the batch is not normalized: channel means {[round(v, 3) for v in means]}")
+    return {"shape": list(batch.shape), "dtype": req.dtype, "device": str(batch.device), "channel_mean": [round(v, 3) for v in means]}
+
+
+def measure(adapter: Any, request: dict) -> dict:
+    """One cell: build the recipe and its loader, take the warm-up batches untimed and time the
+    measured ones, each from the previous batch's arrival."""
+    items, read = adapter.items, (None if adapter.preloaded else adapter.pipeline_read)
+    if not items:
+        raise BadRequest("production_cell before load: no media are loaded")
+    req = cell_request(request, len(items))
+    adapter.seed(req.seed)
+    sample = adapter.build_chain(req.stages)
+    timing = _measured_pass(adapter, req, items, read, lambda x: chw_tensor(sample(x)))
+    return {**timing, "stages_in_workers": len(req.stages), "decoder": adapter.decoder}
+
+
+def _measured_pass(adapter: Any, req: CellRequest, items: list[Any], read: Any, sample: Callable[[Any], Any]) -> dict:
+    context = multiprocessing.get_context(pipeline.LOADER_START_METHOD)
+    reports = context.SimpleQueue()
+    loader = DataLoader(
+        pipeline.RecipeDataset(items, read, sample),
+        batch_size=req.batch_size,
+        sampler=pipeline.CyclingSampler(req.order),
+        num_workers=req.workers,
+        prefetch_factor=req.prefetch if req.workers > 0 else None,
+        persistent_workers=req.workers > 0,
+        drop_last=True,
+        generator=torch.Generator().manual_seed(req.seed),
+        worker_init_fn=pipeline.worker_init(adapter, reports) if req.workers > 0 else None,
+        multiprocessing_context=context if req.workers > 0 else None,
+    )
+    tail = batch_tail(req.mean, req.std, DTYPES[req.dtype])
+    started = time.perf_counter()
+    iterator = iter(loader)
+    session = pipeline.Session(pipeline.Recipe(req.recipe, sample, tail, adapter.decoder, False),
+                               loader, iterator, req.batch_size, "cpu", reports, req.workers)
+    try:
+        pipeline.next_batch(session)  # the first batch: worker start and the first warm-up batch
+        ttfb = time.perf_counter() - started
+        for _ in range(max(0, req.warmup_batches - 1)):
+            pipeline.next_batch(session)
+        ns, contract = _timed(session, req)
+        threads = pipeline.collect_reports(session) or [pipeline.main_threads(adapter)]
+    finally:
+        pipeline.stop(session)
+    return {"ns": ns, "items": len(ns) * req.batch_size, "time_to_first_batch": ttfb, "batch": contract,
+            "warmup_batches": max(1, req.warmup_batches), "worker_threads": threads,
+            "loader": {"workers": req.workers, "prefetch_factor": req.prefetch if req.workers > 0 else 0,
+                       "persistent_workers": req.workers > 0, "pin_memory": False, "drop_last": True}}
+
+
+def _timed(session: pipeline.Session, req: CellRequest) -> tuple[list[int], dict]:
+    """The measured batches' arrival times (ns after the clock started, right after the last
+    warm-up batch arrived); the first measured batch's contract is checked after the clock stops."""
+    clock, times, checked = time.perf_counter_ns, [], None
+    start = clock()
+    for index in range(req.measured_batches):
+        batch = pipeline.next_batch(session)
+        times.append(clock() - start)
+        if index == 0:
+            checked = batch
+    try:
+        contract = check_batch(checked, req)
+    except WorkerError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - reported with the recipe
+        raise WorkerError(EXCEPTION, f"{req.recipe}: checking the batch: {exc}") from None
+    return times, contract
