@@ -35,6 +35,11 @@ fn problem(root: &Path, path: &Path) -> Option<String> {
         Ok(t) => t,
         Err(e) => return Some(format!("{}: {e}", shown.display())),
     };
+    if augbench_core::production::is_production_config(&text) {
+        return augbench_core::production::load(path)
+            .err()
+            .map(|e| format!("{}: {e}", shown.display()));
+    }
     let cfg =
         RunConfig::from_yaml(&text, &shown).and_then(|c| resolve(c, &Source::new(&shown, &text)));
     match cfg {

@@ -30,6 +30,7 @@ mod instruction_counts;
 mod library_registry;
 mod pipeline_native;
 mod pipeline_run;
+mod production_run;
 mod python_run;
 mod run_engine;
 mod run_interleaved;

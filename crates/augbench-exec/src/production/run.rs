@@ -44,10 +44,16 @@ pub fn seed_order(count: u64, seed: u64) -> Vec<u64> {
 }
 
 /// Runs every missing cell of `p`; cells already on disk and valid are kept as they are.
-pub fn run(p: &Production, mp: &MultiProgress, stop: &AtomicBool) -> anyhow::Result<ProductionRun> {
+/// `refresh`: re-resolve each environment's requirements before use.
+pub fn run(
+    p: &Production,
+    refresh: bool,
+    mp: &MultiProgress,
+    stop: &AtomicBool,
+) -> anyhow::Result<ProductionRun> {
     let media = crate::run_media::prepare_media(&media_config(p), mp)?;
     prewarm(&media.paths, mp);
-    let envs = environments(p, mp)?;
+    let envs = environments(p, refresh, mp)?;
     let inputs = run_inputs(p, &media.paths, &envs)?;
     let run_id = inputs.run_id();
     let out = p
@@ -100,14 +106,18 @@ fn prewarm(paths: &[String], mp: &MultiProgress) {
 }
 
 /// Each implementation's pipeline environment, built when missing.
-fn environments(p: &Production, mp: &MultiProgress) -> anyhow::Result<Vec<augbench_env::EnvInfo>> {
+fn environments(
+    p: &Production,
+    refresh: bool,
+    mp: &MultiProgress,
+) -> anyhow::Result<Vec<augbench_env::EnvInfo>> {
     p.implementations
         .iter()
         .map(|imp| {
             let info = Matrix::get()
                 .library(&imp.library)
                 .with_context(|| format!("`{}` is not in the support matrix", imp.library))?;
-            augbench_env::ensure(info.env_group_for(Mode::Pipeline), true, Some(mp))
+            augbench_env::ensure(info.env_group_for(Mode::Pipeline), refresh, Some(mp))
         })
         .collect()
 }
@@ -371,4 +381,19 @@ fn timeout(p: &Production) -> Duration {
 /// The run folder of `out` for `run_id`.
 pub fn run_dir(out: &Path, run_id: &str) -> PathBuf {
     out.join("runs").join(run_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_seed_has_its_own_permutation_shared_by_every_implementation() {
+        let a = seed_order(50, 137);
+        assert_eq!(a, seed_order(50, 137));
+        assert_ne!(a, seed_order(50, 138));
+        let mut sorted = a.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..50).collect::<Vec<u64>>());
+    }
 }

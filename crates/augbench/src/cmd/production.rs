@@ -23,6 +23,9 @@ pub struct Args {
     /// Write under this folder instead of the config's `output.output_dir`.
     #[arg(long)]
     pub output_dir: Option<PathBuf>,
+    /// Use each environment's lock as it is, without resolving its requirements again.
+    #[arg(long)]
+    pub no_refresh_requirements: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -37,7 +40,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let flag = stop.clone();
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     let mp = MultiProgress::new();
-    let run = production::run(&p, &mp, &stop)?;
+    let run = production::run(&p, !args.no_refresh_requirements, &mp, &stop)?;
     let md = summary::markdown(&run.cells);
     let path = run.run_dir.join("summary.md");
     write_atomic(&path, md.as_bytes()).with_context(|| format!("writing {}", path.display()))?;

@@ -1,4 +1,5 @@
-//! `augbench validate`: checks a config (and overrides) and says what it would run.
+//! `augbench validate`: checks a config (and overrides) and says what it would run; a production
+//! config is checked as `augbench production` reads it.
 
 use std::process::ExitCode;
 
@@ -11,6 +12,14 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let path = &args.config.config;
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    if augbench_core::production::is_production_config(&text) {
+        let p = augbench_core::production::load(path)?;
+        let cells = p.implementations.len() * p.recipes.len() * p.seeds.len();
+        println!("{}: ok (production: {cells} cells)", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     let cfg = args.config.resolve()?;
     let plan = augbench_core::plan::build(&cfg);
     let shape = if cfg.selection.mode == Some(augbench_core::Mode::Decode) {

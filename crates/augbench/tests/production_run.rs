@@ -1,0 +1,215 @@
+//! `augbench production` with real loaders (Pillow and torchvision in the cached torch_stack
+//! environment): every cell a file with its identity, a float16 batch of the asked shape and the
+//! memory of the loader's processes; a rerun keeps every cell byte for byte; an edited cell is
+//! measured again, named; a run killed with SIGKILL goes on with only the missing cells.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn augbench() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("augbench").unwrap()
+}
+
+/// Two CPU implementations × three recipes (Pad: Pillow pads, torchvision pads) × 1 seed, at
+/// the smallest sizes that still run loader workers.
+fn config(dir: &Path, seeds: &str) -> PathBuf {
+    let text = format!(
+        "version: 1\nproduction:\n  implementations: [pillow_cpu, torchvision_cpu]\n  recipes: [Resize, HorizontalFlip, RandomResizedCrop]\n  seeds: {seeds}\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: 2\n  workers: 1\ndata:\n  num_items: 12\n"
+    );
+    let path = dir.join("production.yaml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn run(config: &Path, out: &Path) -> Output {
+    augbench()
+        .args(["production", "--no-refresh-requirements", "--config"])
+        .arg(config)
+        .arg("--output-dir")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Every cell file under `out`, sorted, with its bytes.
+fn cells(out: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut found = Vec::new();
+    let mut stack = vec![out.join("runs")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("seed-"))
+            {
+                let bytes = std::fs::read(&path).unwrap();
+                found.push((path, bytes));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn json(bytes: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(bytes).unwrap()
+}
+
+#[test]
+fn each_cell_is_a_file_with_its_identity_batch_and_memory_and_a_rerun_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let cfg = config(dir.path(), "[137]");
+    let first = run(&cfg, &out);
+    let log = text(&first);
+    assert!(first.status.success(), "{log}");
+    let files = cells(&out);
+    assert_eq!(files.len(), 6, "{log}");
+    let run_id = json(&std::fs::read(out.join("latest.json")).unwrap())["run_id"].clone();
+    for (path, bytes) in &files {
+        let c = json(bytes);
+        assert_eq!(c["id"]["run_id"], run_id, "{}", path.display());
+        assert_eq!(c["id"]["seed"], 137);
+        let unsupported =
+            c["id"]["implementation"] == "pillow_cpu" && c["row"] == "RandomResizedCrop";
+        if unsupported {
+            assert_eq!(c["status"], "unsupported");
+            assert!(
+                c["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("stage 1 (RandomResizedCrop)"),
+                "{c}"
+            );
+            continue;
+        }
+        assert_eq!(c["status"], "ok", "{c}");
+        assert_eq!(
+            c["measured"]["batch"]["shape"],
+            serde_json::json!([4, 3, 224, 224])
+        );
+        assert_eq!(c["measured"]["batch"]["dtype"], "float16");
+        assert_eq!(c["measured"]["ns"].as_array().unwrap().len(), 2);
+        assert!(c["items_per_sec"].as_f64().unwrap() > 0.0);
+        // The worker and its one loader worker, read while the loader ran.
+        assert!(c["memory"]["unavailable"].is_null(), "{c}");
+        assert!(
+            c["memory"]["peak_pss_bytes"].as_u64().unwrap() > 10 << 20,
+            "{c}"
+        );
+        assert!(c["memory"]["max_processes"].as_u64().unwrap() >= 2, "{c}");
+    }
+    assert!(log.contains("- pillow_cpu: 2/3 recipes measured"), "{log}");
+    assert!(
+        log.contains("- torchvision_cpu:") && log.contains("over 2/3 recipes"),
+        "{log}"
+    );
+
+    let again = run(&cfg, &out);
+    let log = text(&again);
+    assert!(again.status.success(), "{log}");
+    assert!(
+        log.contains("0 cells measured now, 6 kept from disk"),
+        "{log}"
+    );
+    assert_eq!(cells(&out), files, "a rerun rewrote a finished cell");
+
+    // An edited cell fails its digest: it alone is measured again, and the run says which.
+    let (edited, bytes) = &files[0];
+    let text_before = String::from_utf8(bytes.clone()).unwrap();
+    std::fs::write(
+        edited,
+        text_before
+            .replace("\"seed\": 137", "\"seed\": 137 ")
+            .replace("items_per_sec\": ", "items_per_sec\": 1"),
+    )
+    .unwrap();
+    let third = run(&cfg, &out);
+    let log = text(&third);
+    assert!(third.status.success(), "{log}");
+    assert!(
+        log.contains("1 cells measured now, 5 kept from disk"),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!("{} is measured again", edited.display())),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_run_killed_mid_way_goes_on_with_only_the_missing_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let cfg = config(dir.path(), "[137, 138]");
+    let bin = assert_cmd::cargo::cargo_bin("augbench");
+    let mut child = std::process::Command::new(bin)
+        .args(["production", "--no-refresh-requirements", "--config"])
+        .arg(&cfg)
+        .arg("--output-dir")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while cells(&out).len() < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL: no handler runs
+    child.wait().unwrap();
+    let before = cells(&out);
+    assert!(
+        (3..12).contains(&before.len()),
+        "{} cells before the kill",
+        before.len()
+    );
+    let resumed = run(&cfg, &out);
+    let log = text(&resumed);
+    assert!(resumed.status.success(), "{log}");
+    let measured_now = 12 - before.len();
+    assert!(
+        log.contains(&format!(
+            "{measured_now} cells measured now, {} kept",
+            before.len()
+        )),
+        "{log}"
+    );
+    let after = cells(&out);
+    assert_eq!(after.len(), 12);
+    for (path, bytes) in &before {
+        let now = after.iter().find(|(p, _)| p == path).unwrap();
+        assert_eq!(&now.1, bytes, "{} changed on resume", path.display());
+    }
+}
+
+#[test]
+fn a_config_mistake_is_exit_2_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.yaml");
+    std::fs::write(
+        &path,
+        "version: 1\nproduction:\n  implementations: [pillow_cpu]\n  recipes: [Rezise]\n",
+    )
+    .unwrap();
+    let out = augbench()
+        .args(["production", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let log = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{log}");
+    assert!(log.contains("bad.yaml:4"), "{log}");
+    assert!(log.contains("did you mean `Resize`"), "{log}");
+}

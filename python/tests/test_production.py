@@ -1,0 +1,76 @@
+"""Production cells inside each library environment that has torch: one catalog recipe measured
+whole into a normalized float16 batch, a stage the library cannot build named in the refusal,
+the shared per-sample ToTensor and batch tail, and malformed requests refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import has_library, require
+
+pytestmark = pytest.mark.environment("library")
+
+torch = require("torch")
+
+from augbench_worker import adapters, production  # noqa: E402 - needs torch, skipped above
+from augbench_worker.protocol import BadRequest, Unsupported  # noqa: E402
+
+MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+CATALOG_LIBRARIES = [name for name in ("albumentationsx", "torchvision", "kornia", "pillow") if has_library(name)]
+CROP = {"op": "RandomCrop224", "params": {"height": 224, "width": 224}, "crop": True}
+
+
+def request(stages: list[dict], items: int, **extra) -> dict:
+    base = {"recipe": "r", "stages": stages, "dtype": "float16", "mean": MEAN, "std": STD, "size": [224, 224],
+            "order": list(range(items)), "seed": 137, "batch_size": 2, "workers": 1, "prefetch": 2,
+            "warmup_batches": 1, "measured_batches": 3}
+    return {**base, **extra}
+
+
+def loaded(library: str, paths: list[str]):
+    adapter = adapters.create(library)
+    adapter.load({"media": "image", "paths": paths, "channels": 3, "pipeline": True, "preload": False})
+    return adapter
+
+
+@pytest.mark.parametrize("library", CATALOG_LIBRARIES)
+def test_a_recipe_becomes_a_normalized_float16_batch(library, jpeg_paths) -> None:
+    adapter = loaded(library, jpeg_paths)
+    stages = [CROP, {"op": "HorizontalFlip", "params": {}}]
+    out = production.measure(adapter, request(stages, len(jpeg_paths)))
+    assert out["batch"]["shape"] == [2, 3, 224, 224] and out["batch"]["dtype"] == "float16"
+    assert len(out["ns"]) == 3 and out["items"] == 6 and out["ns"] == sorted(out["ns"])
+    assert out["stages_in_workers"] == 2 and out["loader"]["workers"] == 1
+
+
+@pytest.mark.parametrize("library", CATALOG_LIBRARIES)
+def test_a_stage_the_library_cannot_build_is_named(library, jpeg_paths) -> None:
+    adapter = loaded(library, jpeg_paths)
+    with pytest.raises(Unsupported, match=r"stage 2 \(NoSuchOp\)"):
+        production.measure(adapter, request([CROP, {"op": "NoSuchOp", "params": {}}], len(jpeg_paths)))
+
+
+@pytest.mark.generic
+def test_the_shared_tail_scales_normalizes_and_casts() -> None:
+    hwc = np.full((224, 224, 3), 255, dtype=np.uint8)
+    chw = production.chw_tensor(hwc)
+    assert chw.shape == (3, 224, 224) and chw.dtype == torch.uint8
+    batch = production.batch_tail(MEAN, STD, torch.float16)(torch.stack([chw, chw]))
+    assert batch.dtype == torch.float16
+    expected = (1.0 - MEAN[0]) / STD[0]
+    assert abs(float(batch[0, 0, 0, 0]) - expected) < 1e-2
+    floats = production.batch_tail(MEAN, STD, torch.float32)(torch.ones(1, 3, 2, 2))  # Kornia's [0, 1]
+    assert abs(float(floats[0, 0, 0, 0]) - expected) < 1e-5
+
+
+@pytest.mark.generic
+@pytest.mark.parametrize(("field", "value", "says"), [
+    ("dtype", "bfloat16", '"dtype"'),
+    ("order", [0, 99], '"order"'),
+    ("stages", [], '"stages"'),
+    ("size", [224], '"size"'),
+])
+def test_malformed_requests_are_refused(field, value, says) -> None:
+    with pytest.raises(BadRequest, match=says):
+        production.cell_request({**request([CROP], 4), field: value}, 4)
