@@ -14,6 +14,7 @@ pub mod model;
 pub mod number;
 pub mod output;
 pub mod plot;
+pub mod production;
 pub mod reference;
 pub mod regression;
 /// Deterministic fixtures: tests and demos only (`sample` feature).

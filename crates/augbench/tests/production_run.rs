@@ -1,7 +1,8 @@
 //! `augbench production` with real loaders (Pillow and torchvision in the cached torch_stack
 //! environment): every cell a file with its identity, a float16 batch of the asked shape and the
-//! memory of the loader's processes; a rerun keeps every cell byte for byte; an edited cell is
-//! measured again, named; a run killed with SIGKILL goes on with only the missing cells.
+//! memory of the loader's processes; a rerun keeps every cell byte for byte; `compare` and
+//! `report` show the latest run; an edited cell is measured again, named; a run killed with
+//! SIGKILL goes on with only the missing cells.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -14,7 +15,7 @@ fn augbench() -> assert_cmd::Command {
 /// the smallest sizes that still run loader workers.
 fn config(dir: &Path, seeds: &str) -> PathBuf {
     let text = format!(
-        "version: 1\nproduction:\n  implementations: [pillow_cpu, torchvision_cpu]\n  recipes: [Resize, HorizontalFlip, RandomResizedCrop]\n  seeds: {seeds}\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: 2\n  workers: 1\ndata:\n  num_items: 12\n"
+        "version: 1\nproduction:\n  implementations: [pillow_cpu, torchvision_cpu]\n  recipes: [Resize, HorizontalFlip, RandomResizedCrop]\n  seeds: {seeds}\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: 6\n  workers: 1\ndata:\n  num_items: 12\n"
     );
     let path = dir.join("production.yaml");
     std::fs::write(&path, text).unwrap();
@@ -77,6 +78,7 @@ fn each_cell_is_a_file_with_its_identity_batch_and_memory_and_a_rerun_keeps_it()
     let files = cells(&out);
     assert_eq!(files.len(), 6, "{log}");
     let run_id = json(&std::fs::read(out.join("latest.json")).unwrap())["run_id"].clone();
+    let mut with_memory = 0;
     for (path, bytes) in &files {
         let c = json(bytes);
         assert_eq!(c["id"]["run_id"], run_id, "{}", path.display());
@@ -100,7 +102,7 @@ fn each_cell_is_a_file_with_its_identity_batch_and_memory_and_a_rerun_keeps_it()
             serde_json::json!([4, 3, 224, 224])
         );
         assert_eq!(c["measured"]["batch"]["dtype"], "float16");
-        assert_eq!(c["measured"]["ns"].as_array().unwrap().len(), 2);
+        assert_eq!(c["measured"]["ns"].as_array().unwrap().len(), 6);
         assert!(c["items_per_sec"].as_f64().unwrap() > 0.0);
         // The worker and its one loader worker, read while the loader ran.
         assert!(c["memory"]["unavailable"].is_null(), "{c}");
@@ -124,6 +126,36 @@ fn each_cell_is_a_file_with_its_identity_batch_and_memory_and_a_rerun_keeps_it()
         "{log}"
     );
     assert_eq!(cells(&out), files, "a rerun rewrote a finished cell");
+
+    // `compare` and `report` read the folder's latest run: coverage, memory, intersection speedups.
+    let shown = augbench().arg("compare").arg(&out).output().unwrap();
+    let table = text(&shown);
+    assert!(shown.status.success(), "{table}");
+    assert!(table.contains("# Production run"), "{table}");
+    assert!(
+        table.contains("| Resize | ") && table.contains(" MiB) |"),
+        "{table}"
+    );
+    assert!(
+        table.contains("- pillow_cpu: 2/3 recipes measured"),
+        "{table}"
+    );
+    assert!(table.contains("over 2/3 recipes"), "{table}");
+    let page = dir.path().join("page.html");
+    let made = augbench()
+        .args(["report", "--results"])
+        .arg(&out)
+        .arg("--out")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", text(&made));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<table>") && html.contains("<td>Resize</td>"),
+        "{html}"
+    );
+    assert!(html.contains("2/3 recipes measured"), "{html}");
 
     // An edited cell fails its digest: it alone is measured again, and the run says which.
     let (edited, bytes) = &files[0];

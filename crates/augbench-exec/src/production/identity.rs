@@ -5,16 +5,8 @@
 use std::collections::BTreeMap;
 
 use anyhow::Context;
+use augbench_core::production::cell::sha256_hex;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-
-/// Hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
 
 /// Every input of a run, hashed one by one so a changed run id can say which changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

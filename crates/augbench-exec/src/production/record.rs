@@ -4,15 +4,12 @@
 
 use std::path::Path;
 
-use augbench_core::production::Production;
+use augbench_core::production::{LATEST_FILE, Production, RECORD_FILE};
 use augbench_host::fsutil::write_atomic;
 use indicatif::MultiProgress;
 use serde::{Deserialize, Serialize};
 
 use super::identity::RunInputs;
-
-pub const RECORD_FILE: &str = "run.json";
-pub const LATEST_FILE: &str = "latest.json";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -36,7 +33,12 @@ pub fn open(
     let record = RunRecord {
         run_id: run_id.to_string(),
         inputs: inputs.clone(),
-        settings: serde_json::json!({"seeds": p.seeds, "cell": p.settings}),
+        settings: serde_json::json!({
+            "implementations": p.implementations.iter().map(|i| &i.name).collect::<Vec<_>>(),
+            "recipes": p.recipes.iter().map(|r| &r.id).collect::<Vec<_>>(),
+            "seeds": p.seeds,
+            "cell": p.settings,
+        }),
         machine: serde_json::to_value(augbench_host::machine::card()).unwrap_or_default(),
     };
     let bytes = serde_json::to_vec_pretty(&record)?;

@@ -2,17 +2,17 @@
 //! id from every input, then per implementation one worker (its pipeline environment) that
 //! measures each (recipe, seed) cell while the coordinator samples the worker's process tree.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
 use augbench_core::config::ThreadPolicy;
-use augbench_core::production::{Implementation, Production};
+use augbench_core::production::{Implementation, Production, run_dir};
 use augbench_core::recipes::Recipe;
 use augbench_core::{Matrix, Mode, RunConfig, policy};
 use augbench_host::fsutil::write_atomic;
-use augbench_host::memory_sampler::{Sampler, default_period};
+use augbench_host::memory_sampler::{MemoryPeaks, Sampler, default_period};
 use augbench_protocol::client::{Worker, WorkerError};
 use augbench_protocol::protocol::{
     ChainStage, FailureKind, LoadRequest, ProductionCellRequest, ProductionCellResponse, Request,
@@ -22,8 +22,8 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use super::cell::{self, CELL_SCHEMA, Cell, CellId, CellStatus};
 use super::identity::{RunInputs, dataset_bytes};
+use augbench_core::production::cell::{self, CELL_SCHEMA, Cell, CellId, CellMemory, CellStatus};
 
 /// Where a production run wrote its cells.
 pub struct ProductionRun {
@@ -258,7 +258,9 @@ fn measure_cell(
             let seconds = response.ns.last().copied().unwrap_or(0) as f64 / 1e9;
             cell.status = CellStatus::Ok;
             cell.items_per_sec = (seconds > 0.0).then(|| response.items as f64 / seconds);
-            cell.memory = Some(memory);
+            cell.memory = serde_json::to_value(loader_seen(memory, p.settings.workers))
+                .ok()
+                .and_then(|v| serde_json::from_value::<CellMemory>(v).ok());
             cell.versions = versions;
             cell.measured = serde_json::to_value(&response).unwrap_or_default();
         }
@@ -282,11 +284,20 @@ fn measure_cell(
     cell
 }
 
-type Measured = (
-    ProductionCellResponse,
-    augbench_host::memory_sampler::MemoryPeaks,
-    serde_json::Value,
-);
+/// Peaks that never included the loader's workers (a cell shorter than the sampling period) say
+/// nothing about the loader: they are marked unavailable, with why, rather than reported low.
+fn loader_seen(mut memory: MemoryPeaks, workers: u64) -> MemoryPeaks {
+    let needed = workers + 1;
+    if memory.unavailable.is_none() && u64::from(memory.max_processes) < needed {
+        memory.unavailable = Some(format!(
+            "the sampler never saw the loader's {workers} workers ({} readings over {} ms, at most {} processes): the cell was too short to sample; measure more batches",
+            memory.samples, memory.span_ms, memory.max_processes
+        ));
+    }
+    memory
+}
+
+type Measured = (ProductionCellResponse, MemoryPeaks, serde_json::Value);
 
 fn measured(
     p: &Production,
@@ -297,13 +308,17 @@ fn measured(
 ) -> Result<Measured, WorkerError> {
     let req = cell_request(p, recipe, seed, slot.paths.len() as u64);
     let (worker, versions) = started(slot, mp)?;
-    let sampler = Sampler::start(worker.pid(), default_period());
+    let sampler = p
+        .settings
+        .sample_memory
+        .then(|| Sampler::start(worker.pid(), default_period()));
     let response = worker.call::<ProductionCellResponse>(&Request::ProductionCell(req), timeout(p));
     let memory = match sampler {
-        Ok(s) => s.stop(),
-        Err(e) => augbench_host::memory_sampler::MemoryPeaks::unavailable(format!(
-            "the memory sampler could not start: {e}"
-        )),
+        Some(Ok(s)) => s.stop(),
+        Some(Err(e)) => {
+            MemoryPeaks::unavailable(format!("the memory sampler could not start: {e}"))
+        }
+        None => MemoryPeaks::unavailable("not sampled (`memory: false`)".into()),
     };
     Ok((response?, memory, versions.clone()))
 }
@@ -378,14 +393,26 @@ fn timeout(p: &Production) -> Duration {
     )
 }
 
-/// The run folder of `out` for `run_id`.
-pub fn run_dir(out: &Path, run_id: &str) -> PathBuf {
-    out.join("runs").join(run_id)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peaks_that_never_saw_the_loader_workers_are_not_reported() {
+        let seen = |processes: u32, workers: u64| {
+            let mut m = MemoryPeaks::unavailable(String::new());
+            m.unavailable = None;
+            m.max_processes = processes;
+            loader_seen(m, workers).unavailable
+        };
+        assert!(seen(3, 2).is_none());
+        assert!(seen(1, 0).is_none());
+        assert!(
+            seen(2, 2)
+                .unwrap()
+                .contains("never saw the loader's 2 workers")
+        );
+    }
 
     #[test]
     fn each_seed_has_its_own_permutation_shared_by_every_implementation() {

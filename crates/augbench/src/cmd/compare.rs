@@ -1,7 +1,8 @@
 //! `augbench compare`: comparison tables of libraries (one per scenario, mode and device), plus
 //! A/B verdicts of each variant against the baseline variant when the run measured variants; or,
-//! with `--baseline` and `--current`, regression verdicts per row. Also holds the options the
-//! other report commands share (reference library, sort order, loading with warnings).
+//! with `--baseline` and `--current`, regression verdicts per row; or the tables of a production
+//! output folder's latest run. Also holds the options the other report commands share
+//! (reference library, sort order, loading with warnings).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -168,6 +169,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let (Some(b), Some(c)) = (&args.baseline, &args.current) {
         return run_regression(&args, b, c);
     }
+    if let [folder] = args.results.as_slice()
+        && augbench_report::production::is_output_folder(folder)
+    {
+        return production(&args, folder);
+    }
     let data = load(&args.results)?;
     let opts = TableOptions {
         reference: args.reference_library.clone(),
@@ -175,6 +181,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let shown = compare::tables(&data, &opts, args.effects(), args.format.into())?;
     show(&args, &shown)
+}
+
+/// A production output folder: the tables of its latest run (Markdown).
+fn production(args: &Args, folder: &std::path::Path) -> anyhow::Result<ExitCode> {
+    if args.format != FormatArg::Markdown {
+        return Err(augbench_core::UsageError::new(
+            "production runs are shown as Markdown only",
+            "drop --format, or read the cell files (runs/<run id>/cells) as JSON",
+        )
+        .into());
+    }
+    let run = augbench_report::production::latest(folder)?;
+    for u in &run.unreadable {
+        eprintln!("warning: cell file not read: {u}");
+    }
+    let text = format!(
+        "# Production run {}\n\n{}",
+        run.run_id,
+        augbench_report::production::markdown(&run.cells)
+    );
+    emit(&text, args.out.as_ref())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Prints what `compare` shows, then the exit code its verdicts and the flags give.

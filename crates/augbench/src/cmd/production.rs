@@ -8,8 +8,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
-use augbench_exec::production::{self, cell::CellStatus, summary};
+use augbench_core::production::cell::CellStatus;
+use augbench_exec::production;
 use augbench_host::fsutil::write_atomic;
+use augbench_report::production as tables;
 use indicatif::MultiProgress;
 
 #[derive(Debug, clap::Args)]
@@ -41,8 +43,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     let mp = MultiProgress::new();
     let run = production::run(&p, !args.no_refresh_requirements, &mp, &stop)?;
-    let md = summary::markdown(&run.cells);
-    let path = run.run_dir.join("summary.md");
+    let md = tables::markdown(&run.cells);
+    let path = run.run_dir.join(augbench_core::production::SUMMARY_FILE);
     write_atomic(&path, md.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
     println!("{md}");
     let kept = run.cells.len() - run.measured_now;

@@ -1,5 +1,6 @@
 //! `augbench report`: one self-contained HTML file (inline CSS, script and SVG plots), with the
-//! A/B verdicts `compare` prints when the results measured variants of a library.
+//! A/B verdicts `compare` prints when the results measured variants of a library; or the tables
+//! of a production output folder's latest run.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,6 +29,15 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let [folder] = args.results.as_slice()
+        && augbench_report::production::is_output_folder(folder)
+    {
+        let run = augbench_report::production::latest(folder)?;
+        let html = augbench_report::production::html(&run.run_id, &run.cells);
+        augbench_host::fsutil::write_atomic(&args.out, html.as_bytes())?;
+        println!("{}", args.out.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     let data = load(&args.results)?;
     let opts = TableOptions {
         reference: args.reference_library,

@@ -1,11 +1,15 @@
-//! The tables of a production run: throughput and peak PSS per (recipe, implementation), the
-//! median over seeds; coverage per implementation (recipes measured out of those asked for);
-//! and each implementation's speed against the first one over only the recipes both measured,
-//! with that denominator. Markdown, printed and written as the run's `summary.md`.
+//! The tables of a production run (docs/pipeline.md, "Production cells"): throughput and peak
+//! PSS per (recipe, implementation), the median over seeds; coverage per implementation (recipes
+//! measured out of those asked for); and each implementation's speed against the first one over
+//! only the recipes both measured, with that denominator. Reads an output folder's latest run;
+//! renders Markdown (`summary.md`, `compare`) and a self-contained HTML page (`report`).
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
-use super::cell::{Cell, CellStatus};
+use anyhow::Context;
+use augbench_core::production::cell::{Cell, CellStatus};
+use augbench_core::production::{LATEST_FILE, RECORD_FILE, run_dir};
 
 /// One (recipe, implementation) entry: the median over its measured seeds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -145,10 +149,133 @@ fn speedups(rows: &[String], imps: &[String], table: &BTreeMap<(String, String),
     out
 }
 
+/// The latest run of a production output folder.
+pub struct LatestRun {
+    pub run_id: String,
+    pub cells: Vec<Cell>,
+    /// Cell files that could not be read, each with why.
+    pub unreadable: Vec<String>,
+}
+
+/// Whether `path` is a production output folder (it has a latest run's record).
+pub fn is_output_folder(path: &Path) -> bool {
+    path.join(LATEST_FILE).is_file()
+}
+
+/// The latest run's cells, in the run's own order of implementations and recipes.
+pub fn latest(out: &Path) -> anyhow::Result<LatestRun> {
+    let latest = out.join(LATEST_FILE);
+    let text = std::fs::read(&latest).with_context(|| format!("reading {}", latest.display()))?;
+    let record: serde_json::Value = serde_json::from_slice(&text)
+        .with_context(|| format!("{} is not a run record", latest.display()))?;
+    let run_id = record["run_id"].as_str().unwrap_or_default().to_string();
+    let dir = run_dir(out, &run_id);
+    let order = std::fs::read(dir.join(RECORD_FILE))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .map(|r| r["settings"].clone())
+        .unwrap_or_default();
+    let mut run = LatestRun {
+        run_id,
+        cells: Vec::new(),
+        unreadable: Vec::new(),
+    };
+    for path in files(&dir.join("cells")) {
+        match std::fs::read(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|b| serde_json::from_slice::<Cell>(&b).map_err(|e| e.to_string()))
+        {
+            Ok(c) => run.cells.push(c),
+            Err(e) => run.unreadable.push(format!("{}: {e}", path.display())),
+        }
+    }
+    let rank = |list: &serde_json::Value, key: &str| {
+        list.as_array()
+            .and_then(|a| a.iter().position(|v| v.as_str() == Some(key)))
+            .unwrap_or(usize::MAX)
+    };
+    run.cells.sort_by_key(|c| {
+        (
+            rank(&order["implementations"], &c.id.implementation),
+            rank(&order["recipes"], &c.id.recipe),
+            c.id.seed,
+        )
+    });
+    Ok(run)
+}
+
+/// Every file below `dir`, sorted.
+fn files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The run's tables as one self-contained HTML page.
+pub fn html(run_id: &str, cells: &[Cell]) -> String {
+    let mut body = String::new();
+    let mut in_table = false;
+    for line in markdown(cells).lines() {
+        let row = line.starts_with('|');
+        if row != in_table {
+            body.push_str(if row { "<table>\n" } else { "</table>\n" });
+            in_table = row;
+        }
+        body.push_str(&html_line(line));
+    }
+    if in_table {
+        body.push_str("</table>\n");
+    }
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>augbench production run {run_id}</title>\n\
+         <style>body{{font-family:system-ui,sans-serif;margin:2em}}table{{border-collapse:collapse}}\
+         td,th{{border:1px solid #ccc;padding:.3em .6em}}td{{text-align:right}}td:first-child{{text-align:left}}</style>\n\
+         </head>\n<body>\n<h1>augbench production run {run_id}</h1>\n{body}</body>\n</html>\n"
+    )
+}
+
+/// One line of the Markdown above as HTML (headings, table rows, list items).
+fn html_line(line: &str) -> String {
+    let esc = |t: &str| {
+        t.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    if let Some(h) = line.strip_prefix("## ") {
+        return format!("<h2>{}</h2>\n", esc(h));
+    }
+    if let Some(item) = line.strip_prefix("- ") {
+        return format!("<p>{}</p>\n", esc(item));
+    }
+    if line.starts_with("|---") {
+        return String::new();
+    }
+    if let Some(row) = line.strip_prefix("| ") {
+        let cells: Vec<String> = row
+            .trim_end_matches(" |")
+            .split(" | ")
+            .map(|c| format!("<td>{}</td>", esc(c)))
+            .collect();
+        return format!("<tr>{}</tr>\n", cells.concat());
+    }
+    String::new()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::cell::{CELL_SCHEMA, CellId};
     use super::*;
+    use augbench_core::production::cell::{CELL_SCHEMA, CellId};
 
     fn cell(imp: &str, row: &str, seed: u64, rate: Option<f64>) -> Cell {
         Cell {

@@ -1,7 +1,9 @@
 //! Production cells' config (docs/pipeline.md, "Production cells"): the YAML a user writes, its
 //! resolution against the recipe catalog (every setting left out takes the catalog's
 //! `execution` or `output` value), its validation as located user errors, and the cells it asks
-//! for, one per (implementation, recipe, seed).
+//! for, one per (implementation, recipe, seed). The cell file format is `cell`'s.
+
+pub mod cell;
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +14,17 @@ use crate::config_error::{ConfigError, suggest};
 use crate::recipes::{Catalog, Dtype, Recipe};
 
 pub const PRODUCTION_CONFIG_VERSION: u32 = 1;
+
+/// The output folder's layout: `latest.json` (the latest run's record) and `runs/<run id>/`
+/// holding `run.json`, `summary.md` and `cells/` (`cell::path`).
+pub const LATEST_FILE: &str = "latest.json";
+pub const RECORD_FILE: &str = "run.json";
+pub const SUMMARY_FILE: &str = "summary.md";
+
+/// The folder of run `run_id` under the output folder `out`.
+pub fn run_dir(out: &Path, run_id: &str) -> PathBuf {
+    out.join("runs").join(run_id)
+}
 
 /// A production config a user can fix (exit 2): the config itself, or the catalog it names.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +64,9 @@ pub struct ProductionSettings {
     pub workers: Option<u64>,
     pub prefetch: Option<u64>,
     pub dtype: Option<Dtype>,
+    /// Sample the loader's memory around each cell (default true; false: the sampler's cost
+    /// can be measured against a run without it).
+    pub memory: Option<bool>,
 }
 
 /// Every setting of a cell, resolved.
@@ -62,6 +78,7 @@ pub struct CellSettings {
     pub workers: u64,
     pub prefetch: u64,
     pub dtype: String,
+    pub sample_memory: bool,
     pub height: u64,
     pub width: u64,
     pub mean: [f64; 3],
@@ -272,6 +289,7 @@ fn settings(
         workers: p.workers.unwrap_or(e.workers),
         prefetch: positive("prefetch", p.prefetch, e.prefetch)?,
         dtype: p.dtype.unwrap_or(o.dtype).to_string(),
+        sample_memory: p.memory.unwrap_or(true),
         height: o.height,
         width: o.width,
         mean: o.normalize.mean,

@@ -1,13 +1,33 @@
-//! One production cell as a file: `cells/<implementation>/<recipe>/seed-<n>.json` under the run's
+//! One production cell as a file (written by augbench-exec, read by augbench-report): `cells/<implementation>/<recipe>/seed-<n>.json` under the run's
 //! folder, written once (atomically) and never rewritten while it is valid. A file is valid when
 //! it parses, names the cell and run it sits under, and its digest matches its content.
 
 use std::path::{Path, PathBuf};
 
-use augbench_host::memory_sampler::MemoryPeaks;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
-use super::identity::sha256_hex;
+/// Hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The loader's memory over the cell: the peaks of the worker's process tree as the sampler
+/// (`augbench-host`'s `memory_sampler::MemoryPeaks`, same fields) recorded them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CellMemory {
+    pub peak_rss_bytes: u64,
+    pub peak_pss_bytes: u64,
+    pub samples: u64,
+    pub max_processes: u32,
+    /// Why the figures above must not be reported, when they must not.
+    pub unavailable: Option<String>,
+    pub span_ms: u64,
+    pub reading_cpu_ms: u64,
+}
 
 pub const CELL_SCHEMA: u32 = 1;
 
@@ -43,7 +63,7 @@ pub struct Cell {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items_per_sec: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory: Option<MemoryPeaks>,
+    pub memory: Option<CellMemory>,
     /// The worker's account: batch arrivals, contract, loader, threads, decoder.
     #[serde(default)]
     pub measured: serde_json::Value,

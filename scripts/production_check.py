@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Production cells, checked against peers measured in the same script (docs/pipeline.md,
+"Production cells"). Three checks, each interleaved so a drift of the machine cancels out:
+
+  fidelity  augbench's cell against a hand-written DataLoader loop doing the same recipe
+            (RandomCrop224 → HorizontalFlip, per-sample CHW uint8, normalized and cast to float16
+            on the batch), written out here as a user would, at batch 16 and 32 on 60 and 200
+            photos: augbench / hand-written per (batch, items), A-B-A-B over --rounds.
+  memory    the cells' peak PSS against an independent sampler: this script sums
+            /proc/<pid>/smaps_rollup PSS over the worker's process tree every 50 ms while
+            `augbench production` runs, and compares its peak with the largest cell peak.
+  cost      throughput with the memory sampler and without it (`memory: false`), alternating
+            runs: the median per-cell ratio and its spread.
+
+    python3 scripts/production_check.py [--augbench target/release/augbench] [--check fidelity,memory,cost]
+        [--library albumentationsx] [--rounds 2]
+
+The parent uses only the standard library; it re-runs this file with the library environment's
+Python (``augbench env python <group>``) for the hand-written loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+GROUPS = {"albumentationsx": "albumentationsx", "torchvision": "torch_stack"}
+RECIPE = "HorizontalFlip"  # RandomCrop224+HorizontalFlip+Normalize+ToTensor
+WORKERS, WARMUP, MEASURED = 2, 2, 16
+CHILD_FLAG = "--hand-written-child"
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--augbench", default=str(REPO / "target" / "release" / "augbench"))
+    p.add_argument("--check", default="fidelity,memory,cost")
+    p.add_argument("--library", default="albumentationsx", choices=sorted(GROUPS))
+    p.add_argument("--rounds", type=int, default=2)
+    return p.parse_args(argv)
+
+
+def config(folder: Path, data: Path, implementations: list[str], recipes: list[str], batch: int, memory: bool, measured: int = MEASURED) -> Path:
+    path = folder / "production.yaml"
+    path.write_text(
+        "version: 1\nproduction:\n"
+        f"  implementations: [{', '.join(implementations)}]\n  recipes: [{', '.join(recipes)}]\n  seeds: [137]\n"
+        f"  batch_size: {batch}\n  warmup_batches: {WARMUP}\n  measured_batches: {measured}\n  workers: {WORKERS}\n"
+        f"  memory: {'true' if memory else 'false'}\n"
+        f"data:\n  data_dir: {data}\noutput:\n  output_dir: {folder / 'out'}\n"
+    )
+    return path
+
+
+def run_cells(binary: str, cfg: Path) -> list[dict]:
+    """Runs `augbench production` on a fresh output folder and returns its cells."""
+    subprocess.run([binary, "production", "--no-refresh-requirements", "--config", str(cfg)], check=True, capture_output=True)
+    return [json.loads(p.read_text()) for p in sorted((cfg.parent / "out").glob("runs/*/cells/*/*/seed-*.json"))]
+
+
+def fresh(tmp: Path, name: str) -> Path:
+    folder = tmp / name
+    folder.mkdir(parents=True)
+    return folder
+
+
+def dataset(binary: str, tmp: Path, n: int) -> Path:
+    folder = tmp / f"data{n}"
+    subprocess.run([binary, "data", "synth", "--out", str(folder), "--n", str(n)], check=True, capture_output=True)
+    return folder
+
+
+def spread(values: list[float]) -> str:
+    return f"median {statistics.median(values):.3f}, range {min(values):.3f}–{max(values):.3f}"
+
+
+# ----- fidelity -------------------------------------------------------------------------------
+def fidelity(args: argparse.Namespace, tmp: Path) -> None:
+    python = subprocess.run([args.augbench, "env", "python", GROUPS[args.library]], check=True, capture_output=True, text=True).stdout.strip()
+    print(f"fidelity: {args.library} {RECIPE} recipe, {WORKERS} workers, {WARMUP} warm-up + {MEASURED} measured batches")
+    worst = 0.0
+    for items in (60, 200):
+        data = dataset(args.augbench, tmp, items)
+        for batch in (16, 32):
+            ratios = []
+            for r in range(args.rounds):
+                cfg = config(fresh(tmp, f"f{items}_{batch}_{r}"), data, [f"{args.library}_cpu"], [RECIPE], batch, memory=False)
+                ours = run_cells(args.augbench, cfg)[0]["items_per_sec"]
+                cmd = [python, __file__, CHILD_FLAG, args.library, str(data), str(batch)]
+                hand = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
+                ratios.append(ours / hand)
+                print(f"  {items:4} photos, batch {batch:3}: augbench {ours:7.0f}, hand-written {hand:7.0f} img/s: {ours / hand:.3f}")
+            worst = max(worst, *(abs(x - 1) for x in ratios))
+            print(f"  {items:4} photos, batch {batch:3}: augbench / hand-written {spread(ratios)}")
+    print(f"  largest |ratio - 1|: {worst:.3f} ({'within' if worst <= 0.10 else 'OUTSIDE'} ±10%)")
+
+
+def hand_written(library: str, folder: str, batch: int) -> float:
+    """A training loader as a user writes it, for RandomCrop224 → HorizontalFlip → uint8 CHW,
+    normalized and cast to float16 on the batch; the same sampler semantics as a production cell
+    (one seeded permutation, repeated), the same warm-up and measured batches."""
+    import random
+
+    import numpy as np
+    import torch
+    from torch.utils.data import DataLoader, Dataset, Sampler
+
+    paths = sorted(str(p) for p in Path(folder).iterdir() if p.suffix.lower() in (".jpg", ".jpeg"))
+    if library == "albumentationsx":
+        import albumentations as A
+        import cv2
+
+        recipe = A.Compose([A.RandomCrop(224, 224, pad_if_needed=True), A.HorizontalFlip(p=1)], seed=137)
+
+        def sample(path):
+            out = recipe(image=cv2.imread(path, cv2.IMREAD_COLOR_RGB))["image"]
+            return torch.from_numpy(np.ascontiguousarray(out)).permute(2, 0, 1).contiguous()
+    else:
+        from torchvision.io import ImageReadMode, decode_image
+        from torchvision.transforms import v2
+
+        recipe = v2.Compose([v2.RandomCrop(224, pad_if_needed=True), v2.RandomHorizontalFlip(p=1)])
+
+        def sample(path):
+            return recipe(decode_image(path, mode=ImageReadMode.RGB)).contiguous()
+
+    class Files(Dataset):
+        def __len__(self):
+            return len(paths)
+
+        def __getitem__(self, i):
+            return sample(paths[i])
+
+    class Repeated(Sampler):
+        def __init__(self):
+            self.order = list(range(len(paths)))
+            random.Random(137).shuffle(self.order)
+
+        def __iter__(self):
+            while True:
+                yield from self.order
+
+    mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
+    std = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)
+    loader = DataLoader(Files(), batch_size=batch, sampler=Repeated(), num_workers=WORKERS, prefetch_factor=2,
+                        persistent_workers=True, drop_last=True)
+    batches = iter(loader)
+
+    def take():
+        return next(batches).float().div_(255).sub_(mean).div_(std).half()
+
+    for _ in range(WARMUP):
+        take()
+    started = time.perf_counter()
+    for _ in range(MEASURED):
+        take()
+    return MEASURED * batch / (time.perf_counter() - started)
+
+
+# ----- memory ---------------------------------------------------------------------------------
+def tree(root: int) -> list[int]:
+    parents: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        parents.setdefault(ppid, []).append(int(name))
+    found, queue = [], [root]
+    while queue:
+        pid = queue.pop()
+        found.append(pid)
+        queue.extend(parents.get(pid, []))
+    return found
+
+
+def pss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("Pss:"))
+    except (OSError, StopIteration):
+        return 0
+
+
+def workers_of(root: int) -> list[int]:
+    """The Python workers among `root`'s children (each is a cell's process-tree root)."""
+    out = []
+    for pid in tree(root)[1:]:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"augbench_worker" in f.read() and pss(pid):
+                    out.append(pid)
+        except OSError:
+            continue
+    return out
+
+
+def memory(args: argparse.Namespace, tmp: Path) -> None:
+    data = dataset(args.augbench, tmp, 200)
+    implementations = [f"{lib}_cpu" for lib in GROUPS]
+    cfg = config(fresh(tmp, "memory"), data, implementations, ["Resize", RECIPE, "GaussianBlur"], 16, memory=True, measured=32)
+    peaks: dict[int, int] = {}
+    child = subprocess.Popen([args.augbench, "production", "--no-refresh-requirements", "--config", str(cfg)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def sample() -> None:
+        while child.poll() is None:
+            for worker in workers_of(child.pid):
+                total = sum(pss(p) for p in tree(worker))
+                peaks[worker] = max(peaks.get(worker, 0), total)
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=sample)
+    thread.start()
+    child.wait()
+    thread.join()
+    cells = [json.loads(p.read_text()) for p in sorted((cfg.parent / "out").glob("runs/*/cells/*/*/seed-*.json"))]
+    ours = max(c["memory"]["peak_pss_bytes"] for c in cells if c["status"] == "ok")
+    theirs = max(peaks.values()) if peaks else 0
+    print(f"memory: largest cell peak PSS {ours / 2**20:.0f} MiB; independent sampler (50 ms, worker trees) {theirs / 2**20:.0f} MiB: ratio {ours / max(theirs, 1):.3f}")
+    for imp in implementations:
+        mine = [c["memory"]["peak_pss_bytes"] / 2**20 for c in cells if c["id"]["implementation"] == imp and c["status"] == "ok"]
+        print(f"  {imp}: cell peaks {', '.join(f'{m:.0f}' for m in mine)} MiB")
+
+
+# ----- cost -----------------------------------------------------------------------------------
+def cost(args: argparse.Namespace, tmp: Path) -> None:
+    data = dataset(args.augbench, tmp, 200)
+    recipes = ["Resize", RECIPE, "GaussianBlur", "Rotate"]
+    by_mode: dict[bool, list[list[float]]] = {True: [], False: []}
+    for r in range(args.rounds):
+        for memory_on in (True, False):
+            cfg = config(fresh(tmp, f"cost{r}{memory_on}"), data, [f"{args.library}_cpu"], recipes, 16, memory=memory_on)
+            by_mode[memory_on].append([c["items_per_sec"] for c in run_cells(args.augbench, cfg)])
+    ratios = [on / off for ons, offs in zip(by_mode[True], by_mode[False]) for on, off in zip(ons, offs)]
+    print(f"cost: {args.library}, {len(recipes)} recipes × {args.rounds} rounds, with / without the sampler: {spread(ratios)}")
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    checks = {"fidelity": fidelity, "memory": memory, "cost": cost}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.check.split(","):
+            checks[name](args, Path(tmp))
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == CHILD_FLAG:
+        library, folder, batch = sys.argv[2:5]
+        print(json.dumps(hand_written(library, folder, int(batch))))
+        sys.exit(0)
+    sys.exit(main(sys.argv[1:]))
