@@ -104,14 +104,19 @@ fn each_cell_is_a_file_with_its_identity_batch_and_memory_and_a_rerun_keeps_it()
         assert_eq!(c["measured"]["batch"]["dtype"], "float16");
         assert_eq!(c["measured"]["ns"].as_array().unwrap().len(), 6);
         assert!(c["items_per_sec"].as_f64().unwrap() > 0.0);
-        // The worker and its one loader worker, read while the loader ran.
-        assert!(c["memory"]["unavailable"].is_null(), "{c}");
-        assert!(
-            c["memory"]["peak_pss_bytes"].as_u64().unwrap() > 10 << 20,
-            "{c}"
-        );
-        assert!(c["memory"]["max_processes"].as_u64().unwrap() >= 2, "{c}");
+        // The worker and its loader worker, read while the loader ran; or, for a cell shorter
+        // than the sampling period, no figure and the reason.
+        let memory = &c["memory"];
+        match memory["unavailable"].as_str() {
+            None => {
+                assert!(memory["peak_pss_bytes"].as_u64().unwrap() > 10 << 20, "{c}");
+                assert!(memory["max_processes"].as_u64().unwrap() >= 2, "{c}");
+                with_memory += 1;
+            }
+            Some(why) => assert!(why.contains("never saw the loader's 1 workers"), "{c}"),
+        }
     }
+    assert!(with_memory > 0, "no cell read its loader's memory: {log}");
     assert!(log.contains("- pillow_cpu: 2/3 recipes measured"), "{log}");
     assert!(
         log.contains("- torchvision_cpu:") && log.contains("over 2/3 recipes"),
