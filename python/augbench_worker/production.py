@@ -8,6 +8,8 @@ production cell is asked for (it brings torch).
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import multiprocessing
 import time
 from dataclasses import dataclass
@@ -145,7 +147,18 @@ def measure(adapter: Any, request: dict) -> dict:
     adapter.seed(req.seed)
     sample = adapter.build_chain(req.stages)
     timing = _measured_pass(adapter, req, items, read, lambda x: chw_tensor(sample(x)))
+    release()
     return {**timing, "stages_in_workers": len(req.stages), "decoder": adapter.decoder}
+
+
+def release() -> None:
+    """Hands the finished cell's memory back (the loader's objects, then glibc's free lists), so
+    the next cell's peak starts from the worker's own baseline, not from this cell's leftovers."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: nothing to trim
 
 
 def _measured_pass(adapter: Any, req: CellRequest, items: list[Any], read: Any, sample: Callable[[Any], Any]) -> dict:

@@ -141,6 +141,14 @@ fn run_inputs(
     }
     inputs.add("environments", locks.as_bytes());
     inputs.add("augbench", env!("CARGO_PKG_VERSION").as_bytes());
+    // The worker package's content hash (its extracted folder's name): a changed worker changes
+    // what a cell measures even where augbench's version does not.
+    let worker = augbench_env::worker_source_dir()?;
+    let worker = worker
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    inputs.add("worker", worker.as_bytes());
     let card = augbench_host::machine::card();
     inputs.add(
         "machine",
