@@ -10,7 +10,7 @@
             /proc/<pid>/smaps_rollup PSS over the worker's process tree every 50 ms while
             `augbench production` runs, and compares its peak with the largest cell peak.
   cost      throughput with the memory sampler and without it (`memory: false`), alternating
-            runs: the median per-cell ratio and its spread.
+            runs (A-B, then B-A): the median per-cell ratio and its spread.
 
     python3 scripts/production_check.py [--augbench target/release/augbench] [--check fidelity,memory,cost]
         [--library albumentationsx] [--rounds 2]
@@ -249,7 +249,7 @@ def cost(args: argparse.Namespace, tmp: Path) -> None:
     recipes = ["Resize", RECIPE, "GaussianBlur", "Rotate"]
     by_mode: dict[bool, list[list[float]]] = {True: [], False: []}
     for r in range(args.rounds):
-        for memory_on in (True, False):
+        for memory_on in ((True, False) if r % 2 == 0 else (False, True)):  # A-B, then B-A
             cfg = config(fresh(tmp, f"cost{r}{memory_on}"), data, [f"{args.library}_cpu"], recipes, 16, memory=memory_on, measured=COST_MEASURED)
             by_mode[memory_on].append([c["items_per_sec"] for c in run_cells(args.augbench, cfg)])
     ratios = [on / off for ons, offs in zip(by_mode[True], by_mode[False]) for on, off in zip(ons, offs)]
