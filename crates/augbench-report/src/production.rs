@@ -11,6 +11,9 @@ use anyhow::Context;
 use augbench_core::production::cell::{Cell, CellStatus};
 use augbench_core::production::{LATEST_FILE, RECORD_FILE, run_dir};
 
+/// Entries by (recipe row, implementation).
+type Table = BTreeMap<(String, String), Entry>;
+
 /// One (recipe, implementation) entry: the median over its measured seeds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Entry {
@@ -29,7 +32,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Entries by (recipe row, implementation); a pair with no measured seed is absent.
-fn entries(cells: &[Cell]) -> BTreeMap<(String, String), Entry> {
+fn entries(cells: &[Cell]) -> Table {
     let mut seeds: BTreeMap<(String, String), Vec<&Cell>> = BTreeMap::new();
     for c in cells
         .iter()
@@ -121,30 +124,60 @@ pub fn markdown(cells: &[Cell]) -> String {
     out
 }
 
-/// Each implementation against the first, over the recipes both measured (geometric mean).
-fn speedups(rows: &[String], imps: &[String], table: &BTreeMap<(String, String), Entry>) -> String {
+/// Geometric mean of `imp`'s speed over `base`'s on `rows` where both measured, with the count.
+fn geomean(rows: &[&String], imp: &str, base: &str, table: &Table) -> Option<(f64, usize)> {
+    let logs: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| {
+            let a = table.get(&((*r).clone(), imp.to_string()))?;
+            let b = table.get(&((*r).clone(), base.to_string()))?;
+            Some((a.items_per_sec / b.items_per_sec).ln())
+        })
+        .collect();
+    let k = logs.len();
+    (k > 0).then(|| ((logs.iter().sum::<f64>() / k as f64).exp(), k))
+}
+
+/// Each implementation against the first: over the recipes both measured, then over the recipes
+/// every implementation measured (the one set on which all of them can be ranked).
+fn speedups(rows: &[String], imps: &[String], table: &Table) -> String {
     let Some(base) = imps.first() else {
         return String::new();
     };
+    let all: Vec<&String> = rows.iter().collect();
+    let common: Vec<&String> = rows
+        .iter()
+        .filter(|r| {
+            imps.iter()
+                .all(|i| table.contains_key(&((*r).clone(), i.clone())))
+        })
+        .collect();
     let mut out =
         format!("\n## Speed against {base} (geometric mean over the recipes both measured)\n\n");
     for imp in imps.iter().skip(1) {
-        let logs: Vec<f64> = rows
+        out.push_str(&match geomean(&all, imp, base, table) {
+            None => format!("- {imp}: no recipe measured by both\n"),
+            Some((g, k)) => format!("- {imp}: {g:.2}× over {k}/{} recipes\n", rows.len()),
+        });
+    }
+    if imps.len() > 2 {
+        out.push_str(&format!(
+            "\nOver the {}/{} recipes every implementation measured: ",
+            common.len(),
+            rows.len()
+        ));
+        let each: Vec<String> = imps
             .iter()
-            .filter_map(|r| {
-                let a = table.get(&(r.clone(), imp.clone()))?;
-                let b = table.get(&(r.clone(), base.clone()))?;
-                Some((a.items_per_sec / b.items_per_sec).ln())
+            .skip(1)
+            .filter_map(|imp| {
+                geomean(&common, imp, base, table).map(|(g, _)| format!("{imp} {g:.2}×"))
             })
             .collect();
-        let line = match logs.len() {
-            0 => format!("- {imp}: no recipe measured by both\n"),
-            k => {
-                let g = (logs.iter().sum::<f64>() / k as f64).exp();
-                format!("- {imp}: {g:.2}× over {k}/{} recipes\n", rows.len())
-            }
-        };
-        out.push_str(&line);
+        out.push_str(&if each.is_empty() {
+            "none\n".to_string()
+        } else {
+            format!("{}\n", each.join(", "))
+        });
     }
     out
 }
@@ -322,5 +355,29 @@ mod tests {
         assert!(md.contains("| Pad | 100 (memory n/a) | — |"), "{md}");
         assert!(md.contains("- a_cpu: 2/3 recipes measured"), "{md}");
         assert!(md.contains("- b_cpu: 2.00× over 1/3 recipes"), "{md}");
+        assert!(
+            !md.contains("every implementation measured"),
+            "two: the pair is all: {md}"
+        );
+    }
+
+    #[test]
+    fn a_summary_of_all_implementations_covers_only_the_recipes_all_measured() {
+        let cells = vec![
+            cell("a_cpu", "Resize", 1, Some(100.0)),
+            cell("b_cpu", "Resize", 1, Some(200.0)),
+            cell("c_cpu", "Resize", 1, Some(50.0)),
+            cell("a_cpu", "Pad", 1, Some(100.0)),
+            cell("b_cpu", "Pad", 1, Some(800.0)),
+            cell("c_cpu", "Pad", 1, None),
+        ];
+        let md = markdown(&cells);
+        assert!(md.contains("- b_cpu: 4.00× over 2/2 recipes"), "{md}");
+        assert!(
+            md.contains(
+                "Over the 1/2 recipes every implementation measured: b_cpu 2.00×, c_cpu 0.50×"
+            ),
+            "{md}"
+        );
     }
 }

@@ -250,3 +250,36 @@ fn a_config_mistake_is_exit_2_at_its_line() {
     assert!(log.contains("bad.yaml:4"), "{log}");
     assert!(log.contains("did you mean `Resize`"), "{log}");
 }
+
+#[test]
+fn a_changed_input_starts_a_new_run_and_names_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let path = dir.path().join("one.yaml");
+    std::fs::write(
+        &path,
+        "version: 1\nproduction:\n  implementations: [pillow_cpu]\n  recipes: [Resize]\n  seeds: [137]\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: 2\n  workers: 0\ndata:\n  num_items: 8\n",
+    )
+    .unwrap();
+    let first = run(&path, &out);
+    assert!(first.status.success(), "{}", text(&first));
+    let with_fewer = augbench()
+        .args([
+            "production",
+            "--no-refresh-requirements",
+            "--num-items",
+            "6",
+            "--config",
+        ])
+        .arg(&path)
+        .arg("--output-dir")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let log = text(&with_fewer);
+    assert!(with_fewer.status.success(), "{log}");
+    assert!(log.contains("changed inputs: dataset"), "{log}");
+    assert!(log.contains("1 cells measured now, 0 kept"), "{log}");
+    let runs = std::fs::read_dir(out.join("runs")).unwrap().count();
+    assert_eq!(runs, 2, "each input set has its own run folder");
+}
