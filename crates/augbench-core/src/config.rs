@@ -341,6 +341,18 @@ fn set_if<T: Clone>(slot: &mut Option<T>, value: &Option<T>) {
 impl RunConfig {
     /// Parses YAML text; `file` is only used to name the source in errors.
     pub fn from_yaml(text: &str, file: &Path) -> Result<RunConfig, ConfigError> {
+        if crate::production::is_production_config(text) {
+            return Err(ConfigError::at_key(
+                file,
+                text,
+                &["production"],
+                "this is a production config (production cells), not a run config",
+                format!(
+                    "run it with `augbench production --config {}`",
+                    file.display()
+                ),
+            ));
+        }
         let cfg: RunConfig =
             serde_saphyr::from_str(text).map_err(|e| ConfigError::from_parse(file, text, &e))?;
         if cfg.version != CONFIG_VERSION {

@@ -128,6 +128,18 @@ pub fn load(path: &Path) -> Result<Production, ProductionConfigError> {
 }
 
 pub fn parse(text: &str, file: &Path) -> Result<ProductionConfig, ConfigError> {
+    if !is_production_config(text) && text.lines().any(|l| l.starts_with("selection:")) {
+        return Err(ConfigError::at_key(
+            file,
+            text,
+            &["selection"],
+            "this is a run config (micro, pipeline or decode rows), not a production config",
+            format!(
+                "run it with `augbench run --config {}`; a production config has a `production:` section (configs/examples/production_rgb_small.yaml)",
+                file.display()
+            ),
+        ));
+    }
     let cfg: ProductionConfig =
         serde_saphyr::from_str(text).map_err(|e| ConfigError::from_parse(file, text, &e))?;
     if cfg.version != PRODUCTION_CONFIG_VERSION {
@@ -330,6 +342,22 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.recipes[0].row, "Resize");
+    }
+
+    #[test]
+    fn each_kind_of_config_given_to_the_other_command_says_which_command_reads_it() {
+        let path = Path::new("q.yaml");
+        let run = "version: 1\nselection:\n  libraries: [pillow]\n";
+        let e = parse(run, path).unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert!(e.hint.contains("augbench run --config q.yaml"), "{e}");
+        let production = "version: 1\nproduction:\n  implementations: [pillow_cpu]\n";
+        let e = crate::RunConfig::from_yaml(production, path).unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert!(
+            e.hint.contains("augbench production --config q.yaml"),
+            "{e}"
+        );
     }
 
     #[test]
