@@ -587,6 +587,39 @@ impl TransformResult {
     }
 }
 
+/// The peaks of a sampled process tree (augbench-host's `memory_sampler` fills them), as a
+/// production cell records them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryPeaks {
+    /// The largest tree RSS of any reading (shared pages counted once per process).
+    pub peak_rss_bytes: u64,
+    /// The largest tree PSS of any reading (shared pages counted once).
+    pub peak_pss_bytes: u64,
+    /// Readings taken (a reading after the root exited is not one).
+    pub samples: u64,
+    /// The most processes any reading found.
+    pub max_processes: u32,
+    /// Set when the figures above must not be reported: a process of the tree could not be read
+    /// (sampling stopped there), or no reading was taken at all. Says which and why.
+    pub unavailable: Option<String>,
+    /// Milliseconds from the first reading's start to the last one's end: with `samples`, the
+    /// interval actually achieved (longer than the period for a large tree).
+    pub span_ms: u64,
+    /// CPU milliseconds the sampler's thread spent reading, all readings together: its own cost,
+    /// taken from the loader it measures (wall time where the thread's CPU time is unreadable).
+    pub reading_cpu_ms: u64,
+}
+
+impl MemoryPeaks {
+    /// Peaks that must not be reported, with why.
+    pub fn unavailable(reason: String) -> Self {
+        MemoryPeaks {
+            unavailable: Some(reason),
+            ..MemoryPeaks::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,6 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 
 /// `ESRCH`: `smaps_rollup` of a process that has exited but is not reaped yet (a zombie) or of a
 /// kernel thread, which have no memory to read. Linux's value on every architecture.
@@ -199,84 +198,44 @@ fn vanished(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(ESRCH)
 }
 
-/// The peaks of a sampled process tree, as a result file records them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MemoryPeaks {
-    /// The largest tree RSS of any reading (shared pages counted once per process).
-    pub peak_rss_bytes: u64,
-    /// The largest tree PSS of any reading (shared pages counted once).
-    pub peak_pss_bytes: u64,
-    /// Readings taken (a reading after the root exited is not one).
-    pub samples: u64,
-    /// The most processes any reading found.
-    pub max_processes: u32,
-    /// Set when the figures above must not be reported: a process of the tree could not be read
-    /// (sampling stopped there), or no reading was taken at all. Says which and why.
-    pub unavailable: Option<String>,
-    /// Milliseconds from the first reading's start to the last one's end: with `samples`, the
-    /// interval actually achieved (longer than the period for a large tree).
-    pub span_ms: u64,
-    /// CPU milliseconds the sampler's thread spent reading, all readings together: its own cost,
-    /// taken from the loader it measures (wall time where the thread's CPU time is unreadable).
-    pub reading_cpu_ms: u64,
+/// The peaks of a sampled process tree: the one definition is augbench-core's (result and cell
+/// files carry it); the sampling that fills it is this module's.
+pub use augbench_core::results::MemoryPeaks;
+
+/// Takes one reading into `peaks`; `clock` is the time accounting of the sampler's thread.
+/// Returns false once sampling should end (unavailable).
+fn take(peaks: &mut MemoryPeaks, root_pid: u32, clock: &mut Clock) -> bool {
+    if peaks.unavailable.is_some() {
+        return false;
+    }
+    let started = (Instant::now(), thread_cpu());
+    let reading = TreeMemory::read(root_pid);
+    clock.record(peaks, started);
+    match reading {
+        Ok(m) => {
+            peaks.peak_rss_bytes = peaks.peak_rss_bytes.max(m.rss_bytes);
+            peaks.peak_pss_bytes = peaks.peak_pss_bytes.max(m.pss_bytes);
+            peaks.max_processes = peaks.max_processes.max(m.processes);
+            peaks.samples += 1;
+            true
+        }
+        // The tree may end before the sampler is stopped; the peaks so far stand.
+        Err(Unreadable::RootGone { .. }) => true,
+        Err(e) => {
+            peaks.unavailable = Some(e.to_string());
+            false
+        }
+    }
 }
 
-impl MemoryPeaks {
-    /// Peaks that must not be reported, with why (no sampler ran).
-    pub fn unavailable(reason: String) -> Self {
-        MemoryPeaks {
-            unavailable: Some(reason),
-            ..MemoryPeaks::new()
-        }
+/// The peaks once sampling has ended: no reading at all is unavailable too.
+fn finish(mut peaks: MemoryPeaks, root_pid: u32) -> MemoryPeaks {
+    if peaks.samples == 0 && peaks.unavailable.is_none() {
+        peaks.unavailable = Some(format!(
+            "no reading of process {root_pid}'s tree: it was not running while sampled"
+        ));
     }
-
-    fn new() -> Self {
-        MemoryPeaks {
-            peak_rss_bytes: 0,
-            peak_pss_bytes: 0,
-            samples: 0,
-            max_processes: 0,
-            unavailable: None,
-            span_ms: 0,
-            reading_cpu_ms: 0,
-        }
-    }
-
-    /// Takes one reading into the peaks; `clock` is the time accounting of the sampler's thread.
-    /// Returns false once sampling should end (unavailable).
-    fn take(&mut self, root_pid: u32, clock: &mut Clock) -> bool {
-        if self.unavailable.is_some() {
-            return false;
-        }
-        let started = (Instant::now(), thread_cpu());
-        let reading = TreeMemory::read(root_pid);
-        clock.record(self, started);
-        match reading {
-            Ok(m) => {
-                self.peak_rss_bytes = self.peak_rss_bytes.max(m.rss_bytes);
-                self.peak_pss_bytes = self.peak_pss_bytes.max(m.pss_bytes);
-                self.max_processes = self.max_processes.max(m.processes);
-                self.samples += 1;
-                true
-            }
-            // The tree may end before the sampler is stopped; the peaks so far stand.
-            Err(Unreadable::RootGone { .. }) => true,
-            Err(e) => {
-                self.unavailable = Some(e.to_string());
-                false
-            }
-        }
-    }
-
-    /// The peaks once sampling has ended: no reading at all is unavailable too.
-    fn finish(mut self, root_pid: u32) -> Self {
-        if self.samples == 0 && self.unavailable.is_none() {
-            self.unavailable = Some(format!(
-                "no reading of process {root_pid}'s tree: it was not running while sampled"
-            ));
-        }
-        self
-    }
+    peaks
 }
 
 /// When the sampler's thread read, so far.
@@ -344,11 +303,11 @@ impl Sampler {
         let thread = std::thread::Builder::new()
             .name(format!("memory-sampler-{root_pid}"))
             .spawn(move || {
-                let mut peaks = MemoryPeaks::new();
+                let mut peaks = MemoryPeaks::default();
                 let mut clock = Clock::default();
                 let mut next = Instant::now();
                 loop {
-                    if !peaks.take(root_pid, &mut clock) {
+                    if !take(&mut peaks, root_pid, &mut clock) {
                         return peaks;
                     }
                     // A fixed schedule (a late reading does not push every later one back),
@@ -358,7 +317,7 @@ impl Sampler {
                     match stop_rx.recv_timeout(wait) {
                         Err(RecvTimeoutError::Timeout) => {}
                         Ok(()) | Err(RecvTimeoutError::Disconnected) => {
-                            peaks.take(root_pid, &mut clock);
+                            take(&mut peaks, root_pid, &mut clock);
                             return peaks;
                         }
                     }
@@ -375,11 +334,10 @@ impl Sampler {
     pub fn stop(self) -> MemoryPeaks {
         // The thread may have ended already (unavailable); then nobody receives, which is fine.
         let _ = self.stop_tx.send(());
-        let peaks = self.thread.join().unwrap_or_else(|_| MemoryPeaks {
-            unavailable: Some("the memory sampler's thread panicked".to_string()),
-            ..MemoryPeaks::new()
+        let peaks = self.thread.join().unwrap_or_else(|_| {
+            MemoryPeaks::unavailable("the memory sampler's thread panicked".to_string())
         });
-        peaks.finish(self.root_pid)
+        finish(peaks, self.root_pid)
     }
 }
 

@@ -15,20 +15,6 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// The loader's memory over the cell: the peaks of the worker's process tree as the sampler
-/// (`augbench-host`'s `memory_sampler::MemoryPeaks`, same fields) recorded them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CellMemory {
-    pub peak_rss_bytes: u64,
-    pub peak_pss_bytes: u64,
-    pub samples: u64,
-    pub max_processes: u32,
-    /// Why the figures above must not be reported, when they must not.
-    pub unavailable: Option<String>,
-    pub span_ms: u64,
-    pub reading_cpu_ms: u64,
-}
-
 pub const CELL_SCHEMA: u32 = 1;
 
 /// Which cell: (family, implementation, recipe, seed) of one run.
@@ -63,7 +49,7 @@ pub struct Cell {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items_per_sec: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory: Option<CellMemory>,
+    pub memory: Option<crate::results::MemoryPeaks>,
     /// The worker's account: batch arrivals, contract, loader, threads, decoder.
     #[serde(default)]
     pub measured: serde_json::Value,

@@ -23,7 +23,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use super::identity::{RunInputs, dataset_bytes};
-use augbench_core::production::cell::{self, CELL_SCHEMA, Cell, CellId, CellMemory, CellStatus};
+use augbench_core::production::cell::{self, CELL_SCHEMA, Cell, CellId, CellStatus};
 
 /// Where a production run wrote its cells.
 pub struct ProductionRun {
@@ -266,9 +266,7 @@ fn measure_cell(
             let seconds = response.ns.last().copied().unwrap_or(0) as f64 / 1e9;
             cell.status = CellStatus::Ok;
             cell.items_per_sec = (seconds > 0.0).then(|| response.items as f64 / seconds);
-            cell.memory = serde_json::to_value(loader_seen(memory, p.settings.workers))
-                .ok()
-                .and_then(|v| serde_json::from_value::<CellMemory>(v).ok());
+            cell.memory = Some(loader_seen(memory, p.settings.workers));
             cell.versions = versions;
             cell.measured = serde_json::to_value(&response).unwrap_or_default();
         }
