@@ -40,8 +40,9 @@ def test_a_recipe_becomes_a_normalized_float16_batch(library, jpeg_paths) -> Non
     stages = [CROP, {"op": "HorizontalFlip", "params": {}}]
     out = production.measure(adapter, request(stages, len(jpeg_paths)))
     assert out["batch"]["shape"] == [2, 3, 224, 224] and out["batch"]["dtype"] == "float16"
-    assert len(out["ns"]) == 3 and out["items"] == 6 and out["ns"] == sorted(out["ns"])
-    assert out["stages_in_workers"] == 2 and out["loader"]["workers"] == 1
+    assert len(out["ns"]) == 3 and out["ns"][0] > 0
+    # The loader ran in its worker process, which reported its threads.
+    assert [r["worker"] for r in out["worker_threads"]] == [0], out["worker_threads"]
 
 
 @pytest.mark.parametrize("library", CATALOG_LIBRARIES)

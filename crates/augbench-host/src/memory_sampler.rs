@@ -10,7 +10,6 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-
 /// `ESRCH`: `smaps_rollup` of a process that has exited but is not reaped yet (a zombie) or of a
 /// kernel thread, which have no memory to read. Linux's value on every architecture.
 const ESRCH: i32 = 3;

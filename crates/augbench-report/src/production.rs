@@ -186,7 +186,7 @@ fn speedups(rows: &[String], imps: &[String], table: &Table) -> String {
 pub struct LatestRun {
     pub run_id: String,
     pub cells: Vec<Cell>,
-    /// Cell files that could not be read, each with why.
+    /// Cell files that could not be read or failed validation, each with why (left out).
     pub unreadable: Vec<String>,
 }
 
@@ -201,7 +201,10 @@ pub fn latest(out: &Path) -> anyhow::Result<LatestRun> {
     let text = std::fs::read(&latest).with_context(|| format!("reading {}", latest.display()))?;
     let record: serde_json::Value = serde_json::from_slice(&text)
         .with_context(|| format!("{} is not a run record", latest.display()))?;
-    let run_id = record["run_id"].as_str().unwrap_or_default().to_string();
+    let run_id = record["run_id"]
+        .as_str()
+        .with_context(|| format!("{} names no run_id", latest.display()))?
+        .to_string();
     let dir = run_dir(out, &run_id);
     let order = std::fs::read(dir.join(RECORD_FILE))
         .ok()
@@ -214,10 +217,8 @@ pub fn latest(out: &Path) -> anyhow::Result<LatestRun> {
         unreadable: Vec::new(),
     };
     for path in files(&dir.join("cells")) {
-        match std::fs::read(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|b| serde_json::from_slice::<Cell>(&b).map_err(|e| e.to_string()))
-        {
+        let read = std::fs::read(&path).map_err(|e| e.to_string());
+        match read.and_then(|b| augbench_core::production::cell::read_valid(&b, &run.run_id)) {
             Ok(c) => run.cells.push(c),
             Err(e) => run.unreadable.push(format!("{}: {e}", path.display())),
         }

@@ -94,7 +94,9 @@ pub fn validate(path: &Path, id: &CellId) -> Option<Result<Cell, String>> {
     Some(check(&bytes, id))
 }
 
-fn check(bytes: &[u8], id: &CellId) -> Result<Cell, String> {
+/// A cell file of run `run_id` (any cell of it): parsed, of this schema and run, its digest
+/// matching its content.
+pub fn read_valid(bytes: &[u8], run_id: &str) -> Result<Cell, String> {
     let cell: Cell = serde_json::from_slice(bytes).map_err(|e| format!("not a cell file: {e}"))?;
     if cell.schema != CELL_SCHEMA {
         return Err(format!(
@@ -102,11 +104,19 @@ fn check(bytes: &[u8], id: &CellId) -> Result<Cell, String> {
             cell.schema
         ));
     }
-    if &cell.id != id {
-        return Err("it names another cell or run".into());
+    if cell.id.run_id != run_id {
+        return Err(format!("it belongs to run {}", cell.id.run_id));
     }
     if cell.digest != cell.content_digest() {
         return Err("its content does not match its digest (edited or cut short)".into());
+    }
+    Ok(cell)
+}
+
+fn check(bytes: &[u8], id: &CellId) -> Result<Cell, String> {
+    let cell = read_valid(bytes, &id.run_id)?;
+    if &cell.id != id {
+        return Err("it names another cell".into());
     }
     if cell.status == CellStatus::Error {
         return Err(format!(
@@ -164,6 +174,13 @@ mod tests {
         let mut other = c.id.clone();
         other.seed = 138;
         assert!(check(&bytes, &other).unwrap_err().contains("another cell"));
+        other = c.id.clone();
+        other.run_id = "s".into();
+        assert!(
+            check(&bytes, &other)
+                .unwrap_err()
+                .contains("belongs to run r")
+        );
     }
 
     #[test]

@@ -171,6 +171,18 @@ pub fn resolve(
         .seeds
         .clone()
         .unwrap_or_else(|| catalog.execution.seeds.clone());
+    if let Some(twice) = seeds
+        .iter()
+        .enumerate()
+        .find(|(i, s)| seeds[..*i].contains(s))
+    {
+        return Err(err(
+            "seeds",
+            format!("seed {} is listed twice", twice.1),
+            "list each seed once".into(),
+        )
+        .into());
+    }
     if seeds.is_empty() {
         return Err(err(
             "seeds",
@@ -231,7 +243,18 @@ fn implementations(
             if !known.contains(&name.as_str()) {
                 return Err(err("implementations", format!("unknown implementation `{name}`"), suggest(name, &known)));
             }
+            if p.implementations.iter().filter(|n| *n == name).count() > 1 {
+                return Err(err("implementations", format!("`{name}` is listed twice"), "list each implementation once".into()));
+            }
             let (library, device) = name.rsplit_once('_').unwrap_or((name, "cpu"));
+            if crate::Matrix::get().library(library).is_none() {
+                let known: Vec<&str> = crate::Matrix::get().library_names();
+                return Err(err(
+                    "implementations",
+                    format!("`{name}`: augbench has no library `{library}` to run it"),
+                    format!("name implementations `<library>_cpu` after a library of the support matrix ({})", known.join(", ")),
+                ));
+            }
             if device != "cpu" {
                 return Err(err(
                     "implementations",
@@ -260,7 +283,7 @@ fn recipes(
         ));
     }
     let names: Vec<&str> = catalog.recipes.iter().map(|r| r.row.as_str()).collect();
-    wanted
+    let found: Vec<Recipe> = wanted
         .iter()
         .map(|w| {
             catalog
@@ -276,7 +299,17 @@ fn recipes(
                     )
                 })
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    for (i, r) in found.iter().enumerate() {
+        if found[..i].iter().any(|earlier| earlier.id == r.id) {
+            return Err(err(
+                "recipes",
+                format!("recipe `{}` is listed twice", r.id),
+                "list each recipe once (by id or by row)".into(),
+            ));
+        }
+    }
+    Ok(found)
 }
 
 fn settings(
@@ -385,6 +418,21 @@ mod tests {
                 "no seeds",
             ),
             ("  implementations: []\n", 3, "no implementations"),
+            (
+                "  implementations: [pillow_cpu, pillow_cpu]\n",
+                3,
+                "listed twice",
+            ),
+            (
+                "  implementations: [pillow_cpu]\n  recipes: [Resize, Resize224+Normalize+ToTensor]\n",
+                4,
+                "listed twice",
+            ),
+            (
+                "  implementations: [pillow_cpu]\n  seeds: [1, 1]\n",
+                4,
+                "listed twice",
+            ),
         ] {
             let e = resolved(body).unwrap_err();
             let text = format!("{e:#}");

@@ -128,11 +128,14 @@ fn run_inputs(
     envs: &[augbench_env::EnvInfo],
 ) -> anyhow::Result<RunInputs> {
     let mut inputs = RunInputs::new();
-    let recipes: Vec<&str> = p.recipes.iter().map(|r| r.id.as_str()).collect();
-    let implementations: Vec<&str> = p.implementations.iter().map(|i| i.name.as_str()).collect();
-    let config = serde_json::json!({"implementations": implementations, "recipes": recipes,
-        "seeds": p.seeds, "settings": p.settings});
-    inputs.add("config", config.to_string().as_bytes());
+    // The cell settings only: which implementations, recipes and seeds a run asks for is not an
+    // input of any cell (each cell's file names its own), so growing a run keeps its cells.
+    inputs.add(
+        "settings",
+        serde_json::to_string(&p.settings)
+            .unwrap_or_default()
+            .as_bytes(),
+    );
     inputs.add("catalog", p.catalog_text.as_bytes());
     inputs.add("dataset", &dataset_bytes(paths)?);
     let mut locks = String::new();
@@ -140,20 +143,23 @@ fn run_inputs(
         locks.push_str(&format!("[{}]\n{}\n", env.group, env.lock()?));
     }
     inputs.add("environments", locks.as_bytes());
-    inputs.add("augbench", env!("CARGO_PKG_VERSION").as_bytes());
+    let mut card = augbench_host::machine::card();
+    // The build (version, commit, profile) is augbench's input, the rest the machine's.
+    let build = serde_json::to_string(&card.build).unwrap_or_default();
+    inputs.add("augbench", build.as_bytes());
+    card.build = Default::default();
+    inputs.add(
+        "machine",
+        serde_json::to_string(&card).unwrap_or_default().as_bytes(),
+    );
     // The worker package's content hash (its extracted folder's name): a changed worker changes
-    // what a cell measures even where augbench's version does not.
+    // what a cell measures even where augbench's build does not.
     let worker = augbench_env::worker_source_dir()?;
     let worker = worker
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     inputs.add("worker", worker.as_bytes());
-    let card = augbench_host::machine::card();
-    inputs.add(
-        "machine",
-        serde_json::to_string(&card).unwrap_or_default().as_bytes(),
-    );
     Ok(inputs)
 }
 
