@@ -113,12 +113,7 @@ impl Production {
     }
 }
 
-/// Whether a config's text is a production config (a top-level `production:` key) rather than a
-/// run config: `validate` and the tests that walk `configs/` read each kind with its own reader.
-pub fn is_production_config(text: &str) -> bool {
-    text.lines()
-        .any(|l| l.trim_end() == "production:" || l.starts_with("production: "))
-}
+pub use crate::config::is_production_config;
 
 /// Reads, parses and resolves a production config file.
 pub fn load(path: &Path) -> Result<Production, ProductionConfigError> {
