@@ -21,12 +21,11 @@ import torch
 from torch.utils.data import DataLoader
 
 from . import pipeline
+from .pipeline_common import MEAN_BAND, rounded
 from .protocol import CONTRACT, EXCEPTION, BadRequest, WorkerError
 from .protocol import int_field as _int_field
 
 DTYPES = {"float16": torch.float16, "float32": torch.float32}
-# A normalized batch has channel means near 0 and negative values (pipeline_common.MEAN_BAND).
-MEAN_BAND = 1.5
 
 
 @dataclass
@@ -134,8 +133,8 @@ def check_batch(batch: Any, req: CellRequest) -> dict[str, Any]:
     flat = batch.to(torch.float32).movedim(1, 0).reshape(3, -1)
     means, low = flat.mean(dim=1).tolist(), float(flat.min())
     if any(abs(v) > MEAN_BAND for v in means) or low >= 0:
-        raise WorkerError(CONTRACT, f"the batch is not normalized: channel means {[round(v, 3) for v in means]}")
-    return {"shape": list(batch.shape), "dtype": req.dtype, "device": str(batch.device), "channel_mean": [round(v, 3) for v in means]}
+        raise WorkerError(CONTRACT, f"the batch is not normalized: channel means {rounded(means)}")
+    return {"shape": list(batch.shape), "dtype": req.dtype, "device": str(batch.device), "channel_mean": rounded(means)}
 
 
 def measure(adapter: Any, request: dict) -> dict:

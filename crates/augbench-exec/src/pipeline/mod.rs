@@ -12,7 +12,7 @@ mod window;
 
 pub(crate) use labels::{info, timing};
 pub use measure::{PipelineRuns, PipelineStarted, start};
-pub use settings::{PipelineSettings, sample_order};
+pub use settings::{PipelineSettings, sample_order, seeded_order};
 pub use window::Window;
 pub(crate) use window::flag_drift;
 #[cfg(test)]

@@ -79,8 +79,14 @@ impl PipelineSettings {
 
 /// The sample order every library's loader follows: a seeded permutation of the items.
 pub fn sample_order(count: u64) -> Vec<u64> {
+    seeded_order(count, policy::PIPELINE_ORDER_SEED)
+}
+
+/// The permutation of `count` items that `seed` gives (ChaCha8): pipeline rows use one seed,
+/// production cells one per seed of the run.
+pub fn seeded_order(count: u64, seed: u64) -> Vec<u64> {
     let mut order: Vec<u64> = (0..count).collect();
-    order.shuffle(&mut ChaCha8Rng::seed_from_u64(policy::PIPELINE_ORDER_SEED));
+    order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
     order
 }
 

@@ -18,9 +18,6 @@ use augbench_protocol::protocol::{
     ChainStage, FailureKind, LoadRequest, ProductionCellRequest, ProductionCellResponse, Request,
 };
 use indicatif::{MultiProgress, ProgressBar};
-use rand::SeedableRng;
-use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 
 use super::identity::{RunInputs, dataset_bytes};
 use augbench_core::production::cell::{self, CELL_SCHEMA, Cell, CellId, CellStatus};
@@ -38,9 +35,7 @@ pub struct ProductionRun {
 
 /// The seed's permutation of `count` items, shared by every implementation.
 pub fn seed_order(count: u64, seed: u64) -> Vec<u64> {
-    let mut order: Vec<u64> = (0..count).collect();
-    order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
-    order
+    crate::pipeline::seeded_order(count, seed)
 }
 
 /// Runs every missing cell of `p`; cells already on disk and valid are kept as they are.
@@ -52,9 +47,8 @@ pub fn run(
     stop: &AtomicBool,
 ) -> anyhow::Result<ProductionRun> {
     let media = crate::run_media::prepare_media(&media_config(p), mp)?;
-    prewarm(&media.paths, mp);
     let envs = environments(p, refresh, mp)?;
-    let inputs = run_inputs(p, &media.paths, &envs)?;
+    let inputs = run_inputs(p, &media.paths, &envs, mp)?;
     let run_id = inputs.run_id();
     let out = p
         .config
@@ -96,15 +90,6 @@ fn media_config(p: &Production) -> RunConfig {
     }
 }
 
-/// Every file read once, untimed, so no cell pays for the page cache.
-fn prewarm(paths: &[String], mp: &MultiProgress) {
-    let spinner = crate::progress::labelled_spinner(mp, format!("Prewarm {} files", paths.len()));
-    for path in paths {
-        let _ = std::fs::read(path);
-    }
-    spinner.finish_and_clear();
-}
-
 /// Each implementation's pipeline environment, built when missing.
 fn environments(
     p: &Production,
@@ -122,10 +107,13 @@ fn environments(
         .collect()
 }
 
+/// Every input hashed. Hashing the dataset reads every file once, before the first cell and
+/// untimed: it is the prewarm, so no cell pays for the page cache.
 fn run_inputs(
     p: &Production,
     paths: &[String],
     envs: &[augbench_env::EnvInfo],
+    mp: &MultiProgress,
 ) -> anyhow::Result<RunInputs> {
     let mut inputs = RunInputs::new();
     // The cell settings only: which implementations, recipes and seeds a run asks for is not an
@@ -137,7 +125,10 @@ fn run_inputs(
             .as_bytes(),
     );
     inputs.add("catalog", p.catalog_text.as_bytes());
+    let spinner =
+        crate::progress::labelled_spinner(mp, format!("Prewarm and hash {} files", paths.len()));
     inputs.add("dataset", &dataset_bytes(paths)?);
+    spinner.finish_and_clear();
     let mut locks = String::new();
     for env in envs {
         locks.push_str(&format!("[{}]\n{}\n", env.group, env.lock()?));
