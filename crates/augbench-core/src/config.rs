@@ -170,6 +170,32 @@ pub struct Warmup {
     pub max_passes: Option<u64>,
     pub min_windows: Option<u64>,
     pub max_seconds: Option<f64>,
+    /// The untimed pass over every item that ends a micro warmup: `auto` (policy's rule by
+    /// seconds per item), `always` or `never`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_pass: Option<FullPass>,
+}
+
+/// Whether a micro warmup ends with one untimed pass over every item (docs/methodology.md,
+/// "One transform, step by step").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FullPass {
+    /// A fast row takes the pass; a slower one only where its first pass over the warmup subset
+    /// read cold (exec's `takes_full_pass`).
+    Auto,
+    Always,
+    Never,
+}
+
+impl std::fmt::Display for FullPass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FullPass::Auto => "auto",
+            FullPass::Always => "always",
+            FullPass::Never => "never",
+        })
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

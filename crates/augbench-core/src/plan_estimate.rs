@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::config::FullPass;
 use crate::matrix::{Backend, Media, Mode};
 use crate::plan::Plan;
 use crate::policy;
@@ -75,6 +76,7 @@ pub fn estimate(plan: &Plan, prior: &Prior, threads: u64) -> Estimate {
         return estimate_counts(plan);
     }
     let shape = Shape::of(plan, threads);
+    let fewest_rounds = fewest_rounds(plan, prior, &shape);
     let mut t = Totals::default();
     for job in &plan.jobs {
         let native = job.backend == Backend::NativeWorker;
@@ -84,25 +86,25 @@ pub fn estimate(plan: &Plan, prior: &Prior, threads: u64) -> Estimate {
         }
         let (mut companion, mut ceiling_loader) = (false, 0.0);
         for name in &job.transforms {
-            let key = (job.library.clone(), name.clone());
             t.rows += 1;
-            if prior.unsupported.contains(&key) {
-                t.from_prior += 1;
-                continue;
-            }
-            if prior.unbuildable.contains(&key) {
-                t.unbuildable += 1;
-                continue;
-            }
-            let spi = match prior.sec_per_item.get(&key) {
-                Some(s) => {
+            let spi = match row_cost(prior, &shape, &job.library, name) {
+                RowCost::Unsupported => {
                     t.from_prior += 1;
-                    shape.prior_sec_per_item(*s, prior.slow.contains(&key))
+                    continue;
                 }
-                None => shape.policy_sec_per_item(),
+                RowCost::Unbuildable => {
+                    t.unbuildable += 1;
+                    continue;
+                }
+                RowCost::Measured(spi) => {
+                    t.from_prior += 1;
+                    spi
+                }
+                RowCost::Policy(spi) => spi,
             };
             let ceiling = *name == crate::recipe::Recipe::get().ceiling;
-            let row = shape.row_sec(&plan.config, spi, ceiling);
+            let fewest = fewest_rounds.get(name.as_str()).copied();
+            let row = shape.row_sec(&plan.config, spi, ceiling, fewest);
             if ceiling {
                 ceiling_loader = row.loader;
             }
@@ -116,6 +118,72 @@ pub fn estimate(plan: &Plan, prior: &Prior, threads: u64) -> Estimate {
         }
     }
     t.finish(plan, prior, &shape)
+}
+
+/// Where a row's cost comes from: an earlier result says it costs nothing (`unsupported`), the
+/// adapters do not build it, or seconds per item (an earlier result's, or policy's).
+enum RowCost {
+    Unsupported,
+    Unbuildable,
+    Measured(f64),
+    Policy(f64),
+}
+
+fn row_cost(prior: &Prior, shape: &Shape, library: &str, name: &str) -> RowCost {
+    let key = (library.to_string(), name.to_string());
+    if prior.unsupported.contains(&key) {
+        return RowCost::Unsupported;
+    }
+    if prior.unbuildable.contains(&key) {
+        return RowCost::Unbuildable;
+    }
+    match prior.sec_per_item.get(&key) {
+        Some(s) => RowCost::Measured(shape.prior_sec_per_item(*s, prior.slow.contains(&key))),
+        None => RowCost::Policy(shape.policy_sec_per_item()),
+    }
+}
+
+/// Micro, interleaved, with a precision target: the fewest rounds each transform takes in a
+/// process. A process's rounds end at its share of the transform's budget even before
+/// `PRECISION_MIN_ROUNDS` (after one round), so a transform whose round (every library's run)
+/// outlasts that share takes fewer. Empty otherwise (every row takes `rounds`' low end).
+fn fewest_rounds<'p>(plan: &'p Plan, prior: &Prior, shape: &Shape) -> BTreeMap<&'p str, f64> {
+    let e = &plan.config.execution;
+    if e.precision.is_none() || !shape.interleaved || shape.pipeline() {
+        return BTreeMap::new();
+    }
+    let budget = e
+        .transform_budget_sec
+        .unwrap_or(policy::DEFAULT_TRANSFORM_BUDGET_SEC);
+    let share = budget / shape.processes;
+    let mut round: BTreeMap<&str, f64> = BTreeMap::new();
+    for job in &plan.jobs {
+        for name in &job.transforms {
+            let spi = match row_cost(prior, shape, &job.library, name) {
+                RowCost::Measured(s) | RowCost::Policy(s) => s,
+                RowCost::Unsupported | RowCost::Unbuildable => continue,
+            };
+            if is_slow(&plan.config, shape.media, spi) {
+                continue;
+            }
+            *round.entry(name.as_str()).or_default() +=
+                micro_round_sec(&plan.config, shape.items, spi);
+        }
+    }
+    round
+        .into_iter()
+        .map(|(name, sec)| (name, budget_rounds(share, sec)))
+        .collect()
+}
+
+/// Rounds a process takes before its budget `share` is spent, when each lasts `round_sec`: at
+/// least one, at most `PRECISION_MIN_ROUNDS` (the low end; the rule may stop there).
+fn budget_rounds(share: f64, round_sec: f64) -> f64 {
+    let min = policy::PRECISION_MIN_ROUNDS as f64;
+    if round_sec <= 0.0 {
+        return min;
+    }
+    (share / round_sec).ceil().clamp(1.0, min)
 }
 
 /// What shapes every row's time: the mode, the media, the processes, the items, the schedule.
@@ -185,11 +253,19 @@ impl Shape {
         }
     }
 
-    fn row_sec(&self, cfg: &crate::RunConfig, spi: f64, ceiling: bool) -> RowSec {
+    /// One row's seconds in one process; `fewest`: the transform's fewest rounds, where a
+    /// budget decides them (`fewest_rounds`).
+    fn row_sec(
+        &self,
+        cfg: &crate::RunConfig,
+        spi: f64,
+        ceiling: bool,
+        fewest: Option<f64>,
+    ) -> RowSec {
         if self.pipeline() {
             pipeline_row_sec(cfg, self, spi, ceiling)
         } else {
-            row_sec(cfg, self.media, self.items, spi)
+            row_sec(cfg, self.media, self.items, spi, fewest)
         }
     }
 }
@@ -343,8 +419,15 @@ fn is_slow(cfg: &crate::RunConfig, media: Media, sec_per_call: f64) -> bool {
     sec_per_call >= slow && e.disable_slow_skip != Some(true)
 }
 
-/// One library's micro transform in one process.
-fn row_sec(cfg: &crate::RunConfig, media: Media, items: f64, spi: f64) -> RowSec {
+/// One library's micro transform in one process (`fewest`: its transform's fewest rounds, where
+/// a budget decides them).
+fn row_sec(
+    cfg: &crate::RunConfig,
+    media: Media,
+    items: f64,
+    spi: f64,
+    fewest: Option<f64>,
+) -> RowSec {
     let e = &cfg.execution;
     let preflight = policy::slow_preflight_items(media) as f64 * spi;
     if is_slow(cfg, media, spi) {
@@ -354,17 +437,38 @@ fn row_sec(cfg: &crate::RunConfig, media: Media, items: f64, spi: f64) -> RowSec
     let window = policy::warmup_window(media) as f64;
     let passes = (window * policy::WARMUP_MIN_WINDOWS as f64 * subset * spi)
         .min(e.warmup.max_seconds.unwrap_or(policy::WARMUP_MAX_SEC));
-    // Warmup ends with one untimed pass over every item beyond the subset.
-    let warmup = passes + if items > subset { items * spi } else { 0.0 };
-    let min_time = e.min_time.unwrap_or(policy::DEFAULT_MIN_TIME_SEC);
-    let round = (items * spi).max(min_time) + subset * spi;
+    // Warmup ends with one untimed pass over every item beyond the subset, where the row takes
+    // it (`auto` is counted as a fast row's rule: whether a slower row reads cold only shows then).
+    let full_pass = match e.warmup.full_pass.unwrap_or(policy::WARMUP_FULL_PASS) {
+        FullPass::Always => true,
+        FullPass::Never => false,
+        FullPass::Auto => spi < policy::WARMUP_FULL_PASS_MAX_SEC_PER_ITEM,
+    };
+    let warmup = passes
+        + if items > subset && full_pass {
+            items * spi
+        } else {
+            0.0
+        };
+    let round = micro_round_sec(cfg, items, spi);
     let (low, high) = rounds(cfg);
+    let low = fewest.map_or(low, |f| f.min(low));
     RowSec {
         setup: preflight + warmup + policy::EST_SETUP_SEC,
         loader: 0.0,
         low: low * round,
         high: high * round,
     }
+}
+
+/// One library's timed run and the rewarm before it (micro): a pass, at least `min_time` long.
+fn micro_round_sec(cfg: &crate::RunConfig, items: f64, spi: f64) -> f64 {
+    let min_time = cfg
+        .execution
+        .min_time
+        .unwrap_or(policy::DEFAULT_MIN_TIME_SEC);
+    let subset = (policy::WARMUP_SUBSET_ITEMS as f64).min(items);
+    (items * spi).max(min_time) + subset * spi
 }
 
 /// One library's pipeline transform in one process, `spi` seconds per delivered item: preflight
@@ -491,6 +595,49 @@ mod tests {
         );
         let extra = (policy::PRECISION_MAX_PROCESSES as f64 - units) * one;
         assert!(p.high_sec - p.low_sec >= extra, "{p:?}");
+    }
+
+    #[test]
+    fn a_budget_shorter_than_a_round_takes_fewer_rounds_at_the_low_end() {
+        let at = |budget: &str| {
+            let p = plan(&format!(
+                "  precision: 0.05\n  transform_budget_sec: {budget}\n"
+            ));
+            part(&estimate(&p, &Prior::default(), 2), "timed rounds")
+        };
+        let (short, long) = (at("0.2"), at("1000"));
+        let min = policy::PRECISION_MIN_ROUNDS as f64;
+        assert!((long / short - min).abs() < 1e-9, "{short} vs {long}");
+        assert_eq!(budget_rounds(10.0, 4.0), 3.0_f64.min(min));
+        assert_eq!(budget_rounds(1.0, 4.0), 1.0);
+        assert_eq!(budget_rounds(5.0, 0.0), min);
+    }
+
+    #[test]
+    fn a_slow_row_under_auto_skips_the_full_pass_in_the_estimate() {
+        let mut prior = Prior::default();
+        let slow = policy::WARMUP_FULL_PASS_MAX_SEC_PER_ITEM * 2.0;
+        let fast = policy::WARMUP_FULL_PASS_MAX_SEC_PER_ITEM / 2.0;
+        for library in ["pillow", "image"] {
+            for transform in ["Resize", "HorizontalFlip"] {
+                let key = (library.to_string(), transform.to_string());
+                prior.sec_per_item.insert(key, fast);
+            }
+        }
+        prior
+            .sec_per_item
+            .insert(("pillow".into(), "Resize".into()), slow);
+        let set_up = |extra: &str| {
+            part(
+                &estimate(&plan(extra), &prior, 2),
+                "set-up (check, preflight, warmup)",
+            )
+        };
+        let (auto, always) = (set_up(""), set_up("  warmup: {full_pass: always}\n"));
+        assert!(
+            (always - auto - 100.0 * slow).abs() < 1e-6,
+            "{auto} vs {always}"
+        );
     }
 
     #[test]

@@ -178,6 +178,14 @@ pub const WARMUP_MAX_PASSES: u64 = 1000;
 pub const WARMUP_MIN_WINDOWS: u64 = 2;
 /// Warmup: wall-time cap in seconds.
 pub const WARMUP_MAX_SEC: f64 = 5.0;
+/// Warmup: whether it ends with an untimed pass over every item (`execution.warmup.full_pass`).
+pub const WARMUP_FULL_PASS: crate::config::FullPass = crate::config::FullPass::Auto;
+/// Warmup, `full_pass: auto`: a row faster than this many seconds an item always takes the
+/// untimed pass over every item (it is cheap, and fast rows read a cold first run).
+pub const WARMUP_FULL_PASS_MAX_SEC_PER_ITEM: f64 = 0.0025;
+/// Warmup, `full_pass: auto`: a slower row takes the pass when its first pass over the warmup
+/// subset (after the first item) read more than this much slower than its warm rate.
+pub const WARMUP_COLD_RATIO: f64 = 0.10;
 /// The run summary's row kinds: a fast row takes under this many seconds an item (its median),
 /// a slow row this or more.
 pub const FAST_ROW_SEC_PER_ITEM: f64 = 0.001;

@@ -162,4 +162,5 @@ fn fill_execution(cfg: &mut RunConfig) {
     w.max_passes.get_or_insert(policy::WARMUP_MAX_PASSES);
     w.min_windows.get_or_insert(policy::WARMUP_MIN_WINDOWS);
     w.max_seconds.get_or_insert(policy::WARMUP_MAX_SEC);
+    w.full_pass.get_or_insert(policy::WARMUP_FULL_PASS);
 }

@@ -270,6 +270,10 @@ pub struct BenchmarkParams {
     pub warmup_window: u64,
     pub warmup_threshold: f64,
     pub max_warmup_iterations: u64,
+    /// Micro: the warmup's full-pass setting (`auto`, `always`, `never`); absent in files
+    /// written before it existed (they always took the pass).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_full_pass: Option<String>,
     /// Micro: `interleaved` (paired rounds across libraries) or `sequential`; absent in files
     /// written before schedules existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -364,6 +368,14 @@ pub struct TransformResult {
     pub unstable: bool,
     pub unstable_reason: Option<String>,
     pub warmup_iterations: u64,
+    /// Micro: how many of the row's processes ended their warmup with the untimed pass over
+    /// every item (`execution.warmup.full_pass`); absent in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_full_passes: Option<u64>,
+    /// Micro: the warmup subset's cold pass (the preflight's, after its first item) over its
+    /// warm rate, the largest over the row's processes: what `full_pass: auto` reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_cold_ratio: Option<f64>,
     pub early_stopped: bool,
     pub early_stop_reason: Option<String>,
     pub slow_threshold_sec_per_item: Option<f64>,

@@ -229,10 +229,10 @@ mod tests {
     }
 
     #[test]
-    fn a_spent_budget_ends_the_rounds_loop() {
+    fn a_spent_budget_ends_the_rounds_loop_after_one_round() {
         let mut clock = RoundsClock::start(0.0, 0.0001);
         let taken = rounds_until_stop(&mut clock, &[1000.0, 1300.0], &[500.0, 650.0]);
-        assert_eq!(taken, policy::PRECISION_MIN_ROUNDS);
+        assert_eq!(taken, 1);
         assert_eq!(clock.last.0, Decision::BudgetSpent);
     }
 

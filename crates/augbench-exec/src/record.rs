@@ -160,6 +160,14 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
             m.cpu_times = cpu_times;
             m.run_chunks = old.run_chunks.max(new.run_chunks);
             m.warmup_iterations = old.warmup_iterations + new.warmup_iterations;
+            m.warmup_full_passes = match (old.warmup_full_passes, new.warmup_full_passes) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+            m.warmup_cold_ratio = match (old.warmup_cold_ratio, new.warmup_cold_ratio) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
             m.slow_threshold_sec_per_item = old.slow_threshold_sec_per_item;
             m.slow_preflight_items = old.slow_preflight_items;
             m.preflight_sec_per_item = old.preflight_sec_per_item;
@@ -389,6 +397,7 @@ pub(crate) fn benchmark_params(
         warmup_window: e.warmup.window.unwrap_or_default(),
         warmup_threshold: e.warmup.threshold.unwrap_or_default(),
         max_warmup_iterations: e.warmup.max_passes.unwrap_or_default(),
+        warmup_full_pass: e.warmup.full_pass.map(|f| f.to_string()),
         schedule: Some(schedule.to_string()),
         measure: e
             .measure

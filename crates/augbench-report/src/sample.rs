@@ -166,6 +166,7 @@ fn params(media: Media, mode: Mode) -> BenchmarkParams {
         warmup_window: policy::warmup_window(media),
         warmup_threshold: policy::WARMUP_THRESHOLD,
         max_warmup_iterations: policy::WARMUP_MAX_PASSES,
+        warmup_full_pass: Some(policy::WARMUP_FULL_PASS.to_string()),
         schedule: None,
         measure: None,
     }

@@ -66,20 +66,26 @@ pub enum Decision {
 }
 
 /// The stopping rule: after `min_rounds`, stop as soon as every relative half-width is at most
-/// `target` (an empty list has nothing left to pin down), else when the budget or the round cap
-/// is spent, or when the cap would not bring the widest within reach (`rounds_out_of_reach`).
+/// `target` (an empty list has nothing left to pin down); after one round, when the budget is
+/// spent; after `min_rounds`, when the round cap is spent, or when the cap would not bring the widest within reach (`rounds_out_of_reach`).
 /// A non-finite half-width (an interval that could not be formed) is never narrow. A
 /// half-width equal to the target up to rounding (the drift floor goes through ln and exp) is
 /// within it.
 pub fn stop_rule(half_widths: &[f64], target: f64, p: Progress) -> Decision {
-    if p.rounds < p.min_rounds {
+    if p.rounds == 0 {
         return Decision::More;
     }
-    if within(half_widths, target) {
+    if p.rounds >= p.min_rounds && within(half_widths, target) {
         return Decision::Reached;
     }
+    // The budget ends rounds even before the minimum (after one): a transform whose round
+    // outlasts its process's share would otherwise spend several shares on rounds that cannot
+    // narrow the spread between processes (docs/methodology.md, "The whole matrix").
     if p.elapsed_sec >= p.budget_sec {
         return Decision::BudgetSpent;
+    }
+    if p.rounds < p.min_rounds {
+        return Decision::More;
     }
     if p.rounds >= p.max_rounds {
         return Decision::MaxRounds;
@@ -462,6 +468,21 @@ mod tests {
             stop_rule(&[f64::NAN], 0.03, at(4, 10.0)),
             Decision::BudgetSpent,
             "an interval that could not be formed is never narrow"
+        );
+    }
+
+    #[test]
+    fn a_spent_budget_ends_rounds_before_the_minimum_but_never_before_the_first() {
+        assert_eq!(stop_rule(&[f64::NAN], 0.03, at(0, 99.0)), Decision::More);
+        assert_eq!(
+            stop_rule(&[f64::NAN], 0.03, at(1, 10.0)),
+            Decision::BudgetSpent
+        );
+        assert_eq!(stop_rule(&[0.05], 0.03, at(2, 9.9)), Decision::More);
+        assert_eq!(
+            stop_rule(&[0.001], 0.03, at(2, 10.0)),
+            Decision::BudgetSpent,
+            "narrow before the minimum is not reached"
         );
     }
 

@@ -23,7 +23,7 @@ pub struct Measuring {
     per_item: f64,
     slow_threshold: f64,
     preflight_items: u64,
-    warmup_passes: u64,
+    warmed: super::setup::Warmed,
     /// What the setup saw (boxed: `Started` holds a `Measuring` next to a boxed result).
     setup: Box<Setup>,
     throughputs: Vec<f64>,
@@ -67,7 +67,7 @@ impl Measuring {
         loops: u64,
         per_item: f64,
         set: &MicroSettings,
-        warmup_passes: u64,
+        warmed: super::setup::Warmed,
         checked: CheckResponse,
     ) -> Measuring {
         Measuring {
@@ -77,7 +77,7 @@ impl Measuring {
             per_item,
             slow_threshold: set.slow_threshold,
             preflight_items: set.preflight_items,
-            warmup_passes,
+            warmed,
             setup: Box::new(Setup {
                 output_shape: checked.output_shape,
                 output_dtype: checked.output_dtype,
@@ -231,7 +231,9 @@ impl Measuring {
     pub fn finish(self) -> TransformResult {
         let summary = stats::summarize(&self.throughputs);
         let mut r = TransformResult::measured(self.params, &summary, self.throughputs, self.times);
-        r.warmup_iterations = self.warmup_passes;
+        r.warmup_iterations = self.warmed.passes;
+        r.warmup_full_passes = Some(u64::from(self.warmed.full_pass));
+        r.warmup_cold_ratio = self.warmed.cold_ratio;
         r.slow_threshold_sec_per_item = Some(self.slow_threshold);
         r.slow_preflight_items = Some(self.preflight_items);
         r.preflight_sec_per_item = Some(self.per_item);

@@ -13,6 +13,7 @@ pub struct WarmupSettings {
     pub max_passes: u64,
     pub min_windows: u64,
     pub max_seconds: f64,
+    pub full_pass: augbench_core::config::FullPass,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -70,6 +71,7 @@ impl MicroSettings {
                 max_passes: w.max_passes.unwrap_or(policy::WARMUP_MAX_PASSES),
                 min_windows: w.min_windows.unwrap_or(policy::WARMUP_MIN_WINDOWS),
                 max_seconds: w.max_seconds.unwrap_or(policy::WARMUP_MAX_SEC),
+                full_pass: w.full_pass.unwrap_or(policy::WARMUP_FULL_PASS),
             },
         }
     }

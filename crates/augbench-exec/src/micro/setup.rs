@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use augbench_core::config::FullPass;
 use augbench_core::policy;
 use augbench_core::registry::TransformSpec;
 use augbench_core::results::{CONTRACT_ERROR, Status, TransformResult};
@@ -82,25 +83,34 @@ fn start_inner(
             r.force_share = checked.force_share;
             return Ok(Started::Finished(Box::new(r)));
         }
-        Preflight::PerItem(sec) => sec,
+        Preflight::PerItem(cold) => cold,
     };
     on_phase(Phase::Warmup);
-    let warmup_passes = warmup(s, items, set)?;
+    let warmed = warmup(s, items, per_item, set)?;
+    let per_item = per_item.per_item;
     Ok(Started::Measuring(Measuring::new(
         spec,
         params,
         loops_for(per_item * items as f64, set.min_time),
         per_item,
         set,
-        warmup_passes,
+        warmed,
         checked,
     )))
 }
 
 enum Preflight {
-    PerItem(f64),
+    PerItem(Cold),
     /// Seconds per item measured (or the lower bound when the preflight hit its wall cap).
     Slow(f64),
+}
+
+/// The preflight's cold pass over the warmup subset: seconds per item over all of it, and over
+/// the items after the first (the first carries what a transform pays once, whatever the item).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Cold {
+    pub per_item: f64,
+    pub rest_per_item: Option<f64>,
 }
 
 fn preflight(
@@ -110,32 +120,47 @@ fn preflight(
 ) -> Result<Preflight, WorkerError> {
     let count = set.preflight_items.clamp(1, items.max(1));
     let cap = Duration::from_secs_f64(policy::PREFLIGHT_MAX_SEC).min(set.request_timeout);
-    let timeout = if set.disable_slow_skip {
+    let limit = if set.disable_slow_skip {
         set.request_timeout
     } else {
         cap
     };
-    let ns = match s.time(
-        TimeRequest {
-            start: 0,
-            count,
+    let started = Instant::now();
+    // The first item alone, then the rest: what a transform pays once stays out of the rest.
+    let mut ns = Vec::new();
+    for (start, n) in [(0, 1), (1, count - 1)] {
+        if n == 0 {
+            continue;
+        }
+        let timeout = limit
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_millis(1));
+        let request = TimeRequest {
+            start,
+            count: n,
             loops: 1,
             markers: false,
-        },
-        timeout,
-    ) {
-        Ok(ns) => ns,
-        // Past the preflight's own wall cap the transform is slow; at the request timeout it hangs.
-        Err(WorkerError::Timeout { .. }) if !set.disable_slow_skip && cap < set.request_timeout => {
-            return Ok(Preflight::Slow(cap.as_secs_f64() / count as f64));
+        };
+        match s.time(request, timeout) {
+            Ok(t) => ns.push(t.first().copied().unwrap_or(0) as f64 / 1e9),
+            // Past the preflight's own wall cap the transform is slow; at the request timeout it
+            // hangs.
+            Err(WorkerError::Timeout { .. })
+                if !set.disable_slow_skip && cap < set.request_timeout =>
+            {
+                return Ok(Preflight::Slow(cap.as_secs_f64() / count as f64));
+            }
+            Err(e) => return Err(e),
         }
-        Err(e) => return Err(e),
-    };
-    let per_item = ns.first().copied().unwrap_or(0) as f64 / 1e9 / count as f64;
+    }
+    let per_item = ns.iter().sum::<f64>() / count as f64;
     if !set.disable_slow_skip && per_item >= set.slow_threshold {
         return Ok(Preflight::Slow(per_item));
     }
-    Ok(Preflight::PerItem(per_item.max(1e-9)))
+    Ok(Preflight::PerItem(Cold {
+        per_item: per_item.max(1e-9),
+        rest_per_item: (count > 1).then(|| ns.last().copied().unwrap_or(0.0) / (count - 1) as f64),
+    }))
 }
 
 /// A transform recorded as `slow` from its preflight speed (micro and pipeline mode).
@@ -168,8 +193,25 @@ pub fn loops_for(pass_seconds: f64, min_time: f64) -> u64 {
     ((min_time / pass_seconds).ceil() as u64).clamp(1, 100_000)
 }
 
-/// Runs warmup passes over a small subset until the window rule says stable; returns passes run.
-fn warmup(s: &mut dyn Session, items: u64, set: &MicroSettings) -> Result<u64, WorkerError> {
+/// What the warmup ran: passes over the subset and over every item.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Warmed {
+    pub passes: u64,
+    /// Whether it ended with the untimed pass over every item.
+    pub full_pass: bool,
+    /// The subset's cold pass (the preflight's, after its first item) over its warm rate (the
+    /// last window's), where both were read.
+    pub cold_ratio: Option<f64>,
+}
+
+/// Runs warmup passes over a small subset until the window rule says stable, then, where the
+/// row takes it (`takes_full_pass`), one untimed pass over every item.
+fn warmup(
+    s: &mut dyn Session,
+    items: u64,
+    cold: Cold,
+    set: &MicroSettings,
+) -> Result<Warmed, WorkerError> {
     let w = &set.warmup;
     let subset = policy::WARMUP_SUBSET_ITEMS.clamp(1, items.max(1));
     let started = Instant::now();
@@ -195,8 +237,10 @@ fn warmup(s: &mut dyn Session, items: u64, set: &MicroSettings) -> Result<u64, W
         }
     }
     // One untimed pass over every item: the subset is warm, the rest would otherwise make the
-    // first timed run of each process a cold one (a few percent to 30% slower, as measured).
-    let full_pass = items > subset;
+    // first timed run of each process a cold one (a few percent to 30% slower, as measured on
+    // fast rows; rows slower than the auto rule's threshold were measured not to read cold).
+    let cold_ratio = cold_ratio(cold, &rates, w.window);
+    let full_pass = items > subset && takes_full_pass(w.full_pass, cold.per_item, cold_ratio);
     if full_pass {
         let all = TimeRequest {
             start: 0,
@@ -206,7 +250,36 @@ fn warmup(s: &mut dyn Session, items: u64, set: &MicroSettings) -> Result<u64, W
         };
         s.time(all, set.request_timeout)?;
     }
-    Ok(rates.len() as u64 + u64::from(full_pass))
+    Ok(Warmed {
+        passes: rates.len() as u64 + u64::from(full_pass),
+        full_pass,
+        cold_ratio,
+    })
+}
+
+/// The subset's cold seconds per item (after its first item) over its warm seconds per item
+/// (the mean rate of the last `window` warmup passes).
+fn cold_ratio(cold: Cold, rates: &[f64], window: u64) -> Option<f64> {
+    let last = &rates[rates.len().saturating_sub(window.max(1) as usize)..];
+    let warm_rate = stats::mean(last);
+    let rest = cold.rest_per_item?;
+    (warm_rate > 0.0 && rest > 0.0).then_some(rest * warm_rate)
+}
+
+/// Whether the warmup ends with the untimed pass over every item: `always`, `never`, or (`auto`)
+/// for a row faster than `WARMUP_FULL_PASS_MAX_SEC_PER_ITEM` an item (where it is cheap and a cold
+/// first run was measured), or one whose subset read cold by more than `WARMUP_COLD_RATIO` (a
+/// cost each new item pays once, as torch's convolutions do for each new image size); a ratio
+/// that could not be read takes the pass.
+pub(super) fn takes_full_pass(mode: FullPass, per_item: f64, cold_ratio: Option<f64>) -> bool {
+    match mode {
+        FullPass::Always => true,
+        FullPass::Never => false,
+        FullPass::Auto => {
+            per_item < policy::WARMUP_FULL_PASS_MAX_SEC_PER_ITEM
+                || cold_ratio.is_none_or(|r| r > 1.0 + policy::WARMUP_COLD_RATIO)
+        }
+    }
 }
 
 /// The flat-rate rule: after `min_windows` windows (at least two), warm once the rate stops
@@ -249,6 +322,45 @@ mod tests {
             &[10.0, 10.0, 10.0, 100.0, 100.0, 100.0, 101.0, 101.0, 101.0],
             &ws()
         ));
+    }
+
+    #[test]
+    fn auto_takes_the_full_pass_for_fast_rows_and_for_rows_that_read_cold() {
+        let fast = policy::WARMUP_FULL_PASS_MAX_SEC_PER_ITEM / 2.0;
+        let slow = policy::WARMUP_FULL_PASS_MAX_SEC_PER_ITEM * 2.0;
+        let warm = Some(1.0 + policy::WARMUP_COLD_RATIO / 2.0);
+        let cold = Some(1.0 + policy::WARMUP_COLD_RATIO * 2.0);
+        assert!(takes_full_pass(FullPass::Auto, fast, warm));
+        assert!(!takes_full_pass(FullPass::Auto, slow, warm));
+        assert!(takes_full_pass(FullPass::Auto, slow, cold));
+        assert!(
+            takes_full_pass(FullPass::Auto, slow, None),
+            "unread: take it"
+        );
+        assert!(takes_full_pass(FullPass::Always, slow, warm));
+        assert!(!takes_full_pass(FullPass::Never, fast, cold));
+    }
+
+    /// The requests after the preflight and the window passes: whether one covered every item.
+    fn full_pass_taken(mut log: Log, items: u64) -> bool {
+        let mut set = settings(3);
+        set.preflight_items = 10;
+        let Ok(Started::Measuring(_)) = start(&mut log, &flip(), items, &set, &mut |_| {}) else {
+            panic!("expected a transform under way");
+        };
+        log.times.iter().any(|t| t.count == items)
+    }
+
+    #[test]
+    fn a_slow_row_skips_the_full_pass_unless_its_new_items_read_cold() {
+        let item = (policy::WARMUP_FULL_PASS_MAX_SEC_PER_ITEM * 4e9) as u64;
+        assert!(!full_pass_taken(Log::with(item, 0), 40));
+        // Each new item costs half as much again the first time: the subset reads cold.
+        assert!(full_pass_taken(Log::with(item, item / 2), 40));
+        // A cost paid once, by the first item only, is not a cold item.
+        let mut once = Log::with(item, 0);
+        once.once_ns = 20 * item;
+        assert!(!full_pass_taken(once, 40));
     }
 
     #[test]

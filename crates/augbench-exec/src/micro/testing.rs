@@ -1,5 +1,6 @@
-//! A scripted session for the methodology's unit tests: every item takes 1 ms, its check reports a
-//! strided output that forcing spends three quarters of the time on, and it logs what it was asked.
+//! A scripted session for the methodology's unit tests: every item takes 1 ms (or `item_ns`),
+//! plus `cold_ns` the first time it is seen; its check reports a strided output that forcing
+//! spends three quarters of the time on, and it logs what it was asked.
 
 use std::time::Duration;
 
@@ -16,6 +17,36 @@ use augbench_protocol::protocol::{
 pub struct Log {
     pub prepares: usize,
     pub times: Vec<TimeRequest>,
+    /// Nanoseconds an item takes (0: 1 ms).
+    pub item_ns: u64,
+    /// Nanoseconds an item takes on top the first time it is transformed.
+    pub cold_ns: u64,
+    /// Nanoseconds the very first call takes on top (what a transform pays once).
+    pub once_ns: u64,
+    seen: std::collections::BTreeSet<u64>,
+}
+
+impl Log {
+    /// A session whose items take `item_ns`, plus `cold_ns` the first time.
+    pub fn with(item_ns: u64, cold_ns: u64) -> Log {
+        Log {
+            item_ns,
+            cold_ns,
+            ..Log::default()
+        }
+    }
+
+    fn pass_ns(&mut self, r: &TimeRequest) -> u64 {
+        let item = if self.item_ns == 0 {
+            1_000_000
+        } else {
+            self.item_ns
+        };
+        let cold = (r.start..r.start + r.count)
+            .filter(|i| self.seen.insert(*i))
+            .count() as u64;
+        r.count * item + cold * self.cold_ns + std::mem::take(&mut self.once_ns)
+    }
 }
 
 impl Session for Log {
@@ -40,10 +71,14 @@ impl Session for Log {
     }
     fn time_clocked(&mut self, r: TimeRequest, _: Duration) -> Result<TimeResponse, WorkerError> {
         self.times.push(r);
+        let mut ns = vec![self.pass_ns(&r)];
+        for _ in 1..r.loops {
+            ns.push(self.pass_ns(&r));
+        }
         Ok(TimeResponse {
-            ns: vec![r.count * 1_000_000; r.loops as usize],
             // The thread had the core 90% of the time.
-            cpu_ns: vec![r.count * 900_000; r.loops as usize],
+            cpu_ns: ns.iter().map(|n| n / 10 * 9).collect(),
+            ns,
         })
     }
 }
@@ -55,6 +90,7 @@ pub fn ws() -> WarmupSettings {
         max_passes: 100,
         min_windows: 2,
         max_seconds: 10.0,
+        full_pass: augbench_core::config::FullPass::Auto,
     }
 }
 
