@@ -186,6 +186,9 @@ pub const WARMUP_FULL_PASS_MAX_SEC_PER_ITEM: f64 = 0.0025;
 /// Warmup, `full_pass: auto`: a slower row takes the pass when its first pass over the warmup
 /// subset (after the first item) read more than this much slower than its warm rate.
 pub const WARMUP_COLD_RATIO: f64 = 0.10;
+/// The run summary's precision line lists each missed transform's note up to this many; past
+/// it, the line says how wide they stood (median and widest).
+pub const SUMMARY_MAX_NOTES: usize = 5;
 /// The run summary's row kinds: a fast row takes under this many seconds an item (its median),
 /// a slow row this or more.
 pub const FAST_ROW_SEC_PER_ITEM: f64 = 0.001;

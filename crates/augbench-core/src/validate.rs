@@ -553,7 +553,8 @@ fn precision(e: &crate::config::Execution, src: &Source) -> Check {
 
 /// Each process gets an equal share of `transform_budget_sec`, and a timed run lasts at least
 /// `min_time`, so a budget below `processes × PRECISION_MIN_ROUNDS × min_time` cannot hold the
-/// rounds the stopping rule needs before it may stop, even for the fastest transform.
+/// rounds the stopping rule needs before it may call a transform reached, even for the fastest
+/// one (a spent budget ends the rounds after one, unreached).
 fn budget_holds_the_minimum_rounds(
     e: &crate::config::Execution,
     budget: f64,
@@ -563,6 +564,8 @@ fn budget_holds_the_minimum_rounds(
         return Ok(());
     };
     let smallest = processes as f64 * crate::policy::PRECISION_MIN_ROUNDS as f64 * min_time;
+    // Read to the millisecond: 3 × 0.05 is 0.15000000000000002 in binary.
+    let smallest = (smallest * 1000.0).ceil() / 1000.0;
     if budget >= smallest {
         return Ok(());
     }

@@ -47,6 +47,7 @@ macro_rules! plan_snapshots {
 plan_snapshots! {
     plan_quickstart => "examples/quickstart.yaml",
     plan_local_rgb_micro_cpu => "examples/local_rgb_micro_cpu.yaml",
+    plan_rgb_micro_matrix => "examples/rgb_micro_matrix.yaml",
     plan_local_9ch_micro_cpu => "examples/local_9ch_micro_cpu.yaml",
     plan_local_video_micro_cpu => "examples/local_video_micro_cpu.yaml",
     plan_local_video_decode => "examples/local_video_decode.yaml",
@@ -63,6 +64,7 @@ plan_snapshots! {
 const ALL: &[&str] = &[
     "examples/quickstart.yaml",
     "examples/local_rgb_micro_cpu.yaml",
+    "examples/rgb_micro_matrix.yaml",
     "examples/local_9ch_micro_cpu.yaml",
     "examples/local_video_micro_cpu.yaml",
     "examples/local_video_decode.yaml",

@@ -96,7 +96,8 @@ pub fn schedule_line(files: &[&ResultFile]) -> Option<String> {
 }
 
 /// Measuring to a precision: how many transforms reached the target, and the rest with their
-/// notes (`Rotate: not reached: ±4.1% after 45 s …`). `None` without a precision target.
+/// notes (`Rotate: not reached: ±4.1% after 45 s …`), or, past `policy::SUMMARY_MAX_NOTES` of
+/// them, how wide they stood (median and widest). `None` without a precision target.
 pub fn precision_line(files: &[&ResultFile]) -> Option<String> {
     let mut rows: BTreeMap<&str, &augbench_core::stats::precision::PrecisionRecord> =
         BTreeMap::new();
@@ -108,10 +109,10 @@ pub fn precision_line(files: &[&ResultFile]) -> Option<String> {
         }
     }
     let target = rows.values().next()?.target;
-    let missed: Vec<String> = rows
+    let missed: Vec<(&str, &augbench_core::stats::precision::PrecisionRecord)> = rows
         .iter()
         .filter(|(_, p)| !p.reached)
-        .map(|(t, p)| format!("{t}: {}", p.note))
+        .map(|(t, p)| (*t, *p))
         .collect();
     let mut line = format!(
         "precision ±{:.1}%: reached in {} of {} transforms",
@@ -119,10 +120,40 @@ pub fn precision_line(files: &[&ResultFile]) -> Option<String> {
         rows.len() - missed.len(),
         rows.len()
     );
-    if !missed.is_empty() {
-        line.push_str(&format!("; {}", missed.join("; ")));
+    if missed.len() > policy::SUMMARY_MAX_NOTES {
+        line.push_str(&missed_widths(&missed));
+    } else if !missed.is_empty() {
+        let notes: Vec<String> = missed
+            .iter()
+            .map(|(t, p)| format!("{t}: {}", p.note))
+            .collect();
+        line.push_str(&format!("; {}", notes.join("; ")));
     }
     Some(line)
+}
+
+/// `; not reached in 50 (median ±12.0%, widest ±80.0% at Rotate; …)` for many missed transforms.
+fn missed_widths(missed: &[(&str, &augbench_core::stats::precision::PrecisionRecord)]) -> String {
+    let mut widths: Vec<(f64, &str)> = missed
+        .iter()
+        .filter_map(|(t, p)| p.half_width.filter(|h| h.is_finite()).map(|h| (h, *t)))
+        .collect();
+    widths.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let open = missed.len() - widths.len();
+    let mut parts = Vec::new();
+    if let (Some(mid), Some(widest)) = (widths.get(widths.len() / 2), widths.last()) {
+        parts.push(format!(
+            "median ±{:.1}%, widest ±{:.1}% at {}",
+            mid.0 * 100.0,
+            widest.0 * 100.0,
+            widest.1
+        ));
+    }
+    if open > 0 {
+        parts.push(format!("{open} with no interval formed"));
+    }
+    parts.push("each transform's note is in its results' `precision`".to_string());
+    format!("; not reached in {} ({})", missed.len(), parts.join("; "))
 }
 
 /// The `time by library:` and `time by row kind:` lines, from each file's time per row (a row's
@@ -216,5 +247,48 @@ mod tests {
         file.results.get_mut("HorizontalFlip").unwrap().drift = Some(drift(0.05));
         let line = schedule_line(&[&file]).unwrap();
         assert!(!line.contains("drifted"), "{line}");
+    }
+
+    #[test]
+    fn many_missed_targets_are_summed_up_not_listed() {
+        use augbench_core::stats::precision::PrecisionRecord;
+        let mut file: ResultFile = serde_json::from_str(FIXTURE).unwrap();
+        let template = file.results.values().next().unwrap().clone();
+        let record = |h: f64| PrecisionRecord {
+            target: 0.05,
+            budget_sec: 4.0,
+            reached: h <= 0.05,
+            half_width: Some(h),
+            rounds: 3,
+            seconds: 4.0,
+            note: format!("note {h}"),
+        };
+        file.results.clear();
+        for k in 0..=policy::SUMMARY_MAX_NOTES {
+            let mut r = template.clone();
+            r.precision = Some(record(0.10 + k as f64 / 100.0));
+            file.results.insert(format!("T{k}"), r);
+        }
+        let mut reached = template.clone();
+        reached.precision = Some(record(0.01));
+        file.results.insert("Reached".into(), reached);
+        let n = policy::SUMMARY_MAX_NOTES + 1;
+        let line = precision_line(&[&file]).unwrap();
+        let widest = format!("widest ±{:.1}% at T{}", 10.0 + (n - 1) as f64, n - 1);
+        assert!(
+            line.contains(&format!("reached in 1 of {} transforms", n + 1)),
+            "{line}"
+        );
+        assert!(
+            line.contains(&format!("not reached in {n} (median ±")),
+            "{line}"
+        );
+        assert!(
+            line.contains(&widest) && !line.contains("note 0."),
+            "{line}"
+        );
+        file.results.retain(|t, _| t == "T0" || t == "Reached");
+        let line = precision_line(&[&file]).unwrap();
+        assert!(line.contains("T0: note 0.1"), "{line}");
     }
 }

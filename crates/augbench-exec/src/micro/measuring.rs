@@ -23,7 +23,7 @@ pub struct Measuring {
     per_item: f64,
     slow_threshold: f64,
     preflight_items: u64,
-    warmed: super::setup::Warmed,
+    warmed: Warmed,
     /// What the setup saw (boxed: `Started` holds a `Measuring` next to a boxed result).
     setup: Box<Setup>,
     throughputs: Vec<f64>,
@@ -32,6 +32,17 @@ pub struct Measuring {
     cpu_times: Option<Vec<f64>>,
     /// Runs taken in chunks (boxed, as `setup`).
     chunks: Box<Chunks>,
+}
+
+/// What the warmup ran: passes over the subset and over every item.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Warmed {
+    pub passes: u64,
+    /// Whether it ended with the untimed pass over every item.
+    pub full_pass: bool,
+    /// The subset's cold pass (the preflight's, after its first item) over its warm rate (the
+    /// last window's), where both were read.
+    pub cold_ratio: Option<f64>,
 }
 
 /// Runs taken in chunks: the one under way, and the most chunks a run was taken in.
@@ -67,7 +78,7 @@ impl Measuring {
         loops: u64,
         per_item: f64,
         set: &MicroSettings,
-        warmed: super::setup::Warmed,
+        warmed: Warmed,
         checked: CheckResponse,
     ) -> Measuring {
         Measuring {

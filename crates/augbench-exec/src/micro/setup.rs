@@ -10,7 +10,7 @@ use augbench_core::registry::TransformSpec;
 use augbench_core::results::{CONTRACT_ERROR, Status, TransformResult};
 use augbench_core::stats;
 
-use super::measuring::Measuring;
+use super::measuring::{Measuring, Warmed};
 use super::phase::Phase;
 use super::requests::{prepare_request, settle};
 use super::session::Session;
@@ -191,17 +191,6 @@ pub fn loops_for(pass_seconds: f64, min_time: f64) -> u64 {
         return 1;
     }
     ((min_time / pass_seconds).ceil() as u64).clamp(1, 100_000)
-}
-
-/// What the warmup ran: passes over the subset and over every item.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Warmed {
-    pub passes: u64,
-    /// Whether it ended with the untimed pass over every item.
-    pub full_pass: bool,
-    /// The subset's cold pass (the preflight's, after its first item) over its warm rate (the
-    /// last window's), where both were read.
-    pub cold_ratio: Option<f64>,
 }
 
 /// Runs warmup passes over a small subset until the window rule says stable, then, where the
