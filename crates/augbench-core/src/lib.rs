@@ -5,6 +5,7 @@
 pub mod cloud;
 pub mod config;
 pub mod config_error;
+pub mod costs;
 pub mod counts;
 pub mod equivalence;
 pub mod error;

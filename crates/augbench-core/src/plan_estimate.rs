@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::config::FullPass;
+use crate::costs::Costs;
 use crate::matrix::{Backend, Media, Mode};
 use crate::plan::Plan;
 use crate::policy;
@@ -29,6 +30,9 @@ pub struct Prior {
     pub slow: std::collections::BTreeSet<(String, String)>,
     /// The files the figures came from, for the basis line.
     pub sources: Vec<String>,
+    /// The shipped cost table (`Costs::get()` in `plan`), for what no earlier result says: each
+    /// library's worker start, and micro image rows' costs. `None`: policy's flat costs.
+    pub table: Option<&'static Costs>,
 }
 
 /// The estimate: a range of seconds (equal ends without a precision target), its parts at the
@@ -79,11 +83,9 @@ pub fn estimate(plan: &Plan, prior: &Prior, threads: u64) -> Estimate {
     let fewest_rounds = fewest_rounds(plan, prior, &shape);
     let mut t = Totals::default();
     for job in &plan.jobs {
-        let native = job.backend == Backend::NativeWorker;
-        t.starts += shape.processes * prior.worker_start_sec.unwrap_or(start_sec(native));
-        if prior.worker_start_sec.is_none() {
-            t.load += shape.processes * shape.items * policy::est_decode_sec_per_item(shape.media);
-        }
+        let (start, load) = start_and_load(prior, &shape, job);
+        t.starts += shape.processes * start;
+        t.load += shape.processes * load;
         let (mut companion, mut ceiling_loader) = (false, 0.0);
         for name in &job.transforms {
             t.rows += 1;
@@ -98,6 +100,10 @@ pub fn estimate(plan: &Plan, prior: &Prior, threads: u64) -> Estimate {
                 }
                 RowCost::Measured(spi) => {
                     t.from_prior += 1;
+                    spi
+                }
+                RowCost::Shipped(spi) => {
+                    t.from_table += 1;
                     spi
                 }
                 RowCost::Policy(spi) => spi,
@@ -120,12 +126,34 @@ pub fn estimate(plan: &Plan, prior: &Prior, threads: u64) -> Estimate {
     t.finish(plan, prior, &shape)
 }
 
+/// One worker start's seconds and its media load's: an earlier run's (the load inside its
+/// start), else the shipped table's start for the library (any mode: a start is its imports)
+/// and, for micro image rows, its load. A pipeline loads nothing up front (its loader decodes).
+fn start_and_load(prior: &Prior, shape: &Shape, job: &crate::plan::Job) -> (f64, f64) {
+    if let Some(s) = prior.worker_start_sec {
+        return (s, 0.0);
+    }
+    let listed = prior.table.and_then(|t| t.library(&job.library));
+    let start = listed.map_or_else(
+        || start_sec(job.backend == Backend::NativeWorker),
+        |c| c.worker_start_sec,
+    );
+    let load = match listed {
+        _ if shape.pipeline() => 0.0,
+        Some(c) if shape.micro_image() => shape.items * c.load_sec_per_item,
+        _ => shape.items * policy::est_decode_sec_per_item(shape.media),
+    };
+    (start, load)
+}
+
 /// Where a row's cost comes from: an earlier result says it costs nothing (`unsupported`), the
-/// adapters do not build it, or seconds per item (an earlier result's, or policy's).
+/// adapters do not build it, or seconds per item (an earlier result's, the shipped table's, or
+/// policy's).
 enum RowCost {
     Unsupported,
     Unbuildable,
     Measured(f64),
+    Shipped(f64),
     Policy(f64),
 }
 
@@ -137,8 +165,12 @@ fn row_cost(prior: &Prior, shape: &Shape, library: &str, name: &str) -> RowCost 
     if prior.unbuildable.contains(&key) {
         return RowCost::Unbuildable;
     }
-    match prior.sec_per_item.get(&key) {
-        Some(s) => RowCost::Measured(shape.prior_sec_per_item(*s, prior.slow.contains(&key))),
+    if let Some(s) = prior.sec_per_item.get(&key) {
+        return RowCost::Measured(shape.prior_sec_per_item(*s, prior.slow.contains(&key)));
+    }
+    let table = prior.table.filter(|_| shape.micro_image());
+    match table.and_then(|t| t.sec_per_item(library, name)) {
+        Some(s) => RowCost::Shipped(s),
         None => RowCost::Policy(shape.policy_sec_per_item()),
     }
 }
@@ -160,7 +192,7 @@ fn fewest_rounds<'p>(plan: &'p Plan, prior: &Prior, shape: &Shape) -> BTreeMap<&
     for job in &plan.jobs {
         for name in &job.transforms {
             let spi = match row_cost(prior, shape, &job.library, name) {
-                RowCost::Measured(s) | RowCost::Policy(s) => s,
+                RowCost::Measured(s) | RowCost::Shipped(s) | RowCost::Policy(s) => s,
                 RowCost::Unsupported | RowCost::Unbuildable => continue,
             };
             if is_slow(&plan.config, shape.media, spi) {
@@ -233,6 +265,11 @@ impl Shape {
         self.mode == Mode::Pipeline
     }
 
+    /// The rows the shipped cost table prices: micro image ones.
+    fn micro_image(&self) -> bool {
+        self.mode == Mode::Micro && self.media == Media::Image
+    }
+
     /// Seconds per item from an earlier result: its figure's, or, for a row it recorded `slow`,
     /// its preflight's seconds per call, which a pipeline's loader workers share.
     fn prior_sec_per_item(&self, sec: f64, slow: bool) -> f64 {
@@ -280,6 +317,7 @@ struct Totals {
     high: f64,
     rows: usize,
     from_prior: usize,
+    from_table: usize,
     unbuildable: usize,
 }
 
@@ -321,8 +359,8 @@ impl Totals {
             low_sec: fixed + self.low,
             high_sec: fixed_high + high,
             parts,
-            basis: basis(prior, self.from_prior, self.rows, self.unbuildable),
-            sureness: sureness(self.from_prior, self.rows - self.unbuildable),
+            basis: basis(prior, &self),
+            sureness: sureness(&self),
         }
     }
 }
@@ -506,39 +544,60 @@ fn pipeline_row_sec(cfg: &crate::RunConfig, shape: &Shape, spi: f64, ceiling: bo
     }
 }
 
-/// How sure an estimate is, by where most of its rows' costs came from (`from_prior` of
-/// `rows` from earlier results here). The policy costs' figure is what docs/methodology.md
+/// How sure an estimate is, by where most of its rows' costs came from (`rows` counts the
+/// buildable ones). The shipped table's and policy's figure is what docs/methodology.md
 /// measured ("How close it comes"); earlier results carry the machine's load when they ran.
-fn sureness(from_prior: usize, rows: usize) -> String {
-    if rows > 0 && 2 * from_prior >= rows {
-        "most rows from this machine's earlier results: as close as the load now is to then \
-         (a shared machine moves 20-50% between runs)"
-            .to_string()
-    } else {
-        format!(
-            "within about ±{:.0}% on a 2-core VM like the one policy's costs come from; a faster or \
-             busier machine, or photos instead of synthetic images, moves it; `plan` after a run \
-             of these jobs reads that run's costs",
-            policy::PLAN_POLICY_ERROR * 100.0
-        )
+fn sureness(t: &Totals) -> String {
+    let rows = t.rows - t.unbuildable;
+    if rows > 0 && 2 * t.from_prior >= rows {
+        return "most rows from this machine's earlier results: as close as the load now is to \
+                then (a shared machine moves 20-50% between runs)"
+            .to_string();
     }
+    let from = if 2 * (t.from_prior + t.from_table) >= rows {
+        "the shipped cost table was measured on"
+    } else {
+        "policy's costs come from"
+    };
+    format!(
+        "within about ±{:.0}% on a 2-core VM like the one {from}; a faster or busier machine, or \
+         photos instead of synthetic images, moves it; `plan` after a run of these jobs reads \
+         that run's costs",
+        policy::PLAN_POLICY_ERROR * 100.0
+    )
 }
 
-fn basis(prior: &Prior, from_prior: usize, rows: usize, unbuildable: usize) -> String {
+/// Where the rows' costs came from: earlier results (named), the shipped table, policy.
+fn basis(prior: &Prior, t: &Totals) -> String {
     let policy_part = "policy's rough costs (worker start, decode and transform time per item)";
-    let adapters = match unbuildable {
-        0 => String::new(),
-        n => format!("; {n} rows the adapters do not build cost nothing"),
+    let mut from = Vec::new();
+    if t.from_prior > 0 {
+        from.push(format!(
+            "{} of {} rows from earlier results ({})",
+            t.from_prior,
+            t.rows,
+            prior.sources.join(", ")
+        ));
+    }
+    if let Some(table) = prior.table.filter(|_| t.from_table > 0) {
+        from.push(format!(
+            "{} rows from the shipped cost table (specs/costs.yaml: {})",
+            t.from_table, table.measured
+        ));
+    }
+    let rest = t.rows - t.unbuildable - t.from_prior - t.from_table;
+    let mut text = match (from.is_empty(), rest) {
+        (true, _) => format!("{policy_part}; no earlier result of these jobs in the output folder"),
+        (false, 0) => from.join("; "),
+        (false, _) => format!("{}, the rest from {policy_part}", from.join("; ")),
     };
-    if from_prior == 0 {
-        return format!(
-            "{policy_part}; no earlier result of these jobs in the output folder{adapters}"
+    if t.unbuildable > 0 {
+        text += &format!(
+            "; {} rows the adapters do not build cost nothing",
+            t.unbuildable
         );
     }
-    format!(
-        "{from_prior} of {rows} rows from earlier results ({}), the rest from {policy_part}{adapters}",
-        prior.sources.join(", ")
-    )
+    text
 }
 
 #[cfg(test)]
@@ -651,6 +710,72 @@ mod tests {
         let base = estimate(&plan(""), &Prior::default(), 2);
         assert!(slow.low_sec > base.low_sec, "{slow:?} vs {base:?}");
         assert!(slow.basis.starts_with("1 of 4 rows"), "{}", slow.basis);
+    }
+
+    /// A cost table that prices pillow's start and its Resize only.
+    fn table(spi: f64, start: f64) -> &'static Costs {
+        let lib = crate::costs::LibraryCosts {
+            worker_start_sec: start,
+            load_sec_per_item: 0.0,
+            sec_per_item: [("Resize".to_string(), spi)].into(),
+        };
+        Box::leak(Box::new(Costs {
+            measured: "a test VM".into(),
+            libraries: [("pillow".to_string(), lib)].into(),
+        }))
+    }
+
+    #[test]
+    fn the_shipped_table_prices_its_rows_and_starts_and_says_so() {
+        let p = plan("");
+        let base = estimate(&p, &Prior::default(), 2);
+        let prior = Prior {
+            table: Some(table(0.04, 20.0)),
+            ..Prior::default()
+        };
+        let priced = estimate(&p, &prior, 2);
+        let start = part(&priced, "worker start") - part(&base, "worker start");
+        assert!((start - (20.0 - policy::EST_PYTHON_WORKER_START_SEC)).abs() < 1e-9);
+        let policy_load = 100.0 * policy::est_decode_sec_per_item(Media::Image);
+        let load = part(&base, "media load") - part(&priced, "media load");
+        assert!((load - policy_load).abs() < 1e-9, "{load}");
+        let runs = policy::DEFAULT_NUM_RUNS as f64;
+        let round = |spi| micro_round_sec(&p.config, 100.0, spi);
+        let rounds = part(&priced, "timed rounds") - part(&base, "timed rounds");
+        let want = runs * (round(0.04) - round(policy::cloud_est_sec_per_item(Media::Image)));
+        assert!((rounds - want).abs() < 1e-9, "{rounds} vs {want}");
+        assert!(
+            priced.basis.starts_with(
+                "1 rows from the shipped cost table (specs/costs.yaml: a test VM), the rest from"
+            ),
+            "{}",
+            priced.basis
+        );
+        assert!(!base.basis.contains("shipped"), "{}", base.basis);
+    }
+
+    #[test]
+    fn earlier_results_come_before_the_shipped_table() {
+        let mut prior = Prior {
+            table: Some(table(0.04, 20.0)),
+            ..Prior::default()
+        };
+        let key = ("pillow".to_string(), "Resize".to_string());
+        prior.sec_per_item.insert(key, 0.001);
+        prior.sources.push("out/pillow.json".into());
+        let e = estimate(&plan(""), &prior, 2);
+        assert!(
+            e.basis.starts_with("1 of 4 rows from earlier results"),
+            "{}",
+            e.basis
+        );
+        assert!(!e.basis.contains("shipped"), "{}", e.basis);
+    }
+
+    #[test]
+    fn a_pipeline_loads_no_media_up_front() {
+        let e = estimate(&pipeline_plan("", 2), &Prior::default(), 2);
+        assert_eq!(part(&e, "media load"), 0.0);
     }
 
     fn pipeline_plan(extra: &str, workers: u64) -> Plan {

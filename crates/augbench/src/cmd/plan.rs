@@ -32,7 +32,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// measured transform's seconds per item, the transforms a library does not support, and a
 /// worker start's seconds from the run's time split.
 fn prior(plan: &Plan) -> Prior {
-    let mut prior = Prior::default();
+    let mut prior = Prior {
+        table: Some(augbench_core::costs::Costs::get()),
+        ..Prior::default()
+    };
     let mut starts = Vec::new();
     for job in &plan.jobs {
         let Some(file) = std::fs::read_to_string(&job.output_file)
