@@ -1,9 +1,9 @@
 //! The time a plan will take (`augbench plan`'s estimate): worker starts, media loads, each
 //! transform's set-up and rounds (pipeline: loader starts, windows, rewarms and the ceiling's
-//! companion windows), from policy's rough costs or from what earlier results of the same jobs
-//! measured (speeds, unsupported rows). With `execution.precision` it is a range: every transform
-//! pinned down after the minimum rounds, or every one spending its budget over the most
-//! processes. Pure: the caller reads earlier results and passes them in.
+//! companion windows), from what earlier results of the same jobs measured (speeds, unsupported
+//! rows), the shipped cost table (`core::costs`), or policy's rough costs. With
+//! `execution.precision` it is a range: every transform pinned down after the minimum rounds, or
+//! every one spending its budget over the most processes. Pure: the caller passes both in.
 
 use std::collections::BTreeMap;
 
@@ -585,7 +585,9 @@ fn basis(prior: &Prior, t: &Totals) -> String {
             t.from_table, table.measured
         ));
     }
-    let rest = t.rows - t.unbuildable - t.from_prior - t.from_table;
+    let rest = t
+        .rows
+        .saturating_sub(t.unbuildable + t.from_prior + t.from_table);
     let mut text = match (from.is_empty(), rest) {
         (true, _) => format!("{policy_part}; no earlier result of these jobs in the output folder"),
         (false, 0) => from.join("; "),

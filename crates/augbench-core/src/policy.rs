@@ -192,9 +192,9 @@ pub const SUMMARY_MAX_NOTES: usize = 5;
 /// The run summary's row kinds: a fast row takes under this many seconds an item (its median),
 /// a slow row this or more.
 pub const FAST_ROW_SEC_PER_ITEM: f64 = 0.001;
-/// `plan`'s estimate from policy's rough costs came within this fraction of the measured wall
-/// time on the quickstart, the rgb micro matrix and a pipeline config (2-core VM; figures in
-/// docs/methodology.md, "How close it comes"); `plan` states it.
+/// `plan`'s estimate from the shipped cost table and policy's rough costs came within this
+/// fraction of the measured wall time on the quickstart, the rgb micro matrix and a pipeline
+/// config (2-core VM; figures in docs/methodology.md, "How close it comes"); `plan` states it.
 pub const PLAN_POLICY_ERROR: f64 = 0.25;
 /// Warmup passes run over at most this many items.
 pub const WARMUP_SUBSET_ITEMS: u64 = 10;

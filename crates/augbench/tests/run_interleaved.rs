@@ -344,7 +344,9 @@ fn plan_estimates_the_time_and_says_what_on() {
         .assert()
         .success()
         .stdout(contains("# time estimate: ~"))
-        .stdout(contains("rows from the shipped cost table (specs/costs.yaml: "));
+        .stdout(contains(
+            "rows from the shipped cost table (specs/costs.yaml: ",
+        ));
     env.cmd("").assert().success();
     let mut c = Command::cargo_bin("augbench").unwrap();
     c.args(["plan", "--precision", "0.05", "--config"])
