@@ -238,10 +238,25 @@ pub(super) fn build_into(
     let _ = std::fs::remove_file(&lock_file);
     compile_bytecode(&tmp)?;
     std::fs::write(tmp.join(COMPLETE), lock).context("marking the environment complete")?;
-    if std::fs::rename(&tmp, dir).is_err() && dir.join(COMPLETE).exists() {
-        let _ = std::fs::remove_dir_all(&tmp); // built concurrently by another augbench
+    place(&tmp, dir)
+}
+
+/// Moves the finished build `tmp` to `dir`. A `dir` without the complete mark (a build that did
+/// not finish, or a copy of one) is removed first, never used; one another augbench finished
+/// meanwhile is kept, and `tmp` dropped.
+fn place(tmp: &Path, dir: &Path) -> anyhow::Result<()> {
+    if dir.exists() && !dir.join(COMPLETE).exists() {
+        std::fs::remove_dir_all(dir)
+            .with_context(|| format!("removing the unfinished environment {}", dir.display()))?;
     }
-    Ok(())
+    match std::fs::rename(tmp, dir) {
+        Ok(()) => Ok(()),
+        Err(_) if dir.join(COMPLETE).exists() => {
+            let _ = std::fs::remove_dir_all(tmp); // built concurrently by another augbench
+            Ok(())
+        }
+        Err(e) => Err(e).with_context(|| format!("moving the environment to {}", dir.display())),
+    }
 }
 
 /// Whether the environment in `dir` is built. One cached before environments were compiled to
@@ -353,6 +368,31 @@ pub fn clean() -> anyhow::Result<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An unfinished environment in the way is replaced; a finished one is kept.
+    #[test]
+    fn a_finished_build_replaces_an_unfinished_one_and_keeps_a_finished_one() {
+        let root = tempfile::tempdir().unwrap();
+        let (tmp, dir) = (root.path().join("env.tmp-1"), root.path().join("env"));
+        let build = |mark: &str| {
+            std::fs::create_dir_all(tmp.join("bin")).unwrap();
+            std::fs::write(tmp.join(COMPLETE), mark).unwrap();
+        };
+        std::fs::create_dir_all(dir.join("bin")).unwrap(); // a bare venv, never finished
+        build("first");
+        place(&tmp, &dir).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join(COMPLETE)).unwrap(),
+            "first"
+        );
+        build("second");
+        place(&tmp, &dir).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join(COMPLETE)).unwrap(),
+            "first"
+        );
+        assert!(!tmp.exists());
+    }
 
     #[test]
     fn key_changes_with_lock_python_and_group() {
