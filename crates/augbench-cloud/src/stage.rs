@@ -81,7 +81,7 @@ pub fn stage(dir: &Path, out: &Path) -> anyhow::Result<Staged> {
         )
         .into());
     }
-    let tmp = out.with_extension(format!("tmp-{}", std::process::id()));
+    let tmp = out.with_extension(augbench_host::fsutil::temp_suffix());
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("creating {}", parent.display()))?;

@@ -116,7 +116,7 @@ fn package_source_dir(package: &str, dir: &'static Dir<'static>) -> anyhow::Resu
     if root.join(".complete").exists() {
         return Ok(root);
     }
-    let tmp = root.with_extension(format!("tmp-{}", std::process::id()));
+    let tmp = root.with_extension(augbench_host::fsutil::temp_suffix());
     for (path, bytes) in &files {
         let dest = tmp.join(package).join(path);
         if let Some(parent) = dest.parent() {

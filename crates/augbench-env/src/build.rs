@@ -201,7 +201,7 @@ pub(super) fn build_into(
     lock: &str,
     extra: &[Vec<std::ffi::OsString>],
 ) -> anyhow::Result<()> {
-    let tmp = dir.with_extension(format!("tmp-{}", std::process::id()));
+    let tmp = dir.with_extension(augbench_host::fsutil::temp_suffix());
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(tmp.parent().unwrap_or(Path::new(".")))
         .context("creating the envs folder")?;

@@ -104,9 +104,16 @@ fn io_error<E>(path: &Path, action: &'static str, source: std::io::Error) -> Ato
 
 /// A hidden sibling name unique within this process (threads may write the same file at once).
 fn temp_name(name: &str) -> String {
+    format!(".{name}.{}", temp_suffix())
+}
+
+/// `tmp-<pid>-<n>`, unique to each call within this process: the process id alone is shared by
+/// its threads (tests build one environment or dataset from several at once), and one thread's
+/// fresh start would wipe another's work in progress.
+pub fn temp_suffix() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    format!(".{name}.tmp-{}-{n}", std::process::id())
+    format!("tmp-{}-{n}", std::process::id())
 }
 
 /// Creates `tmp`, fills it through `body`, gives it `target`'s permissions and flushes it to disk.
@@ -168,6 +175,16 @@ fn disk_full_after(spec: &str, name: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_temp_suffix_is_new() {
+        let (a, b) = (temp_suffix(), temp_suffix());
+        assert_ne!(a, b);
+        assert!(
+            a.starts_with(&format!("tmp-{}-", std::process::id())),
+            "{a}"
+        );
+    }
 
     #[test]
     fn writes_and_recreates_missing_parents() {

@@ -114,7 +114,7 @@ pub fn build_in(
             .with_context(|| format!("removing incomplete clip cache {}", root.display()))?;
     }
     std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-    let tmp = parent.join(format!(".tmp-{key}-{}", std::process::id()));
+    let tmp = parent.join(format!(".{key}.{}", augbench_host::fsutil::temp_suffix()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
     let built = fill(&tmp, items, clip_length, decoder, mp).and_then(|m| {

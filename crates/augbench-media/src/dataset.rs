@@ -77,7 +77,10 @@ pub fn synthetic_dataset_in(
             .with_context(|| format!("removing incomplete dataset {}", root.display()))?;
     }
     std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-    let tmp = parent.join(format!(".tmp-synthetic-{key}-{}", std::process::id()));
+    let tmp = parent.join(format!(
+        ".synthetic-{key}.{}",
+        augbench_host::fsutil::temp_suffix()
+    ));
     generate(&tmp, seed, count, media, progress)?;
     if let Err(e) = std::fs::rename(&tmp, &root) {
         let _ = std::fs::remove_dir_all(&tmp);
@@ -117,7 +120,7 @@ pub fn write_synthetic(
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-    let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+    let tmp = parent.join(format!(".{name}.{}", augbench_host::fsutil::temp_suffix()));
     generate(&tmp, seed, count, media, progress)?;
     std::fs::rename(&tmp, out)
         .with_context(|| format!("moving the dataset into {}", out.display()))?;
