@@ -33,16 +33,9 @@ pub struct LibraryCosts {
 }
 
 impl Costs {
-    #[allow(
-        clippy::panic,
-        reason = "embedded at build time, never user input; tests parse it"
-    )]
     pub fn get() -> &'static Costs {
         static COSTS: OnceLock<Costs> = OnceLock::new();
-        COSTS.get_or_init(|| match serde_saphyr::from_str(COSTS_YAML) {
-            Ok(c) => c,
-            Err(e) => panic!("embedded specs/costs.yaml is invalid: {e}"),
-        })
+        COSTS.get_or_init(|| crate::embedded::parse("specs/costs.yaml", COSTS_YAML))
     }
 
     /// A micro image row's seconds per call, where the table has it.

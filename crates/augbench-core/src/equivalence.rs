@@ -52,16 +52,9 @@ pub struct KnownDifference {
 
 impl EquivalenceSpec {
     /// The embedded spec, parsed once. Its validity is a build-time fact checked by tests.
-    #[allow(
-        clippy::panic,
-        reason = "embedded at build time, never user input; tests parse it"
-    )]
     pub fn get() -> &'static EquivalenceSpec {
         static SPEC: OnceLock<EquivalenceSpec> = OnceLock::new();
-        SPEC.get_or_init(|| match serde_saphyr::from_str(EQUIVALENCE_YAML) {
-            Ok(s) => s,
-            Err(e) => panic!("embedded specs/equivalence.yaml is invalid: {e}"),
-        })
+        SPEC.get_or_init(|| crate::embedded::parse("specs/equivalence.yaml", EQUIVALENCE_YAML))
     }
 
     /// The tolerance class of a deterministic transform (None: random, checked by statistics).

@@ -7,6 +7,7 @@ pub mod config;
 pub mod config_error;
 pub mod costs;
 pub mod counts;
+mod embedded;
 pub mod equivalence;
 pub mod error;
 pub mod estimator;

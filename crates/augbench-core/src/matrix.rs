@@ -182,16 +182,9 @@ pub struct Matrix {
 
 impl Matrix {
     /// The embedded matrix. Parsed once; a broken embedded file is a build defect caught by tests.
-    #[allow(
-        clippy::panic,
-        reason = "embedded at build time, never user input; tests parse it"
-    )]
     pub fn get() -> &'static Matrix {
         static MATRIX: OnceLock<Matrix> = OnceLock::new();
-        MATRIX.get_or_init(|| match serde_saphyr::from_str(MATRIX_YAML) {
-            Ok(m) => m,
-            Err(e) => panic!("embedded specs/matrix.yaml is invalid: {e}"),
-        })
+        MATRIX.get_or_init(|| crate::embedded::parse("specs/matrix.yaml", MATRIX_YAML))
     }
 
     pub fn scenario(&self, name: &str) -> Option<&ScenarioInfo> {

@@ -44,16 +44,9 @@ pub struct RowRecipe<'a> {
 
 impl Recipe {
     /// The embedded recipe, parsed once. Its validity is a build-time fact checked by tests.
-    #[allow(
-        clippy::panic,
-        reason = "embedded at build time, never user input; tests parse it"
-    )]
     pub fn get() -> &'static Recipe {
         static RECIPE: OnceLock<Recipe> = OnceLock::new();
-        RECIPE.get_or_init(|| match serde_saphyr::from_str(RECIPE_YAML) {
-            Ok(r) => r,
-            Err(e) => panic!("embedded specs/recipe.yaml is invalid: {e}"),
-        })
+        RECIPE.get_or_init(|| crate::embedded::parse("specs/recipe.yaml", RECIPE_YAML))
     }
 
     /// The ceiling row's spec: no parameters, the crop's size (identity).

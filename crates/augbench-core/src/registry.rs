@@ -63,17 +63,11 @@ pub struct Registry {
 
 impl Registry {
     /// The embedded registry, parsed once. Its validity is a build-time fact checked by tests.
-    #[allow(
-        clippy::panic,
-        reason = "embedded at build time, never user input; tests parse it"
-    )]
     pub fn get() -> &'static Registry {
         static REG: OnceLock<Registry> = OnceLock::new();
         REG.get_or_init(|| {
-            let file: RegistryFile = match serde_saphyr::from_str(TRANSFORMS_YAML) {
-                Ok(f) => f,
-                Err(e) => panic!("embedded specs/transforms.yaml is invalid: {e}"),
-            };
+            let file: RegistryFile =
+                crate::embedded::parse("specs/transforms.yaml", TRANSFORMS_YAML);
             let sets = SETS
                 .iter()
                 .map(|(name, text)| (name.to_string(), parse_set(text)))
