@@ -157,7 +157,7 @@ fn paired_within(files: &[&ResultFile], target: f64) -> String {
     widths.sort_by(f64::total_cmp);
     let within = widths
         .iter()
-        .filter(|w| **w <= target * (1.0 + 1e-9))
+        .filter(|w| augbench_core::stats::precision::within(&[**w], target))
         .count();
     format!(
         "; paired speedups within it: {within} of {} (rerun intervals: median ±{:.1}%)",

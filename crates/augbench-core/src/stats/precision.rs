@@ -67,7 +67,8 @@ pub enum Decision {
 
 /// The stopping rule: after `min_rounds`, stop as soon as every relative half-width is at most
 /// `target` (an empty list has nothing left to pin down); after one round, when the budget is
-/// spent; after `min_rounds`, when the round cap is spent, or when the cap would not bring the widest within reach (`rounds_out_of_reach`).
+/// spent; after `min_rounds`, when the round cap is spent, or when the cap would not bring the
+/// widest within reach (`rounds_out_of_reach`).
 /// A non-finite half-width (an interval that could not be formed) is never narrow. A
 /// half-width equal to the target up to rounding (the drift floor goes through ln and exp) is
 /// within it.
