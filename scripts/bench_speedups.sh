@@ -8,11 +8,19 @@
 # how often each invocation's stated interval covers the next invocation's speedup (target
 # ≥ 90%): the table's interval over rounds (ci_low/ci_high) and, for comparison, Student's t over
 # worker-process pairs of each pair's median ln ratio (what A/B verdicts read).
-# Usage: [N=3] [AUGBENCH=<binary>] [BEFORE=<binary>] scripts/bench_speedups.sh [work dir]
+# EXTRA adds run arguments to this build's invocations, BEFORE_EXTRA to the other label's (with
+# BEFORE_EXTRA alone the other label is this binary too): two settings side by side, e.g.
+# BEFORE_EXTRA="" EXTRA="--precision 0.05 --transform-budget 4". The rerun interval (where a
+# repeat's speedup lands) is checked beside the two confidence intervals.
+# Usage: [N=3] [AUGBENCH=<binary>] [BEFORE=<binary>] [EXTRA=…] [BEFORE_EXTRA=…]
+#        scripts/bench_speedups.sh [work dir]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 A=${AUGBENCH:-$ROOT/target/release/augbench}
 BEFORE=${BEFORE:-}
+EXTRA=${EXTRA:-}
+if [ -n "${BEFORE_EXTRA+set}" ] && [ -z "$BEFORE" ]; then BEFORE=$A; fi
+BEFORE_EXTRA=${BEFORE_EXTRA:-}
 N=${N:-3}
 W=${1:-$(mktemp -d)}
 mkdir -p "$W"
@@ -23,18 +31,19 @@ TASK=(--config "$CONFIG" --libraries albumentationsx pillow --num-items 50 --no-
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "work dir: $W; load: $(load)"
 
-invoke() { # <label> <binary> <index>
+invoke() { # <label> <binary> <index> <extra arguments, split on spaces>
   local dir="$W/$1-$3" t0 t1
   t0=$(date +%s.%N)
-  "$2" run "${TASK[@]}" --output "$dir" >"$dir.log" 2>&1 || { tail -20 "$dir.log"; exit 1; }
+  # shellcheck disable=SC2086 # the extra arguments are words
+  "$2" run "${TASK[@]}" $4 --output "$dir" >"$dir.log" 2>&1 || { tail -20 "$dir.log"; exit 1; }
   t1=$(date +%s.%N)
   echo "# $1 $3: $(python3 -c "print(round($t1 - $t0))") s, load $(load)"
 }
 
 for i in $(seq "$N"); do
-  if [ -n "$BEFORE" ] && [ $((i % 2)) = 1 ]; then invoke before "$BEFORE" "$i"; fi
-  invoke this "$A" "$i"
-  if [ -n "$BEFORE" ] && [ $((i % 2)) = 0 ]; then invoke before "$BEFORE" "$i"; fi
+  if [ -n "$BEFORE" ] && [ $((i % 2)) = 1 ]; then invoke before "$BEFORE" "$i" "$BEFORE_EXTRA"; fi
+  invoke this "$A" "$i" "$EXTRA"
+  if [ -n "$BEFORE" ] && [ $((i % 2)) = 0 ]; then invoke before "$BEFORE" "$i" "$BEFORE_EXTRA"; fi
 done
 
 python3 - "$W" "$N" <<'PY'
@@ -65,7 +74,7 @@ def rows(run):
             m, sd = statistics.mean(meds), statistics.stdev(meds)
             h = T975.get(len(meds) - 1, 2.4) * sd / math.sqrt(len(meds))
             pair = (math.exp(m - h), math.exp(m + h))
-        out[t] = (p["ratio"], (p["ci_low"], p["ci_high"]), pair)
+        out[t] = (p["ratio"], (p["ci_low"], p["ci_high"]), pair, (p["rerun_low"], p["rerun_high"]))
     return out
 
 for label in ("before", "this"):
@@ -73,7 +82,7 @@ for label in ("before", "this"):
     if len(runs) < 2:
         continue
     print(f"\n== {label}: {A} ÷ {B}, {len(runs)} invocations")
-    deltas, cover_r, cover_p, n = [], 0, 0, 0
+    deltas, cover_r, cover_p, cover_rerun, n = [], 0, 0, 0, 0
     for t in sorted(set.intersection(*(set(r) for r in runs))):
         vals = [r[t][0] for r in runs]
         print(f"{t:<16} " + " ".join(f"{v:7.3f}" for v in vals))
@@ -82,7 +91,9 @@ for label in ("before", "this"):
             lo, hi = a[t][1]
             cover_r += lo <= b[t][0] <= hi
             cover_p += bool(a[t][2]) and a[t][2][0] <= b[t][0] <= a[t][2][1]
+            cover_rerun += a[t][3][0] <= b[t][0] <= a[t][3][1]
             n += 1
     print(f"median |Δ| {statistics.median(deltas):.1%} (worst {max(deltas):.1%}) over {n} consecutive pairs of rows")
-    print(f"interval covers the next invocation's speedup: rounds {cover_r}/{n}, process pairs {cover_p}/{n}")
+    print(f"interval covers the next invocation's speedup: rounds {cover_r}/{n}, process pairs {cover_p}/{n}, "
+          f"rerun interval {cover_rerun}/{n}")
 PY

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Scores one A/B run folder twice for scripts/bench_verdicts.sh: the verdicts `augbench compare`
 wrote (its JSON), and the same rule on the wall-clock ratios (Student's t over worker-process
-pairs of each pair's median ln ratio, the band [1 − m, 1/(1 − m)] at the m compare used), so the two clocks are
-compared on the same files. Also pair-level spreads (sd of the pair medians, ln) per clock.
+pairs of each pair's median ln ratio, the band [1/(1 + m), 1 + m] at the m compare used), so the two clocks are
+compared on the same files. Also pair-level spreads (sd of the pair medians, ln) per clock, and
+the shipped rule (CPU clock, one family) on the band before December 2026, [1 − m, 1/(1 − m)].
 
     verdict_rescore.py RUN_DIR COMPARE_JSON LABEL   one line per transform
     verdict_rescore.py --tally FILE                 tallies per label and transform
@@ -37,8 +38,8 @@ def t_quantile(df: int, p: float) -> float:
             + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3))
 
 
-def decide(ratio: float, lo: float, hi: float, m: float) -> str:
-    low_edge, high_edge = 1 - m, 1 / (1 - m)
+def decide(ratio: float, lo: float, hi: float, m: float, old_band: bool = False) -> str:
+    low_edge, high_edge = (1 - m, 1 / (1 - m)) if old_band else (1 / (1 + m), 1 + m)
     if low_edge <= lo and hi <= high_edge:
         return "same"
     if hi < 1:
@@ -87,6 +88,17 @@ def rows(run: Path):
                cpu_mean, cpu_family)
 
 
+def shipped_rule(cpu, family, m: float, old_band: bool) -> str:
+    """`verdict::decide_in_family` on the CPU clock: `same` on the row's 95% interval, a change
+    only where the family interval shows it too."""
+    if not cpu or not family:
+        return "undecided"
+    v = decide(*cpu[:3], m, old_band)
+    if v in ("regression", "faster"):
+        return v if decide(*family[:3], m, old_band) == v else "undecided"
+    return v
+
+
 def score(run: Path, compare_json: Path, label: str) -> None:
     shipped, m = {}, None
     if compare_json.exists():
@@ -105,6 +117,7 @@ def score(run: Path, compare_json: Path, label: str) -> None:
         mean_txt = "nan undecided" if not cpu_mean else \
             f"{cpu_mean[0]:.4f} {decide(*cpu_mean[:3], m)}"
         mean_txt += " undecided" if not cpu_family else f" {decide(*cpu_family[:3], m)}"
+        mean_txt += f" {shipped_rule(cpu, cpu_family, m, old_band=True)}"
         print(f"{label} {name} {ratio:.4f} {s.get('verdict', 'missing')} {wall_txt} "
               f"{cpu_sd} {s.get('clock', '-')} {mean_txt}")
 
@@ -121,6 +134,8 @@ def tally(path: Path) -> None:
             counts[(label, name)][f"mean:{rest[1]}"] += 1
         if len(rest) > 2:  # Bonferroni over the invocation's rows
             counts[(label, name)][f"family:{rest[2]}"] += 1
+        if len(rest) > 3:  # the shipped rule on the band before December 2026
+            counts[(label, name)][f"old:{rest[3]}"] += 1
         key = (label, name)
         counts[key]["n"] += 1
         counts[key][f"shipped:{verdict}"] += 1
@@ -129,7 +144,8 @@ def tally(path: Path) -> None:
         sds[key]["wall"].append(float(wsd))
         sds[key]["cpu"].append(float(csd))
     print("label transform n | shipped verdicts | wall-clock rule verdicts | "
-          "CPU clock, pair means | CPU clock, Bonferroni over the rows | ratio median [min, max] | "
+          "CPU clock, pair means | CPU clock, Bonferroni over the rows | shipped rule, old band | "
+          "ratio median [min, max] | "
           "sd of pair medians (ln) wall / cpu")
     for key in sorted(counts):
         c = counts[key]
@@ -137,10 +153,11 @@ def tally(path: Path) -> None:
         wall = ", ".join(f"{k[5:]} {v}" for k, v in sorted(c.items()) if k.startswith("wall:"))
         mean = ", ".join(f"{k[5:]} {v}" for k, v in sorted(c.items()) if k.startswith("mean:"))
         family = ", ".join(f"{k[7:]} {v}" for k, v in sorted(c.items()) if k.startswith("family:"))
+        old = ", ".join(f"{k[4:]} {v}" for k, v in sorted(c.items()) if k.startswith("old:"))
         r = sorted(x for x in ratios[key] if not math.isnan(x))
         spread = f"{statistics.median(r):.3f} [{r[0]:.3f}, {r[-1]:.3f}]" if r else "-"
         med = lambda xs: statistics.median([x for x in xs if not math.isnan(x)] or [math.nan])
-        print(f"{key[0]} {key[1]} {c['n']} | {shipped} | {wall} | {mean or '-'} | {family or '-'} | {spread} | "
+        print(f"{key[0]} {key[1]} {c['n']} | {shipped} | {wall} | {mean or '-'} | {family or '-'} | {old or '-'} | {spread} | "
               f"{med(sds[key]['wall']):.4f} / {med(sds[key]['cpu']):.4f}")
 
 

@@ -1,6 +1,6 @@
 //! The one rule that turns a ratio current ÷ baseline and its 95% confidence interval into a
 //! verdict, for A/B rows and `compare --baseline/--current` rows alike (`decide`): `same` only
-//! when the whole interval lies inside the minimum-effect band [1 − m, 1/(1 − m)]; `regression`
+//! when the whole interval lies inside the minimum-effect band [1/(1 + m), 1 + m]; `regression`
 //! (slower) when it is not inside the band and lies wholly below 1 (the data shows a slowdown and
 //! cannot rule out one of m or more); `faster` mirrored; else `undecided`, with the smallest
 //! change the interval could have shown (`undecided_note`). Also
@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use augbench_core::policy;
+use augbench_core::stats::paired::min_effect_band;
 use serde::Serialize;
 
 use crate::model::GroupKey;
@@ -43,10 +44,11 @@ impl Verdict {
 /// a bootstrap interval is the range of two values, too narrow to trust.
 pub const MIN_UNITS: usize = 3;
 
-/// The minimum-effect band [1 − m, 1/(1 − m)]: symmetric on the log scale, so inverting a ratio
-/// and its interval mirrors the verdict.
+/// The minimum-effect band (`paired::min_effect_band`, its one home): [1/(1 + m), 1 + m], a run
+/// m slower or faster in time; symmetric on the log scale, so inverting a ratio and its interval
+/// mirrors the verdict.
 pub fn band(min_effect: f64) -> (f64, f64) {
-    (1.0 - min_effect, 1.0 / (1.0 - min_effect))
+    min_effect_band(min_effect)
 }
 
 /// THE verdict of a ratio current ÷ baseline and its confidence interval at a minimum effect
@@ -147,7 +149,7 @@ pub fn undecided_note((lo, hi): (f64, f64), min_effect: f64) -> String {
         return "no usable interval".into();
     }
     let h = (hi / lo).ln() / 2.0;
-    if h > -(1.0 - min_effect).ln() {
+    if h > band(min_effect).1.ln() {
         return format!("could not see a change under {}", change(h.exp()));
     }
     format!(
@@ -206,7 +208,7 @@ pub const RUNS_INTERVAL: &str = "confidence interval (from both runs' rerun inte
 /// The rule in words for a verdict summary, with the interval read (`PAIRS_INTERVAL` or
 /// `RUNS_INTERVAL`), the view's words for `same` and `regression` and the rows in the family of
 /// change claims: `verdicts on the 95% confidence interval of current ÷ baseline: same when it
-/// lies within [0.950, 1.053], the 5% minimum effect; …`.
+/// lies within [0.952, 1.050], the 5% minimum effect; …`.
 pub fn rule(min_effect: f64, interval: &str, same: &str, slower: &str, rows: usize) -> String {
     let (lo, hi) = band(min_effect);
     let family = match rows {
@@ -315,11 +317,22 @@ mod tests {
     fn a_band_contained_interval_is_same() {
         assert_eq!(decide(1.0, (0.98, 1.02), M), Verdict::Same);
         assert_eq!(
-            decide(0.96, (0.951, 0.97), M),
+            decide(0.96, (0.953, 0.97), M),
             Verdict::Same,
             "below 1, inside"
         );
-        assert_eq!(decide(1.0, (0.95, 1.0 / 0.95), M), Verdict::Same, "edges");
+        assert_eq!(decide(1.0, (1.0 / 1.05, 1.05), M), Verdict::Same, "edges");
+    }
+
+    #[test]
+    fn the_band_is_a_change_in_time() {
+        // 5% slower is 1.05 times as long per item: throughput ratio 1/1.05.
+        let (lo, hi) = band(M);
+        assert!((lo - 1.0 / 1.05).abs() < 1e-12 && (hi - 1.05).abs() < 1e-12);
+        // A run 5% slower in time reads about 0.952; an interval around it that excludes 1 and
+        // reaches past the edge cannot rule out a 5% slowdown (it read `same` on a band of 1 − m).
+        assert_eq!(decide(0.954, (0.950, 0.957), M), Verdict::Regression);
+        assert_eq!(decide(0.956, (0.9535, 0.958), M), Verdict::Same);
     }
 
     #[test]

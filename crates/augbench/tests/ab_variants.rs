@@ -109,11 +109,12 @@ fn slow_checkout(dir: &Path) -> PathBuf {
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_augbench"))
         .arg(&checkout)
-        // 6% more of the blur's work, as real work (ratio about 0.944, between the 5% and 10%
-        // series), at the benchmark's shape (`SLOW_SHAPE`; at 20 images × 3 runs a CI run once
-        // left the interval at ±4.5%). The 5% fixture reads 0.947–0.955, on the default band's
-        // edge: one of five runs here read 0.954 [0.950, 0.957], inside the band, `no change` as
-        // the rule says of a change below the minimum effect (docs/ab.md, "Measured").
+        // A real slowdown just past the default 5% minimum effect: 6% more of the blur's work,
+        // as real work (ratio about 0.944, 5.9% slower in time), at the benchmark's shape
+        // (`SLOW_SHAPE`; at 20 images × 3 runs a CI run once left the interval at ±4.5%). 5% more
+        // work is not quite a 5% slowdown (the blur is most, not all, of the row's time): it
+        // read 0.950–0.956, 4.6–5.3% slower, on the band's edge 1/1.05, and `slower` in 7 of 8
+        // benchmark invocations and 5 of 5 runs of this test (docs/ab.md, "Measured").
         .arg("0.06")
         .output()
         .unwrap();

@@ -124,13 +124,21 @@ pub fn t_over_z(df: usize) -> f64 {
     t / 1.96
 }
 
+/// THE minimum-effect band of a throughput ratio current ÷ baseline, [1/(1 + m), 1 + m]: a
+/// change of m is a run that takes 1 + m times as long (5% slower: ratio 1/1.05 = 0.952) or as
+/// short. Symmetric on the log scale (half-width `ln(1 + m)`), so inverting a ratio mirrors it.
+pub fn min_effect_band(min_effect: f64) -> (f64, f64) {
+    let edge = 1.0 + min_effect;
+    (1.0 / edge, edge)
+}
+
 /// The fewest worker-process pairs whose interval over them (a t interval of the pairs' median
 /// log ratios, `augbench_report::interval::process_pair_interval`) can lie inside the band of
 /// `min_effect` at all: when the processes of each variant agree to the drift floor
 /// (`policy::RERUN_DRIFT_FLOOR` each, so a pair's log ratio spreads √2 times that). Fewer pairs
 /// can only ever say `undecided` or call a change far larger than `min_effect`.
 pub fn min_verdict_pairs(min_effect: f64) -> u64 {
-    let band = -(1.0 - min_effect.clamp(1e-6, 1.0 - 1e-6)).ln();
+    let band = min_effect_band(min_effect.clamp(1e-6, 1.0 - 1e-6)).1.ln();
     let sd = std::f64::consts::SQRT_2 * crate::policy::RERUN_DRIFT_FLOOR.ln_1p();
     let z = super::student::normal_quantile(0.5 + crate::policy::CONFIDENCE / 2.0);
     (2u64..1000)
