@@ -12,7 +12,11 @@ between processes (the part that neither pairing rounds nor averaging them can r
 
 Conditions: normal; aslr-off (`setarch -R`); cpu0 / cpu1 (`taskset -c N`); fresh-buffers (the
 worker copies its items into new allocations before every request, AUGBENCH_FRESH_BUFFERS=1);
-no-thp (transparent huge pages off for the process, `prctl(PR_SET_THP_DISABLE)` before exec).
+no-thp (transparent huge pages off for the process, `prctl(PR_SET_THP_DISABLE)` before exec);
+forked (Python libraries: one warm parent per study, started once in the library's environment,
+imports the worker and the library's adapter, then forks each process of this condition, which
+serves the protocol over a pair of FIFOs: so it shares the parent's heap layout and imports
+instead of starting an interpreter of its own).
 
     python3 scripts/noise_study.py --augbench target/release/augbench --library pillow \
         --transform GaussianBlur --processes 20 --out study.json
@@ -32,6 +36,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -65,6 +70,36 @@ def no_thp() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_THP_DISABLE)")
 
 
+# The warm parent of the `forked` condition, run with the library environment's Python: it
+# imports the worker and the adapter, then for each line `<in fifo> <out fifo>` on stdin forks a
+# child that serves the protocol on those FIFOs, and answers the child's pid.
+FORK_SERVER = r"""
+import os, runpy, sys
+library = sys.argv[1]
+from augbench_worker import protocol, threads, worker  # noqa: F401 - warm imports
+from augbench_worker.adapters import create
+create(library)
+for line in sys.stdin:
+    fifo_in, fifo_out = line.split()
+    while True:  # reap finished children
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(os.open(fifo_in, os.O_RDONLY), 0)
+        os.dup2(os.open(fifo_out, os.O_WRONLY), 1)
+        sys.stdin, sys.stdout = open(0), open(1, "w")
+        sys.argv = ["augbench_worker", "--library", library]
+        try:
+            runpy.run_module("augbench_worker", run_name="__main__")
+        finally:
+            os._exit(0)
+    print(pid, flush=True)
+"""
+
 CONDITIONS = {
     "normal": ([], {}, None),
     "aslr-off": (["setarch", "-R"], {}, None),
@@ -72,6 +107,7 @@ CONDITIONS = {
     "cpu1": (["taskset", "-c", "1"], {}, None),
     "fresh-buffers": ([], {"AUGBENCH_FRESH_BUFFERS": "1"}, None),
     "no-thp": ([], {}, no_thp),
+    "forked": ([], {}, None),
 }
 
 
@@ -82,11 +118,13 @@ class Worker:
             env=env, preexec_fn=preexec, text=True,
         )
 
+        self.stdin, self.stdout = self.p.stdin, self.p.stdout
+
     def call(self, request: dict) -> dict:
-        assert self.p.stdin and self.p.stdout
-        self.p.stdin.write(json.dumps(request) + "\n")
-        self.p.stdin.flush()
-        reply = json.loads(self.p.stdout.readline())
+        assert self.stdin and self.stdout
+        self.stdin.write(json.dumps(request) + "\n")
+        self.stdin.flush()
+        reply = json.loads(self.stdout.readline())
         if not reply.get("ok"):
             raise RuntimeError(f"{request['op']}: {reply.get('error')}")
         return reply
@@ -97,6 +135,48 @@ class Worker:
         except Exception:  # noqa: BLE001 - the process is ending anyway
             pass
         self.p.wait(timeout=30)
+
+
+class ForkServer:
+    """The `forked` condition's warm parent; `spawn` gives a forked child as a `Worker`."""
+
+    def __init__(self, argv: list[str], env: dict, library: str, folder: Path) -> None:
+        python = argv[0]
+        self.p = subprocess.Popen([python, "-c", FORK_SERVER, library], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, env=env, text=True)
+        self.folder, self.count = folder, 0
+
+    def spawn(self) -> "Forked":
+        assert self.p.stdin and self.p.stdout
+        self.count += 1
+        fifo_in, fifo_out = (self.folder / f"{self.count}.{d}" for d in ("in", "out"))
+        for f in (fifo_in, fifo_out):
+            os.mkfifo(f)
+        self.p.stdin.write(f"{fifo_in} {fifo_out}\n")
+        self.p.stdin.flush()
+        return Forked(fifo_in, fifo_out, int(self.p.stdout.readline()))
+
+    def close(self) -> None:
+        if self.p.stdin:
+            self.p.stdin.close()
+        self.p.wait(timeout=30)
+
+
+class Forked(Worker):
+    """A child of the fork server, served over two FIFOs (opened in the child's order)."""
+
+    def __init__(self, fifo_in: Path, fifo_out: Path, pid: int) -> None:  # noqa: D107
+        self.stdin = open(fifo_in, "w")
+        self.stdout = open(fifo_out)
+        self.pid = pid
+
+    def close(self) -> None:
+        try:
+            self.call({"op": "shutdown"})
+        except Exception:  # noqa: BLE001 - the process is ending anyway
+            pass
+        self.stdin.close()
+        self.stdout.close()
 
 
 def worker_argv(args) -> tuple[list[str], dict]:
@@ -110,10 +190,13 @@ def worker_argv(args) -> tuple[list[str], dict]:
     return [py, "-m", "augbench_worker", "--library", args.library], env
 
 
-def one_process(args, condition: str, paths: list[str], params: dict) -> dict:
+def one_process(args, condition: str, paths: list[str], params: dict, server=None) -> dict:
     prefix, extra_env, preexec = CONDITIONS[condition]
-    argv, env = worker_argv(args)
-    w = Worker(prefix + argv, dict(env, **extra_env), preexec)
+    if condition == "forked":
+        w = server.spawn()
+    else:
+        argv, env = worker_argv(args)
+        w = Worker(prefix + argv, dict(env, **extra_env), preexec)
     try:
         w.call({"op": "hello"})
         w.call({"op": "load", "media": "image", "paths": paths, "channels": 3, "clip_length": 1,
@@ -184,13 +267,21 @@ def main() -> None:
           f"{args.processes} processes × {args.rounds} rounds × {args.loops} loops per condition; "
           f"THP {thp.read_text().strip() if thp.exists() else 'unknown'}; "
           f"load {open('/proc/loadavg').read().split()[:3]}", flush=True)
+    if "forked" in conditions and args.library in NATIVE:
+        sys.exit("error: the forked condition needs a Python library (a fork server in its environment)")
     runs: list[dict] = []
     started = time.monotonic()
+    fifos = tempfile.TemporaryDirectory(prefix="noise-study-")
+    server = ForkServer(*worker_argv(args), args.library, Path(fifos.name)) \
+        if "forked" in conditions else None
     for k in range(args.processes):
         for c in conditions:
-            runs.append(one_process(args, c, paths, params))
+            runs.append(one_process(args, c, paths, params, server))
         print(f"  {k + 1}/{args.processes} processes per condition "
               f"({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
+    if server:
+        server.close()
+    fifos.cleanup()
     report = {c: {clock: summarize([r for r in runs if r["condition"] == c], clock)
                   for clock in ("wall_ns", "cpu_ns")} for c in conditions}
     print(f"{'condition':14} {'clock':5} {'max/min':>8} {'level cv':>9} {'round cv':>9} "

@@ -113,7 +113,7 @@ fn slow_checkout(dir: &Path) -> PathBuf {
         // as real work (ratio about 0.944, 5.9% slower in time), at the benchmark's shape
         // (`SLOW_SHAPE`; at 20 images × 3 runs a CI run once left the interval at ±4.5%). 5% more
         // work is not quite a 5% slowdown (the blur is most, not all, of the row's time): it
-        // read 0.950–0.956, 4.6–5.3% slower, on the band's edge 1/1.05, and `slower` in 7 of 8
+        // read 0.950–0.956, 4.6–5.3% slower, on the band's edge 1/1.05, and `slower` in 9 of 10
         // benchmark invocations and 5 of 5 runs of this test (docs/ab.md, "Measured").
         .arg("0.06")
         .output()
