@@ -10,7 +10,10 @@
             /proc/<pid>/smaps_rollup PSS over the worker's process tree every 50 ms while
             `augbench production` runs, and compares its peak with the largest cell peak.
   cost      throughput with the memory sampler and without it (`memory: false`), alternating
-            runs (A-B, then B-A): the median per-cell ratio and its spread.
+            runs (A-B, then B-A): the median per-cell ratio and its spread; and the sampler's own
+            CPU time (`reading_cpu_ms`) as a share of the machine's CPU over the time it sampled
+            (`span_ms` × CPUs): what it can take from a loader that keeps every CPU busy, a bound
+            read in every cell rather than a difference of two noisy throughputs.
 
     python3 scripts/production_check.py [--augbench target/release/augbench] [--check fidelity,memory,cost]
         [--library albumentationsx] [--rounds 2]
@@ -248,12 +251,28 @@ def cost(args: argparse.Namespace, tmp: Path) -> None:
     data = dataset(args.augbench, tmp, 200)
     recipes = ["Resize", RECIPE, "GaussianBlur", "Rotate"]
     by_mode: dict[bool, list[list[float]]] = {True: [], False: []}
+    shares: list[float] = []
     for r in range(args.rounds):
         for memory_on in ((True, False) if r % 2 == 0 else (False, True)):  # A-B, then B-A
             cfg = config(fresh(tmp, f"cost{r}{memory_on}"), data, [f"{args.library}_cpu"], recipes, 16, memory=memory_on, measured=COST_MEASURED)
-            by_mode[memory_on].append([c["items_per_sec"] for c in run_cells(args.augbench, cfg)])
+            cells = run_cells(args.augbench, cfg)
+            by_mode[memory_on].append([c["items_per_sec"] for c in cells])
+            if memory_on:
+                shares += [sampler_share(c) for c in cells if sampler_share(c) is not None]
     ratios = [on / off for ons, offs in zip(by_mode[True], by_mode[False]) for on, off in zip(ons, offs)]
     print(f"cost: {args.library}, {len(recipes)} recipes × {args.rounds} rounds, with / without the sampler: {spread(ratios)}")
+    if shares:
+        print(f"cost: the sampler's CPU over the time it sampled, as a share of all {os.cpu_count()} CPUs: "
+              f"{spread(shares)} (a loader that keeps every CPU busy loses at most that, plus cache effects)")
+
+
+def sampler_share(cell: dict) -> float | None:
+    """The sampler's CPU time as a share of the machine's CPU over the cell's sampled span."""
+    m = cell.get("memory") or {}
+    span, cpu = m.get("span_ms") or 0, m.get("reading_cpu_ms")
+    if span <= 0 or cpu is None:
+        return None
+    return cpu / (span * (os.cpu_count() or 1))
 
 
 def main(argv: list[str]) -> int:

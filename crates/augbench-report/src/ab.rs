@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::interval::Clock;
 use crate::model::{Dataset, GroupKey, Row};
-use crate::verdict::{self, Unmeasured, Verdict};
+use crate::verdict::{self, Unmeasured, Verdict, Verdicts};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AbRow {
@@ -57,24 +57,17 @@ pub struct AbReport {
     pub not_measured: Unmeasured,
 }
 
+impl Verdicts for AbReport {
+    fn row_verdicts(&self) -> Vec<Verdict> {
+        self.rows.iter().map(|r| r.verdict).collect()
+    }
+
+    fn unmeasured(&self) -> &Unmeasured {
+        &self.not_measured
+    }
+}
+
 impl AbReport {
-    /// Rows of a verdict; `not comparable` counts the transforms measured by neither too.
-    pub fn count(&self, v: Verdict) -> usize {
-        let hidden = match v {
-            Verdict::NotComparable => self.not_measured.count(),
-            _ => 0,
-        };
-        self.rows.iter().filter(|r| r.verdict == v).count() + hidden
-    }
-
-    pub fn has_regression(&self) -> bool {
-        self.count(Verdict::Regression) > 0
-    }
-
-    pub fn has_undecided(&self) -> bool {
-        self.count(Verdict::Undecided) > 0
-    }
-
     /// `not comparable: 3 rows unsupported in both variants`, when any.
     pub fn not_measured_line(&self) -> Option<String> {
         let line = self.not_measured.line("variants")?;
@@ -310,13 +303,9 @@ pub fn summary(report: &AbReport) -> String {
 }
 
 fn timed_summary(report: &AbReport) -> String {
+    let [slower, faster, same, undecided, not_comparable] = report.counts();
     format!(
-        "A/B: {} slower, {} faster, {} no change, {} undecided, {} not comparable (paired ratio current ÷ baseline over the same rounds{}; {})",
-        report.count(Verdict::Regression),
-        report.count(Verdict::Faster),
-        report.count(Verdict::Same),
-        report.count(Verdict::Undecided),
-        report.count(Verdict::NotComparable),
+        "A/B: {slower} slower, {faster} faster, {same} no change, {undecided} undecided, {not_comparable} not comparable (paired ratio current ÷ baseline over the same rounds{}; {})",
         clocks(report),
         verdict::rule(
             report.min_effect,

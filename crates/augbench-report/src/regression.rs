@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::model::{Dataset, GroupKey, Row, unit};
 pub use crate::verdict::Verdict;
-use crate::verdict::{self, Unmeasured};
+use crate::verdict::{self, Unmeasured, Verdicts};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
@@ -56,22 +56,13 @@ pub struct RegressionReport {
     pub not_measured: Unmeasured,
 }
 
-impl RegressionReport {
-    /// Rows of a verdict; `not comparable` counts the rows measured on neither side too.
-    pub fn count(&self, v: Verdict) -> usize {
-        let hidden = match v {
-            Verdict::NotComparable => self.not_measured.count(),
-            _ => 0,
-        };
-        self.rows.iter().filter(|r| r.verdict == v).count() + hidden
+impl Verdicts for RegressionReport {
+    fn row_verdicts(&self) -> Vec<Verdict> {
+        self.rows.iter().map(|r| r.verdict).collect()
     }
 
-    pub fn has_regression(&self) -> bool {
-        self.count(Verdict::Regression) > 0
-    }
-
-    pub fn has_undecided(&self) -> bool {
-        self.count(Verdict::Undecided) > 0
+    fn unmeasured(&self) -> &Unmeasured {
+        &self.not_measured
     }
 }
 
@@ -393,13 +384,9 @@ pub fn summary(report: &RegressionReport) -> String {
 }
 
 fn timed_summary(report: &RegressionReport) -> String {
+    let [slower, faster, same, undecided, not_comparable] = report.counts();
     format!(
-        "{} regression(s), {} faster, {} same, {} undecided, {} not comparable ({})",
-        report.count(Verdict::Regression),
-        report.count(Verdict::Faster),
-        report.count(Verdict::Same),
-        report.count(Verdict::Undecided),
-        report.count(Verdict::NotComparable),
+        "{slower} regression(s), {faster} faster, {same} same, {undecided} undecided, {not_comparable} not comparable ({})",
         verdict::rule(
             report.min_effect,
             verdict::RUNS_INTERVAL,

@@ -226,6 +226,38 @@ pub fn rule(min_effect: f64, interval: &str, same: &str, slower: &str, rows: usi
     )
 }
 
+/// A report of verdict rows, A/B or run against run: its counts and the gate's two questions,
+/// one rule for both (`ab::AbReport`, `regression::RegressionReport`).
+pub trait Verdicts {
+    /// The verdict of every row shown.
+    fn row_verdicts(&self) -> Vec<Verdict>;
+    /// The rows measured on neither side, kept out of the rows.
+    fn unmeasured(&self) -> &Unmeasured;
+
+    /// Rows of a verdict; `not comparable` counts the rows measured on neither side too.
+    fn count(&self, v: Verdict) -> usize {
+        let hidden = match v {
+            Verdict::NotComparable => self.unmeasured().count(),
+            _ => 0,
+        };
+        self.row_verdicts().iter().filter(|r| **r == v).count() + hidden
+    }
+
+    /// Counts of slower, faster, same, undecided and not comparable, in that order.
+    fn counts(&self) -> [usize; 5] {
+        use Verdict::*;
+        [Regression, Faster, Same, Undecided, NotComparable].map(|v| self.count(v))
+    }
+
+    fn has_regression(&self) -> bool {
+        self.count(Verdict::Regression) > 0
+    }
+
+    fn has_undecided(&self) -> bool {
+        self.count(Verdict::Undecided) > 0
+    }
+}
+
 /// Rows measured on neither side (unsupported, slow, error or missing in both), kept out of the
 /// row lists and shown as one line; JSON gets `count` and `by_state`.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -16,6 +16,7 @@ use augbench_core::Mode;
 use augbench_report::export::Format;
 use augbench_report::regression::{self, Verdict};
 use augbench_report::sample::{self, Outcome, runs};
+use augbench_report::verdict::Verdicts;
 use augbench_report::{Dataset, load_paths};
 
 fn load(files: &[augbench_core::results::ResultFile]) -> (tempfile::TempDir, Dataset) {

@@ -8,6 +8,7 @@ use crate::ab::{self, AbReport};
 use crate::model::Dataset;
 use crate::regression::{self, RegressionReport};
 use crate::table::{self, TableOptions};
+use crate::verdict::Verdicts;
 
 /// The smallest relative changes that count: of timed rows, and of instruction counts.
 #[derive(Debug, Clone, Copy, PartialEq)]
