@@ -304,8 +304,8 @@ pub const MIN_VIDEO_SIDE: u32 = 16;
 pub const CLIP_DECODE_MEMORY_BYTES: u64 = 1 << 30;
 /// Reports: the library whose speedup over the others tables and plots show, when present.
 pub const DEFAULT_REFERENCE_LIBRARY: &str = "albumentationsx";
-/// Regression check: smallest relative change of the median (0.05 = 5%) that can be a
-/// regression or an improvement (on top of non-overlapping intervals).
+/// Regression and A/B verdicts: the smallest change in time per item (0.05 = 5% slower or
+/// faster, the band `stats::paired::min_effect_band`) that can be a regression or an improvement.
 pub const REGRESSION_MIN_EFFECT: f64 = 0.05;
 
 /// `augbench run` warns that the machine is busy above this one-minute load per logical thread.

@@ -95,8 +95,9 @@ pub struct Args {
     /// Regression mode: the run to check against the baseline.
     #[arg(long, value_name = "RESULTS", requires = "baseline")]
     pub current: Option<PathBuf>,
-    /// Regression and A/B verdicts: smallest relative change that counts, as a fraction (0.1 = 10%)
-    /// [default: {time}, {counts} for instruction counts].
+    /// Regression and A/B verdicts: smallest relative change that counts, as a fraction (timed
+    /// rows: 0.1 = 10% more or less time per item) [default: {time}, {counts} for instruction
+    /// counts].
     #[arg(long, value_name = "FRACTION", help = help_min_effect())]
     pub min_effect: Option<f64>,
     /// Exit with code 1 when any row is a regression (with `--baseline`/`--current`), or when any
@@ -112,7 +113,7 @@ pub struct Args {
 /// Help for `--min-effect`, with policy's defaults for time and for counts.
 fn help_min_effect() -> String {
     format!(
-        "Regression and A/B verdicts: smallest relative change that counts, as a fraction (0.1 = 10%) [default: {} for time, {} for instruction counts]",
+        "Regression and A/B verdicts: smallest relative change that counts, as a fraction (timed rows: 0.1 = 10% more or less time per item) [default: {} for time, {} for instruction counts]",
         policy::REGRESSION_MIN_EFFECT,
         policy::COUNT_MIN_EFFECT
     )

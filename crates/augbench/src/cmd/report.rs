@@ -23,7 +23,8 @@ pub struct Args {
     /// Initial row order of each table.
     #[arg(long, value_enum, default_value_t = Sort::default().into())]
     pub sort: SortArg,
-    /// A/B verdicts: smallest relative change that counts, as a fraction (0.1 = 10%), as in `compare`.
+    /// A/B verdicts: smallest relative change that counts, as a fraction (0.1 = 10% more or less
+    /// time per item), as in `compare`.
     #[arg(long, value_name = "FRACTION", default_value_t = policy::REGRESSION_MIN_EFFECT)]
     pub min_effect: f64,
 }
