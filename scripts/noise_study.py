@@ -129,11 +129,14 @@ class Worker:
             raise RuntimeError(f"{request['op']}: {reply.get('error')}")
         return reply
 
-    def close(self) -> None:
+    def shutdown(self) -> None:
         try:
             self.call({"op": "shutdown"})
         except Exception:  # noqa: BLE001 - the process is ending anyway
             pass
+
+    def close(self) -> None:
+        self.shutdown()
         self.p.wait(timeout=30)
 
 
@@ -171,10 +174,7 @@ class Forked(Worker):
         self.pid = pid
 
     def close(self) -> None:
-        try:
-            self.call({"op": "shutdown"})
-        except Exception:  # noqa: BLE001 - the process is ending anyway
-            pass
+        self.shutdown()
         self.stdin.close()
         self.stdout.close()
 

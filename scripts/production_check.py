@@ -258,7 +258,7 @@ def cost(args: argparse.Namespace, tmp: Path) -> None:
             cells = run_cells(args.augbench, cfg)
             by_mode[memory_on].append([c["items_per_sec"] for c in cells])
             if memory_on:
-                shares += [sampler_share(c) for c in cells if sampler_share(c) is not None]
+                shares += [s for s in map(sampler_share, cells) if s is not None]
     ratios = [on / off for ons, offs in zip(by_mode[True], by_mode[False]) for on, off in zip(ons, offs)]
     print(f"cost: {args.library}, {len(recipes)} recipes × {args.rounds} rounds, with / without the sampler: {spread(ratios)}")
     if shares:

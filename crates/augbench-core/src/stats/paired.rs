@@ -138,7 +138,7 @@ pub fn min_effect_band(min_effect: f64) -> (f64, f64) {
 /// (`policy::RERUN_DRIFT_FLOOR` each, so a pair's log ratio spreads √2 times that). Fewer pairs
 /// can only ever say `undecided` or call a change far larger than `min_effect`.
 pub fn min_verdict_pairs(min_effect: f64) -> u64 {
-    let band = min_effect_band(min_effect.clamp(1e-6, 1.0 - 1e-6)).1.ln();
+    let band = min_effect_band(min_effect.max(1e-6)).1.ln();
     let sd = std::f64::consts::SQRT_2 * crate::policy::RERUN_DRIFT_FLOOR.ln_1p();
     let z = super::student::normal_quantile(0.5 + crate::policy::CONFIDENCE / 2.0);
     (2u64..1000)

@@ -95,9 +95,7 @@ pub struct Args {
     /// Regression mode: the run to check against the baseline.
     #[arg(long, value_name = "RESULTS", requires = "baseline")]
     pub current: Option<PathBuf>,
-    /// Regression and A/B verdicts: smallest relative change that counts, as a fraction (timed
-    /// rows: 0.1 = 10% more or less time per item) [default: {time}, {counts} for instruction
-    /// counts].
+    /// The minimum effect of regression and A/B verdicts; its help is `help_min_effect`.
     #[arg(long, value_name = "FRACTION", help = help_min_effect())]
     pub min_effect: Option<f64>,
     /// Exit with code 1 when any row is a regression (with `--baseline`/`--current`), or when any
