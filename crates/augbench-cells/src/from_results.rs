@@ -1,5 +1,5 @@
 //! Benchmark cells from a job's result file: one `BenchCell` per transform, stamped with the run
-//! id, the system card and the checkout's git sha, plus one row per paired speedup (scope
+//! id, the result file's machine card, the rustc on `PATH` and the checkout's git sha, plus one row per paired speedup (scope
 //! `PAIRED_SCOPE`, library `<lib> ÷ <partner>`, the per-round ratios as its values). The run id is
 //! the caller's (it hashes the resolved config, so a `--resume` of the same run replaces its rows).
 
@@ -7,10 +7,10 @@ use augbench_core::results::{ResultFile, TransformResult};
 use augbench_core::stats::PairedSummary;
 
 use crate::bench::{BenchCell, BenchMetrics, CellCard, CellFigure, OutputForm};
-use crate::system_card::SystemCard;
 
 /// Converts every transform of `file` into a benchmark cell.
-pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) -> Vec<BenchCell> {
+/// `rustc_version` is the caller's: the compiler is not the machine's.
+pub fn cells_from_results(file: &ResultFile, run_id: &str, rustc_version: &str) -> Vec<BenchCell> {
     let m = &file.metadata;
     let matrix = augbench_core::Matrix::get();
     // A variant's file is labelled; its package is its library's.
@@ -29,7 +29,9 @@ pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) ->
     // A batched regime is its own library label in the log, so it never shares a cell key (and a
     // report row) with the per-item numbers.
     let library = regime_label(&m.library, p.micro_batch);
-    let machine = cell_card(m.system_info.card.as_ref());
+    let card = &m.system_info;
+    let machine = cell_card(card);
+    let gpu = card.gpus.first();
     let clip_length = m
         .dataset
         .clips
@@ -56,13 +58,13 @@ pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) ->
             scope: m.timing.measurement_scope.clone(),
             thread_policy: p.thread_policy.clone(),
             status: r.status.map(|s| s.to_string()).unwrap_or_default(),
-            cpu_name: card.cpu_name.clone().unwrap_or_default(),
-            cpu_cores: card.cpu_cores.unwrap_or_default(),
-            ram_gb: card.ram_gb.unwrap_or_default(),
-            gpu_name: card.gpu_name.clone().unwrap_or_default(),
-            gpu_memory_gb: card.gpu_memory_gb,
-            os: card.os.clone().unwrap_or_default(),
-            rustc_version: card.rustc_version.clone(),
+            cpu_name: card.processor.clone(),
+            cpu_cores: card.cpu_count,
+            ram_gb: card.memory_total_bytes as f64 / f64::from(1u32 << 30),
+            gpu_name: gpu.map(|g| g.name.clone()).unwrap_or_default(),
+            gpu_memory_gb: gpu.and_then(|g| g.memory_gib),
+            os: card.platform.clone(),
+            rustc_version: rustc_version.to_string(),
             toolkit_version: m.environment.toolkit_version.clone(),
             git_sha: m.environment.git_commit.clone().unwrap_or_default(),
             timestamp_utc: m.system_info.timestamp.clone(),
@@ -90,15 +92,12 @@ pub fn cells_from_results(file: &ResultFile, run_id: &str, card: &SystemCard) ->
     cells.into_iter().chain(paired).collect()
 }
 
-/// The job's machine card as cell columns (empty for result files written before the card).
-fn cell_card(card: Option<&augbench_core::results::MachineCard>) -> CellCard {
-    let Some(c) = card else {
-        return CellCard::default();
-    };
-    let b = &c.build;
+/// The machine card's facts beyond the reference fields, as cell columns (empty for result files
+/// written before the card).
+fn cell_card(c: &augbench_core::machine_card::MachineCard) -> CellCard {
     let (before, after) = (c.before.as_ref(), c.after.as_ref());
     CellCard {
-        cpu_simd: c.simd.join(" "),
+        cpu_simd: c.simd.as_deref().unwrap_or_default().join(" "),
         physical_cores: c.physical_cores,
         governor: c.governor.clone().unwrap_or_default(),
         kernel: c.kernel.clone().unwrap_or_default(),
@@ -106,10 +105,12 @@ fn cell_card(card: Option<&augbench_core::results::MachineCard>) -> CellCard {
             .hypervisor
             .map(|h| if h { "yes" } else { "no" }.to_string())
             .unwrap_or_default(),
-        augbench_build: format!(
-            "{} {} {} opt-level {}",
-            b.version, b.git_sha, b.target, b.opt_level
-        ),
+        augbench_build: c.build.as_ref().map_or(String::new(), |b| {
+            format!(
+                "{} {} {} opt-level {}",
+                b.version, b.git_sha, b.target, b.opt_level
+            )
+        }),
         load_per_thread_before: before.map(|s| s.load_per_thread),
         load_per_thread_after: after.map(|s| s.load_per_thread),
         steal_percent_before: before.and_then(|s| s.steal_percent),

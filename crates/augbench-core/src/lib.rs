@@ -12,6 +12,7 @@ pub mod equivalence;
 pub mod error;
 pub mod estimator;
 pub mod json_text;
+pub mod machine_card;
 pub mod matrix;
 pub mod memory;
 pub mod naming;

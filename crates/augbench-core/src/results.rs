@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::machine_card::MachineCard;
 use crate::stats::{PairedSummary, Summary};
 
 /// Version of our result layout. Readers reject files that claim a newer one.
@@ -25,7 +26,9 @@ pub struct ResultFile {
 #[serde(deny_unknown_fields)]
 pub struct Metadata {
     pub format_version: u32,
-    pub system_info: SystemInfo,
+    /// The machine card, in the reference's `system_info` key (earlier layouts are lifted).
+    #[serde(deserialize_with = "crate::machine_card::read_any_layout")]
+    pub system_info: MachineCard,
     pub library_versions: BTreeMap<String, String>,
     pub thread_settings: BTreeMap<String, String>,
     pub environment: EnvironmentInfo,
@@ -113,85 +116,6 @@ pub struct PipelineDetail {
     /// This row against those windows, round by round (`ratio`: the row's share of its ceiling).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<PairedSummary>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SystemInfo {
-    /// `python 3.11.7` for Python workers, `rustc 1.95.0` for native ones.
-    pub runtime: String,
-    pub platform: String,
-    pub machine: String,
-    pub processor: String,
-    pub cpu_count: u64,
-    pub memory_total_bytes: u64,
-    pub timestamp: String,
-    /// The machine card (CPU, SIMD, governor, virtualisation, load and steal around the job,
-    /// the augbench build); absent in files written before it existed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub card: Option<MachineCard>,
-}
-
-/// What a reader needs to judge a number's noise and its dependence on the CPU.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MachineCard {
-    pub cpu_model: String,
-    /// SIMD extensions present, of `sse4_2`, `avx2`, `avx512f`, `neon`.
-    pub simd: Vec<String>,
-    pub physical_cores: Option<u64>,
-    pub logical_threads: u64,
-    /// cpufreq scaling governor of CPU 0, where readable.
-    pub governor: Option<String>,
-    pub kernel: Option<String>,
-    /// Whether the CPU reports running under a hypervisor (`None`: cannot tell).
-    pub hypervisor: Option<bool>,
-    pub build: BuildInfo,
-    /// Total memory in bytes (`system_info.memory_total_bytes` repeats it for older readers);
-    /// absent in files written before the card held it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_total_bytes: Option<u64>,
-    /// The GPUs `nvidia-smi` listed, in its order; empty without one and in older files.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub gpus: Vec<MachineGpu>,
-    /// Load and steal when the job started and when it ended.
-    pub before: Option<MachineState>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after: Option<MachineState>,
-}
-
-/// One GPU of the machine card.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MachineGpu {
-    pub name: String,
-    /// Total memory in GiB, where `nvidia-smi` reports a number.
-    pub memory_gib: Option<f64>,
-}
-
-/// The augbench binary that measured.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BuildInfo {
-    pub version: String,
-    /// Commit the binary was built from (`unknown` outside a git checkout).
-    pub git_sha: String,
-    pub target: String,
-    pub opt_level: String,
-    pub profile: String,
-}
-
-/// How busy the machine was at one moment.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MachineState {
-    pub timestamp: String,
-    /// One-minute load average.
-    pub load_1m: f64,
-    /// `load_1m` divided by the logical threads.
-    pub load_per_thread: f64,
-    /// Share of CPU time stolen by the hypervisor over a short sample (Linux `/proc/stat`).
-    pub steal_percent: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -686,28 +610,5 @@ mod tests {
         };
         let h = old.headline().unwrap();
         assert_eq!((h.value, h.from_median), (100.0, true));
-    }
-
-    #[test]
-    fn a_card_written_before_memory_and_gpus_still_parses() {
-        let old = serde_json::json!({
-            "runtime": "rustc 1.95.0", "platform": "Debian 12", "machine": "x86_64",
-            "processor": "AMD EPYC 7B13", "cpu_count": 2, "memory_total_bytes": 8,
-            "timestamp": "2026-01-02T03:04:05Z",
-            "card": {"cpu_model": "AMD EPYC 7B13", "simd": ["avx2"], "physical_cores": 1,
-                "logical_threads": 2, "governor": null, "kernel": null, "hypervisor": true,
-                "build": {"version": "0.1.0", "git_sha": "x", "target": "t", "opt_level": "3",
-                    "profile": "release"},
-                "before": null}
-        });
-        let info: SystemInfo = serde_json::from_value(old.clone()).unwrap();
-        let card = info.card.clone().unwrap();
-        assert_eq!((card.memory_total_bytes, card.gpus.len()), (None, 0));
-        let text = serde_json::to_string(&card).unwrap();
-        assert!(!text.contains("gpus") && !text.contains("memory"), "{text}");
-        let mut older = old;
-        older.as_object_mut().unwrap().remove("card");
-        let info: SystemInfo = serde_json::from_value(older).unwrap();
-        assert_eq!(info.card, None, "files from before the card");
     }
 }

@@ -12,10 +12,10 @@ use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
+use crate::TOOLKIT_VERSION;
 use augbench_cells::error::{CellsError, Location, Result};
 use augbench_cells::io::{self, Format, WriteResult};
 use augbench_cells::schema::{ColumnType, EVAL_FIXED, metric_col, metric_name};
-use augbench_cells::system_card::TOOLKIT_VERSION;
 use augbench_cells::table::CellTable;
 
 use crate::stamp::CardStamp;

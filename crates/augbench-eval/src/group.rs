@@ -15,8 +15,8 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
 use serde_json::Value;
 
+use crate::TOOLKIT_VERSION;
 use augbench_cells::error::{CellsError, Location, Result};
-use augbench_cells::system_card::TOOLKIT_VERSION;
 
 use crate::eval::{EvalCell, EvalLog, now_utc};
 use crate::stamp::CardStamp;

@@ -1,14 +1,13 @@
 //! The hardware stamp of evaluation cells (`CardStamp`: GPU, its memory, precision, batch size)
 //! and where `augbench cells group --system-card` takes it from (`CardSource`): this machine's
-//! system card, a JSON map such as a `system_card.json`, or nothing, with typed errors naming the
-//! field. The benchmark cells' `SystemCard` is augbench-cells'.
+//! card (host's one probe), a JSON map such as a `system_card.json`, or nothing, with typed errors
+//! naming the field.
 
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
 use augbench_cells::error::{CellsError, Result};
-use augbench_cells::system_card::{SystemCard, rustc_version};
 
 /// The hardware fields stamped onto every evaluation cell.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -19,32 +18,25 @@ pub struct CardStamp {
     pub batch_size: Option<i64>,
 }
 
-/// The fields of a system card stamped onto evaluation cells (blank strings are none).
-impl From<&SystemCard> for CardStamp {
-    fn from(card: &SystemCard) -> Self {
+/// The stamp of a machine card: its first GPU. Precision and batch size belong to the model under
+/// test, never to the machine, so a card leaves them empty.
+impl From<&augbench_core::machine_card::MachineCard> for CardStamp {
+    fn from(card: &augbench_core::machine_card::MachineCard) -> Self {
+        let gpu = card.gpus.first();
         CardStamp {
-            gpu_name: card.gpu_name.clone().filter(|s| !s.is_empty()),
-            gpu_memory_gb: card.gpu_memory_gb,
-            precision: card.precision.clone().filter(|s| !s.is_empty()),
-            batch_size: card.batch_size,
+            gpu_name: gpu.map(|g| g.name.clone()).filter(|s| !s.is_empty()),
+            gpu_memory_gb: gpu.and_then(|g| g.memory_gib),
+            precision: None,
+            batch_size: None,
         }
     }
 }
 
-/// This machine now: host's one probe (`augbench_host::machine::card`) read as a result file
-/// records it, plus the rustc on `PATH`.
-pub fn this_machine() -> SystemCard {
-    let info = augbench_host::system::machine_info("");
-    SystemCard {
-        rustc_version: rustc_version(),
-        ..SystemCard::from(&info)
-    }
-}
-
-/// Where the stamp comes from: a card, a JSON map (e.g. a `system_card.json`), or nothing.
+/// Where the stamp comes from: this machine's card, a JSON map (e.g. a `system_card.json`), or
+/// nothing.
 #[derive(Debug, Clone)]
 pub enum CardSource {
-    Card(SystemCard),
+    Card(CardStamp),
     Map(Map<String, Value>),
     None,
 }
@@ -65,7 +57,9 @@ impl CardSource {
     /// Parses a command-line card spec: `auto` (detect the host), `none`, or a JSON file's path.
     pub fn from_spec(spec: &str) -> Result<Self> {
         match spec {
-            "auto" => Ok(CardSource::Card(this_machine())),
+            "auto" => Ok(CardSource::Card(CardStamp::from(
+                &augbench_host::machine::card(),
+            ))),
             "none" => Ok(CardSource::None),
             file => {
                 let path = Path::new(file);
@@ -86,7 +80,7 @@ impl CardSource {
     /// The stamp; a map with a wrongly typed field is an error naming the field.
     pub fn stamp(&self, origin: &str) -> Result<CardStamp> {
         match self {
-            CardSource::Card(c) => Ok(CardStamp::from(c)),
+            CardSource::Card(c) => Ok(c.clone()),
             CardSource::None => Ok(CardStamp::default()),
             CardSource::Map(m) => Ok(CardStamp {
                 gpu_name: map_str(m, "gpu_name", origin)?,
@@ -153,7 +147,6 @@ fn map_i64(m: &Map<String, Value>, key: &str, origin: &str) -> Result<Option<i64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use augbench_cells::system_card::TOOLKIT_VERSION;
     use serde_json::json;
 
     #[test]
@@ -193,26 +186,30 @@ mod tests {
     }
 
     #[test]
-    fn a_cards_stamp_keeps_its_gpu_and_drops_blank_strings() {
-        let card = SystemCard {
-            gpu_name: Some("NVIDIA L4".into()),
-            gpu_memory_gb: Some(22.5),
-            precision: Some(String::new()),
-            batch_size: Some(4),
-            ..SystemCard::default()
-        };
-        let s = CardSource::Card(card).stamp("auto").unwrap();
+    fn a_cards_stamp_is_its_first_gpu_and_no_model_settings() {
+        let mut card = augbench_host::machine::card();
+        card.gpus = ["NVIDIA L4", "NVIDIA T4"]
+            .map(|name| augbench_core::machine_card::MachineGpu {
+                name: name.into(),
+                memory_gib: Some(22.5),
+            })
+            .to_vec();
+        let s = CardStamp::from(&card);
         assert_eq!(s.gpu_name.as_deref(), Some("NVIDIA L4"));
         assert_eq!(
             (s.gpu_memory_gb, s.precision, s.batch_size),
-            (Some(22.5), None, Some(4))
+            (Some(22.5), None, None)
         );
+        card.gpus.clear();
+        assert_eq!(CardStamp::from(&card), CardStamp::default());
     }
 
     #[test]
-    fn this_machine_fills_versions() {
-        let c = this_machine();
-        assert_eq!(c.augbench_version, TOOLKIT_VERSION);
-        assert!(!c.rustc_version.is_empty());
+    fn auto_stamps_this_machines_card() {
+        let s = CardSource::from_spec("auto")
+            .unwrap()
+            .stamp("auto")
+            .unwrap();
+        assert_eq!(s, CardStamp::from(&augbench_host::machine::card()));
     }
 }

@@ -111,9 +111,7 @@ impl<'a> Recorder<'a> {
         let m = &mut self.file.metadata;
         m.time_split = crate::time_split::snapshot();
         m.time_by_row = crate::time_split::rows_of(&m.library);
-        if let Some(card) = m.system_info.card.as_mut() {
-            card.after = Some(augbench_host::machine::state());
-        }
+        m.system_info.after = Some(augbench_host::machine::state());
         if let Err(e) = self.save() {
             eprintln!(
                 "warning: the time split and machine state after the job were not written: {e:#}"

@@ -1,5 +1,5 @@
-//! Small facts every part of augbench reads the same way: the time now (UTC, RFC 3339), and the
-//! CPU brand and the total memory as sysinfo reports them. Each is written once here; the CPU
+//! Small facts every part of augbench reads the same way: the time now (UTC, RFC 3339), the CPU
+//! brand and the total memory as sysinfo reports them, and the rustc on `PATH`. Each is written once here; the CPU
 //! brand and memory are read only by the machine card's probe (`machine::card`), the time by every
 //! crate that stamps one. (The last lines of a process's output are `child`'s.)
 
@@ -22,6 +22,18 @@ pub fn cpu() -> (Option<String>, u64) {
         .map(|c| c.brand().trim().to_string())
         .filter(|s| !s.is_empty());
     (brand, sys.total_memory())
+}
+
+/// `rustc --version` of the compiler on `PATH` (`unknown` when it does not answer).
+pub fn rustc_version() -> String {
+    std::process::Command::new("rustc")
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use std::process::Command;
 
 /// One GPU `nvidia-smi` lists (the machine card's entry).
-pub use augbench_core::results::MachineGpu as Gpu;
+pub use augbench_core::machine_card::MachineGpu as Gpu;
 
 /// The GPUs `nvidia-smi` lists, in its order; empty where it is missing or fails.
 pub fn nvidia_gpus() -> Vec<Gpu> {

@@ -1,15 +1,15 @@
-//! The machine card (`system_info.card` of every result file, the benchmark cells, `augbench
-//! doctor`): CPU model and SIMD flags, cores and threads, memory, the GPU list, governor, kernel,
-//! hypervisor flag, the augbench build, and load average and CPU steal at a moment. `card` is the
-//! one probe of the machine, made once per process. Parsing of `/proc/cpuinfo` and `/proc/stat` is
+//! The machine card's probe (`system_info` of every result file, the benchmark cells, `augbench
+//! doctor`, production run records): OS, CPU model and SIMD flags, cores and threads, memory, the
+//! GPU list, governor, kernel, hypervisor flag, the augbench build, and load average and CPU steal
+//! at a moment. `card` is the one probe of the machine, made once per process. Parsing of `/proc/cpuinfo` and `/proc/stat` is
 //! pure (unit-tested on fixtures); the busy checks read policy's thresholds.
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use augbench_core::machine_card::{BuildInfo, MachineCard, MachineState};
 use augbench_core::policy;
-use augbench_core::results::{BuildInfo, MachineCard, MachineState};
 
 /// SIMD extensions the card reports, by their `/proc/cpuinfo` spelling (x86) and NEON.
 pub const SIMD_FLAGS: [&str; 4] = ["sse4_2", "avx2", "avx512f", "neon"];
@@ -82,7 +82,8 @@ pub fn steal_percent(before: (u64, u64), after: (u64, u64)) -> Option<f64> {
     (total > 0).then(|| 100.0 * steal as f64 / total as f64)
 }
 
-/// The machine's fixed facts; `before`/`after` empty (see `state`). The one probe of the machine
+/// The machine's fixed facts; runtime, timestamp and `before`/`after` empty (see
+/// `system::system_info` and `state`). The one probe of the machine
 /// (`/proc/cpuinfo`, sysinfo, `nvidia-smi`), made once per process: every later call clones it.
 pub fn card() -> MachineCard {
     static CARD: OnceLock<MachineCard> = OnceLock::new();
@@ -96,29 +97,44 @@ fn probe() -> MachineCard {
     // Only x86 CPUs report a hypervisor flag; elsewhere its absence says nothing.
     let x86 = cfg!(any(target_arch = "x86", target_arch = "x86_64"));
     MachineCard {
-        cpu_model: info.model.clone().or(brand).unwrap_or_default(),
-        simd: if info.simd.is_empty() {
+        runtime: String::new(),
+        platform: platform(),
+        machine: std::env::consts::ARCH.to_string(),
+        processor: info.model.clone().or(brand).unwrap_or_default(),
+        cpu_count: logical_threads(),
+        memory_total_bytes: memory,
+        timestamp: String::new(),
+        simd: Some(if info.simd.is_empty() {
             runtime_simd()
         } else {
             info.simd.clone()
-        },
+        }),
         physical_cores: info.physical_cores.or_else(|| {
             sysinfo::System::physical_core_count()
                 .ok()
                 .map(|n| n as u64)
         }),
-        logical_threads: logical_threads(),
         governor: read_trimmed("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
         kernel: sysinfo::System::kernel_version()
             .ok()
             .filter(|k| !k.is_empty()),
         hypervisor: (x86 && text.is_some()).then_some(info.hypervisor),
-        build: build(),
-        memory_total_bytes: (memory > 0).then_some(memory),
+        build: Some(build()),
         gpus: crate::gpu::nvidia_gpus(),
         before: None,
         after: None,
     }
+}
+
+/// The OS name and version (`Ubuntu 24.04`).
+fn platform() -> String {
+    format!(
+        "{} {}",
+        sysinfo::System::name().unwrap_or_else(|_| std::env::consts::OS.to_string()),
+        sysinfo::System::os_version().unwrap_or_default()
+    )
+    .trim()
+    .to_string()
 }
 
 /// The augbench build, as embedded by build.rs.

@@ -1,47 +1,21 @@
-//! Facts about the machine and the checkout, recorded in every result file: OS, timestamp, the
-//! machine card with the state at the job's start (`machine`; the CPU name, thread count and
-//! memory of the reference layout are copied from it), and git commit/branch/dirty of the current
-//! folder when it is a git checkout.
+//! Facts about the job and the checkout, recorded in every result file: the machine card
+//! (`machine`'s one probe) with the job's runtime, start time and the state at its start, and git
+//! commit/branch/dirty of the current folder when it is a git checkout.
 
 use std::process::Command;
 
-use augbench_core::results::{EnvironmentInfo, SystemInfo};
+use augbench_core::machine_card::MachineCard;
+use augbench_core::results::EnvironmentInfo;
 
-/// The machine as a result file records it, with the state at this moment as the card's `before`.
-pub fn system_info(runtime: &str) -> SystemInfo {
-    let mut info = machine_info(runtime);
-    if let Some(card) = info.card.as_mut() {
-        card.before = Some(crate::machine::state());
-    }
-    info
-}
-
-/// The machine's fixed facts in the result files' layout, all from the one card
-/// (`machine::card`): `processor`, `cpu_count` and `memory_total_bytes` repeat the card's CPU
-/// model, threads and memory for readers of the reference format. No state is sampled.
-pub fn machine_info(runtime: &str) -> SystemInfo {
-    let card = crate::machine::card();
-    SystemInfo {
+/// The machine card as a job's result file records it: the one probe (`machine::card`) with the
+/// job's runtime, the time now, and the state at this moment as `before`.
+pub fn system_info(runtime: &str) -> MachineCard {
+    MachineCard {
         runtime: runtime.to_string(),
-        platform: platform(),
-        machine: std::env::consts::ARCH.to_string(),
-        processor: card.cpu_model.clone(),
-        cpu_count: card.logical_threads,
-        memory_total_bytes: card.memory_total_bytes.unwrap_or_default(),
         timestamp: crate::facts::now_utc(),
-        card: Some(card),
+        before: Some(crate::machine::state()),
+        ..crate::machine::card()
     }
-}
-
-/// The OS name and version (`Ubuntu 24.04`).
-fn platform() -> String {
-    format!(
-        "{} {}",
-        sysinfo::System::name().unwrap_or_else(|_| std::env::consts::OS.to_string()),
-        sysinfo::System::os_version().unwrap_or_default()
-    )
-    .trim()
-    .to_string()
 }
 
 pub fn environment_info() -> EnvironmentInfo {
@@ -73,15 +47,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_reference_fields_repeat_the_one_card() {
-        let info = machine_info("rustc 1.95.0");
-        let card = info.card.as_ref().unwrap();
-        assert_eq!(info.processor, card.cpu_model);
-        assert_eq!(info.cpu_count, card.logical_threads);
-        assert_eq!(
-            Some(info.memory_total_bytes),
-            card.memory_total_bytes.or(Some(0))
-        );
-        assert_eq!(card.before, None, "no state sampled");
+    fn a_jobs_card_is_the_one_probe_with_the_jobs_facts() {
+        let info = system_info("rustc 1.95.0");
+        assert_eq!(info.runtime, "rustc 1.95.0");
+        assert!(info.timestamp.ends_with('Z'), "{}", info.timestamp);
+        assert!(info.before.is_some() && info.after.is_none());
+        assert_eq!(info.fixed(), crate::machine::card(), "nothing else differs");
     }
 }

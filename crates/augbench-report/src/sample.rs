@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use augbench_core::naming::{self, JobKey};
 use augbench_core::results::{
     BenchmarkParams, DatasetInfo, EnvironmentInfo, Metadata, RESULT_FORMAT_VERSION, ResultFile,
-    Status, SystemInfo, TimingInfo, TransformResult,
+    Status, TimingInfo, TransformResult,
 };
 use augbench_core::variant::VariantRecord;
 use augbench_core::{Device, Matrix, Media, Mode, policy, stats};
@@ -89,7 +89,7 @@ fn metadata(scenario: &str, mode: Mode, library: &str, version: &str, media: Med
         .map_or(library, |l| l.package.as_str());
     Metadata {
         format_version: RESULT_FORMAT_VERSION,
-        system_info: SystemInfo {
+        system_info: augbench_core::machine_card::MachineCard {
             runtime: "python 3.11.2".into(),
             platform: "Linux-6.1-x86_64".into(),
             machine: "x86_64".into(),
@@ -97,7 +97,7 @@ fn metadata(scenario: &str, mode: Mode, library: &str, version: &str, media: Med
             cpu_count: 2,
             memory_total_bytes: 24 << 30,
             timestamp: "2026-01-01T00:00:00Z".into(),
-            card: None,
+            ..Default::default()
         },
         library_versions: BTreeMap::from([
             (package.to_string(), version.to_string()),

@@ -137,10 +137,9 @@ fn a_batched_regime_stays_apart_from_per_item_numbers_in_files_and_cells() {
         &[("Resize", runs(900.0))],
     );
     batched.metadata.benchmark_params.micro_batch = Some(32);
-    let card = augbench_cells::SystemCard::default();
     let cells: Vec<BenchCell> = [&per_item, &batched]
         .iter()
-        .flat_map(|f| cells_from_results(f, "run-1", &card))
+        .flat_map(|f| cells_from_results(f, "run-1", "unknown"))
         .collect();
     let labels: Vec<&str> = cells.iter().map(|c| c.library.as_str()).collect();
     assert_eq!(labels, ["kornia", "kornia (batch 32)"]);
@@ -189,10 +188,9 @@ fn flip_results() -> Vec<augbench_core::results::ResultFile> {
 fn the_output_form_flows_from_results_through_cells_into_every_report_format() {
     use augbench_cells::from_results::cells_from_results;
     use augbench_report::export::{Format, render};
-    let card = augbench_cells::SystemCard::default();
     let cells: Vec<BenchCell> = flip_results()
         .iter()
-        .flat_map(|f| cells_from_results(f, "run-1", &card))
+        .flat_map(|f| cells_from_results(f, "run-1", "unknown"))
         .collect();
     let forms: Vec<_> = cells.iter().map(|c| c.form).collect();
     assert_eq!(
@@ -313,7 +311,7 @@ fn a_video_result_file_gives_its_cells_the_clip_length_it_ran_with() {
         decoder: "opencv".into(),
         cache: "clips".into(),
     });
-    let cells = cells_from_results(&f, "run-1", &augbench_cells::SystemCard::default());
+    let cells = cells_from_results(&f, "run-1", "unknown");
     assert_eq!(cells[0].clip_length, Some(8));
     let image = result_file(
         "image-rgb",
@@ -322,6 +320,6 @@ fn a_video_result_file_gives_its_cells_the_clip_length_it_ran_with() {
         "0.9.0",
         &[("Resize", runs(20.0))],
     );
-    let cells = cells_from_results(&image, "run-1", &augbench_cells::SystemCard::default());
+    let cells = cells_from_results(&image, "run-1", "unknown");
     assert_eq!(cells[0].clip_length, None);
 }

@@ -229,23 +229,23 @@ fn the_equivalence_check_is_a_table_with_mismatches_highlighted_and_known_differ
 /// Two result files of one machine: the native one with a machine card and `rustc`, the Python
 /// one with `python`, written a minute apart.
 fn two_runtimes_dir() -> tempfile::TempDir {
-    use augbench_core::results::{BuildInfo, MachineCard};
+    use augbench_core::machine_card::{BuildInfo, MachineCard};
     let dir = tempfile::tempdir().unwrap();
     let card = MachineCard {
-        cpu_model: "AMD EPYC 7B13".into(),
-        simd: vec!["sse4_2".into(), "avx2".into()],
+        processor: "AMD EPYC 7B13".into(),
+        simd: Some(vec!["sse4_2".into(), "avx2".into()]),
         physical_cores: Some(1),
-        logical_threads: 2,
+        cpu_count: 2,
         governor: None,
         kernel: Some("6.1.0-40-cloud-amd64".into()),
         hypervisor: Some(true),
-        build: BuildInfo {
+        build: Some(BuildInfo {
             version: "0.1.0".into(),
             git_sha: "abc1234".into(),
             target: "x86_64-unknown-linux-gnu".into(),
             opt_level: "3".into(),
             profile: "release".into(),
-        },
+        }),
         ..Default::default()
     };
     let files: Vec<_> = [
@@ -261,10 +261,14 @@ fn two_runtimes_dir() -> tempfile::TempDir {
             "1",
             &[("Resize", augbench_report::sample::runs(100.0))],
         );
-        let info = &mut f.metadata.system_info;
-        info.runtime = runtime.to_string();
-        info.timestamp = format!("2026-01-01T00:{minute}:00Z");
-        info.card = Some(card.clone());
+        f.metadata.system_info = MachineCard {
+            runtime: runtime.to_string(),
+            timestamp: format!("2026-01-01T00:{minute}:00Z"),
+            platform: f.metadata.system_info.platform.clone(),
+            machine: f.metadata.system_info.machine.clone(),
+            memory_total_bytes: f.metadata.system_info.memory_total_bytes,
+            ..card.clone()
+        };
         f
     })
     .collect();

@@ -300,8 +300,7 @@ fn extra_seeds(name: &str) -> Vec<Vec<u8>> {
         let Ok(file) = serde_json::from_slice::<augbench_core::results::ResultFile>(&json) else {
             continue;
         };
-        let card = augbench_cells::SystemCard::default();
-        let cells = augbench_cells::cells_from_results(&file, "fuzz", &card);
+        let cells = augbench_cells::cells_from_results(&file, "fuzz", "unknown");
         if !cells.is_empty() {
             out.extend(as_parquet(&augbench_cells::bench::to_table(&cells)));
         }

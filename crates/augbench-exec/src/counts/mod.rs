@@ -277,7 +277,7 @@ fn merge(previous: Option<&TransformResult>, new: TransformResult) -> TransformR
 /// library that dispatches on them counts a narrower path than it runs natively.
 fn simd_note(lane: &Lane<'_>) -> Option<String> {
     let seen = lane.w.hello.cpu_features.as_ref()?;
-    let machine = augbench_host::machine::card().simd;
+    let machine = augbench_host::machine::card().simd.unwrap_or_default();
     let missing: Vec<&String> = machine
         .iter()
         .filter(|f| !seen.contains(f) && f.as_str() != "neon")

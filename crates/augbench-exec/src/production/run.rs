@@ -138,7 +138,7 @@ fn run_inputs(
     // The build (version, commit, profile) is augbench's input, the rest the machine's.
     let build = serde_json::to_string(&card.build).unwrap_or_default();
     inputs.add("augbench", build.as_bytes());
-    card.build = Default::default();
+    card.build = None;
     inputs.add(
         "machine",
         serde_json::to_string(&card).unwrap_or_default().as_bytes(),

@@ -25,7 +25,8 @@ const FACTS: [&str; 11] = [
     "Runtime",
 ];
 
-/// The facts of one system-info value (ours, the reference format's, or a cell log's).
+/// The facts of one system-info value (our machine card, the reference format's, or a cell
+/// log's). Only our card has `simd`; its absence marks the others.
 fn facts(v: &Value) -> Vec<(&'static str, String)> {
     let s = |p: &str| {
         v.pointer(p).and_then(|x| match x {
@@ -34,25 +35,22 @@ fn facts(v: &Value) -> Vec<(&'static str, String)> {
             _ => None,
         })
     };
-    let card = v.get("card").filter(|c| c.is_object());
+    let card = v.get("simd").is_some().then_some(v);
     let mut out = Vec::new();
     let mut push = |label, value: Option<String>| {
         if let Some(x) = value {
             out.push((label, x));
         }
     };
-    push(
-        "CPU",
-        s("/card/cpu_model").or(s("/processor")).or(s("/cpu")),
-    );
-    push("Cores", cores(v, card));
+    push("CPU", s("/processor").or(s("/cpu")));
+    push("Cores", cores(v));
     push("SIMD", card.and_then(simd));
     push("Memory", memory(v));
-    push("GPU", s("/gpu"));
-    push("Kernel", s("/card/kernel"));
+    push("GPU", s("/gpus/0/name").or(s("/gpu")));
+    push("Kernel", s("/kernel"));
     push("Platform", s("/platform").or(s("/os")));
     push("Hypervisor", card.and_then(hypervisor));
-    push("Governor", s("/card/governor"));
+    push("Governor", s("/governor"));
     push("Build", build(v));
     push(
         "Runtime",
@@ -61,19 +59,13 @@ fn facts(v: &Value) -> Vec<(&'static str, String)> {
     out
 }
 
-fn cores(v: &Value, card: Option<&Value>) -> Option<String> {
+fn cores(v: &Value) -> Option<String> {
     let n = |p: &str| v.pointer(p).and_then(Value::as_u64);
-    match (card, n("/cpu_count").or(n("/cpu_cores"))) {
-        (Some(_), _) => {
-            let logical = n("/card/logical_threads")?;
-            Some(match n("/card/physical_cores") {
-                Some(p) => format!("{p} physical, {logical} logical"),
-                None => format!("{logical} logical"),
-            })
-        }
-        (None, Some(c)) => Some(format!("{c} logical")),
-        (None, None) => None,
-    }
+    let logical = n("/cpu_count").or(n("/cpu_cores"))?;
+    Some(match n("/physical_cores") {
+        Some(p) => format!("{p} physical, {logical} logical"),
+        None => format!("{logical} logical"),
+    })
 }
 
 fn simd(card: &Value) -> Option<String> {
@@ -99,8 +91,9 @@ fn memory(v: &Value) -> Option<String> {
         .map(|g| format!("{g:.1} GB"))
 }
 
+/// A card leaves `hypervisor` out where it cannot tell.
 fn hypervisor(card: &Value) -> Option<String> {
-    Some(match card.get("hypervisor")?.as_bool() {
+    Some(match card.get("hypervisor").and_then(Value::as_bool) {
         Some(true) => "yes (virtual machine)".into(),
         Some(false) => "no (bare metal)".into(),
         None => "cannot tell".into(),
@@ -108,7 +101,7 @@ fn hypervisor(card: &Value) -> Option<String> {
 }
 
 fn build(v: &Value) -> Option<String> {
-    if let Some(b) = v.pointer("/card/build") {
+    if let Some(b) = v.get("build").filter(|b| b.is_object()) {
         let f = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("?");
         return Some(format!(
             "augbench {} ({}), {}, {} profile, opt-level {}",

@@ -129,12 +129,12 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
 
 /// The system as the report groups it: the machine card without its per-job load and steal
 /// (which differ between any two jobs; they stay in the result files and the cells).
-fn machine_facts(info: &augbench_core::results::SystemInfo) -> serde_json::Value {
-    let mut info = info.clone();
-    if let Some(card) = info.card.as_mut() {
-        card.before = None;
-        card.after = None;
-    }
+fn machine_facts(info: &augbench_core::machine_card::MachineCard) -> serde_json::Value {
+    let info = augbench_core::machine_card::MachineCard {
+        before: None,
+        after: None,
+        ..info.clone()
+    };
     serde_json::to_value(&info).unwrap_or_default()
 }
 

@@ -4,8 +4,8 @@
 
 use std::process::ExitCode;
 
+use augbench_core::machine_card::{MachineCard, MachineState};
 use augbench_core::policy;
-use augbench_core::results::{MachineCard, MachineState};
 use augbench_host::machine;
 use serde::Serialize;
 
@@ -85,23 +85,28 @@ fn render(d: &Doctor) -> String {
         Some(false) => "no",
         None => "(cannot tell)",
     };
-    let b = &c.build;
+    let build = c.build.clone().unwrap_or_default();
+    let b = &build;
     let rows = vec![
-        vec!["cpu".into(), c.cpu_model.clone()],
-        vec!["simd".into(), simd_line(&c.simd)],
+        vec!["cpu".into(), c.processor.clone()],
+        vec![
+            "simd".into(),
+            simd_line(c.simd.as_deref().unwrap_or_default()),
+        ],
         vec![
             "cores / threads".into(),
             format!(
                 "{} physical / {} logical",
                 c.physical_cores.map_or("?".into(), |n| n.to_string()),
-                c.logical_threads
+                c.cpu_count
             ),
         ],
         vec![
             "memory".into(),
-            c.memory_total_bytes.map_or("(not readable)".into(), |b| {
-                format!("{:.1} GiB", b as f64 / f64::from(1u32 << 30))
-            }),
+            match c.memory_total_bytes {
+                0 => "(not readable)".into(),
+                b => format!("{:.1} GiB", b as f64 / f64::from(1u32 << 30)),
+            },
         ],
         vec!["gpus".into(), gpu_line(&c.gpus)],
         vec!["governor".into(), or_absent(&c.governor)],
@@ -143,11 +148,11 @@ fn simd_line(simd: &[String]) -> String {
     }
 }
 
-fn gpu_line(gpus: &[augbench_core::results::MachineGpu]) -> String {
+fn gpu_line(gpus: &[augbench_core::machine_card::MachineGpu]) -> String {
     if gpus.is_empty() {
         return "none (nvidia-smi lists none)".into();
     }
-    let one = |g: &augbench_core::results::MachineGpu| match g.memory_gib {
+    let one = |g: &augbench_core::machine_card::MachineGpu| match g.memory_gib {
         Some(m) => format!("{} ({m:.1} GiB)", g.name),
         None => g.name.clone(),
     };

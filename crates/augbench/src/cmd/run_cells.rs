@@ -1,26 +1,19 @@
 //! Appends the run's measurements to the benchmark cell log (`<out>/cells.parquet`). The run id
 //! hashes the resolved config (without `resume`), so resuming a run replaces its rows.
 
-use augbench_cells::system_card::rustc_version;
-use augbench_cells::{SystemCard, append_bench_cells, cells_from_results};
+use augbench_cells::{append_bench_cells, cells_from_results};
 use augbench_core::{RunConfig, naming};
 use augbench_exec::orchestrate::RunReport;
 use sha2::{Digest, Sha256};
 
 pub fn append(cfg: &RunConfig, report: &RunReport) -> anyhow::Result<()> {
     let run_id = run_id(cfg);
-    let rustc = rustc_version();
+    let rustc = augbench_host::facts::rustc_version();
     let cells: Vec<_> = report
         .written()
         .into_iter()
-        .flat_map(|f| {
-            // Each file's own machine card: the machine is probed once, when the run starts.
-            let card = SystemCard {
-                rustc_version: rustc.clone(),
-                ..SystemCard::from(&f.metadata.system_info)
-            };
-            cells_from_results(f, &run_id, &card)
-        })
+        // Each file's own machine card: the machine is probed once, when the run starts.
+        .flat_map(|f| cells_from_results(f, &run_id, &rustc))
         .filter(|c| !c.status.is_empty())
         .collect();
     if cells.is_empty() {
