@@ -72,7 +72,8 @@ cargo test --workspace --release -- alone:: --test-threads=1
 PYTEST=(-m pytest -q -p no:cacheprovider python/tests)
 
 step "python: cell-log interop (pyarrow, pandas, polars, DuckDB), in the test venv"
-AUGBENCH_EXPECT_MODULES=pyarrow,pandas,numpy,polars,duckdb .venv-test/bin/python "${PYTEST[@]}" --environment interop
+# `-rA` names every test and its outcome in the log, so it shows polars and DuckDB ran.
+AUGBENCH_EXPECT_MODULES=pyarrow,pandas,numpy,polars,duckdb .venv-test/bin/python "${PYTEST[@]}" -rA --environment interop
 
 step "python: pytest for the library environments"
 # pytest (pure Python) goes into a folder of its own on PYTHONPATH, so the cached library
@@ -108,7 +109,8 @@ AUGBENCH_EXPECT_LIBS=dali PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env 
 step "python: clip decoder (sampling rule, AVI round trip) and the decode scenario's decoders, inside the video_decode environment"
 # The decoders promised here are the matrix's decoders of the video_decode group.
 decoders="$("$AUGBENCH_BIN" list decoders | awk -F '  +' 'NR > 1 && $2 == "video_decode" { printf "%s%s", sep, $1; sep = "," }')"
-AUGBENCH_EXPECT_DECODERS="$decoders" PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python video_decode)" "${PYTEST[@]}" --environment video_decode
+# `-rA` again: the log shows each decoder's tests (torchvision's through torchcodec among them) ran.
+AUGBENCH_EXPECT_DECODERS="$decoders" PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python video_decode)" "${PYTEST[@]}" -rA --environment video_decode
 close_step
 printf '\n== time per step\n'; printf '%s\n' "${TIMES[@]}"
 echo "all tests passed"

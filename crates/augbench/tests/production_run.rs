@@ -211,6 +211,18 @@ fn a_run_killed_mid_way_goes_on_with_only_the_missing_cells() {
         "{} cells before the kill",
         before.len()
     );
+    // Implementations take turns cell by cell: after 3 cells both have some (in config order the
+    // first 6 would all be Pillow's).
+    for imp in ["pillow_cpu", "torchvision_cpu"] {
+        assert!(
+            before
+                .iter()
+                .any(|(p, _)| p.components().any(|c| c.as_os_str() == imp)),
+            "no {imp} cell among the first {}: {:?}",
+            before.len(),
+            before.iter().map(|(p, _)| p).collect::<Vec<_>>()
+        );
+    }
     let resumed = run(&cfg, &out);
     let log = text(&resumed);
     assert!(resumed.status.success(), "{log}");

@@ -1,6 +1,7 @@
 //! Measures a production run's missing cells: the dataset prepared and prewarmed once, the run
-//! id from every input, then per implementation one worker (its pipeline environment) that
-//! measures each (recipe, seed) cell while the coordinator samples the worker's process tree.
+//! id from every input, then one worker per implementation (its pipeline environment), all up at
+//! once; cells go recipe by recipe and seed by seed, the implementations of each back to back in a
+//! rotating order (`cell_order`), while the coordinator samples the measuring worker's tree.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -67,15 +68,71 @@ pub fn run(
         measured_now: 0,
         interrupted: false,
     };
-    for (imp, env) in p.implementations.iter().zip(&envs) {
+    let mut slots = p
+        .implementations
+        .iter()
+        .zip(&envs)
+        .map(|(imp, env)| Slot::new(imp, env, &media.paths))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut placed = Vec::new();
+    for at in cell_order(p.recipes.len(), p.seeds.len(), slots.len()) {
         if stop.load(Ordering::SeqCst) {
             run.interrupted = true;
             break;
         }
-        implementation(p, imp, env, &media.paths, &mut run, &bar, mp, stop)?;
+        let (recipe, seed) = (&p.recipes[at.recipe], p.seeds[at.seed]);
+        let cell = one_cell(
+            p,
+            &mut slots[at.implementation],
+            recipe,
+            seed,
+            &mut run,
+            &bar,
+            mp,
+        )?;
+        placed.push((at.config_rank(p.recipes.len(), p.seeds.len()), cell));
     }
+    for slot in slots {
+        slot.shut_down();
+    }
+    placed.sort_by_key(|(rank, _)| *rank);
+    run.cells = placed.into_iter().map(|(_, c)| c).collect();
     bar.finish_and_clear();
     Ok(run)
+}
+
+/// Where one cell sits: indices into the run's recipes, seeds and implementations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellAt {
+    pub recipe: usize,
+    pub seed: usize,
+    pub implementation: usize,
+}
+
+impl CellAt {
+    /// Its place in config order (implementation, then recipe, then seed).
+    fn config_rank(self, recipes: usize, seeds: usize) -> usize {
+        (self.implementation * recipes + self.recipe) * seeds + self.seed
+    }
+}
+
+/// The order cells are measured in: recipe by recipe and seed by seed, every implementation's
+/// cell of one (recipe, seed) back to back, so implementations compared on a recipe are measured
+/// seconds apart under the same machine state rather than minutes. The implementation that goes
+/// first rotates from one (recipe, seed) to the next, so none always runs first or last.
+pub fn cell_order(recipes: usize, seeds: usize, implementations: usize) -> Vec<CellAt> {
+    let mut order = Vec::with_capacity(recipes * seeds * implementations);
+    for recipe in 0..recipes {
+        for seed in 0..seeds {
+            let first = (recipe * seeds + seed) % implementations.max(1);
+            order.extend((0..implementations).map(|k| CellAt {
+                recipe,
+                seed,
+                implementation: (first + k) % implementations,
+            }));
+        }
+    }
+    order
 }
 
 /// The run's data settings as a run config, for the shared media preparation.
@@ -154,7 +211,8 @@ fn run_inputs(
     Ok(inputs)
 }
 
-/// The worker of `imp`, started on its first missing cell and restarted after one it lost.
+/// The worker of `imp`, started on its first missing cell and restarted after one it lost. Every
+/// implementation's worker stays up for the whole run, idle while the others measure.
 struct Slot<'a> {
     imp: &'a Implementation,
     command: augbench_host::child::CommandLine,
@@ -162,57 +220,58 @@ struct Slot<'a> {
     worker: Option<(Worker, serde_json::Value)>,
 }
 
-#[allow(clippy::too_many_arguments, reason = "one call site; the run's parts")]
-fn implementation(
+impl<'a> Slot<'a> {
+    fn new(
+        imp: &'a Implementation,
+        env: &augbench_env::EnvInfo,
+        paths: &'a [String],
+    ) -> anyhow::Result<Self> {
+        let mut command = crate::worker::python_worker_command(env, &imp.library, None)?;
+        command.env.extend(augbench_protocol::threads::worker_env(
+            ThreadPolicy::PipelineDefault,
+        ));
+        Ok(Slot {
+            imp,
+            command,
+            paths,
+            worker: None,
+        })
+    }
+
+    fn shut_down(self) {
+        if let Some((w, _)) = self.worker {
+            w.shutdown();
+        }
+    }
+}
+
+/// One cell: kept from disk when it validates, else measured and written at once.
+fn one_cell(
     p: &Production,
-    imp: &Implementation,
-    env: &augbench_env::EnvInfo,
-    paths: &[String],
+    slot: &mut Slot<'_>,
+    recipe: &Recipe,
+    seed: u64,
     run: &mut ProductionRun,
     bar: &ProgressBar,
     mp: &MultiProgress,
-    stop: &AtomicBool,
-) -> anyhow::Result<()> {
-    let mut command = crate::worker::python_worker_command(env, &imp.library, None)?;
-    command.env.extend(augbench_protocol::threads::worker_env(
-        ThreadPolicy::PipelineDefault,
-    ));
-    let mut slot = Slot {
-        imp,
-        command,
-        paths,
-        worker: None,
-    };
-    for recipe in &p.recipes {
-        for &seed in &p.seeds {
-            if stop.load(Ordering::SeqCst) {
-                run.interrupted = true;
-                return Ok(());
+) -> anyhow::Result<Cell> {
+    bar.set_message(format!("{} {} seed {seed}", slot.imp.name, recipe.row));
+    let id = cell_id(p, &run.run_id, slot.imp, recipe, seed);
+    let path = cell::path(&run.run_dir, &id);
+    let cell = match cell::validate(&path, &id) {
+        Some(Ok(kept)) => kept,
+        found => {
+            if let Some(Err(why)) = found {
+                mp.suspend(|| eprintln!("note: {} is measured again: {why}", path.display()));
             }
-            bar.set_message(format!("{} {} seed {seed}", imp.name, recipe.row));
-            let id = cell_id(p, &run.run_id, imp, recipe, seed);
-            let path = cell::path(&run.run_dir, &id);
-            match cell::validate(&path, &id) {
-                Some(Ok(kept)) => run.cells.push(kept),
-                found => {
-                    if let Some(Err(why)) = found {
-                        mp.suspend(|| {
-                            eprintln!("note: {} is measured again: {why}", path.display())
-                        });
-                    }
-                    let mut cell = measure_cell(p, &mut slot, recipe, id, mp);
-                    write_atomic(&path, &cell.to_bytes())?;
-                    run.cells.push(cell);
-                    run.measured_now += 1;
-                }
-            }
-            bar.inc(1);
+            let mut cell = measure_cell(p, slot, recipe, id, mp);
+            write_atomic(&path, &cell.to_bytes())?;
+            run.measured_now += 1;
+            cell
         }
-    }
-    if let Some((w, _)) = slot.worker {
-        w.shutdown();
-    }
-    Ok(())
+    };
+    bar.inc(1);
+    Ok(cell)
 }
 
 fn cell_id(
@@ -415,6 +474,32 @@ mod tests {
                 .unwrap()
                 .contains("never saw the loader's 2 workers")
         );
+    }
+
+    #[test]
+    fn implementations_of_one_recipe_and_seed_go_back_to_back_and_take_turns_first() {
+        let order = cell_order(2, 2, 3);
+        assert_eq!(order.len(), 12);
+        let firsts: Vec<usize> = order.chunks(3).map(|c| c[0].implementation).collect();
+        assert_eq!(firsts, [0, 1, 2, 0]);
+        for chunk in order.chunks(3) {
+            let mut imps: Vec<usize> = chunk.iter().map(|c| c.implementation).collect();
+            imps.sort_unstable();
+            assert_eq!(
+                imps,
+                [0, 1, 2],
+                "each implementation once per (recipe, seed)"
+            );
+            assert!(
+                chunk
+                    .iter()
+                    .all(|c| (c.recipe, c.seed) == (chunk[0].recipe, chunk[0].seed))
+            );
+        }
+        let mut ranks: Vec<usize> = order.iter().map(|c| c.config_rank(2, 2)).collect();
+        ranks.sort_unstable();
+        assert_eq!(ranks, (0..12).collect::<Vec<_>>(), "every cell once");
+        assert!(cell_order(3, 1, 0).is_empty());
     }
 
     #[test]
