@@ -49,6 +49,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--check", default="fidelity,memory,cost")
     p.add_argument("--library", default="albumentationsx", choices=sorted(GROUPS))
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--measured", type=int, default=MEASURED,
+                   help="fidelity: measured batches of each side (longer windows, less noise per pair)")
     return p.parse_args(argv)
 
 
@@ -91,15 +93,16 @@ def spread(values: list[float]) -> str:
 # ----- fidelity -------------------------------------------------------------------------------
 def fidelity(args: argparse.Namespace, tmp: Path) -> None:
     python = subprocess.run([args.augbench, "env", "python", GROUPS[args.library]], check=True, capture_output=True, text=True).stdout.strip()
-    print(f"fidelity: {args.library} {RECIPE} recipe, {WORKERS} workers, {WARMUP} warm-up + {MEASURED} measured batches")
+    print(f"fidelity: {args.library} {RECIPE} recipe, {WORKERS} workers, {WARMUP} warm-up + {args.measured} measured batches")
     worst = 0.0
     for items in (60, 200):
         data = dataset(args.augbench, tmp, items)
         for batch in (16, 32):
             ratios = []
             for r in range(args.rounds):  # A-B, then B-A: neither side always runs first
-                cfg = config(fresh(tmp, f"f{items}_{batch}_{r}"), data, [f"{args.library}_cpu"], [RECIPE], batch, memory=False)
-                cmd = [python, __file__, CHILD_FLAG, args.library, str(data), str(batch)]
+                cfg = config(fresh(tmp, f"f{items}_{batch}_{r}"), data, [f"{args.library}_cpu"], [RECIPE], batch, memory=False,
+                             measured=args.measured)
+                cmd = [python, __file__, CHILD_FLAG, args.library, str(data), str(batch), str(args.measured)]
 
                 def hand_rate() -> float:
                     done = subprocess.run(cmd, check=True, capture_output=True, text=True)
@@ -115,7 +118,7 @@ def fidelity(args: argparse.Namespace, tmp: Path) -> None:
     print(f"  largest |ratio - 1|: {worst:.3f} ({'within' if worst <= 0.10 else 'OUTSIDE'} ±10%)")
 
 
-def hand_written(library: str, folder: str, batch: int) -> float:
+def hand_written(library: str, folder: str, batch: int, measured: int) -> float:
     """A training loader as a user writes it, for RandomCrop224 → HorizontalFlip → uint8 CHW,
     normalized and cast to float16 on the batch; the same sampler semantics as a production cell
     (one seeded permutation, repeated), the same warm-up and measured batches."""
@@ -172,9 +175,9 @@ def hand_written(library: str, folder: str, batch: int) -> float:
     for _ in range(WARMUP):
         take()
     started = time.perf_counter()
-    for _ in range(MEASURED):
+    for _ in range(measured):
         take()
-    return MEASURED * batch / (time.perf_counter() - started)
+    return measured * batch / (time.perf_counter() - started)
 
 
 # ----- memory ---------------------------------------------------------------------------------
@@ -286,7 +289,7 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == CHILD_FLAG:
-        library, folder, batch = sys.argv[2:5]
-        print(json.dumps(hand_written(library, folder, int(batch))))
+        library, folder, batch, measured = sys.argv[2:6]
+        print(json.dumps(hand_written(library, folder, int(batch), int(measured))))
         sys.exit(0)
     sys.exit(main(sys.argv[1:]))

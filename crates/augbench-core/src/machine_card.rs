@@ -1,7 +1,7 @@
 //! The machine card: the one type for the machine that measured (CPU, SIMD, memory, GPUs, the
 //! augbench build, load and steal around a job). Result files carry it as `metadata.system_info`,
-//! whose first seven keys are the reference format's; each fact is written once. Files written
-//! while the card was nested under `system_info.card` are lifted into this layout when read.
+//! whose first seven keys are the reference format's; each fact is written once. Files of result
+//! format 1, which nested the card under `system_info.card`, are lifted into this layout on read.
 
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
@@ -11,8 +11,7 @@ use serde_json::{Map, Value};
 #[serde(deny_unknown_fields)]
 pub struct MachineCard {
     /// `python 3.11.7` for Python workers, `rustc 1.95.0` for native ones (empty on a card that
-    /// describes no job).
-    #[serde(default)]
+    /// describes no job: `doctor`'s, a production run record's).
     pub runtime: String,
     /// The OS name and version (`Ubuntu 24.04`).
     pub platform: String,
@@ -24,7 +23,6 @@ pub struct MachineCard {
     pub cpu_count: u64,
     pub memory_total_bytes: u64,
     /// When the job started (empty on a card that describes no job).
-    #[serde(default)]
     pub timestamp: String,
     /// SIMD extensions present, of `sse4_2`, `avx2`, `avx512f`, `neon`; absent in files written
     /// before the card.
@@ -101,21 +99,42 @@ impl MachineCard {
     }
 }
 
-/// Reads a `system_info` in either layout: this one, or the earlier one that nested the card
-/// under `card` and repeated its CPU name, threads and memory there (those copies are dropped).
+/// Reads a `system_info` in either layout: this one, or format 1's, which nested the card under
+/// `card` beside the reference keys. The nested card's CPU name and thread count win where they
+/// are set: in the first files that had a card, `processor` was another probe's CPU name. A
+/// wrong key or type inside `system_info` is reported at the end of the object, naming the key.
 pub fn read_any_layout<'de, D: Deserializer<'de>>(d: D) -> Result<MachineCard, D::Error> {
     let mut map = Map::<String, Value>::deserialize(d)?;
-    if let Some(Value::Object(nested)) = map.remove("card") {
-        for (key, value) in nested {
-            if !matches!(
-                key.as_str(),
-                "cpu_model" | "logical_threads" | "memory_total_bytes"
-            ) {
-                map.entry(key).or_insert(value);
-            }
-        }
+    if let Some(nested) = map.remove("card") {
+        lift(nested, &mut map).map_err(serde::de::Error::custom)?;
     }
     MachineCard::deserialize(Value::Object(map)).map_err(serde::de::Error::custom)
+}
+
+/// Moves format 1's nested card into the flat layout.
+fn lift(nested: Value, map: &mut Map<String, Value>) -> Result<(), String> {
+    let Value::Object(nested) = nested else {
+        return Err("`system_info.card` must be an object (the machine card of format 1)".into());
+    };
+    for (key, value) in nested {
+        let flat = match key.as_str() {
+            "cpu_model" => "processor",
+            "logical_threads" => "cpu_count",
+            "memory_total_bytes" => continue, // a copy of the reference key
+            other => other,
+        };
+        let copy = matches!(flat, "processor" | "cpu_count");
+        if map.contains_key(flat) && !copy {
+            return Err(format!(
+                "`system_info` has `{flat}` both flat and under `card`: a file mixes two layouts"
+            ));
+        }
+        let set = !(value.is_null() || value == "" || value == 0);
+        if set || !map.contains_key(flat) {
+            map.insert(flat.to_string(), value);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -135,18 +154,23 @@ mod tests {
         read_any_layout(v).unwrap()
     }
 
-    #[test]
-    fn a_nested_card_is_lifted_and_its_copies_dropped() {
+    fn format_1() -> Value {
         let mut old = reference_fields();
         old["card"] = json!({"cpu_model": "other name", "simd": ["avx2"], "physical_cores": 1,
             "logical_threads": 9, "governor": null, "kernel": null, "hypervisor": true,
             "build": {"version": "0.1.0", "git_sha": "x", "target": "t", "opt_level": "3",
                 "profile": "release"},
-            "before": null});
-        let card = read(old);
+            "memory_total_bytes": 7, "before": null});
+        old
+    }
+
+    #[test]
+    fn a_nested_card_is_lifted_its_names_winning_where_set() {
+        let card = read(format_1());
+        assert_eq!((card.processor.as_str(), card.cpu_count), ("other name", 9));
         assert_eq!(
-            (card.processor.as_str(), card.cpu_count),
-            ("AMD EPYC 7B13", 2)
+            card.memory_total_bytes, 8,
+            "the reference key, not the copy"
         );
         assert_eq!(card.simd, Some(vec!["avx2".to_string()]));
         assert_eq!(
@@ -154,12 +178,37 @@ mod tests {
             (Some(1), Some(true))
         );
         assert_eq!(card.build.map(|b| b.profile).as_deref(), Some("release"));
+        let mut unset = format_1();
+        unset["card"]["cpu_model"] = json!("");
+        unset["card"]["gpus"] = json!([{"name": "NVIDIA L4", "memory_gib": 22.5}]);
+        unset["card"]["after"] = json!({"timestamp": "t", "load_1m": 1.0, "load_per_thread": 0.5, "steal_percent": null});
+        let card = read(unset);
+        assert_eq!(
+            card.processor, "AMD EPYC 7B13",
+            "an empty nested name keeps the flat one"
+        );
+        assert_eq!(
+            (card.gpus.len(), card.after.map(|a| a.load_1m)),
+            (1, Some(1.0))
+        );
         let text = serde_json::to_string(&read(reference_fields())).unwrap();
         assert!(!text.contains("card") && !text.contains("gpus"), "{text}");
     }
 
     #[test]
-    fn each_fact_is_written_once_and_reads_back() {
+    fn a_card_that_is_no_object_or_mixes_layouts_is_refused() {
+        let mut v = reference_fields();
+        v["card"] = json!([1]);
+        let e = read_any_layout(v).unwrap_err().to_string();
+        assert!(e.contains("must be an object"), "{e}");
+        let mut v = format_1();
+        v["simd"] = json!(["avx2"]);
+        let e = read_any_layout(v).unwrap_err().to_string();
+        assert!(e.contains("mixes two layouts"), "{e}");
+    }
+
+    #[test]
+    fn the_reference_keys_come_first_and_the_card_reads_back() {
         let card = MachineCard {
             simd: Some(vec!["avx2".into()]),
             gpus: vec![MachineGpu {
@@ -169,17 +218,31 @@ mod tests {
             ..read(reference_fields())
         };
         let text = serde_json::to_string(&card).unwrap();
-        assert_eq!(text.matches("AMD EPYC").count(), 1, "{text}");
-        let back: MachineCard = read(serde_json::from_str(&text).unwrap());
-        assert_eq!(back, card);
+        let at = |key: &str| text.find(&format!("\"{key}\":")).unwrap();
+        let reference = [
+            "runtime",
+            "platform",
+            "machine",
+            "processor",
+            "cpu_count",
+            "memory_total_bytes",
+            "timestamp",
+        ];
+        let places: Vec<usize> = reference.iter().map(|k| at(k)).collect();
+        assert!(places.is_sorted() && places[6] < at("simd"), "{text}");
+        assert_eq!(read(serde_json::from_str(&text).unwrap()), card);
     }
 
     #[test]
-    fn an_unknown_key_is_still_refused() {
+    fn an_unknown_or_missing_key_is_still_refused() {
         let mut v = reference_fields();
         v["cpu_model"] = json!("x");
         let e = read_any_layout(v).unwrap_err().to_string();
         assert!(e.contains("cpu_model"), "{e}");
+        let mut v = reference_fields();
+        v.as_object_mut().unwrap().remove("timestamp");
+        let e = read_any_layout(v).unwrap_err().to_string();
+        assert!(e.contains("timestamp"), "{e}");
     }
 
     #[test]

@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 use crate::machine_card::MachineCard;
 use crate::stats::{PairedSummary, Summary};
 
-/// Version of our result layout. Readers reject files that claim a newer one.
-pub const RESULT_FORMAT_VERSION: u32 = 1;
+/// Version of our result layout. Readers reject files that claim a newer one. 2: the machine card
+/// is `system_info` itself (format 1 nested it under `system_info.card`; still read).
+pub const RESULT_FORMAT_VERSION: u32 = 2;
 
 /// `error_kind` of a transform whose output or parameters broke the contract with the spec.
 pub const CONTRACT_ERROR: &str = "contract";

@@ -12,11 +12,11 @@ use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::TOOLKIT_VERSION;
 use augbench_cells::error::{CellsError, Location, Result};
 use augbench_cells::io::{self, Format, WriteResult};
 use augbench_cells::schema::{ColumnType, EVAL_FIXED, metric_col, metric_name};
 use augbench_cells::table::CellTable;
+use augbench_host::facts::AUGBENCH_VERSION;
 
 use crate::stamp::CardStamp;
 
@@ -128,7 +128,7 @@ impl EvalLog {
             gpu_memory_gb: stamp.gpu_memory_gb,
             precision: stamp.precision.clone(),
             batch_size: stamp.batch_size,
-            toolkit_version: TOOLKIT_VERSION.to_string(),
+            toolkit_version: AUGBENCH_VERSION.to_string(),
             git_sha: p.git_sha,
             timestamp_utc: p.timestamp_utc.unwrap_or_else(now_utc),
             metrics,

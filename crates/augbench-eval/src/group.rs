@@ -15,8 +15,8 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
 use serde_json::Value;
 
-use crate::TOOLKIT_VERSION;
 use augbench_cells::error::{CellsError, Location, Result};
+use augbench_host::facts::AUGBENCH_VERSION;
 
 use crate::eval::{EvalCell, EvalLog, now_utc};
 use crate::stamp::CardStamp;
@@ -573,7 +573,7 @@ impl Grouper {
                 gpu_memory_gb: s.gpu_memory_gb,
                 precision: s.precision.clone(),
                 batch_size: s.batch_size,
-                toolkit_version: TOOLKIT_VERSION.to_string(),
+                toolkit_version: AUGBENCH_VERSION.to_string(),
                 git_sha: self.opts.git_sha.clone(),
                 timestamp_utc: timestamp.clone(),
                 metrics: metric_keys

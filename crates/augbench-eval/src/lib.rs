@@ -15,6 +15,3 @@ pub use eval::{EvalCell, EvalLog, PreAggregated};
 pub use group::{GroupOptions, GroupOutcome, Grouper};
 pub use merge::{MergeOutcome, merge_files};
 pub use stamp::{CardSource, CardStamp};
-
-/// The augbench version every evaluation cell is stamped with (`toolkit_version`).
-pub const TOOLKIT_VERSION: &str = env!("CARGO_PKG_VERSION");

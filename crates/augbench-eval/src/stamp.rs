@@ -206,10 +206,9 @@ mod tests {
 
     #[test]
     fn auto_stamps_this_machines_card() {
-        let s = CardSource::from_spec("auto")
-            .unwrap()
-            .stamp("auto")
-            .unwrap();
+        let source = CardSource::from_spec("auto").unwrap();
+        assert!(matches!(source, CardSource::Card(_)), "{source:?}");
+        let s = source.stamp("auto").unwrap();
         assert_eq!(s, CardStamp::from(&augbench_host::machine::card()));
     }
 }

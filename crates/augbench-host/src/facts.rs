@@ -24,6 +24,9 @@ pub fn cpu() -> (Option<String>, u64) {
     (brand, sys.total_memory())
 }
 
+/// augbench's version: the workspace's, one for every crate.
+pub const AUGBENCH_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// `rustc --version` of the compiler on `PATH` (`unknown` when it does not answer).
 pub fn rustc_version() -> String {
     std::process::Command::new("rustc")

@@ -140,7 +140,7 @@ fn platform() -> String {
 /// The augbench build, as embedded by build.rs.
 pub fn build() -> BuildInfo {
     BuildInfo {
-        version: env!("CARGO_PKG_VERSION").to_string(),
+        version: crate::facts::AUGBENCH_VERSION.to_string(),
         git_sha: env!("AUGBENCH_GIT_SHA").to_string(),
         target: env!("AUGBENCH_TARGET").to_string(),
         opt_level: env!("AUGBENCH_OPT_LEVEL").to_string(),

@@ -24,7 +24,7 @@ pub fn environment_info() -> EnvironmentInfo {
         git_commit: git(&["rev-parse", "HEAD"]),
         git_branch: git(&["rev-parse", "--abbrev-ref", "HEAD"]),
         git_dirty: git(&["status", "--porcelain"]).map(|s| !s.is_empty()),
-        toolkit_version: env!("CARGO_PKG_VERSION").to_string(),
+        toolkit_version: crate::facts::AUGBENCH_VERSION.to_string(),
     }
 }
 

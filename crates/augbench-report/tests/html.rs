@@ -282,6 +282,69 @@ fn machine_section(page: &str) -> &str {
     &page[at..at + page[at..].find("</section>").unwrap()]
 }
 
+/// Rewrites every result file under `dir` in format 1's layout: the card nested under
+/// `system_info.card`, with its own copies of the CPU name, threads and memory.
+fn as_format_1(dir: &std::path::Path) {
+    let flat_keys = ["runtime", "platform", "machine", "processor", "cpu_count"];
+    for entry in walkdir(dir) {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&entry).unwrap()).unwrap();
+        v["metadata"]["format_version"] = 1.into();
+        let info = v["metadata"]["system_info"].as_object_mut().unwrap();
+        let mut card = serde_json::Map::new();
+        for key in info.keys().cloned().collect::<Vec<_>>() {
+            if !flat_keys.contains(&key.as_str())
+                && key != "memory_total_bytes"
+                && key != "timestamp"
+            {
+                card.insert(key.clone(), info.remove(&key).unwrap());
+            }
+        }
+        card.insert("cpu_model".into(), info["processor"].clone());
+        card.insert("logical_threads".into(), info["cpu_count"].clone());
+        card.insert(
+            "memory_total_bytes".into(),
+            info["memory_total_bytes"].clone(),
+        );
+        info.insert("card".into(), card.into());
+        std::fs::write(&entry, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    }
+}
+
+fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walkdir(&path));
+        } else if path.extension().is_some_and(|e| e == "json") {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn format_1_files_with_a_nested_card_show_the_same_machine_card() {
+    let dir = two_runtimes_dir();
+    let page = |dir: &std::path::Path| {
+        let data = load_paths(&[dir.to_path_buf()]).unwrap();
+        machine_section(&html::render(&data, &TableOptions::default()).unwrap()).to_string()
+    };
+    let now = page(dir.path());
+    as_format_1(dir.path());
+    let text = std::fs::read_to_string(&walkdir(dir.path())[0]).unwrap();
+    assert!(
+        text.contains("\"card\"") && text.contains("\"cpu_model\""),
+        "{text}"
+    );
+    assert_eq!(page(dir.path()), now);
+    assert!(
+        now.contains("<th scope=\"row\">SIMD</th><td>sse4_2 · avx2</td>"),
+        "{now}"
+    );
+}
+
 #[test]
 fn the_machine_card_is_one_readable_table_that_lists_only_what_differs() {
     let dir = two_runtimes_dir();

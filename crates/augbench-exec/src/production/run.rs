@@ -74,31 +74,69 @@ pub fn run(
         .zip(&envs)
         .map(|(imp, env)| Slot::new(imp, env, &media.paths))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let mut placed = Vec::new();
-    for at in cell_order(p.recipes.len(), p.seeds.len(), slots.len()) {
-        if stop.load(Ordering::SeqCst) {
-            run.interrupted = true;
-            break;
-        }
-        let (recipe, seed) = (&p.recipes[at.recipe], p.seeds[at.seed]);
-        let cell = one_cell(
-            p,
-            &mut slots[at.implementation],
-            recipe,
-            seed,
-            &mut run,
-            &bar,
-            mp,
-        )?;
-        placed.push((at.config_rank(p.recipes.len(), p.seeds.len()), cell));
-    }
+    start_needed(p, &mut slots, &run, mp);
+    let walked = walk(p, &mut slots, &mut run, &bar, mp, stop);
     for slot in slots {
         slot.shut_down();
     }
+    bar.finish_and_clear();
+    let mut placed = walked?;
     placed.sort_by_key(|(rank, _)| *rank);
     run.cells = placed.into_iter().map(|(_, c)| c).collect();
-    bar.finish_and_clear();
     Ok(run)
+}
+
+/// Starts, before any cell is measured, the worker of every implementation with a cell to
+/// measure, so that every cell runs beside the same idle workers: their shared pages (libtorch,
+/// the Python runtime) split the measured tree's PSS alike in every cell, the first included.
+fn start_needed(p: &Production, slots: &mut [Slot<'_>], run: &ProductionRun, mp: &MultiProgress) {
+    for slot in slots.iter_mut() {
+        let missing = p.recipes.iter().any(|recipe| {
+            p.seeds.iter().any(|&seed| {
+                Production::listed(recipe, slot.imp)
+                    && kept(p, slot.imp, recipe, seed, run).1.is_none()
+            })
+        });
+        if missing && slot.worker.is_none() {
+            // A worker that cannot start fails its cells one by one, each with the reason.
+            if let Ok(w) = start_worker(slot, mp) {
+                slot.worker = Some(w);
+            }
+        }
+    }
+}
+
+/// Every cell in `cell_order`, with its place in config order: measured while no stop is asked;
+/// after a stop, only the cells on disk that validate, so a stopped run still reports every cell
+/// it keeps.
+fn walk(
+    p: &Production,
+    slots: &mut [Slot<'_>],
+    run: &mut ProductionRun,
+    bar: &ProgressBar,
+    mp: &MultiProgress,
+    stop: &AtomicBool,
+) -> anyhow::Result<Vec<(usize, Cell)>> {
+    let mut placed = Vec::new();
+    for at in cell_order(p.recipes.len(), p.seeds.len(), slots.len()) {
+        let (Some(recipe), Some(&seed), Some(slot)) = (
+            p.recipes.get(at.recipe),
+            p.seeds.get(at.seed),
+            slots.get_mut(at.implementation),
+        ) else {
+            continue;
+        };
+        run.interrupted |= stop.load(Ordering::SeqCst);
+        let cell = if run.interrupted {
+            kept(p, slot.imp, recipe, seed, run).1
+        } else {
+            Some(one_cell(p, slot, recipe, seed, run, bar, mp)?)
+        };
+        if let Some(cell) = cell {
+            placed.push((at.config_rank(p.recipes.len(), p.seeds.len()), cell));
+        }
+    }
+    Ok(placed)
 }
 
 /// Where one cell sits: indices into the run's recipes, seeds and implementations.
@@ -118,21 +156,51 @@ impl CellAt {
 
 /// The order cells are measured in: recipe by recipe and seed by seed, every implementation's
 /// cell of one (recipe, seed) back to back, so implementations compared on a recipe are measured
-/// seconds apart under the same machine state rather than minutes. The implementation that goes
-/// first rotates from one (recipe, seed) to the next, so none always runs first or last.
+/// seconds apart under the same machine state rather than minutes. Successive (recipe, seed)
+/// groups take the rows of a Williams design (`williams_rows`) in turn, so over a cycle of rows
+/// each implementation goes first as often as any other and follows each other one as often.
 pub fn cell_order(recipes: usize, seeds: usize, implementations: usize) -> Vec<CellAt> {
+    let rows = williams_rows(implementations);
     let mut order = Vec::with_capacity(recipes * seeds * implementations);
     for recipe in 0..recipes {
         for seed in 0..seeds {
-            let first = (recipe * seeds + seed) % implementations.max(1);
-            order.extend((0..implementations).map(|k| CellAt {
+            let Some(row) = rows.get((recipe * seeds + seed) % rows.len().max(1)) else {
+                continue;
+            };
+            order.extend(row.iter().map(|&implementation| CellAt {
                 recipe,
                 seed,
-                implementation: (first + k) % implementations,
+                implementation,
             }));
         }
     }
     order
+}
+
+/// The rows of a Williams design for `n` treatments (a Latin square balanced for first-order
+/// carry-over): in every row each treatment once; over all rows each treatment in each position
+/// equally often and right after each other treatment equally often. `n` rows for even `n`, `2n`
+/// (each row and its reverse) for odd `n`.
+pub fn williams_rows(n: usize) -> Vec<Vec<usize>> {
+    // 0, 1, n-1, 2, n-2, ...: consecutive differences take every value mod n once.
+    let first: Vec<usize> = (0..n)
+        .map(|k| match k {
+            0 => 0,
+            k if k % 2 == 1 => k.div_ceil(2),
+            k => n - k / 2,
+        })
+        .collect();
+    let mut rows: Vec<Vec<usize>> = (0..n)
+        .map(|shift| first.iter().map(|&t| (t + shift) % n).collect())
+        .collect();
+    if n % 2 == 1 {
+        let reversed: Vec<Vec<usize>> = rows
+            .iter()
+            .map(|r| r.iter().rev().copied().collect())
+            .collect();
+        rows.extend(reversed);
+    }
+    rows
 }
 
 /// The run's data settings as a run config, for the shared media preparation.
@@ -191,8 +259,9 @@ fn run_inputs(
         locks.push_str(&format!("[{}]\n{}\n", env.group, env.lock()?));
     }
     inputs.add("environments", locks.as_bytes());
-    let mut card = augbench_host::machine::card();
-    // The build (version, commit, profile) is augbench's input, the rest the machine's.
+    // The build (version, commit, profile) is augbench's input, the rest the machine's: the card's
+    // fixed facts (a job's runtime, time and load are not the machine's).
+    let mut card = augbench_host::machine::card().fixed();
     let build = serde_json::to_string(&card.build).unwrap_or_default();
     inputs.add("augbench", build.as_bytes());
     card.build = None;
@@ -245,6 +314,24 @@ impl<'a> Slot<'a> {
     }
 }
 
+/// A cell's id; the cell, when its file is there and valid; why not, when it is there but invalid.
+type Found = (CellId, Option<Cell>, Option<String>);
+
+fn kept(
+    p: &Production,
+    imp: &Implementation,
+    recipe: &Recipe,
+    seed: u64,
+    run: &ProductionRun,
+) -> Found {
+    let id = cell_id(p, &run.run_id, imp, recipe, seed);
+    match cell::validate(&cell::path(&run.run_dir, &id), &id) {
+        Some(Ok(cell)) => (id, Some(cell), None),
+        Some(Err(why)) => (id, None, Some(why)),
+        None => (id, None, None),
+    }
+}
+
 /// One cell: kept from disk when it validates, else measured and written at once.
 fn one_cell(
     p: &Production,
@@ -256,12 +343,11 @@ fn one_cell(
     mp: &MultiProgress,
 ) -> anyhow::Result<Cell> {
     bar.set_message(format!("{} {} seed {seed}", slot.imp.name, recipe.row));
-    let id = cell_id(p, &run.run_id, slot.imp, recipe, seed);
-    let path = cell::path(&run.run_dir, &id);
-    let cell = match cell::validate(&path, &id) {
-        Some(Ok(kept)) => kept,
-        found => {
-            if let Some(Err(why)) = found {
+    let cell = match kept(p, slot.imp, recipe, seed, run) {
+        (_, Some(cell), _) => cell,
+        (id, None, invalid) => {
+            let path = cell::path(&run.run_dir, &id);
+            if let Some(why) = invalid {
                 mp.suspend(|| eprintln!("note: {} is measured again: {why}", path.display()));
             }
             let mut cell = measure_cell(p, slot, recipe, id, mp);
@@ -477,19 +563,44 @@ mod tests {
     }
 
     #[test]
-    fn implementations_of_one_recipe_and_seed_go_back_to_back_and_take_turns_first() {
+    fn williams_rows_balance_positions_and_successors() {
+        for n in 1..=7 {
+            let rows = williams_rows(n);
+            assert_eq!(rows.len(), if n % 2 == 0 { n } else { 2 * n }, "n = {n}");
+            let mut at = vec![vec![0; n]; n];
+            let mut after = vec![vec![0; n]; n];
+            for row in &rows {
+                let mut sorted = row.clone();
+                sorted.sort_unstable();
+                assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "each once: {row:?}");
+                for (position, &t) in row.iter().enumerate() {
+                    at[t][position] += 1;
+                }
+                for pair in row.windows(2) {
+                    after[pair[0]][pair[1]] += 1;
+                }
+            }
+            let each = rows.len() / n;
+            assert!(at.iter().flatten().all(|&c| c == each), "n = {n}: {at:?}");
+            // n(n - 1) successions per n rows over n(n - 1) ordered pairs.
+            let each_pair = if n % 2 == 0 { 1 } else { 2 };
+            for (a, row) in after.iter().enumerate() {
+                for (b, &c) in row.iter().enumerate() {
+                    let want = if a == b { 0 } else { each_pair };
+                    assert_eq!(c, want, "n = {n}: {b} after {a}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn implementations_of_one_recipe_and_seed_go_back_to_back_in_the_designs_rows() {
         let order = cell_order(2, 2, 3);
         assert_eq!(order.len(), 12);
-        let firsts: Vec<usize> = order.chunks(3).map(|c| c[0].implementation).collect();
-        assert_eq!(firsts, [0, 1, 2, 0]);
-        for chunk in order.chunks(3) {
-            let mut imps: Vec<usize> = chunk.iter().map(|c| c.implementation).collect();
-            imps.sort_unstable();
-            assert_eq!(
-                imps,
-                [0, 1, 2],
-                "each implementation once per (recipe, seed)"
-            );
+        let rows = williams_rows(3);
+        for (group, chunk) in order.chunks(3).enumerate() {
+            let imps: Vec<usize> = chunk.iter().map(|c| c.implementation).collect();
+            assert_eq!(imps, rows[group], "group {group}");
             assert!(
                 chunk
                     .iter()

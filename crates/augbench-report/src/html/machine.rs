@@ -46,7 +46,7 @@ fn facts(v: &Value) -> Vec<(&'static str, String)> {
     push("Cores", cores(v));
     push("SIMD", card.and_then(simd));
     push("Memory", memory(v));
-    push("GPU", s("/gpus/0/name").or(s("/gpu")));
+    push("GPU", gpus(v).or(s("/gpu")));
     push("Kernel", s("/kernel"));
     push("Platform", s("/platform").or(s("/os")));
     push("Hypervisor", card.and_then(hypervisor));
@@ -89,6 +89,17 @@ fn memory(v: &Value) -> Option<String> {
     v.get("ram_gb")
         .and_then(Value::as_f64)
         .map(|g| format!("{g:.1} GB"))
+}
+
+/// Every GPU of a card, in `nvidia-smi`'s order.
+fn gpus(v: &Value) -> Option<String> {
+    let names: Vec<&str> = v
+        .get("gpus")?
+        .as_array()?
+        .iter()
+        .filter_map(|g| g.get("name").and_then(Value::as_str))
+        .collect();
+    (!names.is_empty()).then(|| names.join(" · "))
 }
 
 /// A card leaves `hypervisor` out where it cannot tell.
