@@ -1,7 +1,8 @@
 //! Benchmark cells from a job's result file: one `BenchCell` per transform, stamped with the run
-//! id, the result file's machine card, the rustc on `PATH` and the checkout's git sha, plus one row per paired speedup (scope
-//! `PAIRED_SCOPE`, library `<lib> ÷ <partner>`, the per-round ratios as its values). The run id is
-//! the caller's (it hashes the resolved config, so a `--resume` of the same run replaces its rows).
+//! id, the file's machine card, the rustc on `PATH` and the checkout's git sha, plus one row per
+//! paired speedup (scope `PAIRED_SCOPE`, library `<lib> ÷ <partner>`, the per-round ratios as its
+//! values). The run id is the caller's (it hashes the resolved config, so a `--resume` of the same
+//! run replaces its rows).
 
 use augbench_core::results::{ResultFile, TransformResult};
 use augbench_core::stats::PairedSummary;

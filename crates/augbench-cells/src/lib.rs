@@ -1,7 +1,8 @@
 //! augbench-cells: the benchmark cell log (one row per measured transform, `<out>/cells.parquet`)
 //! and the cell-log layer the evaluation engine (augbench-eval) shares: the column registry of
 //! both schemas, the typed table, Parquet (arrow-rs) and JSON Lines I/O and the one error type.
-//! A benchmark cell's machine columns come from its result file's machine card. Parquet keeps NaN and ±inf; JSON Lines writes them as null (JSON has no NaN).
+//! A benchmark cell's machine columns come from its result file's machine card. Parquet keeps
+//! NaN and ±inf; JSON Lines writes them as null (JSON has no NaN).
 
 pub mod bench;
 pub mod error;

@@ -1,7 +1,7 @@
 //! Small facts every part of augbench reads the same way: the time now (UTC, RFC 3339), the CPU
-//! brand and the total memory as sysinfo reports them, and the rustc on `PATH`. Each is written once here; the CPU
-//! brand and memory are read only by the machine card's probe (`machine::card`), the time by every
-//! crate that stamps one. (The last lines of a process's output are `child`'s.)
+//! brand and the total memory as sysinfo reports them, augbench's version and the rustc on
+//! `PATH`. Each is written once here; the CPU brand and memory are read only by the machine card's
+//! probe (`machine::card`). (The last lines of a process's output are `child`'s.)
 
 /// The time now, UTC, to the second (`2026-01-02T03:04:05Z`).
 pub fn now_utc() -> String {

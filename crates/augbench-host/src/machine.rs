@@ -1,8 +1,9 @@
 //! The machine card's probe (`system_info` of every result file, the benchmark cells, `augbench
 //! doctor`, production run records): OS, CPU model and SIMD flags, cores and threads, memory, the
 //! GPU list, governor, kernel, hypervisor flag, the augbench build, and load average and CPU steal
-//! at a moment. `card` is the one probe of the machine, made once per process. Parsing of `/proc/cpuinfo` and `/proc/stat` is
-//! pure (unit-tested on fixtures); the busy checks read policy's thresholds.
+//! at a moment. `card` is the one probe of the machine, made once per process. Parsing of
+//! `/proc/cpuinfo` and `/proc/stat` is pure (unit-tested on fixtures); the busy checks read
+//! policy's thresholds.
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;

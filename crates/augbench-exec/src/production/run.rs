@@ -1,7 +1,7 @@
 //! Measures a production run's missing cells: the dataset prepared and prewarmed once, the run
-//! id from every input, then one worker per implementation (its pipeline environment), all up at
-//! once; cells go recipe by recipe and seed by seed, the implementations of each back to back in a
-//! rotating order (`cell_order`), while the coordinator samples the measuring worker's tree.
+//! id from every input, then cells recipe by recipe and seed by seed, the implementations of each
+//! back to back in a Williams design's order (`cell_order`), each measured by its implementation's
+//! worker (its pipeline environment, the only worker up) while the coordinator samples its tree.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -74,7 +74,6 @@ pub fn run(
         .zip(&envs)
         .map(|(imp, env)| Slot::new(imp, env, &media.paths))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    start_needed(p, &mut slots, &run, mp);
     let walked = walk(p, &mut slots, &mut run, &bar, mp, stop);
     for slot in slots {
         slot.shut_down();
@@ -86,29 +85,11 @@ pub fn run(
     Ok(run)
 }
 
-/// Starts, before any cell is measured, the worker of every implementation with a cell to
-/// measure, so that every cell runs beside the same idle workers: their shared pages (libtorch,
-/// the Python runtime) split the measured tree's PSS alike in every cell, the first included.
-fn start_needed(p: &Production, slots: &mut [Slot<'_>], run: &ProductionRun, mp: &MultiProgress) {
-    for slot in slots.iter_mut() {
-        let missing = p.recipes.iter().any(|recipe| {
-            p.seeds.iter().any(|&seed| {
-                Production::listed(recipe, slot.imp)
-                    && kept(p, slot.imp, recipe, seed, run).1.is_none()
-            })
-        });
-        if missing && slot.worker.is_none() {
-            // A worker that cannot start fails its cells one by one, each with the reason.
-            if let Ok(w) = start_worker(slot, mp) {
-                slot.worker = Some(w);
-            }
-        }
-    }
-}
-
 /// Every cell in `cell_order`, with its place in config order: measured while no stop is asked;
 /// after a stop, only the cells on disk that validate, so a stopped run still reports every cell
-/// it keeps.
+/// it keeps. One worker is up at a time: before a cell is measured every other implementation's
+/// worker is shut down, since an idle worker would share its pages (the Python runtime, libtorch)
+/// with the measured tree and so split the tree's PSS.
 fn walk(
     p: &Production,
     slots: &mut [Slot<'_>],
@@ -119,18 +100,28 @@ fn walk(
 ) -> anyhow::Result<Vec<(usize, Cell)>> {
     let mut placed = Vec::new();
     for at in cell_order(p.recipes.len(), p.seeds.len(), slots.len()) {
-        let (Some(recipe), Some(&seed), Some(slot)) = (
+        let (Some(recipe), Some(&seed), Some(imp)) = (
             p.recipes.get(at.recipe),
             p.seeds.get(at.seed),
-            slots.get_mut(at.implementation),
+            slots.get(at.implementation).map(|s| s.imp),
         ) else {
             continue;
         };
         run.interrupted |= stop.load(Ordering::SeqCst);
-        let cell = if run.interrupted {
-            kept(p, slot.imp, recipe, seed, run).1
-        } else {
-            Some(one_cell(p, slot, recipe, seed, run, bar, mp)?)
+        let found = kept(p, imp, recipe, seed, run);
+        let cell = match found {
+            (_, kept, _) if run.interrupted => kept,
+            (_, Some(kept), _) => {
+                bar.inc(1);
+                Some(kept)
+            }
+            (id, None, invalid) => {
+                shut_down_all_but(slots, at.implementation);
+                let Some(slot) = slots.get_mut(at.implementation) else {
+                    continue;
+                };
+                Some(one_cell(p, slot, recipe, (id, invalid), run, bar, mp)?)
+            }
         };
         if let Some(cell) = cell {
             placed.push((at.config_rank(p.recipes.len(), p.seeds.len()), cell));
@@ -280,8 +271,8 @@ fn run_inputs(
     Ok(inputs)
 }
 
-/// The worker of `imp`, started on its first missing cell and restarted after one it lost. Every
-/// implementation's worker stays up for the whole run, idle while the others measure.
+/// The worker of `imp`: started for a cell to measure, shut down when another implementation
+/// measures (`walk`), restarted after a cell it lost.
 struct Slot<'a> {
     imp: &'a Implementation,
     command: augbench_host::child::CommandLine,
@@ -307,9 +298,22 @@ impl<'a> Slot<'a> {
         })
     }
 
-    fn shut_down(self) {
-        if let Some((w, _)) = self.worker {
+    fn shut_down(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        if let Some((w, _)) = self.worker.take() {
             w.shutdown();
+        }
+    }
+}
+
+/// Shuts down every worker but the one of implementation `keep`.
+fn shut_down_all_but(slots: &mut [Slot<'_>], keep: usize) {
+    for (i, slot) in slots.iter_mut().enumerate() {
+        if i != keep {
+            slot.stop();
         }
     }
 }
@@ -332,30 +336,25 @@ fn kept(
     }
 }
 
-/// One cell: kept from disk when it validates, else measured and written at once.
+/// One missing or invalid cell (`invalid`: why its file was refused), measured and written at
+/// once.
 fn one_cell(
     p: &Production,
     slot: &mut Slot<'_>,
     recipe: &Recipe,
-    seed: u64,
+    (id, invalid): (CellId, Option<String>),
     run: &mut ProductionRun,
     bar: &ProgressBar,
     mp: &MultiProgress,
 ) -> anyhow::Result<Cell> {
-    bar.set_message(format!("{} {} seed {seed}", slot.imp.name, recipe.row));
-    let cell = match kept(p, slot.imp, recipe, seed, run) {
-        (_, Some(cell), _) => cell,
-        (id, None, invalid) => {
-            let path = cell::path(&run.run_dir, &id);
-            if let Some(why) = invalid {
-                mp.suspend(|| eprintln!("note: {} is measured again: {why}", path.display()));
-            }
-            let mut cell = measure_cell(p, slot, recipe, id, mp);
-            write_atomic(&path, &cell.to_bytes())?;
-            run.measured_now += 1;
-            cell
-        }
-    };
+    bar.set_message(format!("{} {} seed {}", slot.imp.name, recipe.row, id.seed));
+    let path = cell::path(&run.run_dir, &id);
+    if let Some(why) = invalid {
+        mp.suspend(|| eprintln!("note: {} is measured again: {why}", path.display()));
+    }
+    let mut cell = measure_cell(p, slot, recipe, id, mp);
+    write_atomic(&path, &cell.to_bytes())?;
+    run.measured_now += 1;
     bar.inc(1);
     Ok(cell)
 }
