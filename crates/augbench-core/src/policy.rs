@@ -158,6 +158,11 @@ pub const PRODUCTION_OUTPUT_DIR: &str = "output/production";
 pub const PRODUCTION_START_TIMEOUT_SEC: f64 = 300.0;
 /// Seconds per item of a cell's batches beyond which its worker is taken as stuck and killed.
 pub const PRODUCTION_CELL_SEC_PER_ITEM_LIMIT: f64 = 2.0;
+/// Production cells: how many consecutive (recipe, seed) groups one implementation measures per
+/// turn before the next implementation takes the same groups. Each turn starts a worker (2–4 s of
+/// imports, untimed), so 1 would triple a run of short cells; a block of 4 keeps implementations
+/// compared on a recipe within a few dozen cells of each other (docs/pipeline.md, "Order").
+pub const PRODUCTION_ORDER_BLOCK: usize = 4;
 /// Pipeline: the rate of a window's second half against its first half; a row whose windows moved
 /// more than this, at the median over its windows, is flagged `unstable` (the loader had not
 /// reached its steady state). The largest window alone marked 21 of 22 rows in the ceiling

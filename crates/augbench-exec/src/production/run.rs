@@ -99,7 +99,8 @@ fn walk(
     stop: &AtomicBool,
 ) -> anyhow::Result<Vec<(usize, Cell)>> {
     let mut placed = Vec::new();
-    for at in cell_order(p.recipes.len(), p.seeds.len(), slots.len()) {
+    let block = policy::PRODUCTION_ORDER_BLOCK;
+    for at in cell_order(p.recipes.len(), p.seeds.len(), slots.len(), block) {
         let (Some(recipe), Some(&seed), Some(imp)) = (
             p.recipes.get(at.recipe),
             p.seeds.get(at.seed),
@@ -145,20 +146,29 @@ impl CellAt {
     }
 }
 
-/// The order cells are measured in: recipe by recipe and seed by seed, every implementation's
-/// cell of one (recipe, seed) back to back, so implementations compared on a recipe are measured
-/// seconds apart under the same machine state rather than minutes. Successive (recipe, seed)
-/// groups take the rows of a Williams design (`williams_rows`) in turn, so over a cycle of rows
-/// each implementation goes first as often as any other and follows each other one as often.
-pub fn cell_order(recipes: usize, seeds: usize, implementations: usize) -> Vec<CellAt> {
+/// The order cells are measured in. The (recipe, seed) groups, recipe by recipe and seed by seed,
+/// are cut into blocks of `block` consecutive groups; each implementation in turn measures a
+/// block's cells, so implementations compared on a recipe are measured at most a block apart under
+/// the same machine state, not a whole run apart. Successive blocks take the rows of a Williams
+/// design (`williams_rows`) in turn, so over a cycle of rows each implementation goes first as
+/// often as any other and follows each other one as often.
+pub fn cell_order(
+    recipes: usize,
+    seeds: usize,
+    implementations: usize,
+    block: usize,
+) -> Vec<CellAt> {
     let rows = williams_rows(implementations);
-    let mut order = Vec::with_capacity(recipes * seeds * implementations);
-    for recipe in 0..recipes {
-        for seed in 0..seeds {
-            let Some(row) = rows.get((recipe * seeds + seed) % rows.len().max(1)) else {
-                continue;
-            };
-            order.extend(row.iter().map(|&implementation| CellAt {
+    let groups: Vec<(usize, usize)> = (0..recipes)
+        .flat_map(|recipe| (0..seeds).map(move |seed| (recipe, seed)))
+        .collect();
+    let mut order = Vec::with_capacity(groups.len() * implementations);
+    for (k, chunk) in groups.chunks(block.max(1)).enumerate() {
+        let Some(row) = rows.get(k % rows.len().max(1)) else {
+            continue;
+        };
+        for &implementation in row {
+            order.extend(chunk.iter().map(|&(recipe, seed)| CellAt {
                 recipe,
                 seed,
                 implementation,
@@ -593,23 +603,35 @@ mod tests {
     }
 
     #[test]
-    fn implementations_of_one_recipe_and_seed_go_back_to_back_in_the_designs_rows() {
-        let order = cell_order(2, 2, 3);
-        assert_eq!(order.len(), 12);
+    fn implementations_take_blocks_of_groups_in_the_designs_rows() {
+        // 3 recipes × 2 seeds = 6 groups; blocks of 4 and 2 groups; 3 implementations.
+        let order = cell_order(3, 2, 3, 4);
+        assert_eq!(order.len(), 18);
         let rows = williams_rows(3);
-        for (group, chunk) in order.chunks(3).enumerate() {
-            let imps: Vec<usize> = chunk.iter().map(|c| c.implementation).collect();
-            assert_eq!(imps, rows[group], "group {group}");
-            assert!(
-                chunk
-                    .iter()
-                    .all(|c| (c.recipe, c.seed) == (chunk[0].recipe, chunk[0].seed))
-            );
-        }
-        let mut ranks: Vec<usize> = order.iter().map(|c| c.config_rank(2, 2)).collect();
+        let turns: Vec<(usize, usize)> = order
+            .chunk_by(|a, b| a.implementation == b.implementation)
+            .map(|turn| (turn[0].implementation, turn.len()))
+            .collect();
+        let expected: Vec<(usize, usize)> = rows[0]
+            .iter()
+            .map(|&i| (i, 4))
+            .chain(rows[1].iter().map(|&i| (i, 2)))
+            .collect();
+        assert_eq!(turns, expected);
+        let first_block: Vec<(usize, usize)> =
+            order[..4].iter().map(|c| (c.recipe, c.seed)).collect();
+        assert_eq!(first_block, [(0, 0), (0, 1), (1, 0), (1, 1)]);
+        let mut ranks: Vec<usize> = order.iter().map(|c| c.config_rank(3, 2)).collect();
         ranks.sort_unstable();
-        assert_eq!(ranks, (0..12).collect::<Vec<_>>(), "every cell once");
-        assert!(cell_order(3, 1, 0).is_empty());
+        assert_eq!(ranks, (0..18).collect::<Vec<_>>(), "every cell once");
+        let per_group = cell_order(2, 1, 2, 1);
+        let imps: Vec<usize> = per_group.iter().map(|c| c.implementation).collect();
+        assert_eq!(
+            imps,
+            [0, 1, 1, 0],
+            "a block of one group alternates who goes first"
+        );
+        assert!(cell_order(3, 1, 0, 4).is_empty());
     }
 
     #[test]
