@@ -1,7 +1,7 @@
 //! Measures a production run's missing cells: the dataset prepared and prewarmed once, the run
-//! id from every input, then cells recipe by recipe and seed by seed, the implementations of each
-//! back to back in a Williams design's order (`cell_order`), each measured by its implementation's
-//! worker (its pipeline environment, the only worker up) while the coordinator samples its tree.
+//! id from every input, then the implementations taking turns over blocks of (recipe, seed) groups
+//! in a Williams design's order (`cell_order`), each cell measured by its implementation's worker
+//! (its pipeline environment, the only worker up) while the coordinator samples its tree.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -117,7 +117,9 @@ fn walk(
                 Some(kept)
             }
             (id, None, invalid) => {
-                shut_down_all_but(slots, at.implementation);
+                if Production::listed(recipe, imp) {
+                    shut_down_all_but(slots, at.implementation);
+                }
                 let Some(slot) = slots.get_mut(at.implementation) else {
                     continue;
                 };
@@ -147,11 +149,12 @@ impl CellAt {
 }
 
 /// The order cells are measured in. The (recipe, seed) groups, recipe by recipe and seed by seed,
-/// are cut into blocks of `block` consecutive groups; each implementation in turn measures a
-/// block's cells, so implementations compared on a recipe are measured at most a block apart under
-/// the same machine state, not a whole run apart. Successive blocks take the rows of a Williams
-/// design (`williams_rows`) in turn, so over a cycle of rows each implementation goes first as
-/// often as any other and follows each other one as often.
+/// are cut into blocks of `block` consecutive groups (at most half the groups, so a short run has
+/// two blocks); each implementation in turn measures a block's cells, so implementations compared
+/// on a recipe are measured at most (implementations − 1) blocks apart, not a whole run apart.
+/// Successive blocks take the rows of a Williams design (`williams_rows`) in turn, so over a cycle
+/// of rows each implementation goes first as often as any other and follows each other one as
+/// often.
 pub fn cell_order(
     recipes: usize,
     seeds: usize,
@@ -163,7 +166,8 @@ pub fn cell_order(
         .flat_map(|recipe| (0..seeds).map(move |seed| (recipe, seed)))
         .collect();
     let mut order = Vec::with_capacity(groups.len() * implementations);
-    for (k, chunk) in groups.chunks(block.max(1)).enumerate() {
+    let block = block.min(groups.len().div_ceil(2)).max(1);
+    for (k, chunk) in groups.chunks(block).enumerate() {
         let Some(row) = rows.get(k % rows.len().max(1)) else {
             continue;
         };
@@ -496,6 +500,12 @@ fn start_worker(
     mp: &MultiProgress,
 ) -> Result<(Worker, serde_json::Value), WorkerError> {
     let spinner = crate::progress::labelled_spinner(mp, format!("Start {}", slot.imp.name));
+    let started = start_and_load(slot);
+    spinner.finish_and_clear();
+    started
+}
+
+fn start_and_load(slot: &Slot<'_>) -> Result<(Worker, serde_json::Value), WorkerError> {
     let mut worker = Worker::start(&slot.command, policy::STDERR_TAIL_LINES)?;
     let wait = Duration::from_secs_f64(policy::PRODUCTION_START_TIMEOUT_SEC);
     let hello = worker.request(&Request::Hello, wait)?;
@@ -509,7 +519,6 @@ fn start_worker(
         preload: Some(false),
     };
     worker.request(&Request::Load(load), wait)?;
-    spinner.finish_and_clear();
     Ok((worker, hello.get("versions").cloned().unwrap_or_default()))
 }
 
@@ -604,32 +613,39 @@ mod tests {
 
     #[test]
     fn implementations_take_blocks_of_groups_in_the_designs_rows() {
-        // 3 recipes × 2 seeds = 6 groups; blocks of 4 and 2 groups; 3 implementations.
-        let order = cell_order(3, 2, 3, 4);
-        assert_eq!(order.len(), 18);
+        // 5 recipes × 2 seeds = 10 groups; blocks of 4, 4 and 2 groups; 3 implementations.
+        let order = cell_order(5, 2, 3, 4);
+        assert_eq!(order.len(), 30);
         let rows = williams_rows(3);
         let turns: Vec<(usize, usize)> = order
             .chunk_by(|a, b| a.implementation == b.implementation)
             .map(|turn| (turn[0].implementation, turn.len()))
             .collect();
-        let expected: Vec<(usize, usize)> = rows[0]
+        let expected: Vec<(usize, usize)> = [4, 4, 2]
             .iter()
-            .map(|&i| (i, 4))
-            .chain(rows[1].iter().map(|&i| (i, 2)))
+            .enumerate()
+            .flat_map(|(k, &size)| rows[k].iter().map(move |&i| (i, size)))
             .collect();
         assert_eq!(turns, expected);
         let first_block: Vec<(usize, usize)> =
             order[..4].iter().map(|c| (c.recipe, c.seed)).collect();
         assert_eq!(first_block, [(0, 0), (0, 1), (1, 0), (1, 1)]);
-        let mut ranks: Vec<usize> = order.iter().map(|c| c.config_rank(3, 2)).collect();
+        let mut ranks: Vec<usize> = order.iter().map(|c| c.config_rank(5, 2)).collect();
         ranks.sort_unstable();
-        assert_eq!(ranks, (0..18).collect::<Vec<_>>(), "every cell once");
-        let per_group = cell_order(2, 1, 2, 1);
-        let imps: Vec<usize> = per_group.iter().map(|c| c.implementation).collect();
+        assert_eq!(ranks, (0..30).collect::<Vec<_>>(), "every cell once");
+        let imps =
+            |order: Vec<CellAt>| -> Vec<usize> { order.iter().map(|c| c.implementation).collect() };
+        let per_group = imps(cell_order(2, 1, 2, 1));
         assert_eq!(
-            imps,
+            per_group,
             [0, 1, 1, 0],
-            "a block of one group alternates who goes first"
+            "one group a block: who goes first alternates"
+        );
+        let short = imps(cell_order(1, 3, 2, 4));
+        assert_eq!(
+            short,
+            [0, 0, 1, 1, 1, 0],
+            "a short run still has two blocks"
         );
         assert!(cell_order(3, 1, 0, 4).is_empty());
     }
