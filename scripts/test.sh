@@ -100,7 +100,8 @@ while read -r group expect <&3; do
   only=()
   [ "$first" = 1 ] || only=(-m "not generic")
   first=0
-  AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only "$envpy" "${PYTEST[@]}" --environment library "${only[@]}"
+  # `-rA`: the log names every case and its outcome (torchvision's decoder, torchcodec, among them).
+  AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only "$envpy" "${PYTEST[@]}" -rA --environment library "${only[@]}"
 done 3<<< "$library_groups"
 
 step "python: DALI's pipeline backend (CPU mode), inside the dali environment"
@@ -109,7 +110,7 @@ AUGBENCH_EXPECT_LIBS=dali PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env 
 step "python: clip decoder (sampling rule, AVI round trip) and the decode scenario's decoders, inside the video_decode environment"
 # The decoders promised here are the matrix's decoders of the video_decode group.
 decoders="$("$AUGBENCH_BIN" list decoders | awk -F '  +' 'NR > 1 && $2 == "video_decode" { printf "%s%s", sep, $1; sep = "," }')"
-# `-rA` again: the log shows each decoder's tests (torchvision's through torchcodec among them) ran.
+# `-rA` again: the log shows each decoder's tests ran.
 AUGBENCH_EXPECT_DECODERS="$decoders" PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python video_decode)" "${PYTEST[@]}" -rA --environment video_decode
 close_step
 printf '\n== time per step\n'; printf '%s\n' "${TIMES[@]}"
