@@ -75,8 +75,8 @@ pub fn run(
         .map(|(imp, env)| Slot::new(imp, env, &media.paths))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let walked = walk(p, &mut slots, &mut run, &bar, mp, stop);
-    for slot in slots {
-        slot.shut_down();
+    for slot in &mut slots {
+        slot.stop();
     }
     bar.finish_and_clear();
     let mut placed = walked?;
@@ -310,10 +310,6 @@ impl<'a> Slot<'a> {
             paths,
             worker: None,
         })
-    }
-
-    fn shut_down(mut self) {
-        self.stop();
     }
 
     fn stop(&mut self) {
