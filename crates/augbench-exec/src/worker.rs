@@ -98,7 +98,7 @@ pub fn sentinel_command() -> anyhow::Result<CommandLine> {
 }
 
 /// This binary's `worker` subcommand for a native library.
-fn native_command(library: &str) -> anyhow::Result<CommandLine> {
+pub fn native_command(library: &str) -> anyhow::Result<CommandLine> {
     let exe =
         std::env::current_exe().context("locating the augbench binary for the native worker")?;
     // Rebuilt while running: Linux reports "<path> (deleted)"; the running image is still there.

@@ -10,7 +10,7 @@ use crate::params::Params;
 use crate::session::{Adapter, Op};
 use augbench_protocol::protocol::Failure;
 
-/// The `convert`, `shape`, `out_shape`, `pixels` and `out_pixels` methods of an `Adapter` whose
+/// The `convert`, `shape`, `out_shape`, `pixels`, `out_pixels` and `chain` methods of an `Adapter` whose
 /// `Item` and `Out` are both `image::RgbImage`.
 macro_rules! rgb_image_io {
     () => {
@@ -33,6 +33,10 @@ macro_rules! rgb_image_io {
 
         fn out_pixels(out: &image::RgbImage) -> crate::loader::Pixels<'_> {
             Self::pixels(out)
+        }
+
+        fn chain(out: image::RgbImage) -> Result<image::RgbImage, String> {
+            Ok(out)
         }
     };
 }

@@ -46,6 +46,12 @@ pub(crate) trait Adapter: 'static {
     fn pixels(item: &Self::Item) -> Pixels<'_>;
     /// A transform output's pixels (pipeline mode: normalized into the batch).
     fn out_pixels(out: &Self::Out) -> Pixels<'_>;
+    /// A transform's output as the next stage's input (production recipes chain stages): a
+    /// copy through its pixels, unless the crate's output already is its image type.
+    fn chain(out: Self::Out) -> Result<Self::Item, String> {
+        let px = Self::out_pixels(&out);
+        Self::convert(px.width as u32, px.height as u32, px.data.to_vec())
+    }
     /// Builds only the named transform, or answers `unsupported` with a reason.
     fn build(name: &str, params: &Params) -> Result<Op<Self>, Failure>;
     /// Reads one file into an item (the pipeline's decode scopes, inside the loader): by default

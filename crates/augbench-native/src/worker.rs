@@ -136,10 +136,9 @@ impl Worker {
                 }
                 Ok(ok_line(&serde_json::json!({})))
             }
-            Request::ProductionCell(_) => Err(failure(
-                FailureKind::Unsupported,
-                "augbench's native loader has no production cells yet".into(),
-            )),
+            Request::ProductionCell(req) => {
+                Ok(ok_line(&self.piped(LoaderSlot::Row)?.production(&req)?))
+            }
             Request::DecodeOpen(_) | Request::DecodeTime(_) => Err(failure(
                 FailureKind::BadRequest,
                 "decode ops are served by the Python decode worker (python -m augbench_clips.bench)"

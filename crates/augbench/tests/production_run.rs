@@ -2,7 +2,8 @@
 //! environment): every cell a file with its identity, a float16 batch of the asked shape and the
 //! memory of the loader's processes; a rerun keeps every cell byte for byte; `compare` and
 //! `report` show the latest run; an edited cell is measured again, named; a run killed with
-//! SIGKILL goes on with only the missing cells.
+//! SIGKILL goes on with only the missing cells. Native crates (no environment) measure the recipes
+//! they can build.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -114,7 +115,7 @@ fn each_cell_is_a_file_with_its_identity_batch_and_memory_and_a_rerun_keeps_it()
                 assert!(memory["max_processes"].as_u64().unwrap() >= 2, "{c}");
                 with_memory += 1;
             }
-            Some(why) => assert!(why.contains("never saw the loader's 1 workers"), "{c}"),
+            Some(why) => assert!(why.contains("never saw the loader's 2 processes"), "{c}"),
         }
     }
     assert!(with_memory > 0, "no cell read its loader's memory: {log}");
@@ -182,6 +183,67 @@ fn each_cell_is_a_file_with_its_identity_batch_and_memory_and_a_rerun_keeps_it()
         log.contains(&format!("{} is measured again", edited.display())),
         "{log}"
     );
+}
+
+/// Native crates are not in the catalog: each recipe is built from its stages by the crate, and a
+/// stage it cannot build makes the cell unsupported, naming the stage. Their loader workers are
+/// threads, so the loader's memory is the worker process alone.
+#[test]
+fn native_crates_measure_the_recipes_they_build_and_name_the_stage_they_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let cfg = dir.path().join("native.yaml");
+    std::fs::write(
+        &cfg,
+        "version: 1\nproduction:\n  implementations: [image_cpu, fast_image_resize_cpu]\n  recipes: [Resize, HorizontalFlip, Rotate]\n  seeds: [137]\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: 100\n  workers: 2\ndata:\n  num_items: 12\n",
+    )
+    .unwrap();
+    let first = run(&cfg, &out);
+    let log = text(&first);
+    assert!(first.status.success(), "{log}");
+    let files = cells(&out);
+    assert_eq!(files.len(), 6, "{log}");
+    for (path, bytes) in &files {
+        let c = json(bytes);
+        let (imp, row) = (c["id"]["implementation"].as_str(), c["row"].as_str());
+        let stage = match (imp, row) {
+            (_, Some("Rotate")) => Some("stage 2 (Rotate)"),
+            (Some("fast_image_resize_cpu"), Some("HorizontalFlip")) => {
+                Some("stage 2 (HorizontalFlip)")
+            }
+            _ => None,
+        };
+        if let Some(stage) = stage {
+            assert_eq!(c["status"], "unsupported", "{}: {c}", path.display());
+            assert!(c["reason"].as_str().unwrap().starts_with(stage), "{c}");
+            continue;
+        }
+        assert_eq!(c["status"], "ok", "{c}");
+        assert_eq!(
+            c["measured"]["batch"]["shape"],
+            serde_json::json!([4, 3, 224, 224])
+        );
+        assert_eq!(c["measured"]["batch"]["dtype"], "float16");
+        assert_eq!(c["measured"]["loader"]["kind"], "native threads (augbench)");
+        assert_eq!(
+            c["measured"]["worker_threads"].as_array().unwrap().len(),
+            2,
+            "{c}"
+        );
+        let memory = &c["memory"];
+        if memory["unavailable"].is_null() {
+            assert_eq!(memory["max_processes"], 1, "{c}");
+            assert!(memory["peak_pss_bytes"].as_u64().unwrap() > 1 << 20, "{c}");
+        }
+    }
+    assert!(log.contains("- image_cpu: 2/3 recipes measured"), "{log}");
+    assert!(
+        log.contains("- fast_image_resize_cpu: 1/3 recipes measured"),
+        "{log}"
+    );
+    let again = run(&cfg, &out);
+    assert!(again.status.success(), "{}", text(&again));
+    assert_eq!(cells(&out), files, "a rerun keeps every cell byte for byte");
 }
 
 #[test]

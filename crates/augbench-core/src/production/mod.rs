@@ -53,7 +53,7 @@ pub struct ProductionConfig {
 pub struct ProductionSettings {
     /// A recipe catalog file; absent: the embedded rgb catalog (`specs/recipes/rgb.yaml`).
     pub catalog: Option<PathBuf>,
-    /// Catalog implementation names (`<library>_<device>`).
+    /// Catalog implementation names (`<library>_<device>`), or a native crate's (`image_cpu`).
     pub implementations: Vec<String>,
     /// Recipes by id or by row name; absent: every recipe of the catalog.
     pub recipes: Option<Vec<String>>,
@@ -91,6 +91,8 @@ pub struct Implementation {
     pub name: String,
     pub library: String,
     pub device: String,
+    /// A native crate: not in the catalog; its worker builds each recipe or refuses a stage.
+    pub native: bool,
 }
 
 /// A config resolved against its catalog: what every cell runs with.
@@ -107,9 +109,11 @@ pub struct Production {
 }
 
 impl Production {
-    /// Whether `implementation` is one of `recipe`'s in the catalog.
+    /// Whether `implementation` is asked to measure `recipe`: one of the recipe's in the catalog,
+    /// or a native crate (which the catalog does not list: its worker answers `unsupported`,
+    /// naming the stage, for a recipe it cannot build).
     pub fn listed(recipe: &Recipe, implementation: &Implementation) -> bool {
-        recipe.implementations.contains(&implementation.name)
+        implementation.native || recipe.implementations.contains(&implementation.name)
     }
 }
 
@@ -223,43 +227,78 @@ fn implementations(
     catalog: &Catalog,
     err: &ErrAt<'_>,
 ) -> Result<Vec<Implementation>, ConfigError> {
+    let mut known: Vec<String> = catalog.implementations.clone();
+    let native: Vec<String> = native_implementations()
+        .filter(|n| !known.contains(n))
+        .collect();
+    known.extend(native);
     if p.implementations.is_empty() {
-        let all = catalog.implementations.join(", ");
         return Err(err(
             "implementations",
             "no implementations".into(),
-            format!("name one or more of: {all}"),
+            format!("name one or more of: {}", known.join(", ")),
         ));
     }
-    let known: Vec<&str> = catalog.implementations.iter().map(String::as_str).collect();
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
     p.implementations
         .iter()
         .map(|name| {
             if !known.contains(&name.as_str()) {
-                return Err(err("implementations", format!("unknown implementation `{name}`"), suggest(name, &known)));
+                return Err(err(
+                    "implementations",
+                    format!("unknown implementation `{name}`"),
+                    suggest(name, &known),
+                ));
             }
             if p.implementations.iter().filter(|n| *n == name).count() > 1 {
-                return Err(err("implementations", format!("`{name}` is listed twice"), "list each implementation once".into()));
-            }
-            let (library, device) = name.rsplit_once('_').unwrap_or((name, "cpu"));
-            if crate::Matrix::get().library(library).is_none() {
-                let known: Vec<&str> = crate::Matrix::get().library_names();
                 return Err(err(
                     "implementations",
-                    format!("`{name}`: augbench has no library `{library}` to run it"),
-                    format!("name implementations `<library>_cpu` after a library of the support matrix ({})", known.join(", ")),
+                    format!("`{name}` is listed twice"),
+                    "list each implementation once".into(),
                 ));
             }
-            if device != "cpu" {
-                return Err(err(
-                    "implementations",
-                    format!("augbench cannot measure `{name}` yet: production cells run on the CPU only"),
-                    "keep the `_cpu` implementations; the GPU cells of the reference are not measured by augbench yet".into(),
-                ));
-            }
-            Ok(Implementation { name: name.clone(), library: library.to_string(), device: device.to_string() })
+            implementation(name, err)
         })
         .collect()
+}
+
+/// The native crates' implementations (`<crate>_cpu`): not the catalog's, so each recipe's
+/// support is what the crate can build (`Production::listed`).
+fn native_implementations() -> impl Iterator<Item = String> {
+    crate::Matrix::get()
+        .libraries
+        .iter()
+        .filter(|l| l.backend == crate::Backend::NativeWorker)
+        .map(|l| format!("{}_cpu", l.name))
+}
+
+/// A known implementation name as a library of the support matrix on a device augbench measures.
+fn implementation(name: &str, err: &ErrAt<'_>) -> Result<Implementation, ConfigError> {
+    let (library, device) = name.rsplit_once('_').unwrap_or((name, "cpu"));
+    let Some(info) = crate::Matrix::get().library(library) else {
+        let known: Vec<&str> = crate::Matrix::get().library_names();
+        return Err(err(
+            "implementations",
+            format!("`{name}`: augbench has no library `{library}` to run it"),
+            format!(
+                "name implementations `<library>_cpu` after a library of the support matrix ({})",
+                known.join(", ")
+            ),
+        ));
+    };
+    if device != "cpu" {
+        return Err(err(
+            "implementations",
+            format!("augbench cannot measure `{name}` yet: production cells run on the CPU only"),
+            "keep the `_cpu` implementations; the GPU cells of the reference are not measured by augbench yet".into(),
+        ));
+    }
+    Ok(Implementation {
+        name: name.to_string(),
+        library: library.to_string(),
+        device: device.to_string(),
+        native: info.backend == crate::Backend::NativeWorker,
+    })
 }
 
 fn recipes(
@@ -361,6 +400,20 @@ mod tests {
         );
         assert_eq!(p.recipes.len(), 2);
         assert_eq!(p.implementations[0].library, "pillow");
+    }
+
+    #[test]
+    fn a_native_crate_is_an_implementation_the_catalog_does_not_list() {
+        let p =
+            resolved("  implementations: [image_cpu, pillow_cpu]\n  recipes: [Resize]\n").unwrap();
+        let [native, python] = &p.implementations[..] else {
+            panic!("two implementations")
+        };
+        assert!(native.native && !python.native);
+        assert!(!p.recipes[0].implementations.contains(&native.name));
+        assert!(Production::listed(&p.recipes[0], native));
+        let e = resolved("  implementations: [imag_cpu]\n").unwrap_err();
+        assert!(format!("{e:#}").contains("`image_cpu`"), "{e:#}");
     }
 
     #[test]

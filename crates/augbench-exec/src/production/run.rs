@@ -72,7 +72,7 @@ pub fn run(
         .implementations
         .iter()
         .zip(&envs)
-        .map(|(imp, env)| Slot::new(imp, env, &media.paths))
+        .map(|(imp, env)| Slot::new(imp, env.as_ref(), &media.paths))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let walked = walk(p, &mut slots, &mut run, &bar, mp, stop);
     for slot in &mut slots {
@@ -220,19 +220,23 @@ fn media_config(p: &Production) -> RunConfig {
     }
 }
 
-/// Each implementation's pipeline environment, built when missing.
+/// Each Python implementation's pipeline environment, built when missing (`None` for a native
+/// crate: its worker is this binary).
 fn environments(
     p: &Production,
     refresh: bool,
     mp: &MultiProgress,
-) -> anyhow::Result<Vec<augbench_env::EnvInfo>> {
+) -> anyhow::Result<Vec<Option<augbench_env::EnvInfo>>> {
     p.implementations
         .iter()
         .map(|imp| {
             let info = Matrix::get()
                 .library(&imp.library)
                 .with_context(|| format!("`{}` is not in the support matrix", imp.library))?;
-            augbench_env::ensure(info.env_group_for(Mode::Pipeline), refresh, Some(mp))
+            if imp.native {
+                return Ok(None);
+            }
+            augbench_env::ensure(info.env_group_for(Mode::Pipeline), refresh, Some(mp)).map(Some)
         })
         .collect()
 }
@@ -242,7 +246,7 @@ fn environments(
 fn run_inputs(
     p: &Production,
     paths: &[String],
-    envs: &[augbench_env::EnvInfo],
+    envs: &[Option<augbench_env::EnvInfo>],
     mp: &MultiProgress,
 ) -> anyhow::Result<RunInputs> {
     let mut inputs = RunInputs::new();
@@ -260,7 +264,7 @@ fn run_inputs(
     inputs.add("dataset", &dataset_bytes(paths)?);
     spinner.finish_and_clear();
     let mut locks = String::new();
-    for env in envs {
+    for env in envs.iter().flatten() {
         locks.push_str(&format!("[{}]\n{}\n", env.group, env.lock()?));
     }
     inputs.add("environments", locks.as_bytes());
@@ -297,10 +301,13 @@ struct Slot<'a> {
 impl<'a> Slot<'a> {
     fn new(
         imp: &'a Implementation,
-        env: &augbench_env::EnvInfo,
+        env: Option<&augbench_env::EnvInfo>,
         paths: &'a [String],
     ) -> anyhow::Result<Self> {
-        let mut command = crate::worker::python_worker_command(env, &imp.library, None)?;
+        let mut command = match env {
+            Some(env) => crate::worker::python_worker_command(env, &imp.library, None)?,
+            None => crate::worker::native_command(&imp.library)?,
+        };
         command.env.extend(augbench_protocol::threads::worker_env(
             ThreadPolicy::PipelineDefault,
         ));
@@ -417,7 +424,7 @@ fn measure_cell(
             let seconds = response.ns.last().copied().unwrap_or(0) as f64 / 1e9;
             cell.status = CellStatus::Ok;
             cell.items_per_sec = (seconds > 0.0).then(|| response.items as f64 / seconds);
-            cell.memory = Some(loader_seen(memory, p.settings.workers));
+            cell.memory = Some(loader_seen(memory, processes(slot.imp, p.settings.workers)));
             cell.versions = versions;
             cell.measured = serde_json::to_value(&response).unwrap_or_default();
         }
@@ -441,13 +448,19 @@ fn measure_cell(
     cell
 }
 
-/// Peaks that never included the loader's workers (a cell shorter than the sampling period) say
-/// nothing about the loader: they are marked unavailable, with why, rather than reported low.
-fn loader_seen(mut memory: MemoryPeaks, workers: u64) -> MemoryPeaks {
-    let needed = workers + 1;
+/// The processes a cell's loader runs in: the worker and a process per loader worker for a
+/// Python `DataLoader`; one for a native crate, whose loader workers are threads.
+fn processes(imp: &Implementation, workers: u64) -> u64 {
+    if imp.native { 1 } else { workers + 1 }
+}
+
+/// Peaks that never included the loader's `needed` processes (a cell shorter than the sampling
+/// period) say nothing about the loader: they are marked unavailable, with why, rather than
+/// reported low.
+fn loader_seen(mut memory: MemoryPeaks, needed: u64) -> MemoryPeaks {
     if memory.unavailable.is_none() && u64::from(memory.max_processes) < needed {
         memory.unavailable = Some(format!(
-            "the sampler never saw the loader's {workers} workers ({} readings over {} ms, at most {} processes): the cell was too short to sample; measure more batches",
+            "the sampler never saw the loader's {needed} processes ({} readings over {} ms, at most {} processes): the cell was too short to sample; measure more batches",
             memory.samples, memory.span_ms, memory.max_processes
         ));
     }
@@ -561,19 +574,31 @@ mod tests {
 
     #[test]
     fn peaks_that_never_saw_the_loader_workers_are_not_reported() {
-        let seen = |processes: u32, workers: u64| {
+        let python = |library: &str| Implementation {
+            name: format!("{library}_cpu"),
+            library: library.into(),
+            device: "cpu".into(),
+            native: library == "image",
+        };
+        let seen = |processes: u32, imp: &Implementation, workers: u64| {
             let mut m = MemoryPeaks::unavailable(String::new());
             m.unavailable = None;
             m.max_processes = processes;
-            loader_seen(m, workers).unavailable
+            loader_seen(m, super::processes(imp, workers)).unavailable
         };
-        assert!(seen(3, 2).is_none());
-        assert!(seen(1, 0).is_none());
+        let (pillow, image) = (python("pillow"), python("image"));
+        assert!(seen(3, &pillow, 2).is_none());
+        assert!(seen(1, &pillow, 0).is_none());
         assert!(
-            seen(2, 2)
+            seen(2, &pillow, 2)
                 .unwrap()
-                .contains("never saw the loader's 2 workers")
+                .contains("never saw the loader's 3 processes")
         );
+        assert!(
+            seen(1, &image, 2).is_none(),
+            "native loader workers are threads"
+        );
+        assert!(seen(0, &image, 2).is_some());
     }
 
     #[test]

@@ -48,6 +48,10 @@ impl Adapter for Fir {
         Self::pixels(out)
     }
 
+    fn chain(out: Self::Out) -> Result<Self::Item, String> {
+        Ok(out)
+    }
+
     fn build(name: &str, p: &Params) -> Result<Op<Self>, Failure> {
         match name {
             "Resize" => {

@@ -56,6 +56,9 @@ impl Adapter for Kornia<3> {
     fn out_pixels(out: &Img<3>) -> Pixels<'_> {
         pixels::<3>(out)
     }
+    fn chain(out: Img<3>) -> Result<Img<3>, String> {
+        Ok(out)
+    }
     fn build(name: &str, p: &Params) -> Result<Op<Self>, Failure> {
         match name {
             "Resize" | "LongestMaxSize" | "SmallestMaxSize" => resize(name, p),

@@ -3,10 +3,12 @@
 //! preflight, and the loader's start (first batch, contract, warm batches), steady-state windows
 //! and stop. The row's recipe is in `recipe`; `crate::loader` owns the threads and the batch
 //! buffers.
-//! `pipe` serves the requests, `source` holds the media, `recipe` the row's stages. This file
+//! `pipe` serves the requests, `source` holds the media, `recipe` the row's stages,
+//! `production` a production cell's chain of catalog stages. This file
 //! only declares the modules and re-exports their items.
 
 mod pipe;
+mod production;
 mod recipe;
 mod source;
 

@@ -19,7 +19,7 @@ use crate::session::{Adapter, mapped_fault};
 use augbench_protocol::protocol::{
     Failure, FailureKind, LoadRequest, LoadResponse, PipelinePrepareRequest,
     PipelinePrepareResponse, PipelineRunRequest, PipelineRunResponse, PipelineStartRequest,
-    PipelineStartResponse,
+    PipelineStartResponse, ProductionCellRequest, ProductionCellResponse,
 };
 
 /// The pipeline side of a loaded session, independent of the crate.
@@ -29,6 +29,11 @@ pub(crate) trait Pipeline {
     fn start(&mut self, req: &PipelineStartRequest) -> Result<PipelineStartResponse, Failure>;
     fn run(&mut self, req: PipelineRunRequest) -> Result<PipelineRunResponse, Failure>;
     fn stop(&mut self);
+    /// One production cell over the loaded files (`production`), with a loader of its own.
+    fn production(
+        &mut self,
+        req: &ProductionCellRequest,
+    ) -> Result<ProductionCellResponse, Failure>;
     /// A second loader side over the same media, with no recipe or loader of its own yet (the
     /// ceiling slot).
     fn companion(&self) -> Box<dyn Pipeline>;
@@ -207,6 +212,14 @@ impl<A: Adapter> Pipeline for Pipe<A> {
 
     fn stop(&mut self) {
         self.loader = None; // dropping the loader joins its threads
+    }
+
+    fn production(
+        &mut self,
+        req: &ProductionCellRequest,
+    ) -> Result<ProductionCellResponse, Failure> {
+        self.stop();
+        super::production::cell(&self.source, req)
     }
 
     fn companion(&self) -> Box<dyn Pipeline> {

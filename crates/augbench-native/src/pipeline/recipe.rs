@@ -80,12 +80,12 @@ pub(super) fn make_fill<A: Adapter>(source: &Arc<Source<A>>, stages: &Arc<Stages
 }
 
 /// The seed of a thread's crop and transform: the row's seed, offset per loader worker.
-fn thread_seed(seed: u64, worker: Option<usize>) -> u64 {
+pub(super) fn thread_seed(seed: u64, worker: Option<usize>) -> u64 {
     seed.wrapping_add(worker.map_or(0, |w| w as u64 + 1))
 }
 
 /// A one-thread rayon pool that the calling (loader) thread itself belongs to.
-fn own_pool() -> Result<rayon::ThreadPool, String> {
+pub(super) fn own_pool() -> Result<rayon::ThreadPool, String> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .use_current_thread()

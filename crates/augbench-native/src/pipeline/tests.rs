@@ -302,3 +302,120 @@ fn a_clip_draws_one_crop_window_for_all_its_frames() {
     let e = fill.fill(0, &mut images, 0).unwrap_err();
     assert!(e.contains("this item is a clip"), "{e}");
 }
+
+/// `production_cell` for catalog recipe `recipe` as the coordinator sends it: 3 files, batch 2.
+fn production_cell(recipe: &augbench_core::recipes::Recipe, dtype: &str) -> Value {
+    let crops = &Recipe::get().crop_transforms;
+    let stages: Vec<Value> = recipe
+        .stages
+        .iter()
+        .map(|s| json!({"op": s.op, "params": s.params, "crop": crops.contains(&s.op)}))
+        .collect();
+    json!({"op": "production_cell", "recipe": recipe.id, "stages": stages, "dtype": dtype,
+           "mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225], "size": [224, 224],
+           "order": [2, 0, 1], "seed": 137, "batch_size": 2, "workers": 1, "prefetch": 2,
+           "warmup_batches": 1, "measured_batches": 2})
+}
+
+#[test]
+fn every_catalog_recipe_is_unsupported_at_a_named_stage_or_a_batch_of_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = jpegs(dir.path(), 3);
+    let catalog = augbench_core::recipes::Catalog::embedded();
+    for lib in Library::ALL {
+        let mut requests = vec![load(&paths, false)];
+        requests.extend(
+            catalog
+                .recipes
+                .iter()
+                .map(|r| production_cell(r, "float16")),
+        );
+        let replies = serve(lib, &requests);
+        assert_eq!(
+            replies[0]["ok"],
+            json!(true),
+            "{}: {}",
+            lib.name(),
+            replies[0]
+        );
+        let mut measured = 0;
+        for (recipe, reply) in catalog.recipes.iter().zip(&replies[1..]) {
+            let what = format!("{} {}: {reply}", lib.name(), recipe.id);
+            if reply["ok"] == json!(true) {
+                measured += 1;
+                assert_eq!(reply["batch"]["shape"], json!([2, 3, 224, 224]), "{what}");
+                assert_eq!(reply["batch"]["dtype"], json!("float16"), "{what}");
+                assert_eq!(reply["ns"].as_array().map(Vec::len), Some(2), "{what}");
+                assert_eq!(reply["items"], json!(4), "{what}");
+                assert_eq!(
+                    reply["stages_in_workers"],
+                    json!(recipe.stages.len()),
+                    "{what}"
+                );
+            } else {
+                assert_eq!(reply["kind"], json!("unsupported"), "{what}");
+                let error = reply["error"].as_str().unwrap_or_default();
+                assert!(error.starts_with("stage "), "{what}");
+            }
+        }
+        // RandomCrop224 alone is augbench's shared crop: every crate measures it.
+        let crop_only = catalog
+            .recipes
+            .iter()
+            .position(|r| r.row == "RandomCrop224");
+        let reply = crop_only.and_then(|i| replies.get(i + 1));
+        assert_eq!(
+            reply.map(|r| &r["ok"]),
+            Some(&json!(true)),
+            "{}",
+            lib.name()
+        );
+        eprintln!("{}: {measured}/{}", lib.name(), catalog.recipes.len());
+    }
+}
+
+#[test]
+fn a_production_cell_refuses_a_bad_request_and_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = jpegs(dir.path(), 3);
+    let recipe = &augbench_core::recipes::Catalog::embedded().recipes[0];
+    let mut bad_dtype = production_cell(recipe, "bfloat16");
+    bad_dtype["op"] = json!("production_cell");
+    let mut bad_order = production_cell(recipe, "float32");
+    bad_order["order"] = json!([0, 7]);
+    let replies = serve(
+        Library::Image,
+        &[
+            production_cell(recipe, "float16"),
+            load(&paths, false),
+            bad_dtype,
+            bad_order,
+            production_cell(recipe, "float32"),
+        ],
+    );
+    assert!(
+        replies[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("no pipeline media loaded")
+    );
+    assert!(
+        replies[2]["error"]
+            .as_str()
+            .unwrap()
+            .contains("float16 or float32"),
+        "{}",
+        replies[2]
+    );
+    assert!(
+        replies[3]["error"].as_str().unwrap().contains("below 3"),
+        "{}",
+        replies[3]
+    );
+    assert_eq!(
+        replies[4]["batch"]["dtype"],
+        json!("float32"),
+        "{}",
+        replies[4]
+    );
+}

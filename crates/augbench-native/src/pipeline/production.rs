@@ -1,0 +1,336 @@
+//! Production cells in the native worker (docs/pipeline.md, "Production cells"): a catalog
+//! recipe's stages chained per sample in the loader threads (the recipe's `RandomCrop224` as the
+//! shared crop, every other stage the crate's own transform of that op), normalized into the
+//! batch, cast to the run's dtype on the caller's thread, and the measured pass timed as the
+//! Python workers time theirs. A stage the crate cannot build makes the cell `unsupported`.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+
+use augbench_core::recipe::Recipe;
+use augbench_protocol::protocol::{
+    ChainStage, Failure, FailureKind, ProductionCellRequest, ProductionCellResponse,
+};
+use half::f16;
+use half::slice::HalfFloatSliceExt;
+use serde_json::json;
+
+use super::source::Source;
+use crate::draw;
+use crate::loader::{Batch, Crop, Fill, Loader, MakeFill, Normalize, Shape, batch};
+use crate::params::Params;
+use crate::reply::failure;
+use crate::session::{Adapter, Op};
+
+/// One cell over `source` (the run's files): the chain probed on this thread first, so a stage
+/// the crate cannot build answers `unsupported` before any loader thread starts.
+pub(super) fn cell<A: Adapter>(
+    source: &Arc<Source<A>>,
+    req: &ProductionCellRequest,
+) -> Result<ProductionCellResponse, Failure> {
+    check(source, req)?;
+    probe::<A>(&req.stages)?;
+    let shape = Shape {
+        workers: req.workers as usize,
+        batch_size: req.batch_size as usize,
+        prefetch: req.prefetch.max(1) as usize,
+        order: Arc::new(req.order.clone()),
+        frames: None,
+    };
+    let chain = Arc::new(Chain {
+        stages: req.stages.clone(),
+        norm: Normalize::new(req.mean, req.std),
+        seed: req.seed,
+    });
+    let started = Instant::now();
+    let mut loader = Loader::start(shape, make_fill(source, &chain)).map_err(exception)?;
+    let mut tail = Tail::new(&req.dtype)?;
+    take(&mut loader, &mut tail, 1)?; // the first batch: the threads' start and the first warm-up
+    let time_to_first_batch = started.elapsed().as_secs_f64();
+    take(&mut loader, &mut tail, req.warmup_batches.saturating_sub(1))?;
+    let (ns, contract) = timed(&mut loader, &mut tail, req)?;
+    Ok(ProductionCellResponse {
+        items: ns.len() as u64 * req.batch_size,
+        ns,
+        time_to_first_batch,
+        batch: contract,
+        warmup_batches: req.warmup_batches.max(1),
+        worker_threads: json!(loader.threads),
+        loader: loader_label(req),
+        stages_in_workers: req.stages.len() as u64,
+        decoder: A::decoder(),
+    })
+}
+
+fn check<A: Adapter>(source: &Source<A>, req: &ProductionCellRequest) -> Result<(), Failure> {
+    if matches!(source, Source::Clips(_) | Source::ClipPaths(_)) {
+        return Err(bad(
+            "production cells take images: load the run's files, not clips",
+        ));
+    }
+    let count = source.len() as u64;
+    if req.order.is_empty() || req.order.iter().any(|&i| i >= count) {
+        return Err(bad(&format!(
+            "\"order\" must be a non-empty list of item indices below {count}"
+        )));
+    }
+    if req.batch_size == 0 || req.measured_batches == 0 {
+        return Err(bad(
+            "\"batch_size\" and \"measured_batches\" must be at least 1",
+        ));
+    }
+    Ok(())
+}
+
+/// What every loader thread builds its chain from.
+struct Chain {
+    stages: Vec<ChainStage>,
+    norm: Normalize,
+    seed: u64,
+}
+
+/// A built stage: the shared crop, or the crate's transform.
+enum Step<A: Adapter> {
+    Crop(Crop),
+    Op(Op<A>),
+}
+
+/// Whether a stage is the recipe's crop that every native row takes from augbench (the crates
+/// have no random crop of their own): `RandomCrop224`; other crop ops are the crate's.
+fn shared_crop(stage: &ChainStage) -> bool {
+    stage.crop && stage.op == Recipe::get().crop
+}
+
+/// Every stage built once, untimed: the first one the crate cannot build names the recipe's
+/// stage in its `unsupported` answer.
+fn probe<A: Adapter>(stages: &[ChainStage]) -> Result<(), Failure> {
+    build::<A>(stages, 0).map(|_| ())
+}
+
+/// The stages as `Step`s, their random draws seeded from `seed`.
+fn build<A: Adapter>(stages: &[ChainStage], seed: u64) -> Result<Vec<Step<A>>, Failure> {
+    stages
+        .iter()
+        .enumerate()
+        .map(|(i, stage)| {
+            let p = Params::new(&stage.op, &stage.params);
+            let step = if shared_crop(stage) {
+                let size = (p.dim("width")? as usize, p.dim("height")? as usize);
+                Ok(Step::Crop(Crop::new(size.0, size.1, seed)))
+            } else {
+                draw::with_seed(seed, || A::build(&stage.op, &p)).map(Step::Op)
+            };
+            step.map_err(|f| named(i, stage, f))
+        })
+        .collect()
+}
+
+/// A failure to build stage `i`, naming it as the Python workers do (`stage 2 (Rotate): …`).
+fn named(i: usize, stage: &ChainStage, mut f: Failure) -> Failure {
+    f.error = format!("stage {} ({}): {}", i + 1, stage.op, f.error);
+    f
+}
+
+/// Each loader thread's chain: built inside the thread, with its own seed (the cell's seed,
+/// offset per worker) and a one-thread rayon pool.
+fn make_fill<A: Adapter>(source: &Arc<Source<A>>, chain: &Arc<Chain>) -> MakeFill {
+    let (source, chain) = (source.clone(), chain.clone());
+    Arc::new(move |worker: Option<usize>| {
+        let pool = worker.map(|_| super::recipe::own_pool()).transpose()?;
+        let seed = super::recipe::thread_seed(chain.seed, worker);
+        let steps = build::<A>(&chain.stages, seed).map_err(|f| f.error)?;
+        let report = json!({ "worker": worker, "rayon": rayon::current_num_threads() });
+        let fill = ChainFill::<A> {
+            source: source.clone(),
+            steps,
+            norm: chain.norm,
+            _pool: pool,
+        };
+        Ok((Box::new(fill) as Box<dyn Fill>, report))
+    })
+}
+
+struct ChainFill<A: Adapter> {
+    source: Arc<Source<A>>,
+    steps: Vec<Step<A>>,
+    norm: Normalize,
+    /// Keeps this thread's rayon pool alive.
+    _pool: Option<rayon::ThreadPool>,
+}
+
+/// The image between two stages: a stage's own result, or the crate's output.
+enum Now<A: Adapter> {
+    Item(A::Item),
+    Out(A::Out),
+}
+
+impl<A: Adapter> Fill for ChainFill<A> {
+    fn fill(&mut self, index: u64, batch: &mut Batch, slot: usize) -> Result<(), String> {
+        let source = self.source.clone();
+        let missing = || format!("no item {index}");
+        match &*source {
+            Source::Items(items) => {
+                let item = items.get(index as usize).ok_or_else(missing)?;
+                self.sample(item, batch, slot)
+                    .map_err(|e| format!("item {index}: {e}"))
+            }
+            Source::Paths(paths) => {
+                let path = paths.get(index as usize).ok_or_else(missing)?;
+                let item = A::read_file(std::path::Path::new(path))
+                    .map_err(|e| format!("could not decode {path}: {e}"))?;
+                self.sample(&item, batch, slot)
+                    .map_err(|e| format!("{path}: {e}"))
+            }
+            Source::Clips(_) | Source::ClipPaths(_) => Err("production cells take images".into()),
+        }
+    }
+}
+
+impl<A: Adapter> ChainFill<A> {
+    /// Every stage in order on one decoded image, the result normalized into slot `slot`.
+    fn sample(&mut self, item: &A::Item, batch: &mut Batch, slot: usize) -> Result<(), String> {
+        let mut now: Option<Now<A>> = None;
+        for step in &mut self.steps {
+            let owned;
+            let input: &A::Item = match now.take() {
+                None => item,
+                Some(Now::Item(i)) => {
+                    owned = i;
+                    &owned
+                }
+                Some(Now::Out(o)) => {
+                    owned = A::chain(o)?;
+                    &owned
+                }
+            };
+            now = Some(match step {
+                Step::Crop(crop) => {
+                    let px = A::pixels(input);
+                    let at = crop.place(px)?;
+                    let (w, h) = crop.size();
+                    Now::Item(A::convert(
+                        w as u32,
+                        h as u32,
+                        crop.apply_owned_at(px, at)?,
+                    )?)
+                }
+                Step::Op(t) => Now::Out(t(input)?),
+            });
+        }
+        let px = match &now {
+            None => A::pixels(item),
+            Some(Now::Item(i)) => A::pixels(i),
+            Some(Now::Out(o)) => A::out_pixels(o),
+        };
+        batch.put(slot, px, &self.norm)
+    }
+}
+
+/// The end of every batch on the caller's thread: the normalized float32 batch cast to the
+/// run's dtype (float16 into a buffer reused from batch to batch; float32 as it is).
+struct Tail {
+    half: Option<Vec<f16>>,
+    dtype: String,
+}
+
+impl Tail {
+    fn new(dtype: &str) -> Result<Tail, Failure> {
+        let half = match dtype {
+            "float16" => Some(Vec::new()),
+            "float32" => None,
+            other => {
+                return Err(bad(&format!(
+                    "\"dtype\" must be float16 or float32, got {other:?}"
+                )));
+            }
+        };
+        Ok(Tail {
+            half,
+            dtype: dtype.to_string(),
+        })
+    }
+
+    fn apply(&mut self, b: &Batch) {
+        if let Some(out) = self.half.as_mut() {
+            out.resize(b.data.len(), f16::ZERO);
+            out.convert_from_f32_slice(&b.data);
+            black_box(&out); // delivered to the training step
+        } else {
+            black_box(&b.data);
+        }
+    }
+
+    /// The contract on the last measured batch: its statistics on the normalized batch, its
+    /// shape and dtype on what the cast delivered.
+    fn contract(&self, b: &Batch, size: [u64; 2]) -> Result<serde_json::Value, Failure> {
+        let mut seen =
+            batch::check(b, Some(size), None).map_err(|e| failure(FailureKind::Contract, e))?;
+        if let Some(out) = &self.half
+            && out.len() != b.data.len()
+        {
+            let msg = format!("the cast holds {} values, not {}", out.len(), b.data.len());
+            return Err(failure(FailureKind::Contract, msg));
+        }
+        seen["dtype"] = json!(self.dtype);
+        seen["device"] = json!("cpu");
+        Ok(seen)
+    }
+}
+
+/// Takes `n` batches untimed, each through the tail.
+fn take(loader: &mut Loader, tail: &mut Tail, n: u64) -> Result<(), Failure> {
+    for _ in 0..n {
+        let b = loader.next_batch().map_err(exception)?;
+        tail.apply(&b);
+        loader.recycle(b);
+    }
+    Ok(())
+}
+
+/// The measured batches' arrivals (ns after the clock started, right after the last warm-up
+/// batch), each through the tail; the last one's contract is checked after the clock stops.
+fn timed(
+    loader: &mut Loader,
+    tail: &mut Tail,
+    req: &ProductionCellRequest,
+) -> Result<(Vec<u64>, serde_json::Value), Failure> {
+    let mut ns = Vec::with_capacity(req.measured_batches as usize);
+    let mut last = None;
+    let t0 = Instant::now();
+    for k in 0..req.measured_batches {
+        let b = loader.next_batch().map_err(exception)?;
+        tail.apply(&b);
+        ns.push(u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX));
+        if k + 1 == req.measured_batches {
+            last = Some(b);
+        } else {
+            loader.recycle(b);
+        }
+    }
+    let last = last.ok_or_else(|| bad("no measured batch"))?;
+    let contract = tail.contract(&last, [req.size[0], req.size[1]])?;
+    Ok((ns, contract))
+}
+
+fn loader_label(req: &ProductionCellRequest) -> serde_json::Value {
+    json!({
+        "kind": "native threads (augbench)",
+        "workers": req.workers,
+        "prefetch_per_worker": req.prefetch.max(1),
+        "persistent_workers": true,
+        "pin_memory": false,
+        "drop_last": true,
+        "collation": "in place: each sample is normalized into its slot of a preallocated B×3×H×W float32 buffer in its loader thread",
+        "cast": format!("{} on the caller's thread", req.dtype),
+        "crop": "RandomCrop224 is augbench's shared crop; every other stage is the crate's",
+    })
+}
+
+fn exception(e: String) -> Failure {
+    failure(FailureKind::Exception, e)
+}
+
+fn bad(e: &str) -> Failure {
+    failure(FailureKind::BadRequest, e.to_string())
+}
