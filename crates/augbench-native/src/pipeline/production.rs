@@ -92,7 +92,7 @@ struct Chain {
 
 /// A built stage: the shared crop, or the crate's transform.
 enum Step<A: Adapter> {
-    Crop(Crop),
+    Crop(Box<Crop>),
     Op(Op<A>),
 }
 
@@ -117,7 +117,7 @@ fn build<A: Adapter>(stages: &[ChainStage], seed: u64) -> Result<Vec<Step<A>>, F
             let p = Params::new(&stage.op, &stage.params);
             let step = if shared_crop(stage) {
                 let size = (p.dim("width")? as usize, p.dim("height")? as usize);
-                Ok(Step::Crop(Crop::new(size.0, size.1, seed)))
+                Ok(Step::Crop(Box::new(Crop::new(size.0, size.1, seed))))
             } else {
                 draw::with_seed(seed, || A::build(&stage.op, &p)).map(Step::Op)
             };
