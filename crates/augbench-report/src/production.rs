@@ -1,7 +1,7 @@
 //! The tables of a production run (docs/pipeline.md, "Production cells"): throughput and peak
 //! PSS per (recipe, implementation), the median over seeds; coverage per implementation (recipes
 //! measured out of those asked for); and each implementation's speed against the first one over
-//! only the recipes both measured, with that denominator. Reads an output folder's latest run;
+//! only the recipes both measured, with that denominator and the single recipes' range. Reads an output folder's latest run;
 //! renders Markdown (`summary.md`, `compare`) and a self-contained HTML page (`report`).
 
 use std::collections::BTreeMap;
@@ -124,18 +124,40 @@ pub fn markdown(cells: &[Cell]) -> String {
     out
 }
 
-/// Geometric mean of `imp`'s speed over `base`'s on `rows` where both measured, with the count.
-fn geomean(rows: &[&String], imp: &str, base: &str, table: &Table) -> Option<(f64, usize)> {
-    let logs: Vec<f64> = rows
+/// `imp`'s speed over `base`'s on the `rows` both measured: their geometric mean, how many, and
+/// the lowest and highest single recipe's ratio (how far the mean speaks for every recipe).
+struct Ratio {
+    geomean: f64,
+    recipes: usize,
+    low: f64,
+    high: f64,
+}
+
+fn geomean(rows: &[&String], imp: &str, base: &str, table: &Table) -> Option<Ratio> {
+    let ratios: Vec<f64> = rows
         .iter()
         .filter_map(|r| {
             let a = table.get(&((*r).clone(), imp.to_string()))?;
             let b = table.get(&((*r).clone(), base.to_string()))?;
-            Some((a.items_per_sec / b.items_per_sec).ln())
+            Some(a.items_per_sec / b.items_per_sec)
         })
         .collect();
-    let k = logs.len();
-    (k > 0).then(|| ((logs.iter().sum::<f64>() / k as f64).exp(), k))
+    let k = ratios.len();
+    (k > 0).then(|| Ratio {
+        geomean: (ratios.iter().map(|r| r.ln()).sum::<f64>() / k as f64).exp(),
+        recipes: k,
+        low: ratios.iter().copied().fold(f64::INFINITY, f64::min),
+        high: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    })
+}
+
+/// `0.96× over 11/12 recipes (per recipe 0.71–1.30×)`; one recipe has no range.
+fn pairwise_line(r: &Ratio, rows: usize) -> String {
+    let range = match r.recipes {
+        1 => String::new(),
+        _ => format!(" (per recipe {:.2}–{:.2}×)", r.low, r.high),
+    };
+    format!("{:.2}× over {}/{rows} recipes{range}", r.geomean, r.recipes)
 }
 
 /// Each implementation against the first: over the recipes both measured, then over the recipes
@@ -157,7 +179,7 @@ fn speedups(rows: &[String], imps: &[String], table: &Table) -> String {
     for imp in imps.iter().skip(1) {
         out.push_str(&match geomean(&all, imp, base, table) {
             None => format!("- {imp}: no recipe measured by both\n"),
-            Some((g, k)) => format!("- {imp}: {g:.2}× over {k}/{} recipes\n", rows.len()),
+            Some(r) => format!("- {imp}: {}\n", pairwise_line(&r, rows.len())),
         });
     }
     if imps.len() > 2 {
@@ -170,7 +192,7 @@ fn speedups(rows: &[String], imps: &[String], table: &Table) -> String {
             .iter()
             .skip(1)
             .filter_map(|imp| {
-                geomean(&common, imp, base, table).map(|(g, _)| format!("{imp} {g:.2}×"))
+                geomean(&common, imp, base, table).map(|r| format!("{imp} {:.2}×", r.geomean))
             })
             .collect();
         out.push_str(&if each.is_empty() {
@@ -355,7 +377,7 @@ mod tests {
         );
         assert!(md.contains("| Pad | 100 (memory n/a) | — |"), "{md}");
         assert!(md.contains("- a_cpu: 2/3 recipes measured"), "{md}");
-        assert!(md.contains("- b_cpu: 2.00× over 1/3 recipes"), "{md}");
+        assert!(md.contains("- b_cpu: 2.00× over 1/3 recipes\n"), "{md}");
         assert!(
             !md.contains("every implementation measured"),
             "two: the pair is all: {md}"
@@ -373,7 +395,10 @@ mod tests {
             cell("c_cpu", "Pad", 1, None),
         ];
         let md = markdown(&cells);
-        assert!(md.contains("- b_cpu: 4.00× over 2/2 recipes"), "{md}");
+        assert!(
+            md.contains("- b_cpu: 4.00× over 2/2 recipes (per recipe 2.00–8.00×)"),
+            "{md}"
+        );
         assert!(
             md.contains(
                 "Over the 1/2 recipes every implementation measured: b_cpu 2.00×, c_cpu 0.50×"
