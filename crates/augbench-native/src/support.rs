@@ -1,6 +1,7 @@
 //! What a native library can build, asked without media or a worker: each adapter's `build` on
 //! the transform's canonical parameters. The planner's estimate uses it so that rows a crate does
-//! not support cost nothing; a run still learns support from the worker's own replies.
+//! not support cost nothing, and `augbench list recipes` counts the production recipes a crate
+//! builds; a run still learns support from the worker's own replies.
 
 use serde_json::Value;
 
@@ -26,6 +27,25 @@ pub fn builds(library: Library, transform: &str, params: &Value) -> Option<bool>
         Err(f) if f.kind == FailureKind::Unsupported => Some(false),
         Err(_) => None,
     }
+}
+
+/// Whether `library` builds every stage of a production recipe, given as (op, parameters) in
+/// order: the shared crop needs no transform of the crate's (`pipeline::production`); the first
+/// stage that does not build decides, as in [`builds`].
+pub fn builds_recipe<'a>(
+    library: Library,
+    stages: impl IntoIterator<Item = (&'a str, Value)>,
+) -> Option<bool> {
+    for (op, params) in stages {
+        if crate::pipeline::is_shared_crop(op) {
+            continue;
+        }
+        match builds(library, op, &params) {
+            Some(true) => {}
+            other => return other,
+        }
+    }
+    Some(true)
 }
 
 #[cfg(test)]

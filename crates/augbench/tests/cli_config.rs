@@ -328,6 +328,17 @@ fn list_recipes_has_a_row_per_recipe_and_each_implementations_coverage() {
             "{name}: {row} not in\n{out}"
         );
     }
+    // The native crates follow, each with the recipes whose every stage it builds (the worker's
+    // own test checks the count against its replies).
+    for lib in augbench_native::Library::ALL {
+        let name = format!("{}_cpu", lib.name());
+        assert!(
+            out.lines().any(|l| l.starts_with(&name)
+                && l.contains("native")
+                && l.ends_with(&format!("/{total}"))),
+            "{name} not in\n{out}"
+        );
+    }
 }
 
 /// A reader that stops early (`augbench list recipes | head -1`) ends the listing quietly: the

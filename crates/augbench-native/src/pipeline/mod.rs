@@ -13,6 +13,7 @@ mod recipe;
 mod source;
 
 pub(crate) use pipe::{Pipeline, load};
+pub(crate) use production::is_shared_crop;
 
 #[cfg(test)]
 mod tests;

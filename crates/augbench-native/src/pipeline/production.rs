@@ -96,10 +96,14 @@ enum Step<A: Adapter> {
     Op(Op<A>),
 }
 
-/// Whether a stage is the recipe's crop that every native row takes from augbench (the crates
-/// have no random crop of their own): `RandomCrop224`; other crop ops are the crate's.
+/// Whether an op is the recipe's crop that every native row takes from augbench (the crates have
+/// no random crop of their own): `RandomCrop224`; other crop ops are the crate's.
+pub(crate) fn is_shared_crop(op: &str) -> bool {
+    op == Recipe::get().crop
+}
+
 fn shared_crop(stage: &ChainStage) -> bool {
-    stage.crop && stage.op == Recipe::get().crop
+    stage.crop && is_shared_crop(&stage.op)
 }
 
 /// Every stage built once, untimed: the first one the crate cannot build names the recipe's

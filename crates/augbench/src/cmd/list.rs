@@ -109,6 +109,22 @@ fn coverage_rows(catalog: &augbench_core::recipes::Catalog) -> Vec<Vec<String>> 
         let n = catalog.covered(name);
         rows.push(vec![name.clone(), format!("{n}/{total}")]);
     }
+    // The native crates: not the catalog's; a recipe counts when the crate builds every stage.
+    for lib in augbench_native::Library::ALL {
+        let n = catalog
+            .recipes
+            .iter()
+            .filter(|r| {
+                let stages = r.stages.iter().map(|s| {
+                    let params = serde_json::Value::Object(s.params.clone().into_iter().collect());
+                    (s.op.as_str(), params)
+                });
+                augbench_native::support::builds_recipe(lib, stages) == Some(true)
+            })
+            .count();
+        let name = format!("{}_cpu (native: the stages it builds)", lib.name());
+        rows.push(vec![name, format!("{n}/{total}")]);
+    }
     rows
 }
 
