@@ -11,6 +11,8 @@ use anyhow::Context;
 use augbench_core::production::cell::{Cell, CellStatus};
 use augbench_core::production::{LATEST_FILE, RECORD_FILE, run_dir};
 
+use crate::html::esc;
+
 /// Entries by (recipe row, implementation).
 type Table = BTreeMap<(String, String), Entry>;
 
@@ -278,7 +280,63 @@ fn files(dir: &Path) -> Vec<std::path::PathBuf> {
     found
 }
 
-/// The run's tables as one self-contained HTML page.
+/// The throughput and memory heatmaps (recipes × implementations, log colour scales) as inline
+/// SVG; a chart that cannot be drawn is a line saying why, and the tables stay.
+fn heatmaps(run_id: &str, cells: &[Cell]) -> String {
+    use crate::plot::{Chart, Grid, Heatmap};
+    use crate::table::Cell as Shown;
+    let (rows, imps) = order(cells);
+    let table = entries(cells);
+    let grid = |what: &str, unit: &'static str, figure: &dyn Fn(&Entry) -> Option<f64>| Grid {
+        title: format!("{what} ({unit}) — production run {run_id}"),
+        unit,
+        axes: ("Implementation", "Recipe"),
+        columns: imps.clone(),
+        rows: rows
+            .iter()
+            .map(|row| {
+                let shown = imps.iter().map(|imp| {
+                    match table.get(&(row.clone(), imp.clone())).and_then(figure) {
+                        Some(v) => Shown::Ok {
+                            figure: v,
+                            std: None,
+                            ci_low: None,
+                            ci_high: None,
+                            form: None,
+                        },
+                        None if what_else(cells, row, imp) == "error" => {
+                            Shown::Error { reason: None }
+                        }
+                        None => Shown::Missing,
+                    }
+                });
+                (row.clone(), shown.collect())
+            })
+            .collect(),
+    };
+    let speed = grid("Throughput, median over seeds", "items/s", &|e| {
+        Some(e.items_per_sec)
+    });
+    let memory = grid("Peak PSS of the loader's processes", "MiB", &|e| {
+        e.pss_bytes.map(|b| b as f64 / 1048576.0)
+    });
+    let mut out = String::new();
+    for g in [speed, memory] {
+        let title = g.title.clone();
+        match Heatmap::grid(g).map(|h| Chart::Heatmap(h).svg()) {
+            Some(Ok(svg)) => out.push_str(&format!("<figure>{svg}</figure>\n")),
+            Some(Err(e)) => out.push_str(&format!(
+                "<p>{}: not drawn: {}</p>\n",
+                esc(&title),
+                esc(&e.to_string())
+            )),
+            None => {}
+        }
+    }
+    out
+}
+
+/// The run's tables, then its heatmaps, as one self-contained HTML page.
 pub fn html(run_id: &str, cells: &[Cell]) -> String {
     let mut body = String::new();
     let mut in_table = false;
@@ -293,6 +351,7 @@ pub fn html(run_id: &str, cells: &[Cell]) -> String {
     if in_table {
         body.push_str("</table>\n");
     }
+    body.push_str(&heatmaps(run_id, cells));
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>augbench production run {run_id}</title>\n\
          <style>body{{font-family:system-ui,sans-serif;margin:2em}}table{{border-collapse:collapse}}\
@@ -303,11 +362,6 @@ pub fn html(run_id: &str, cells: &[Cell]) -> String {
 
 /// One line of the Markdown above as HTML (headings, table rows, list items).
 fn html_line(line: &str) -> String {
-    let esc = |t: &str| {
-        t.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-    };
     if let Some(h) = line.strip_prefix("## ") {
         return format!("<h2>{}</h2>\n", esc(h));
     }

@@ -244,6 +244,23 @@ fn native_crates_measure_the_recipes_they_build_and_name_the_stage_they_cannot()
     let again = run(&cfg, &out);
     assert!(again.status.success(), "{}", text(&again));
     assert_eq!(cells(&out), files, "a rerun keeps every cell byte for byte");
+    // The page: the tables, then a heatmap of throughput and one of memory.
+    let page = dir.path().join("page.html");
+    let report = augbench()
+        .args(["report", "--results"])
+        .arg(&out)
+        .arg("--out")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", text(&report));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<svg").count(), 2, "{html}");
+    assert!(html.contains("Throughput, median over seeds (items/s)"));
+    assert!(
+        html.contains("Peak PSS of the loader&apos;s processes (MiB)"),
+        "{html}"
+    );
 }
 
 #[test]

@@ -34,6 +34,18 @@ pub struct Heatmap {
     ceiling: Option<String>,
     lo: f64,
     hi: f64,
+    /// The axes' descriptions: columns, then rows.
+    axes: (&'static str, &'static str),
+}
+
+/// A grid of figures without a results table (the production page): `rows` of (label, one
+/// cell per column).
+pub struct Grid {
+    pub title: String,
+    pub unit: &'static str,
+    pub axes: (&'static str, &'static str),
+    pub columns: Vec<String>,
+    pub rows: Vec<(String, Vec<Cell>)>,
 }
 
 impl Heatmap {
@@ -63,6 +75,31 @@ impl Heatmap {
             ceiling,
             lo,
             hi,
+            axes: ("Library", "Transform"),
+        })
+    }
+
+    /// A heatmap of `grid`; `None` when no cell has a figure.
+    pub fn grid(grid: Grid) -> Option<Self> {
+        let values: Vec<f64> = grid
+            .rows
+            .iter()
+            .flat_map(|(_, cells)| cells.iter().filter_map(Cell::figure))
+            .collect();
+        let lo = values.iter().copied().reduce(f64::min)?;
+        let hi = values.iter().copied().reduce(f64::max)?;
+        let (transforms, cells) = grid.rows.into_iter().unzip();
+        Some(Heatmap {
+            title: grid.title,
+            unit: grid.unit,
+            libraries: grid.columns,
+            transforms,
+            cells,
+            shares: Vec::new(),
+            ceiling: None,
+            lo,
+            hi,
+            axes: grid.axes,
         })
     }
 
@@ -139,8 +176,8 @@ impl Heatmap {
         chart
             .configure_mesh()
             .disable_mesh()
-            .x_desc("Library")
-            .y_desc("Transform")
+            .x_desc(self.axes.0)
+            .y_desc(self.axes.1)
             .x_label_formatter(&lib)
             .y_label_formatter(&tf)
             .label_style((FONT, style::LABEL_SIZE))

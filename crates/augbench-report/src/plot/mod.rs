@@ -16,3 +16,4 @@ mod speedup;
 mod style;
 
 pub use chart::{Chart, WIDTH, charts, write_plots};
+pub use heatmap::{Grid, Heatmap};
