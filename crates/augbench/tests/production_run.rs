@@ -1,9 +1,8 @@
 //! `augbench production` with real loaders (Pillow and torchvision in the cached torch_stack
-//! environment): every cell a file with its identity, a float16 batch of the asked shape and the
-//! memory of the loader's processes; a rerun keeps every cell byte for byte; `compare` and
-//! `report` show the latest run; an edited cell is measured again, named; a run killed with
-//! SIGKILL goes on with only the missing cells. Native crates (no environment) measure the recipes
-//! they can build.
+//! environment; native crates without one): every cell a file with its identity, a float16 batch
+//! and the loader's memory; a rerun keeps every cell byte for byte; `compare` and `report` show the
+//! latest run; an edited cell is measured again, named; a run killed with SIGKILL goes on with only
+//! the missing cells.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -115,7 +114,7 @@ fn each_cell_is_a_file_with_its_identity_batch_and_memory_and_a_rerun_keeps_it()
                 assert!(memory["max_processes"].as_u64().unwrap() >= 2, "{c}");
                 with_memory += 1;
             }
-            Some(why) => assert!(why.contains("never saw the loader's 2 processes"), "{c}"),
+            Some(why) => assert!(why.contains("never saw the loader at work"), "{c}"),
         }
     }
     assert!(with_memory > 0, "no cell read its loader's memory: {log}");
@@ -203,6 +202,7 @@ fn native_crates_measure_the_recipes_they_build_and_name_the_stage_they_cannot()
     assert!(first.status.success(), "{log}");
     let files = cells(&out);
     assert_eq!(files.len(), 6, "{log}");
+    let mut with_memory = 0;
     for (path, bytes) in &files {
         let c = json(bytes);
         let (imp, row) = (c["id"]["implementation"].as_str(), c["row"].as_str());
@@ -231,11 +231,17 @@ fn native_crates_measure_the_recipes_they_build_and_name_the_stage_they_cannot()
             "{c}"
         );
         let memory = &c["memory"];
-        if memory["unavailable"].is_null() {
-            assert_eq!(memory["max_processes"], 1, "{c}");
-            assert!(memory["peak_pss_bytes"].as_u64().unwrap() > 1 << 20, "{c}");
+        match memory["unavailable"].as_str() {
+            None => {
+                assert_eq!(memory["max_processes"], 1, "{c}");
+                assert!(memory["samples"].as_u64().unwrap() >= 3, "{c}");
+                assert!(memory["peak_pss_bytes"].as_u64().unwrap() > 1 << 20, "{c}");
+                with_memory += 1;
+            }
+            Some(why) => assert!(why.contains("a reading while the cell ran"), "{c}"),
         }
     }
+    assert!(with_memory > 0, "no cell read its loader's memory: {log}");
     assert!(log.contains("- image_cpu: 2/3 recipes measured"), "{log}");
     assert!(
         log.contains("- fast_image_resize_cpu: 1/3 recipes measured"),

@@ -85,7 +85,7 @@ pub struct CellSettings {
     pub std: [f64; 3],
 }
 
-/// One implementation of the catalog: a library on a device.
+/// One implementation: a library on a device, the catalog's or a native crate's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Implementation {
     pub name: String,

@@ -1,7 +1,8 @@
 //! Measures a production run's missing cells: the dataset prepared and prewarmed once, the run
 //! id from every input, then the implementations taking turns over blocks of (recipe, seed) groups
 //! in a Williams design's order (`cell_order`), each cell measured by its implementation's worker
-//! (its pipeline environment, the only worker up) while the coordinator samples its tree.
+//! (a Python one in its pipeline environment, or the native one; the only worker up) while the
+//! coordinator samples its tree.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -278,14 +279,24 @@ fn run_inputs(
         "machine",
         serde_json::to_string(&card).unwrap_or_default().as_bytes(),
     );
-    // The worker package's content hash (its extracted folder's name): a changed worker changes
-    // what a cell measures even where augbench's build does not.
-    let worker = augbench_env::worker_source_dir()?;
-    let worker = worker
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    inputs.add("worker", worker.as_bytes());
+    // The Python worker package's content hash (its extracted folder's name): a changed worker
+    // changes what a cell measures even where augbench's build does not.
+    if p.implementations.iter().any(|i| !i.native) {
+        let worker = augbench_env::worker_source_dir()?;
+        let worker = worker
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        inputs.add("worker", worker.as_bytes());
+    }
+    // The native worker is this binary: its bytes, since a rebuild from edited sources (or with
+    // other compiler flags) keeps the commit and profile the build facts name.
+    if let Some(native) = p.implementations.iter().find(|i| i.native) {
+        let exe = crate::worker::native_command(&native.library)?.program;
+        let bytes = std::fs::read(&exe)
+            .with_context(|| format!("reading the native worker {} to hash it", exe.display()))?;
+        inputs.add("native worker", &bytes);
+    }
     Ok(inputs)
 }
 
@@ -424,7 +435,7 @@ fn measure_cell(
             let seconds = response.ns.last().copied().unwrap_or(0) as f64 / 1e9;
             cell.status = CellStatus::Ok;
             cell.items_per_sec = (seconds > 0.0).then(|| response.items as f64 / seconds);
-            cell.memory = Some(loader_seen(memory, processes(slot.imp, p.settings.workers)));
+            cell.memory = Some(loader_seen(memory, slot.imp, p.settings.workers));
             cell.versions = versions;
             cell.measured = serde_json::to_value(&response).unwrap_or_default();
         }
@@ -448,19 +459,27 @@ fn measure_cell(
     cell
 }
 
-/// The processes a cell's loader runs in: the worker and a process per loader worker for a
-/// Python `DataLoader`; one for a native crate, whose loader workers are threads.
-fn processes(imp: &Implementation, workers: u64) -> u64 {
-    if imp.native { 1 } else { workers + 1 }
-}
-
-/// Peaks that never included the loader's `needed` processes (a cell shorter than the sampling
-/// period) say nothing about the loader: they are marked unavailable, with why, rather than
-/// reported low.
-fn loader_seen(mut memory: MemoryPeaks, needed: u64) -> MemoryPeaks {
-    if memory.unavailable.is_none() && u64::from(memory.max_processes) < needed {
+/// Readings that never saw the loader at work (a cell shorter than the sampling period) say
+/// nothing about it: they are marked unavailable, with why, rather than reported low. A Python
+/// loader is seen in a reading of the worker and its `workers` loader processes; a native one runs
+/// in the worker's own threads, so it is seen only by a reading between the one taken before the
+/// cell's request and the one after its reply (three or more readings).
+fn loader_seen(mut memory: MemoryPeaks, imp: &Implementation, workers: u64) -> MemoryPeaks {
+    let (seen, what) = if imp.native {
+        (
+            memory.samples >= 3,
+            "a reading while the cell ran".to_string(),
+        )
+    } else {
+        let processes = u64::from(memory.max_processes) > workers;
+        (
+            processes,
+            format!("the worker and its {workers} loader processes"),
+        )
+    };
+    if memory.unavailable.is_none() && !seen {
         memory.unavailable = Some(format!(
-            "the sampler never saw the loader's {needed} processes ({} readings over {} ms, at most {} processes): the cell was too short to sample; measure more batches",
+            "the sampler never saw the loader at work (it needs {what}; {} readings over {} ms, at most {} processes): the cell was too short to sample; measure more batches",
             memory.samples, memory.span_ms, memory.max_processes
         ));
     }
@@ -574,31 +593,28 @@ mod tests {
 
     #[test]
     fn peaks_that_never_saw_the_loader_workers_are_not_reported() {
-        let python = |library: &str| Implementation {
+        let imp = |library: &str| Implementation {
             name: format!("{library}_cpu"),
             library: library.into(),
             device: "cpu".into(),
             native: library == "image",
         };
-        let seen = |processes: u32, imp: &Implementation, workers: u64| {
+        let seen = |processes: u32, samples: u64, imp: &Implementation, workers: u64| {
             let mut m = MemoryPeaks::unavailable(String::new());
             m.unavailable = None;
-            m.max_processes = processes;
-            loader_seen(m, super::processes(imp, workers)).unavailable
+            (m.max_processes, m.samples) = (processes, samples);
+            loader_seen(m, imp, workers).unavailable
         };
-        let (pillow, image) = (python("pillow"), python("image"));
-        assert!(seen(3, &pillow, 2).is_none());
-        assert!(seen(1, &pillow, 0).is_none());
-        assert!(
-            seen(2, &pillow, 2)
-                .unwrap()
-                .contains("never saw the loader's 3 processes")
-        );
-        assert!(
-            seen(1, &image, 2).is_none(),
-            "native loader workers are threads"
-        );
-        assert!(seen(0, &image, 2).is_some());
+        let (pillow, image) = (imp("pillow"), imp("image"));
+        assert!(seen(3, 2, &pillow, 2).is_none());
+        assert!(seen(1, 2, &pillow, 0).is_none());
+        let why = seen(2, 9, &pillow, 2).unwrap();
+        assert!(why.contains("never saw the loader at work"), "{why}");
+        assert!(why.contains("its 2 loader processes"), "{why}");
+        // Native loader workers are threads: one process, but a reading inside the cell.
+        assert!(seen(1, 3, &image, 2).is_none());
+        let why = seen(1, 2, &image, 2).unwrap();
+        assert!(why.contains("a reading while the cell ran"), "{why}");
     }
 
     #[test]

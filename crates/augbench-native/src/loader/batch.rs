@@ -34,6 +34,24 @@ impl Normalize {
         let bias = std::array::from_fn(|c| (-mean[c] / std[c]) as f32);
         Normalize { scale, bias }
     }
+
+    /// Pixel values as they are (0–255 as float32): a batch to be normalized later, whole.
+    pub fn identity() -> Normalize {
+        Normalize {
+            scale: [1.0; CHANNELS],
+            bias: [0.0; CHANNELS],
+        }
+    }
+
+    /// Normalizes a batch filled with [`Normalize::identity`] in place, plane by plane (`plane`
+    /// values per channel of an item).
+    pub fn apply(&self, data: &mut [f32], plane: usize) {
+        for (k, values) in data.chunks_exact_mut(plane.max(1)).enumerate() {
+            let c = k % CHANNELS;
+            let (scale, bias) = (self.scale[c], self.bias[c]);
+            values.iter_mut().for_each(|v| *v = *v * scale + bias);
+        }
+    }
 }
 
 /// A batch buffer, reused from batch to batch: its size is set by the first item written.
@@ -218,6 +236,25 @@ mod tests {
         );
         assert!(b.put(1, px(1, 1, &[0, 0, 0]), &norm).is_err());
         assert!(b.put(2, px(2, 1, &[0; 6]), &norm).is_err());
+    }
+
+    #[test]
+    fn a_batch_of_raw_values_normalized_whole_equals_one_normalized_item_by_item() {
+        let (mean, std) = IMAGENET;
+        let norm = Normalize::new(mean, std);
+        let items: [Vec<u8>; 2] = [vec![0, 128, 255, 7, 9, 200], vec![50, 60, 70, 80, 90, 100]];
+        let (mut each, mut whole) = (Batch::new(2), Batch::new(2));
+        for (i, item) in items.iter().enumerate() {
+            each.put(i, px(2, 1, item), &norm).unwrap();
+            whole
+                .put(i, px(2, 1, item), &Normalize::identity())
+                .unwrap();
+        }
+        assert_eq!(whole.data[..6], [0.0, 7.0, 128.0, 9.0, 255.0, 200.0]);
+        norm.apply(&mut whole.data, 2);
+        for (a, b) in each.data.iter().zip(&whole.data) {
+            assert!((a - b).abs() < 1e-5, "{:?} / {:?}", each.data, whole.data);
+        }
     }
 
     #[test]

@@ -219,7 +219,9 @@ impl<A: Adapter> Pipeline for Pipe<A> {
         req: &ProductionCellRequest,
     ) -> Result<ProductionCellResponse, Failure> {
         self.stop();
-        super::production::cell(&self.source, req)
+        let cell = super::production::cell(&self.source, req);
+        crate::loader::release_freed_memory();
+        cell
     }
 
     fn companion(&self) -> Box<dyn Pipeline> {

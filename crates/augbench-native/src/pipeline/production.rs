@@ -1,8 +1,8 @@
 //! Production cells in the native worker (docs/pipeline.md, "Production cells"): a catalog
-//! recipe's stages chained per sample in the loader threads (the recipe's `RandomCrop224` as the
-//! shared crop, every other stage the crate's own transform of that op), normalized into the
-//! batch, cast to the run's dtype on the caller's thread, and the measured pass timed as the
-//! Python workers time theirs. A stage the crate cannot build makes the cell `unsupported`.
+//! recipe's stages chained per sample in the loader threads (`RandomCrop224` as the shared crop,
+//! every other stage the crate's own transform of that op) into a batch of raw pixel values, then
+//! normalized and cast to the run's dtype on the caller's thread (where a Python worker's main
+//! process does it), and the measured pass timed as the Python workers time theirs.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -30,6 +30,7 @@ pub(super) fn cell<A: Adapter>(
     req: &ProductionCellRequest,
 ) -> Result<ProductionCellResponse, Failure> {
     check(source, req)?;
+    let mut tail = Tail::new(req)?;
     probe::<A>(&req.stages)?;
     let shape = Shape {
         workers: req.workers as usize,
@@ -40,12 +41,10 @@ pub(super) fn cell<A: Adapter>(
     };
     let chain = Arc::new(Chain {
         stages: req.stages.clone(),
-        norm: Normalize::new(req.mean, req.std),
         seed: req.seed,
     });
     let started = Instant::now();
     let mut loader = Loader::start(shape, make_fill(source, &chain)).map_err(exception)?;
-    let mut tail = Tail::new(&req.dtype)?;
     take(&mut loader, &mut tail, 1)?; // the first batch: the threads' start and the first warm-up
     let time_to_first_batch = started.elapsed().as_secs_f64();
     take(&mut loader, &mut tail, req.warmup_batches.saturating_sub(1))?;
@@ -63,6 +62,7 @@ pub(super) fn cell<A: Adapter>(
     })
 }
 
+/// The request against the loaded files: what a `bad_request` is, before anything is built.
 fn check<A: Adapter>(source: &Source<A>, req: &ProductionCellRequest) -> Result<(), Failure> {
     if matches!(source, Source::Clips(_) | Source::ClipPaths(_)) {
         return Err(bad(
@@ -70,23 +70,27 @@ fn check<A: Adapter>(source: &Source<A>, req: &ProductionCellRequest) -> Result<
         ));
     }
     let count = source.len() as u64;
-    if req.order.is_empty() || req.order.iter().any(|&i| i >= count) {
-        return Err(bad(&format!(
+    let problem = if req.stages.is_empty() {
+        Some("\"stages\" must be a non-empty list".to_string())
+    } else if req.order.is_empty() || req.order.iter().any(|&i| i >= count) {
+        Some(format!(
             "\"order\" must be a non-empty list of item indices below {count}"
-        )));
-    }
-    if req.batch_size == 0 || req.measured_batches == 0 {
-        return Err(bad(
-            "\"batch_size\" and \"measured_batches\" must be at least 1",
-        ));
-    }
-    Ok(())
+        ))
+    } else if req.batch_size == 0 || req.measured_batches == 0 {
+        Some("\"batch_size\" and \"measured_batches\" must be at least 1".into())
+    } else if req.size.contains(&0) {
+        Some("\"size\" must be [height, width], both at least 1".into())
+    } else if req.std.iter().any(|s| !s.is_finite() || *s == 0.0) {
+        Some("\"std\" must be 3 non-zero numbers".into())
+    } else {
+        None
+    };
+    problem.map_or(Ok(()), |p| Err(bad(&p)))
 }
 
 /// What every loader thread builds its chain from.
 struct Chain {
     stages: Vec<ChainStage>,
-    norm: Normalize,
     seed: u64,
 }
 
@@ -112,22 +116,36 @@ fn probe<A: Adapter>(stages: &[ChainStage]) -> Result<(), Failure> {
     build::<A>(stages, 0).map(|_| ())
 }
 
-/// The stages as `Step`s, their random draws seeded from `seed`.
+/// The stages as `Step`s: stage `i`'s random draws come from a stream of its own, derived from
+/// `seed`, so no two stages (a crop's window and a rotation's angle) share their numbers.
 fn build<A: Adapter>(stages: &[ChainStage], seed: u64) -> Result<Vec<Step<A>>, Failure> {
     stages
         .iter()
         .enumerate()
         .map(|(i, stage)| {
             let p = Params::new(&stage.op, &stage.params);
+            let own = mix(seed, i as u64);
             let step = if shared_crop(stage) {
                 let size = (p.dim("width")? as usize, p.dim("height")? as usize);
-                Ok(Step::Crop(Box::new(Crop::new(size.0, size.1, seed))))
+                Ok(Step::Crop(Box::new(Crop::new(size.0, size.1, own))))
             } else {
-                draw::with_seed(seed, || A::build(&stage.op, &p)).map(Step::Op)
+                draw::with_seed(own, || A::build(&stage.op, &p)).map(Step::Op)
             };
             step.map_err(|f| named(i, stage, f))
         })
         .collect()
+}
+
+/// A seed for stream `k` of `seed` (SplitMix64's finalizer over both): nearby cell seeds,
+/// threads and stages give unrelated streams, where `seed + k` would give seed 137's second
+/// stream to seed 138's first.
+fn mix(seed: u64, k: u64) -> u64 {
+    let mut z = seed
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(k.wrapping_add(1).wrapping_mul(0xBF58_476D_1CE4_E5B9));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// A failure to build stage `i`, naming it as the Python workers do (`stage 2 (Rotate): …`).
@@ -136,19 +154,18 @@ fn named(i: usize, stage: &ChainStage, mut f: Failure) -> Failure {
     f
 }
 
-/// Each loader thread's chain: built inside the thread, with its own seed (the cell's seed,
-/// offset per worker) and a one-thread rayon pool.
+/// Each loader thread's chain: built inside the thread, with its own stream of the cell's seed
+/// and a one-thread rayon pool.
 fn make_fill<A: Adapter>(source: &Arc<Source<A>>, chain: &Arc<Chain>) -> MakeFill {
     let (source, chain) = (source.clone(), chain.clone());
     Arc::new(move |worker: Option<usize>| {
         let pool = worker.map(|_| super::recipe::own_pool()).transpose()?;
-        let seed = super::recipe::thread_seed(chain.seed, worker);
+        let seed = mix(chain.seed, worker.map_or(0, |w| w as u64 + 1));
         let steps = build::<A>(&chain.stages, seed).map_err(|f| f.error)?;
         let report = json!({ "worker": worker, "rayon": rayon::current_num_threads() });
         let fill = ChainFill::<A> {
             source: source.clone(),
             steps,
-            norm: chain.norm,
             _pool: pool,
         };
         Ok((Box::new(fill) as Box<dyn Fill>, report))
@@ -158,7 +175,6 @@ fn make_fill<A: Adapter>(source: &Arc<Source<A>>, chain: &Arc<Chain>) -> MakeFil
 struct ChainFill<A: Adapter> {
     source: Arc<Source<A>>,
     steps: Vec<Step<A>>,
-    norm: Normalize,
     /// Keeps this thread's rayon pool alive.
     _pool: Option<rayon::ThreadPool>,
 }
@@ -192,7 +208,8 @@ impl<A: Adapter> Fill for ChainFill<A> {
 }
 
 impl<A: Adapter> ChainFill<A> {
-    /// Every stage in order on one decoded image, the result normalized into slot `slot`.
+    /// Every stage in order on one decoded image, the result's pixel values into slot `slot`
+    /// (as float32, unnormalized: the collation of a uint8 batch, written in place).
     fn sample(&mut self, item: &A::Item, batch: &mut Batch, slot: usize) -> Result<(), String> {
         let mut now: Option<Now<A>> = None;
         for step in &mut self.steps {
@@ -227,55 +244,65 @@ impl<A: Adapter> ChainFill<A> {
             Some(Now::Item(i)) => A::pixels(i),
             Some(Now::Out(o)) => A::out_pixels(o),
         };
-        batch.put(slot, px, &self.norm)
+        batch.put(slot, px, &Normalize::identity())
     }
 }
 
-/// The end of every batch on the caller's thread: the normalized float32 batch cast to the
-/// run's dtype (float16 into a buffer reused from batch to batch; float32 as it is).
+/// The end of every batch on the caller's thread, as a Python worker's main process ends its
+/// collated batch: the pixel values normalized in place, then cast to the run's dtype (float16
+/// into a buffer reused from batch to batch; float32 is the batch itself).
 struct Tail {
+    norm: Normalize,
     half: Option<Vec<f16>>,
     dtype: String,
 }
 
 impl Tail {
-    fn new(dtype: &str) -> Result<Tail, Failure> {
-        let half = match dtype {
+    fn new(req: &ProductionCellRequest) -> Result<Tail, Failure> {
+        let half = match req.dtype.as_str() {
             "float16" => Some(Vec::new()),
             "float32" => None,
             other => {
-                return Err(bad(&format!(
-                    "\"dtype\" must be float16 or float32, got {other:?}"
-                )));
+                let msg = format!("\"dtype\" must be float16 or float32, got {other:?}");
+                return Err(bad(&msg));
             }
         };
         Ok(Tail {
+            norm: Normalize::new(req.mean, req.std),
             half,
-            dtype: dtype.to_string(),
+            dtype: req.dtype.clone(),
         })
     }
 
-    fn apply(&mut self, b: &Batch) {
-        if let Some(out) = self.half.as_mut() {
-            out.resize(b.data.len(), f16::ZERO);
-            out.convert_from_f32_slice(&b.data);
-            black_box(&out); // delivered to the training step
-        } else {
-            black_box(&b.data);
+    fn apply(&mut self, b: &mut Batch) {
+        let [_, _, h, w] = b.shape;
+        self.norm.apply(&mut b.data, h * w);
+        match self.half.as_mut() {
+            Some(out) => {
+                out.resize(b.data.len(), f16::ZERO);
+                out.convert_from_f32_slice(&b.data);
+                black_box(&out); // delivered to the training step
+            }
+            None => {
+                black_box(&b.data);
+            }
         }
     }
 
-    /// The contract on the last measured batch: its statistics on the normalized batch, its
-    /// shape and dtype on what the cast delivered.
-    fn contract(&self, b: &Batch, size: [u64; 2]) -> Result<serde_json::Value, Failure> {
-        let mut seen =
-            batch::check(b, Some(size), None).map_err(|e| failure(FailureKind::Contract, e))?;
-        if let Some(out) = &self.half
-            && out.len() != b.data.len()
-        {
-            let msg = format!("the cast holds {} values, not {}", out.len(), b.data.len());
-            return Err(failure(FailureKind::Contract, msg));
-        }
+    /// The contract on what the last measured batch delivered (the float16 values widened back
+    /// for the statistics): its shape, dtype and normalized statistics.
+    fn contract(&self, b: Batch, size: [u64; 2]) -> Result<serde_json::Value, Failure> {
+        let delivered = match &self.half {
+            Some(out) => {
+                let mut view = Batch::new(b.shape[0]);
+                view.shape = b.shape;
+                view.data = out.iter().map(|v| v.to_f32()).collect();
+                view
+            }
+            None => b,
+        };
+        let mut seen = batch::check(&delivered, Some(size), None)
+            .map_err(|e| failure(FailureKind::Contract, e))?;
         seen["dtype"] = json!(self.dtype);
         seen["device"] = json!("cpu");
         Ok(seen)
@@ -285,8 +312,8 @@ impl Tail {
 /// Takes `n` batches untimed, each through the tail.
 fn take(loader: &mut Loader, tail: &mut Tail, n: u64) -> Result<(), Failure> {
     for _ in 0..n {
-        let b = loader.next_batch().map_err(exception)?;
-        tail.apply(&b);
+        let mut b = loader.next_batch().map_err(exception)?;
+        tail.apply(&mut b);
         loader.recycle(b);
     }
     Ok(())
@@ -299,12 +326,12 @@ fn timed(
     tail: &mut Tail,
     req: &ProductionCellRequest,
 ) -> Result<(Vec<u64>, serde_json::Value), Failure> {
-    let mut ns = Vec::with_capacity(req.measured_batches as usize);
+    let mut ns = Vec::new();
     let mut last = None;
     let t0 = Instant::now();
     for k in 0..req.measured_batches {
-        let b = loader.next_batch().map_err(exception)?;
-        tail.apply(&b);
+        let mut b = loader.next_batch().map_err(exception)?;
+        tail.apply(&mut b);
         ns.push(u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX));
         if k + 1 == req.measured_batches {
             last = Some(b);
@@ -313,20 +340,21 @@ fn timed(
         }
     }
     let last = last.ok_or_else(|| bad("no measured batch"))?;
-    let contract = tail.contract(&last, [req.size[0], req.size[1]])?;
+    let contract = tail.contract(last, [req.size[0], req.size[1]])?;
     Ok((ns, contract))
 }
 
 fn loader_label(req: &ProductionCellRequest) -> serde_json::Value {
+    let threads = req.workers > 0;
     json!({
         "kind": "native threads (augbench)",
         "workers": req.workers,
-        "prefetch_per_worker": req.prefetch.max(1),
-        "persistent_workers": true,
+        "prefetch_per_worker": if threads { req.prefetch.max(1) } else { 0 },
+        "persistent_workers": threads,
         "pin_memory": false,
         "drop_last": true,
-        "collation": "in place: each sample is normalized into its slot of a preallocated B×3×H×W float32 buffer in its loader thread",
-        "cast": format!("{} on the caller's thread", req.dtype),
+        "collation": "in place: each sample's pixel values into its slot of a preallocated B×3×H×W float32 buffer, in its loader thread",
+        "normalize": format!("on the caller's thread, then cast to {}", req.dtype),
         "crop": "RandomCrop224 is augbench's shared crop; every other stage is the crate's",
     })
 }

@@ -303,18 +303,25 @@ fn a_clip_draws_one_crop_window_for_all_its_frames() {
     assert!(e.contains("this item is a clip"), "{e}");
 }
 
-/// `production_cell` for catalog recipe `recipe` as the coordinator sends it: 3 files, batch 2.
-fn production_cell(recipe: &augbench_core::recipes::Recipe, dtype: &str) -> Value {
+/// `production_cell` for catalog recipe `recipe` as the coordinator sends it (the catalog's
+/// output size and normalization): 3 files, batch 2, `workers` loader threads.
+fn production_cell(recipe: &augbench_core::recipes::Recipe, dtype: &str, workers: u64) -> Value {
     let crops = &Recipe::get().crop_transforms;
+    let output = &augbench_core::recipes::Catalog::embedded().output;
     let stages: Vec<Value> = recipe
         .stages
         .iter()
         .map(|s| json!({"op": s.op, "params": s.params, "crop": crops.contains(&s.op)}))
         .collect();
     json!({"op": "production_cell", "recipe": recipe.id, "stages": stages, "dtype": dtype,
-           "mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225], "size": [224, 224],
-           "order": [2, 0, 1], "seed": 137, "batch_size": 2, "workers": 1, "prefetch": 2,
+           "mean": output.normalize.mean, "std": output.normalize.std, "size": output.size(),
+           "order": [2, 0, 1], "seed": 137, "batch_size": 2, "workers": workers, "prefetch": 2,
            "warmup_batches": 1, "measured_batches": 2})
+}
+
+fn catalog_recipe(row: &str) -> &'static augbench_core::recipes::Recipe {
+    let catalog = augbench_core::recipes::Catalog::embedded();
+    catalog.recipes.iter().find(|r| r.row == row).unwrap()
 }
 
 #[test]
@@ -328,7 +335,7 @@ fn every_catalog_recipe_is_unsupported_at_a_named_stage_or_a_batch_of_the_contra
             catalog
                 .recipes
                 .iter()
-                .map(|r| production_cell(r, "float16")),
+                .map(|r| production_cell(r, "float16", 1)),
         );
         let replies = serve(lib, &requests);
         assert_eq!(
@@ -385,22 +392,28 @@ fn every_catalog_recipe_is_unsupported_at_a_named_stage_or_a_batch_of_the_contra
 }
 
 #[test]
-fn a_production_cell_refuses_a_bad_request_and_keeps_serving() {
+fn a_bad_production_request_is_a_bad_request_and_the_worker_keeps_serving() {
     let dir = tempfile::tempdir().unwrap();
     let paths = jpegs(dir.path(), 3);
-    let recipe = &augbench_core::recipes::Catalog::embedded().recipes[0];
-    let mut bad_dtype = production_cell(recipe, "bfloat16");
-    bad_dtype["op"] = json!("production_cell");
-    let mut bad_order = production_cell(recipe, "float32");
+    let flip = catalog_recipe("HorizontalFlip");
+    let bad_dtype = production_cell(flip, "bfloat16", 1);
+    let mut bad_order = production_cell(flip, "float32", 1);
     bad_order["order"] = json!([0, 7]);
+    let mut no_stages = production_cell(flip, "float32", 1);
+    no_stages["stages"] = json!([]);
+    // A parameter the crop cannot take is the request's mistake, not a stage the crate lacks.
+    let mut bad_param = production_cell(flip, "float32", 1);
+    bad_param["stages"][0]["params"] = json!({"height": 224, "width": "wide"});
     let replies = serve(
         Library::Image,
         &[
-            production_cell(recipe, "float16"),
+            production_cell(flip, "float16", 1),
             load(&paths, false),
             bad_dtype,
             bad_order,
-            production_cell(recipe, "float32"),
+            no_stages,
+            bad_param,
+            production_cell(flip, "float32", 1),
         ],
     );
     assert!(
@@ -409,23 +422,46 @@ fn a_production_cell_refuses_a_bad_request_and_keeps_serving() {
             .unwrap()
             .contains("no pipeline media loaded")
     );
-    assert!(
-        replies[2]["error"]
-            .as_str()
-            .unwrap()
-            .contains("float16 or float32"),
-        "{}",
-        replies[2]
-    );
-    assert!(
-        replies[3]["error"].as_str().unwrap().contains("below 3"),
-        "{}",
-        replies[3]
-    );
+    for (reply, says) in
+        replies[2..6]
+            .iter()
+            .zip(["float16 or float32", "below 3", "non-empty", "width"])
+    {
+        assert_eq!(reply["kind"], json!("bad_request"), "{reply}");
+        assert!(reply["error"].as_str().unwrap().contains(says), "{reply}");
+    }
     assert_eq!(
-        replies[4]["batch"]["dtype"],
+        replies[6]["batch"]["dtype"],
         json!("float32"),
         "{}",
-        replies[4]
+        replies[6]
+    );
+}
+
+/// With no loader threads the worker's own thread fills each batch; the cell is the same
+/// contract, and the loader says it has no workers.
+#[test]
+fn a_production_cell_without_loader_threads_fills_batches_on_the_worker_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = jpegs(dir.path(), 3);
+    let replies = serve(
+        Library::KorniaRs,
+        &[
+            load(&paths, false),
+            production_cell(catalog_recipe("VerticalFlip"), "float16", 0),
+        ],
+    );
+    let reply = &replies[1];
+    assert_eq!(reply["batch"]["shape"], json!([2, 3, 224, 224]), "{reply}");
+    assert_eq!(reply["loader"]["workers"], json!(0), "{reply}");
+    assert_eq!(
+        reply["loader"]["persistent_workers"],
+        json!(false),
+        "{reply}"
+    );
+    assert_eq!(
+        reply["worker_threads"].as_array().map(Vec::len),
+        Some(1),
+        "{reply}"
     );
 }
