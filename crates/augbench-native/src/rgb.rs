@@ -10,8 +10,8 @@ use crate::params::Params;
 use crate::session::{Adapter, Op};
 use augbench_protocol::protocol::Failure;
 
-/// The `convert`, `shape`, `out_shape`, `pixels`, `out_pixels` and `chain` methods of an `Adapter` whose
-/// `Item` and `Out` are both `image::RgbImage`.
+/// The `convert`, `shape`, `out_shape`, `pixels`, `out_pixels` and `chain` methods of an
+/// `Adapter` whose `Item` and `Out` are both `image::RgbImage`.
 macro_rules! rgb_image_io {
     () => {
         fn convert(width: u32, height: u32, hwc: Vec<u8>) -> Result<image::RgbImage, String> {

@@ -1,8 +1,8 @@
 //! The tables of a production run (docs/pipeline.md, "Production cells"): throughput and peak
-//! PSS per (recipe, implementation), the median over seeds; coverage per implementation (recipes
-//! measured out of those asked for); and each implementation's speed against the first one over
-//! only the recipes both measured, with that denominator and the single recipes' range. Reads an output folder's latest run;
-//! renders Markdown (`summary.md`, `compare`) and a self-contained HTML page (`report`).
+//! PSS per (recipe, implementation), the median over seeds; coverage per implementation; each
+//! implementation's speed against the first one over only the recipes both measured, with that
+//! denominator and the single recipes' range; and the page's heatmaps. Reads an output folder's
+//! latest run; renders Markdown (`summary.md`, `compare`) and a self-contained page (`report`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -280,54 +280,68 @@ fn files(dir: &Path) -> Vec<std::path::PathBuf> {
     found
 }
 
-/// The throughput and memory heatmaps (recipes × implementations, log colour scales) as inline
-/// SVG; a chart that cannot be drawn is a line saying why, and the tables stay.
-fn heatmaps(run_id: &str, cells: &[Cell]) -> String {
-    use crate::plot::{Chart, Grid, Heatmap};
+/// One figure of every (recipe, implementation) entry as a heatmap's grid: a pair without the
+/// figure is `–`, or `error` where a cell of it failed.
+fn grid(
+    cells: &[Cell],
+    (what, unit): (String, &'static str),
+    figure: impl Fn(&Entry) -> Option<f64>,
+) -> crate::plot::Grid {
     use crate::table::Cell as Shown;
     let (rows, imps) = order(cells);
     let table = entries(cells);
-    let grid = |what: &str, unit: &'static str, figure: &dyn Fn(&Entry) -> Option<f64>| Grid {
-        title: format!("{what} ({unit}) — production run {run_id}"),
+    let shown =
+        |row: &String, imp: &String| match table.get(&(row.clone(), imp.clone())).and_then(&figure)
+        {
+            Some(figure) => Shown::Ok {
+                figure,
+                std: None,
+                ci_low: None,
+                ci_high: None,
+                form: None,
+            },
+            None if what_else(cells, row, imp) == "error" => Shown::Error { reason: None },
+            None => Shown::Missing,
+        };
+    crate::plot::Grid {
+        title: format!("{what} ({unit})"),
         unit,
         axes: ("Implementation", "Recipe"),
-        columns: imps.clone(),
         rows: rows
             .iter()
-            .map(|row| {
-                let shown = imps.iter().map(|imp| {
-                    match table.get(&(row.clone(), imp.clone())).and_then(figure) {
-                        Some(v) => Shown::Ok {
-                            figure: v,
-                            std: None,
-                            ci_low: None,
-                            ci_high: None,
-                            form: None,
-                        },
-                        None if what_else(cells, row, imp) == "error" => {
-                            Shown::Error { reason: None }
-                        }
-                        None => Shown::Missing,
-                    }
-                });
-                (row.clone(), shown.collect())
-            })
+            .map(|r| (r.clone(), imps.iter().map(|i| shown(r, i)).collect()))
             .collect(),
-    };
-    let speed = grid("Throughput, median over seeds", "items/s", &|e| {
-        Some(e.items_per_sec)
-    });
-    let memory = grid("Peak PSS of the loader's processes", "MiB", &|e| {
-        e.pss_bytes.map(|b| b as f64 / 1048576.0)
-    });
+        columns: imps,
+    }
+}
+
+/// The throughput and memory heatmaps (recipes × implementations, log colour scales) as inline
+/// SVG; a chart that cannot be drawn is a line saying why, and the tables stay.
+fn heatmaps(run_id: &str, cells: &[Cell]) -> String {
+    use crate::plot::{Chart, Heatmap};
+    let speed = grid(
+        cells,
+        (
+            format!("Throughput, median over seeds — run {run_id}"),
+            "items/s",
+        ),
+        |e| Some(e.items_per_sec),
+    );
+    let memory = grid(
+        cells,
+        (
+            format!("Peak PSS of the loader's processes — run {run_id}"),
+            "MiB",
+        ),
+        |e| e.pss_bytes.map(|b| b as f64 / 1048576.0),
+    );
     let mut out = String::new();
     for g in [speed, memory] {
-        let title = g.title.clone();
+        let title = esc(&g.title);
         match Heatmap::grid(g).map(|h| Chart::Heatmap(h).svg()) {
             Some(Ok(svg)) => out.push_str(&format!("<figure>{svg}</figure>\n")),
             Some(Err(e)) => out.push_str(&format!(
-                "<p>{}: not drawn: {}</p>\n",
-                esc(&title),
+                "<p>{title}: not drawn: {}</p>\n",
                 esc(&e.to_string())
             )),
             None => {}

@@ -262,9 +262,9 @@ fn native_crates_measure_the_recipes_they_build_and_name_the_stage_they_cannot()
     assert!(report.status.success(), "{}", text(&report));
     let html = std::fs::read_to_string(&page).unwrap();
     assert_eq!(html.matches("<svg").count(), 2, "{html}");
-    assert!(html.contains("Throughput, median over seeds (items/s)"));
+    assert!(html.contains("Throughput, median over seeds"), "{html}");
     assert!(
-        html.contains("Peak PSS of the loader&apos;s processes (MiB)"),
+        html.contains("Peak PSS of the loader&apos;s processes"),
         "{html}"
     );
 }
