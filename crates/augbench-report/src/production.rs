@@ -20,7 +20,29 @@ type Table = BTreeMap<(String, String), Entry>;
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Entry {
     items_per_sec: f64,
+    /// Half the seeds' range of items/s over their median (`None` with one seed): how far the
+    /// seeds' own figures are from the one shown.
+    seed_spread: Option<f64>,
     pss_bytes: Option<u64>,
+}
+
+/// Half of `values`' range over `mid`; `None` for fewer than two values.
+fn half_range(values: &[f64], mid: f64) -> Option<f64> {
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (values.len() > 1 && mid > 0.0).then(|| (hi - lo) / 2.0 / mid)
+}
+
+/// `704 ±2% (661 MiB)`: items/s, the seeds' half range when there are several, the peak PSS.
+fn shown(e: &Entry) -> String {
+    let spread = e
+        .seed_spread
+        .map_or(String::new(), |s| format!(" ±{:.0}%", s * 100.0));
+    let memory = match e.pss_bytes {
+        Some(b) => format!("{:.0} MiB", b as f64 / 1048576.0),
+        None => "memory n/a".into(),
+    };
+    format!("{:.0}{spread} ({memory})", e.items_per_sec)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -48,7 +70,8 @@ fn entries(cells: &[Cell]) -> Table {
     seeds
         .into_iter()
         .map(|(k, cs)| {
-            let rate = median(cs.iter().filter_map(|c| c.items_per_sec).collect());
+            let rates: Vec<f64> = cs.iter().filter_map(|c| c.items_per_sec).collect();
+            let rate = median(rates.clone());
             let pss: Vec<f64> = cs
                 .iter()
                 .filter_map(|c| c.memory.as_ref())
@@ -60,6 +83,7 @@ fn entries(cells: &[Cell]) -> Table {
                 k,
                 Entry {
                     items_per_sec: rate,
+                    seed_spread: half_range(&rates, rate),
                     pss_bytes,
                 },
             )
@@ -94,7 +118,7 @@ pub fn markdown(cells: &[Cell]) -> String {
     let (rows, imps) = order(cells);
     let table = entries(cells);
     let mut out = String::from(
-        "## Throughput (items/s, median over seeds; peak PSS of the loader's processes)\n\n",
+        "## Throughput (items/s, median over seeds, ± half the seeds' range; peak PSS of the loader's processes)\n\n",
     );
     out.push_str(&format!(
         "| recipe | {} |\n|---|{}\n",
@@ -105,10 +129,7 @@ pub fn markdown(cells: &[Cell]) -> String {
         let values: Vec<String> = imps
             .iter()
             .map(|imp| match table.get(&(row.clone(), imp.clone())) {
-                Some(e) => match e.pss_bytes {
-                    Some(b) => format!("{:.0} ({:.0} MiB)", e.items_per_sec, b as f64 / 1048576.0),
-                    None => format!("{:.0} (memory n/a)", e.items_per_sec),
-                },
+                Some(e) => shown(e),
                 None => what_else(cells, row, imp).to_string(),
             })
             .collect();
@@ -440,7 +461,7 @@ mod tests {
         ];
         let md = markdown(&cells);
         assert!(
-            md.contains("| Resize | 200 (memory n/a) | 400 (memory n/a) |"),
+            md.contains("| Resize | 200 ±50% (memory n/a) | 400 (memory n/a) |"),
             "{md}"
         );
         assert!(md.contains("| Pad | 100 (memory n/a) | — |"), "{md}");
