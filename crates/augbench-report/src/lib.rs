@@ -15,6 +15,7 @@ pub mod number;
 pub mod output;
 pub mod plot;
 pub mod production;
+pub mod production_change;
 pub mod reference;
 pub mod regression;
 /// Deterministic fixtures: tests and demos only (`sample` feature).

@@ -14,16 +14,16 @@ use augbench_core::production::{LATEST_FILE, RECORD_FILE, run_dir};
 use crate::html::esc;
 
 /// Entries by (recipe row, implementation).
-type Table = BTreeMap<(String, String), Entry>;
+pub(crate) type Table = BTreeMap<(String, String), Entry>;
 
 /// One (recipe, implementation) entry: the median over its measured seeds.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Entry {
-    items_per_sec: f64,
+pub(crate) struct Entry {
+    pub(crate) items_per_sec: f64,
     /// Half the seeds' range of items/s over their median (`None` with one seed): how far the
     /// seeds' own figures are from the one shown.
-    seed_spread: Option<f64>,
-    pss_bytes: Option<u64>,
+    pub(crate) seed_spread: Option<f64>,
+    pub(crate) pss_bytes: Option<u64>,
 }
 
 /// Half of `values`' range over `mid`; `None` for fewer than two values.
@@ -56,7 +56,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Entries by (recipe row, implementation); a pair with no measured seed is absent.
-fn entries(cells: &[Cell]) -> Table {
+pub(crate) fn entries(cells: &[Cell]) -> Table {
     let mut seeds: BTreeMap<(String, String), Vec<&Cell>> = BTreeMap::new();
     for c in cells
         .iter()
@@ -92,7 +92,7 @@ fn entries(cells: &[Cell]) -> Table {
 }
 
 /// Rows and implementations in the order the cells came (config order).
-fn order(cells: &[Cell]) -> (Vec<String>, Vec<String>) {
+pub(crate) fn order(cells: &[Cell]) -> (Vec<String>, Vec<String>) {
     let mut rows: Vec<String> = Vec::new();
     let mut imps: Vec<String> = Vec::new();
     for c in cells {

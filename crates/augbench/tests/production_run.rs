@@ -267,6 +267,37 @@ fn native_crates_measure_the_recipes_they_build_and_name_the_stage_they_cannot()
         html.contains("Peak PSS of the loader&apos;s processes"),
         "{html}"
     );
+    // Two runs side by side: a run against itself is 1.00× everywhere; a run of other cell
+    // settings is refused (exit 2), naming the setting.
+    let compare = |baseline: &Path| {
+        augbench()
+            .args(["compare", "--baseline"])
+            .arg(baseline)
+            .arg("--current")
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let same = compare(&out);
+    let shown = text(&same);
+    assert!(same.status.success(), "{shown}");
+    assert!(
+        shown.contains("- image_cpu: 1.00× over 2/3 recipes"),
+        "{shown}"
+    );
+    assert!(shown.contains("names no regression"), "{shown}");
+    let other_cfg = dir.path().join("other.yaml");
+    let body = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&other_cfg, body.replace("batch_size: 4", "batch_size: 2")).unwrap();
+    let other = dir.path().join("other");
+    assert!(run(&other_cfg, &other).status.success());
+    let refused = compare(&other);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("`batch_size` is 2 in the baseline and 4"),
+        "{}",
+        text(&refused)
+    );
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! `augbench compare`: comparison tables of libraries (one per scenario, mode and device), plus
 //! A/B verdicts of each variant against the baseline variant when the run measured variants; or,
-//! with `--baseline` and `--current`, regression verdicts per row; or the tables of a production
-//! output folder's latest run. Also holds the options the other report commands share
-//! (reference library, sort order, loading with warnings).
+//! with `--baseline` and `--current`, regression verdicts per row (of two production folders:
+//! ratios, no verdict); or the tables of a production output folder's latest run. Also holds the
+//! options the other report commands share (reference library, sort order, loading, warnings).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -204,6 +204,44 @@ fn production(args: &Args, folder: &std::path::Path) -> anyhow::Result<ExitCode>
     Ok(ExitCode::SUCCESS)
 }
 
+/// Two production folders' latest runs side by side: ratios, no verdict (exit 0).
+fn production_change(
+    args: &Args,
+    baseline: &std::path::Path,
+    current: &std::path::Path,
+) -> anyhow::Result<ExitCode> {
+    use augbench_report::production::{is_output_folder, latest};
+    for folder in [baseline, current] {
+        if !is_output_folder(folder) {
+            return Err(augbench_core::UsageError::new(
+                format!("{} is not a production output folder", folder.display()),
+                "compare two folders written by `augbench production` (each has latest.json)",
+            )
+            .into());
+        }
+    }
+    if args.format != FormatArg::Markdown {
+        return Err(augbench_core::UsageError::new(
+            "production runs are compared as Markdown only",
+            "drop --format",
+        )
+        .into());
+    }
+    let (old, new) = (latest(baseline)?, latest(current)?);
+    for u in old.unreadable.iter().chain(&new.unreadable) {
+        eprintln!("warning: cell file not read: {u}");
+    }
+    augbench_report::production_change::check_comparable(&old.cells, &new.cells)?;
+    let text = format!(
+        "# Production run {} against baseline {}\n\n{}",
+        new.run_id,
+        old.run_id,
+        augbench_report::production_change::markdown(&old.cells, &new.cells)
+    );
+    emit(&text, args.out.as_ref())?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Prints what `compare` shows, then the exit code its verdicts and the flags give.
 fn show(args: &Args, shown: &Shown) -> anyhow::Result<ExitCode> {
     emit(&shown.text, args.out.as_ref())?;
@@ -228,6 +266,10 @@ fn no_variants(args: &Args) -> anyhow::Result<ExitCode> {
 }
 
 fn run_regression(args: &Args, baseline: &PathBuf, current: &PathBuf) -> anyhow::Result<ExitCode> {
+    let is_production = augbench_report::production::is_output_folder;
+    if is_production(baseline) || is_production(current) {
+        return production_change(args, baseline, current);
+    }
     let base = load(std::slice::from_ref(baseline))?;
     let cur = load(std::slice::from_ref(current))?;
     let shown = compare::regression(&base, &cur, args.effects(), args.format.into())?;

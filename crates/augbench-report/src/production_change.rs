@@ -1,0 +1,187 @@
+//! Two production runs side by side (`augbench compare --baseline OLD --current NEW` on production
+//! folders): per (recipe, implementation) measured by both, items/s and peak PSS of each and the
+//! ratio current / baseline; per implementation the geometric mean over those recipes, with the
+//! denominator and the single recipes' range. Ratios only: no verdict word, since no simulator has
+//! tested a rule for production cells. Runs measured with other cell settings are refused.
+
+use augbench_core::UsageError;
+use augbench_core::production::cell::Cell;
+
+use crate::production::{Entry, Table, entries, order};
+
+/// The cell settings both runs must share (every cell of a run carries the run's).
+fn settings(cells: &[Cell]) -> Option<&serde_json::Value> {
+    cells.first().map(|c| &c.settings)
+}
+
+/// Refuses runs whose cells were measured with other settings, naming the first that differs.
+pub fn check_comparable(baseline: &[Cell], current: &[Cell]) -> Result<(), UsageError> {
+    let (Some(b), Some(c)) = (settings(baseline), settings(current)) else {
+        return Err(UsageError::new(
+            "a production run to compare has no readable cell",
+            "run `augbench production` for both folders first",
+        ));
+    };
+    let keys = b.as_object().into_iter().flat_map(|o| o.keys());
+    if let Some(k) = keys.clone().find(|k| b.get(*k) != c.get(*k)) {
+        return Err(UsageError::new(
+            format!(
+                "the runs' cells were measured with different settings: `{k}` is {} in the baseline and {} in the current run",
+                b[k.as_str()],
+                c.get(k.as_str()).cloned().unwrap_or_default()
+            ),
+            "compare runs of one production config (only the implementations, recipes and seeds may differ)",
+        ));
+    }
+    Ok(())
+}
+
+/// The comparison as Markdown.
+pub fn markdown(baseline: &[Cell], current: &[Cell]) -> String {
+    let (b, c) = (entries(baseline), entries(current));
+    let (rows, imps) = order(&[current, baseline].concat());
+    let mut out = String::from(
+        "## Current against baseline (items/s and peak PSS, median over seeds; ratio current / baseline)\n\n\
+         | recipe | implementation | baseline | current | ratio | PSS ratio |\n|---|---|---:|---:|---:|---:|\n",
+    );
+    for row in &rows {
+        for imp in &imps {
+            if let Some(line) = pair_line(row, imp, &b, &c) {
+                out.push_str(&line);
+            }
+        }
+    }
+    out.push_str(
+        "\n## Per implementation (geometric mean over the recipes both runs measured)\n\n",
+    );
+    for imp in &imps {
+        out.push_str(&summary_line(imp, &rows, &b, &c));
+    }
+    out.push_str(
+        "\nRatios only: no rule for production cells has a tested error rate yet, so this names no regression (exit 0).\n",
+    );
+    out
+}
+
+fn key(row: &str, imp: &str) -> (String, String) {
+    (row.to_string(), imp.to_string())
+}
+
+fn pair_line(row: &str, imp: &str, b: &Table, c: &Table) -> Option<String> {
+    let (old, new) = (b.get(&key(row, imp))?, c.get(&key(row, imp))?);
+    let mib = |e: &Entry| {
+        e.pss_bytes
+            .map_or("n/a".into(), |v| format!("{:.0} MiB", v as f64 / 1048576.0))
+    };
+    let pss = match (old.pss_bytes, new.pss_bytes) {
+        (Some(o), Some(n)) if o > 0 => format!("{:.2}×", n as f64 / o as f64),
+        _ => "n/a".into(),
+    };
+    Some(format!(
+        "| {row} | {imp} | {:.0} ({}) | {:.0} ({}) | {:.2}× | {pss} |\n",
+        old.items_per_sec,
+        mib(old),
+        new.items_per_sec,
+        mib(new),
+        new.items_per_sec / old.items_per_sec
+    ))
+}
+
+/// `- image_cpu: 0.97× over 8/12 recipes (per recipe 0.91–1.02×)`, over the recipes both runs
+/// measured for `imp`, out of every recipe either run has.
+fn summary_line(imp: &str, rows: &[String], b: &Table, c: &Table) -> String {
+    let ratios: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| {
+            Some(c.get(&key(r, imp))?.items_per_sec / b.get(&key(r, imp))?.items_per_sec)
+        })
+        .collect();
+    if ratios.is_empty() {
+        return format!("- {imp}: no recipe measured by both runs\n");
+    }
+    let k = ratios.len();
+    let mean = (ratios.iter().map(|r| r.ln()).sum::<f64>() / k as f64).exp();
+    let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let range = if k > 1 {
+        format!(" (per recipe {lo:.2}–{hi:.2}×)")
+    } else {
+        String::new()
+    };
+    format!(
+        "- {imp}: {mean:.2}× over {k}/{} recipes{range}\n",
+        rows.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use augbench_core::production::cell::{CELL_SCHEMA, CellId, CellStatus};
+
+    fn cell(imp: &str, row: &str, rate: Option<f64>, batch: u64) -> Cell {
+        Cell {
+            schema: CELL_SCHEMA,
+            id: CellId {
+                run_id: "r".into(),
+                family: "rgb".into(),
+                implementation: imp.into(),
+                recipe: format!("{row}+Normalize+ToTensor"),
+                seed: 137,
+            },
+            row: row.into(),
+            status: if rate.is_some() {
+                CellStatus::Ok
+            } else {
+                CellStatus::Unsupported
+            },
+            reason: None,
+            items_per_sec: rate,
+            memory: None,
+            measured: serde_json::Value::Null,
+            settings: serde_json::json!({"batch_size": batch, "workers": 2}),
+            versions: serde_json::Value::Null,
+            digest: String::new(),
+        }
+    }
+
+    #[test]
+    fn ratios_cover_the_recipes_both_runs_measured_and_name_no_verdict() {
+        let old = vec![
+            cell("a_cpu", "Resize", Some(100.0), 16),
+            cell("a_cpu", "Pad", Some(200.0), 16),
+            cell("a_cpu", "Invert", None, 16),
+        ];
+        let new = vec![
+            cell("a_cpu", "Resize", Some(50.0), 16),
+            cell("a_cpu", "Pad", Some(400.0), 16),
+            cell("a_cpu", "Invert", Some(10.0), 16),
+        ];
+        check_comparable(&old, &new).unwrap();
+        let md = markdown(&old, &new);
+        assert!(
+            md.contains("| Resize | a_cpu | 100 (n/a) | 50 (n/a) | 0.50× | n/a |"),
+            "{md}"
+        );
+        assert!(!md.contains("| Invert |"), "{md}");
+        assert!(
+            md.contains("- a_cpu: 1.00× over 2/3 recipes (per recipe 0.50–2.00×)"),
+            "{md}"
+        );
+        assert!(!md.contains("slower") && !md.contains("faster"), "{md}");
+    }
+
+    #[test]
+    fn runs_of_other_settings_are_refused_naming_the_setting() {
+        let old = vec![cell("a_cpu", "Resize", Some(100.0), 16)];
+        let new = vec![cell("a_cpu", "Resize", Some(100.0), 32)];
+        let e = check_comparable(&old, &new).unwrap_err();
+        assert!(
+            e.message
+                .contains("`batch_size` is 16 in the baseline and 32"),
+            "{}",
+            e.message
+        );
+        assert!(check_comparable(&[], &new).is_err());
+    }
+}
