@@ -242,6 +242,33 @@ fn native_crates_measure_the_recipes_they_build_and_name_the_stage_they_cannot()
         }
     }
     assert!(with_memory > 0, "no cell read its loader's memory: {log}");
+    // The plan before and after: the cells each crate measures, then an estimate from the run.
+    let plan = |out: &Path| {
+        let o = augbench()
+            .args(["production", "--plan", "--config"])
+            .arg(&cfg)
+            .arg("--output-dir")
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let after = plan(&out);
+    assert!(
+        after.contains("{name: image_cpu, recipes: 2/3, cells_to_measure: 2}"),
+        "{after}"
+    );
+    assert!(
+        after.contains("{name: fast_image_resize_cpu, recipes: 1/3, cells_to_measure: 1}"),
+        "{after}"
+    );
+    let id = json(&std::fs::read(out.join("latest.json")).unwrap())["run_id"].clone();
+    assert!(
+        after.contains(&format!("at the rates of run {}", id.as_str().unwrap())),
+        "{after}"
+    );
+    assert!(plan(&dir.path().join("nothing")).contains("# estimate: none"));
     assert!(log.contains("- image_cpu: 2/3 recipes measured"), "{log}");
     assert!(
         log.contains("- fast_image_resize_cpu: 1/3 recipes measured"),

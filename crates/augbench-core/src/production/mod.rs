@@ -115,6 +115,15 @@ impl Production {
     pub fn listed(recipe: &Recipe, implementation: &Implementation) -> bool {
         implementation.native || recipe.implementations.contains(&implementation.name)
     }
+
+    /// The folder the run writes under: the config's `output.output_dir`, else policy's.
+    pub fn output_dir(&self) -> PathBuf {
+        self.config
+            .output
+            .output_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(crate::policy::PRODUCTION_OUTPUT_DIR))
+    }
 }
 
 pub use crate::config::is_production_config;

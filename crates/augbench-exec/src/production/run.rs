@@ -52,12 +52,7 @@ pub fn run(
     let envs = environments(p, refresh, mp)?;
     let inputs = run_inputs(p, &media.paths, &envs, mp)?;
     let run_id = inputs.run_id();
-    let out = p
-        .config
-        .output
-        .output_dir
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(policy::PRODUCTION_OUTPUT_DIR));
+    let out = p.output_dir();
     let run_dir = run_dir(&out, &run_id);
     super::record::open(&out, &run_dir, &run_id, &inputs, p, mp)?;
     let total = (p.implementations.len() * p.recipes.len() * p.seeds.len()) as u64;

@@ -17,6 +17,7 @@ mod output;
 pub mod plan;
 pub mod plot;
 pub mod production;
+mod production_plan;
 pub mod report;
 pub mod run;
 mod run_cells;

@@ -1,6 +1,7 @@
 //! `augbench production`: measures the production cells a config asks for (docs/pipeline.md,
 //! "Production cells"), keeps the cells a run with the same inputs already wrote, and prints
-//! and writes the run's tables. Exit 1 when a cell recorded an error.
+//! and writes the run's tables (`--plan`: what it would measure, `production_plan`). Exit 1 when
+//! a cell recorded an error.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,6 +29,10 @@ pub struct Args {
     /// Use each environment's lock as it is, without resolving its requirements again.
     #[arg(long)]
     pub no_refresh_requirements: bool,
+    /// Print what the config would measure (cells, worker starts, a time estimate from the
+    /// output folder's latest run) and measure nothing.
+    #[arg(long)]
+    pub plan: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -37,6 +42,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if let Some(dir) = args.output_dir {
         p.config.output.output_dir = Some(dir);
+    }
+    if args.plan {
+        print!(
+            "{}",
+            super::production_plan::show(&p, &args.config, &p.output_dir())
+        );
+        return Ok(ExitCode::SUCCESS);
     }
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();

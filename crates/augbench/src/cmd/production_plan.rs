@@ -1,0 +1,184 @@
+//! `augbench production --plan`: what a production config would measure, before it measures
+//! anything: the cells per implementation (those the catalog lists, or a native crate builds),
+//! the items each cell reads, the worker starts of the measuring order, and a time estimate from
+//! the output folder's latest run when its cells were measured with the same settings.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use augbench_core::production::cell::{Cell, CellStatus};
+use augbench_core::production::{Implementation, Production};
+use augbench_core::recipes::Recipe;
+
+/// Whether `imp` would measure `recipe` (not answer `unsupported` without measuring): the
+/// catalog's list, or for a native crate whether it builds every stage.
+fn measures(imp: &Implementation, recipe: &Recipe) -> bool {
+    if !imp.native {
+        return Production::listed(recipe, imp);
+    }
+    let Ok(lib) = augbench_native::Library::parse(&imp.library) else {
+        return false;
+    };
+    let stages = recipe.stages.iter().map(|s| {
+        let params = serde_json::Value::Object(s.params.clone().into_iter().collect());
+        (s.op.as_str(), params)
+    });
+    augbench_native::support::builds_recipe(lib, stages) == Some(true)
+}
+
+/// Worker starts of the measuring order: one per turn in which an implementation measures a
+/// cell (only one worker is up at a time).
+fn worker_starts(p: &Production) -> usize {
+    let order = augbench_exec::production::run::cell_order(
+        p.recipes.len(),
+        p.seeds.len(),
+        p.implementations.len(),
+        augbench_core::policy::PRODUCTION_ORDER_BLOCK,
+    );
+    let measured = |turn: &&[augbench_exec::production::run::CellAt]| {
+        turn.iter().any(|c| {
+            let imp = &p.implementations[c.implementation];
+            measures(imp, &p.recipes[c.recipe])
+        })
+    };
+    order
+        .chunk_by(|a, b| a.implementation == b.implementation)
+        .filter(measured)
+        .count()
+}
+
+/// Seconds per cell of each (implementation, recipe row) and of each implementation (median
+/// over its cells), from the cells of an earlier run measured with `settings`.
+struct Rates {
+    run_id: String,
+    cell_sec: BTreeMap<(String, String), f64>,
+    imp_sec: BTreeMap<String, f64>,
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    (n > 0).then(|| (v[(n - 1) / 2] + v[n / 2]) / 2.0)
+}
+
+/// A cell's wall time: the loader's start to its first batch, then every other batch at the
+/// cell's own rate.
+fn cell_seconds(c: &Cell, items: f64) -> Option<f64> {
+    let rate = c.items_per_sec.filter(|r| *r > 0.0)?;
+    let first = c.measured["time_to_first_batch"].as_f64().unwrap_or(0.0);
+    Some(first + items / rate)
+}
+
+fn rates(p: &Production, out: &Path, items_after_first: f64) -> Option<Rates> {
+    let run = augbench_report::production::latest(out).ok()?;
+    let settings = serde_json::to_value(&p.settings).ok()?;
+    let ok: Vec<&Cell> = run
+        .cells
+        .iter()
+        .filter(|c| c.status == CellStatus::Ok && c.settings == settings)
+        .collect();
+    let mut per_cell: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    for c in &ok {
+        if let Some(s) = cell_seconds(c, items_after_first) {
+            let key = (c.id.implementation.clone(), c.row.clone());
+            per_cell.entry(key).or_default().push(s);
+        }
+    }
+    let mut per_imp: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for ((imp, _), v) in &per_cell {
+        per_imp.entry(imp.clone()).or_default().extend(v);
+    }
+    let cell_sec = per_cell
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, median(v)?)))
+        .collect();
+    let imp_sec: BTreeMap<String, f64> = per_imp
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, median(v)?)))
+        .collect();
+    (!imp_sec.is_empty()).then_some(Rates {
+        run_id: run.run_id,
+        cell_sec,
+        imp_sec,
+    })
+}
+
+/// The plan as YAML, then the estimate as comments.
+pub fn show(p: &Production, config: &Path, out: &Path) -> String {
+    let s = &p.settings;
+    let items = (s.warmup_batches + s.measured_batches) * s.batch_size;
+    let total = p.implementations.len() * p.recipes.len() * p.seeds.len();
+    let mut text = format!(
+        "production:\n  config: {}\n  cells: {total}  # {} implementations × {} recipes × {} seed(s)\n  per_cell: {{batch_size: {}, warmup_batches: {}, measured_batches: {}, items: {items}, workers: {}, prefetch: {}, dtype: {}}}\n  output_dir: {}\n  implementations:\n",
+        config.display(),
+        p.implementations.len(),
+        p.recipes.len(),
+        p.seeds.len(),
+        s.batch_size,
+        s.warmup_batches,
+        s.measured_batches,
+        s.workers,
+        s.prefetch,
+        s.dtype,
+        out.display()
+    );
+    let mut to_measure = Vec::new();
+    for imp in &p.implementations {
+        let recipes: Vec<&Recipe> = p.recipes.iter().filter(|r| measures(imp, r)).collect();
+        text.push_str(&format!(
+            "    - {{name: {}, recipes: {}/{}, cells_to_measure: {}}}\n",
+            imp.name,
+            recipes.len(),
+            p.recipes.len(),
+            recipes.len() * p.seeds.len()
+        ));
+        to_measure.push((imp, recipes));
+    }
+    let starts = worker_starts(p);
+    text.push_str(&format!("  worker_starts: {starts}\n"));
+    let after_first = ((items - s.batch_size) as f64).max(0.0);
+    text.push_str(&estimate(p, out, &to_measure, after_first, starts));
+    text
+}
+
+fn estimate(
+    p: &Production,
+    out: &Path,
+    to_measure: &[(&Implementation, Vec<&Recipe>)],
+    after_first: f64,
+    starts: usize,
+) -> String {
+    let Some(rates) = rates(p, out, after_first) else {
+        return format!(
+            "# estimate: none: no earlier run in {} has cells measured with these settings (a run of this config, even a stopped one, gives the next plan its rates)\n",
+            out.display()
+        );
+    };
+    let mut seconds = 0.0;
+    let mut unknown = Vec::new();
+    for (imp, recipes) in to_measure {
+        let Some(&typical) = rates.imp_sec.get(&imp.name) else {
+            if !recipes.is_empty() {
+                unknown.push(imp.name.as_str());
+            }
+            continue;
+        };
+        for r in recipes {
+            let key = (imp.name.clone(), r.row.clone());
+            seconds += rates.cell_sec.get(&key).copied().unwrap_or(typical) * p.seeds.len() as f64;
+        }
+    }
+    let mut line = format!(
+        "# estimate: {:.1} min of cells at the rates of run {} in {} (each cell: its loader's start, then its batches), plus {starts} worker starts of a few seconds each and one read of every file\n",
+        seconds / 60.0,
+        rates.run_id,
+        out.display()
+    );
+    if !unknown.is_empty() {
+        line.push_str(&format!(
+            "# not estimated (no earlier cell): {}\n",
+            unknown.join(", ")
+        ));
+    }
+    line
+}
