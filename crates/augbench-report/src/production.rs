@@ -417,35 +417,46 @@ fn html_line(line: &str) -> String {
     String::new()
 }
 
+/// A cell as the tests of this file and `production_change` build them.
+#[cfg(test)]
+pub(crate) fn test_cell(
+    imp: &str,
+    row: &str,
+    seed: u64,
+    rate: Option<f64>,
+    settings: serde_json::Value,
+) -> Cell {
+    use augbench_core::production::cell::{CELL_SCHEMA, CellId};
+    Cell {
+        schema: CELL_SCHEMA,
+        id: CellId {
+            run_id: "r".into(),
+            family: "rgb".into(),
+            implementation: imp.into(),
+            recipe: format!("{row}+Normalize+ToTensor"),
+            seed,
+        },
+        row: row.into(),
+        status: match rate {
+            Some(_) => CellStatus::Ok,
+            None => CellStatus::Unsupported,
+        },
+        reason: None,
+        items_per_sec: rate,
+        memory: None,
+        measured: serde_json::Value::Null,
+        settings,
+        versions: serde_json::Value::Null,
+        digest: String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use augbench_core::production::cell::{CELL_SCHEMA, CellId};
 
     fn cell(imp: &str, row: &str, seed: u64, rate: Option<f64>) -> Cell {
-        Cell {
-            schema: CELL_SCHEMA,
-            id: CellId {
-                run_id: "r".into(),
-                family: "rgb".into(),
-                implementation: imp.into(),
-                recipe: format!("{row}+Normalize+ToTensor"),
-                seed,
-            },
-            row: row.into(),
-            status: if rate.is_some() {
-                CellStatus::Ok
-            } else {
-                CellStatus::Unsupported
-            },
-            reason: None,
-            items_per_sec: rate,
-            memory: None,
-            measured: serde_json::Value::Null,
-            settings: serde_json::Value::Null,
-            versions: serde_json::Value::Null,
-            digest: String::new(),
-        }
+        test_cell(imp, row, seed, rate, serde_json::Value::Null)
     }
 
     #[test]

@@ -117,32 +117,10 @@ fn summary_line(imp: &str, rows: &[String], b: &Table, c: &Table) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use augbench_core::production::cell::{CELL_SCHEMA, CellId, CellStatus};
 
     fn cell(imp: &str, row: &str, rate: Option<f64>, batch: u64) -> Cell {
-        Cell {
-            schema: CELL_SCHEMA,
-            id: CellId {
-                run_id: "r".into(),
-                family: "rgb".into(),
-                implementation: imp.into(),
-                recipe: format!("{row}+Normalize+ToTensor"),
-                seed: 137,
-            },
-            row: row.into(),
-            status: if rate.is_some() {
-                CellStatus::Ok
-            } else {
-                CellStatus::Unsupported
-            },
-            reason: None,
-            items_per_sec: rate,
-            memory: None,
-            measured: serde_json::Value::Null,
-            settings: serde_json::json!({"batch_size": batch, "workers": 2}),
-            versions: serde_json::Value::Null,
-            digest: String::new(),
-        }
+        let settings = serde_json::json!({"batch_size": batch, "workers": 2});
+        crate::production::test_cell(imp, row, 137, rate, settings)
     }
 
     #[test]

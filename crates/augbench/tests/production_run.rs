@@ -18,9 +18,28 @@ fn config(dir: &Path, seeds: &str) -> PathBuf {
     let text = format!(
         "version: 1\nproduction:\n  implementations: [pillow_cpu, torchvision_cpu]\n  recipes: [Resize, HorizontalFlip, RandomResizedCrop]\n  seeds: {seeds}\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: 100\n  workers: 1\ndata:\n  num_items: 12\n"
     );
-    let path = dir.join("production.yaml");
-    std::fs::write(&path, text).unwrap();
+    write_config(dir, "production.yaml", &text)
+}
+
+/// Writes `body` (a production config) as `dir/name`.
+fn write_config(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
     path
+}
+
+/// `augbench report` of the production folder `out` into a page under `dir`; the page's text.
+fn page(dir: &Path, out: &Path) -> String {
+    let page = dir.join("page.html");
+    let made = augbench()
+        .args(["report", "--results"])
+        .arg(out)
+        .arg("--out")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", text(&made));
+    std::fs::read_to_string(&page).unwrap()
 }
 
 fn run(config: &Path, out: &Path) -> Output {
@@ -147,16 +166,7 @@ fn each_cell_is_a_file_with_its_identity_batch_and_memory_and_a_rerun_keeps_it()
         "{table}"
     );
     assert!(table.contains("over 2/3 recipes"), "{table}");
-    let page = dir.path().join("page.html");
-    let made = augbench()
-        .args(["report", "--results"])
-        .arg(&out)
-        .arg("--out")
-        .arg(&page)
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{}", text(&made));
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = page(dir.path(), &out);
     assert!(
         html.contains("<table>") && html.contains("<td>Resize</td>"),
         "{html}"
@@ -191,12 +201,11 @@ fn each_cell_is_a_file_with_its_identity_batch_and_memory_and_a_rerun_keeps_it()
 fn native_crates_measure_the_recipes_they_build_and_name_the_stage_they_cannot() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let cfg = dir.path().join("native.yaml");
-    std::fs::write(
-        &cfg,
+    let cfg = write_config(
+        dir.path(),
+        "native.yaml",
         "version: 1\nproduction:\n  implementations: [image_cpu, fast_image_resize_cpu]\n  recipes: [Resize, HorizontalFlip, Rotate]\n  seeds: [137]\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: 100\n  workers: 2\ndata:\n  num_items: 12\n",
-    )
-    .unwrap();
+    );
     let first = run(&cfg, &out);
     let log = text(&first);
     assert!(first.status.success(), "{log}");
@@ -278,16 +287,7 @@ fn native_crates_measure_the_recipes_they_build_and_name_the_stage_they_cannot()
     assert!(again.status.success(), "{}", text(&again));
     assert_eq!(cells(&out), files, "a rerun keeps every cell byte for byte");
     // The page: the tables, then a heatmap of throughput and one of memory.
-    let page = dir.path().join("page.html");
-    let report = augbench()
-        .args(["report", "--results"])
-        .arg(&out)
-        .arg("--out")
-        .arg(&page)
-        .output()
-        .unwrap();
-    assert!(report.status.success(), "{}", text(&report));
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = page(dir.path(), &out);
     assert_eq!(html.matches("<svg").count(), 2, "{html}");
     assert!(html.contains("Throughput, median over seeds"), "{html}");
     assert!(
@@ -410,12 +410,11 @@ fn a_config_mistake_is_exit_2_at_its_line() {
 fn a_changed_input_starts_a_new_run_and_names_the_input() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let path = dir.path().join("one.yaml");
-    std::fs::write(
-        &path,
+    let path = write_config(
+        dir.path(),
+        "one.yaml",
         "version: 1\nproduction:\n  implementations: [pillow_cpu]\n  recipes: [Resize]\n  seeds: [137]\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: 2\n  workers: 0\ndata:\n  num_items: 8\n",
-    )
-    .unwrap();
+    );
     let first = run(&path, &out);
     assert!(first.status.success(), "{}", text(&first));
     let with_fewer = augbench()
