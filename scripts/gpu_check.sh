@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# GPU check: on a CUDA machine, the GPU micro and pipeline rows of torchvision and Kornia and DALI's
-# GPU pipeline rows (`mixed` decode) on 256 synthetic images (configs/examples/gpu_check_*.yaml),
-# then a summary: the comparison tables and each torch pipeline row's peak GPU memory. Anywhere
-# else it says there is no CUDA device and exits 0.
+# GPU check: on a CUDA machine, the GPU micro and pipeline rows of torchvision and Kornia, DALI's
+# GPU pipeline rows (`mixed` decode) and the production cells of torchvision_gpu and kornia_gpu
+# beside their CPU runs, on 256 synthetic images (configs/examples/gpu_check_*.yaml), then a
+# summary: the comparison tables, each torch pipeline row's peak GPU memory and the production
+# table (items/s, peak PSS and peak GPU memory per cell). Anywhere else it says there is no CUDA
+# device and exits 0.
 #   OUT=<folder> (default: a new temporary folder)   AUGBENCH_BIN=<binary> (default: release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +37,12 @@ done
 say "DALI pipeline rows (mixed decode, operators on the GPU)"
 "$BIN" run --config configs/examples/gpu_check_dali.yaml --output "$OUT" --no-refresh-requirements || true
 
+say "production cells (torchvision_gpu, kornia_gpu and their CPU runs)"
+"$BIN" production --config configs/examples/gpu_check_production.yaml --output-dir "$OUT/production" \
+  --no-refresh-requirements || true
+
 say "summary ($(( $(date +%s) - started )) s; results in $OUT)"
+"$BIN" compare "$OUT/production" || true
 "$BIN" compare "$OUT" || true
 "$PY" - "$OUT" <<'PY'
 import glob, json, sys

@@ -1,9 +1,10 @@
 """Production cells (docs/pipeline.md, "Production cells"): one catalog recipe, whole, from a file
 on disk to a normalized B×3×H×W batch in the run's dtype, for one seed. Owns the ``production_cell``
-request, the shared tail (per-sample CHW uint8 in the loader workers; scale, normalize and cast on
-the collated batch in the main process) and the measured pass. The coordinator samples the
-memory of this process and its loader workers around the request. Imported only when a
-production cell is asked for (it brings torch).
+request, the split (the loader workers run the first ``stages_in_workers`` stages, the rest run
+on the collated batch on the load's device), the shared tail (per-sample CHW tensor in the
+workers; scale, normalize and cast on the batch) and the measured pass. The coordinator samples
+the memory of this process and its loader workers around the request; on CUDA the torch
+allocator's peaks are read here. Imported only when a production cell is asked for (torch).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ DTYPES = {"float16": torch.float16, "float32": torch.float32}
 class CellRequest:
     recipe: str
     stages: list[dict]
+    stages_in_workers: int
     dtype: str
     mean: list[float]
     std: list[float]
@@ -55,12 +57,16 @@ def cell_request(request: dict, count: int) -> CellRequest:
     dtype = request.get("dtype")
     if dtype not in DTYPES:
         raise BadRequest(f'"dtype" must be one of {sorted(DTYPES)}, got {dtype!r}')
+    in_workers = _int_field(request, "stages_in_workers", 1)
+    if in_workers > len(stages):
+        raise BadRequest(f'"stages_in_workers" must be at most the {len(stages)} stages, got {in_workers}')
     order = request.get("order")
     if not isinstance(order, list) or not order or not all(isinstance(i, int) and 0 <= i < count for i in order):
         raise BadRequest(f'"order" must be a non-empty list of item indices below {count}')
     return CellRequest(
         recipe=recipe,
         stages=stages,
+        stages_in_workers=in_workers,
         dtype=dtype,
         mean=_three(request, "mean"),
         std=_three(request, "std"),
@@ -111,11 +117,12 @@ def chw_tensor(sample: Any) -> torch.Tensor:
     return tensor.contiguous()
 
 
-def batch_tail(mean: list[float], std: list[float], dtype: torch.dtype) -> Callable[[torch.Tensor], torch.Tensor]:
-    """Normalize on the collated batch (main process, CPU): uint8 scaled to [0, 1] (float32 is
-    already there), the mean subtracted, divided by the std, cast to the output dtype."""
-    m = torch.tensor(mean, dtype=torch.float32).view(1, -1, 1, 1)
-    s = torch.tensor(std, dtype=torch.float32).view(1, -1, 1, 1)
+def batch_tail(mean: list[float], std: list[float], dtype: torch.dtype,
+               device: str = "cpu") -> Callable[[torch.Tensor], torch.Tensor]:
+    """Normalize on the collated batch (main process, on ``device``): uint8 scaled to [0, 1]
+    (float32 is already there), the mean subtracted, divided by the std, cast to the output dtype."""
+    m = torch.tensor(mean, dtype=torch.float32, device=device).view(1, -1, 1, 1)
+    s = torch.tensor(std, dtype=torch.float32, device=device).view(1, -1, 1, 1)
 
     def tail(batch: torch.Tensor) -> torch.Tensor:
         scaled = batch.to(torch.float32).div_(255.0) if batch.dtype == torch.uint8 else batch.to(torch.float32)
@@ -124,12 +131,14 @@ def batch_tail(mean: list[float], std: list[float], dtype: torch.dtype) -> Calla
     return tail
 
 
-def check_batch(batch: Any, req: CellRequest) -> dict[str, Any]:
-    """The output contract on a measured batch: B×3×H×W in the asked dtype, normalized."""
+def check_batch(batch: Any, req: CellRequest, device: str = "cpu") -> dict[str, Any]:
+    """The output contract on a measured batch: B×3×H×W in the asked dtype, on ``device``, normalized."""
     expected = [req.batch_size, 3, *req.size]
     what = pipeline.describe(batch)
     if not isinstance(batch, torch.Tensor) or list(batch.shape) != expected or batch.dtype != DTYPES[req.dtype]:
         raise WorkerError(CONTRACT, f"the batch is {what}, expected {req.dtype} {expected}")
+    if batch.device.type != device:
+        raise WorkerError(CONTRACT, f"the batch is on {batch.device}, expected {device}")
     flat = batch.to(torch.float32).movedim(1, 0).reshape(3, -1)
     means, low = flat.mean(dim=1).tolist(), float(flat.min())
     if any(abs(v) > MEAN_BAND for v in means) or low >= 0:
@@ -138,32 +147,73 @@ def check_batch(batch: Any, req: CellRequest) -> dict[str, Any]:
 
 
 def measure(adapter: Any, request: dict) -> dict:
-    """One cell: build the recipe and its loader, take the warm-up batches untimed and time the
-    measured ones, each from the previous batch's arrival."""
+    """One cell: build the recipe (the workers' stages for the CPU, the rest for the batch on the
+    load's device) and its loader, take the warm-up batches untimed and time the measured ones,
+    each from the previous batch's arrival."""
     items, read = adapter.items, (None if adapter.preloaded else adapter.pipeline_read)
     if not items:
         raise BadRequest("production_cell before load: no media are loaded")
     req = cell_request(request, len(items))
+    device, split = adapter.device, req.stages_in_workers
     adapter.seed(req.seed)
-    sample = adapter.build_chain(req.stages)
-    timing = _measured_pass(adapter, req, items, read, lambda x: chw_tensor(sample(x)))
-    release()
-    return {**timing, "stages_in_workers": len(req.stages), "decoder": adapter.decoder}
+    if device == "cuda":  # the peaks cover the cell from before its loader is built
+        torch.cuda.reset_peak_memory_stats()
+    head = _built_on_cpu(adapter, req.stages[:split])
+    rest = adapter.build_batch_chain(req.stages[split:], split) if split < len(req.stages) else None
+    tail = batch_tail(req.mean, req.std, DTYPES[req.dtype], device)
+    timing = _measured_pass(adapter, req, items, read, lambda x: chw_tensor(head(x)), batch_stage(device, rest, tail))
+    gpu = _gpu_peaks() if device == "cuda" else None
+    release(device)
+    return {**timing, "stages_in_workers": split, "decoder": adapter.decoder, "device": device,
+            **({"gpu_memory": gpu} if gpu else {})}
 
 
-def release() -> None:
-    """Hands the finished cell's memory back (the loader's objects, then glibc's free lists), so
-    the next cell's peak starts from the worker's own baseline, not from this cell's leftovers."""
+def _built_on_cpu(adapter: Any, stages: list[dict]) -> Callable[[Any], Any]:
+    """The loader workers' stages, built for the CPU whatever the load's device: they run in the
+    loader's worker processes, which never touch the GPU."""
+    device, adapter.device = adapter.device, "cpu"
+    try:
+        return adapter.build_chain(stages)
+    finally:
+        adapter.device = device
+
+
+def batch_stage(device: str, rest: Callable[[Any], Any] | None,
+                tail: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[torch.Tensor], torch.Tensor]:
+    """What the main process does with each collated batch: onto ``device`` (from pinned memory,
+    without blocking, on CUDA), the stages after the workers' (``rest``), then the tail."""
+
+    def stage(batch: torch.Tensor) -> torch.Tensor:
+        batch = batch.to(device, non_blocking=True)
+        return tail(rest(batch) if rest is not None else batch)
+
+    return stage
+
+
+def _gpu_peaks() -> dict[str, int]:
+    return {"peak_allocated_bytes": int(torch.cuda.max_memory_allocated()),
+            "peak_reserved_bytes": int(torch.cuda.max_memory_reserved())}
+
+
+def release(device: str = "cpu") -> None:
+    """Hands the finished cell's memory back (the loader's objects, then glibc's free lists, and
+    the torch allocator's cached GPU blocks), so the next cell's peaks start from the worker's own
+    baseline, not from this cell's leftovers."""
     gc.collect()
+    if device == "cuda":
+        torch.cuda.empty_cache()
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass  # not glibc: nothing to trim
 
 
-def _measured_pass(adapter: Any, req: CellRequest, items: list[Any], read: Any, sample: Callable[[Any], Any]) -> dict:
+def _measured_pass(adapter: Any, req: CellRequest, items: list[Any], read: Any, sample: Callable[[Any], Any],
+                   on_batch: Callable[[torch.Tensor], torch.Tensor]) -> dict:
     context = multiprocessing.get_context(pipeline.LOADER_START_METHOD)
     reports = context.SimpleQueue()
+    device = adapter.device
+    pinned = device == "cuda"  # the copy to the GPU reads page-locked memory
     loader = DataLoader(
         pipeline.RecipeDataset(items, read, sample),
         batch_size=req.batch_size,
@@ -171,16 +221,17 @@ def _measured_pass(adapter: Any, req: CellRequest, items: list[Any], read: Any, 
         num_workers=req.workers,
         prefetch_factor=req.prefetch if req.workers > 0 else None,
         persistent_workers=req.workers > 0,
+        pin_memory=pinned,
         drop_last=True,
         generator=torch.Generator().manual_seed(req.seed),
         worker_init_fn=pipeline.worker_init(adapter, reports) if req.workers > 0 else None,
         multiprocessing_context=context if req.workers > 0 else None,
     )
-    tail = batch_tail(req.mean, req.std, DTYPES[req.dtype])
     started = time.perf_counter()
     iterator = iter(loader)
-    session = pipeline.Session(pipeline.Recipe(req.recipe, sample, tail, adapter.decoder, False),
-                               loader, iterator, req.batch_size, "cpu", reports, req.workers)
+    split = req.stages_in_workers < len(req.stages)
+    session = pipeline.Session(pipeline.Recipe(req.recipe, sample, on_batch, adapter.decoder, split),
+                               loader, iterator, req.batch_size, device, reports, req.workers)
     try:
         pipeline.next_batch(session)  # the first batch: worker start and the first warm-up batch
         ttfb = time.perf_counter() - started
@@ -193,20 +244,21 @@ def _measured_pass(adapter: Any, req: CellRequest, items: list[Any], read: Any, 
     return {"ns": ns, "items": len(ns) * req.batch_size, "time_to_first_batch": ttfb, "batch": contract,
             "warmup_batches": max(1, req.warmup_batches), "worker_threads": threads,
             "loader": {"workers": req.workers, "prefetch_factor": req.prefetch if req.workers > 0 else 0,
-                       "persistent_workers": req.workers > 0, "pin_memory": False, "drop_last": True}}
+                       "persistent_workers": req.workers > 0, "pin_memory": pinned, "drop_last": True}}
 
 
 def _timed(session: pipeline.Session, req: CellRequest) -> tuple[list[int], dict]:
     """The measured batches' arrival times (ns after the clock started, right after the last
-    warm-up batch arrived); the last measured batch's contract is checked after the clock stops
-    (no earlier batch is held while the loader runs, so none adds to the memory peak)."""
+    warm-up batch arrived; on CUDA each batch's work synchronized before its time is read); the
+    last measured batch's contract is checked after the clock stops (no earlier batch is held
+    while the loader runs, so none adds to the memory peak)."""
     clock, times, batch = time.perf_counter_ns, [], None
     start = clock()
     for _ in range(req.measured_batches):
         batch = pipeline.next_batch(session)
         times.append(clock() - start)
     try:
-        contract = check_batch(batch, req)
+        contract = check_batch(batch, req, session.device)
     except WorkerError:
         raise
     except Exception as exc:  # noqa: BLE001 - reported with the recipe

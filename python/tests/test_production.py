@@ -22,7 +22,7 @@ CROP = {"op": "RandomCrop224", "params": {"height": 224, "width": 224}, "crop": 
 
 
 def request(stages: list[dict], items: int, **extra) -> dict:
-    base = {"recipe": "r", "stages": stages, "dtype": "float16", "mean": MEAN, "std": STD, "size": [224, 224],
+    base = {"recipe": "r", "stages": stages, "stages_in_workers": len(stages), "dtype": "float16", "mean": MEAN, "std": STD, "size": [224, 224],
             "order": list(range(items)), "seed": 137, "batch_size": 2, "workers": 1, "prefetch": 2,
             "warmup_batches": 1, "measured_batches": 3}
     return {**base, **extra}
@@ -71,7 +71,58 @@ def test_the_shared_tail_scales_normalizes_and_casts() -> None:
     ("order", [0, 99], '"order"'),
     ("stages", [], '"stages"'),
     ("size", [224], '"size"'),
+    ("stages_in_workers", 0, '"stages_in_workers"'),
+    ("stages_in_workers", 2, "at most the 1 stages"),
 ])
 def test_malformed_requests_are_refused(field, value, says) -> None:
     with pytest.raises(BadRequest, match=says):
         production.cell_request({**request([CROP], 4), field: value}, 4)
+
+
+# Stages that follow the crop in catalog recipes, with the catalog's parameters: on the GPU they
+# run on the collated batch. The split itself is device-neutral, so it is tested here on the CPU.
+BATCH_STAGES = [
+    {"op": "Rotate", "params": {"angle_range": [-45, 45], "interpolation": "nearest", "mode": "constant", "fill": 0}},
+    {"op": "Affine", "params": {"angle": 25.0, "shift": [20, 20], "scale": 2.0, "shear": [10.0, 15.0],
+                                "interpolation": "bilinear", "mode": "constant", "fill": 0, "reference_size": 512}},
+    {"op": "ColorJitter", "params": {"brightness": 0.5, "contrast": 1.5, "saturation": 1.5, "hue": 0.5}},
+    {"op": "ChannelShuffle", "params": {}},
+]
+SPLIT_LIBRARIES = [name for name in ("torchvision", "kornia") if has_library(name)]
+
+
+@pytest.mark.parametrize("library", SPLIT_LIBRARIES)
+@pytest.mark.parametrize("stage", BATCH_STAGES, ids=lambda s: s["op"])
+def test_stages_after_the_workers_run_on_the_collated_batch(library, stage, jpeg_paths) -> None:
+    adapter = loaded(library, jpeg_paths)
+    out = production.measure(adapter, request([CROP, stage], len(jpeg_paths), stages_in_workers=1))
+    assert out["stages_in_workers"] == 1 and out["device"] == "cpu" and "gpu_memory" not in out
+    assert out["batch"]["shape"] == [2, 3, 224, 224] and out["batch"]["dtype"] == "float16"
+    assert out["loader"]["pin_memory"] is False  # pinned only for a copy to the GPU
+
+
+@pytest.mark.parametrize("library", SPLIT_LIBRARIES)
+def test_on_the_batch_every_image_draws_its_own_parameters(library, jpeg_paths) -> None:
+    adapter = loaded(library, jpeg_paths)
+    adapter.seed(137)
+    on_batch = adapter.build_batch_chain([BATCH_STAGES[0]], 1)
+    image = torch.randint(0, 256, (3, 224, 224), generator=torch.Generator().manual_seed(1), dtype=torch.uint8)
+    out = on_batch(torch.stack([image] * 4))
+    assert out.shape[:2] == (4, 3)
+    assert any(not torch.equal(out[0], out[i]) for i in range(1, 4)), "one rotation for the whole batch"
+
+
+@pytest.mark.parametrize("library", [name for name in ("albumentationsx", "pillow") if has_library(name)])
+def test_a_library_without_a_batch_stage_refuses_a_split(library, jpeg_paths) -> None:
+    adapter = loaded(library, jpeg_paths)
+    with pytest.raises(BadRequest, match="runs every stage in its loader workers"):
+        production.measure(adapter, request([CROP, {"op": "HorizontalFlip", "params": {}}], len(jpeg_paths),
+                                            stages_in_workers=1))
+
+
+@pytest.mark.parametrize("library", SPLIT_LIBRARIES)
+def test_a_stage_on_the_batch_the_library_cannot_build_is_named_by_its_place(library, jpeg_paths) -> None:
+    adapter = loaded(library, jpeg_paths)
+    with pytest.raises(Unsupported, match=r"stage 2 \(NoSuchOp\)"):
+        production.measure(adapter, request([CROP, {"op": "NoSuchOp", "params": {}}], len(jpeg_paths),
+                                            stages_in_workers=1))

@@ -60,6 +60,9 @@ pub struct ChainStage {
 pub struct ProductionCellRequest {
     pub recipe: String,
     pub stages: Vec<ChainStage>,
+    /// How many of `stages` the loader workers run (the CPU prefix rule); the rest run on the
+    /// collated batch on the load's device (only where that is `cuda`).
+    pub stages_in_workers: u64,
     /// `float16` or `float32`: the batch's dtype after normalization.
     pub dtype: String,
     pub mean: [f64; 3],
@@ -89,6 +92,20 @@ pub struct ProductionCellResponse {
     pub loader: serde_json::Value,
     pub stages_in_workers: u64,
     pub decoder: String,
+    /// Where the batch was delivered (`cpu` or `cuda`).
+    #[serde(default)]
+    pub device: String,
+    /// On `cuda`: the torch allocator's peaks over the cell, from before the loader was built
+    /// to after the last batch (`peak_allocated_bytes`, `peak_reserved_bytes`); absent on the CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_memory: Option<GpuMemory>,
+}
+
+/// The torch allocator's peaks over a production cell on the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GpuMemory {
+    pub peak_allocated_bytes: u64,
+    pub peak_reserved_bytes: u64,
 }
 
 /// One clip of a decode run: the video file and the frame indices the sampling rule picked.

@@ -24,6 +24,8 @@ pub(crate) struct Entry {
     /// seeds' own figures are from the one shown.
     pub(crate) seed_spread: Option<f64>,
     pub(crate) pss_bytes: Option<u64>,
+    /// GPU cells: the torch allocator's peak allocated bytes (median over seeds).
+    pub(crate) gpu_bytes: Option<u64>,
 }
 
 /// Half of `values`' range over `mid`; `None` for fewer than two values.
@@ -33,16 +35,31 @@ fn half_range(values: &[f64], mid: f64) -> Option<f64> {
     (values.len() > 1 && mid > 0.0).then(|| (hi - lo) / 2.0 / mid)
 }
 
-/// `704 ±2% (661 MiB)`: items/s, the seeds' half range when there are several, the peak PSS.
+/// `704 ±2% (661 MiB)`: items/s, the seeds' half range when there are several, the memory.
 fn shown(e: &Entry) -> String {
     let spread = e
         .seed_spread
         .map_or(String::new(), |s| format!(" ±{:.0}%", s * 100.0));
-    let memory = match e.pss_bytes {
-        Some(b) => format!("{:.0} MiB", b as f64 / 1048576.0),
-        None => "memory n/a".into(),
-    };
-    format!("{:.0}{spread} ({memory})", e.items_per_sec)
+    format!("{:.0}{spread} ({})", e.items_per_sec, memory_text(e))
+}
+
+/// `661 MiB` (peak PSS of the loader's processes), then `GPU 1203 MiB` (the peak the torch
+/// allocator held on the device) for a GPU cell.
+pub(crate) fn memory_text(e: &Entry) -> String {
+    let mib = |b: u64| format!("{:.0} MiB", b as f64 / 1048576.0);
+    let pss = e.pss_bytes.map_or_else(|| "memory n/a".to_string(), mib);
+    match e.gpu_bytes {
+        Some(g) => format!("{pss}, GPU {}", mib(g)),
+        None => pss,
+    }
+}
+
+/// A GPU cell's peak allocated device memory, from the worker's account.
+fn gpu_peak(c: &Cell) -> Option<f64> {
+    c.measured
+        .get("gpu_memory")?
+        .get("peak_allocated_bytes")?
+        .as_f64()
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -79,12 +96,15 @@ pub(crate) fn entries(cells: &[Cell]) -> Table {
                 .map(|m| m.peak_pss_bytes as f64)
                 .collect();
             let pss_bytes = (!pss.is_empty()).then(|| median(pss) as u64);
+            let gpu: Vec<f64> = cs.iter().filter_map(|c| gpu_peak(c)).collect();
+            let gpu_bytes = (!gpu.is_empty()).then(|| median(gpu) as u64);
             (
                 k,
                 Entry {
                     items_per_sec: rate,
                     seed_spread: half_range(&rates, rate),
                     pss_bytes,
+                    gpu_bytes,
                 },
             )
         })
@@ -503,6 +523,17 @@ mod tests {
             md.contains(
                 "Over the 1/2 recipes every implementation measured: b_cpu 2.00×, c_cpu 0.50×"
             ),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn a_gpu_cell_shows_its_device_peak_beside_its_pss() {
+        let mut gpu = cell("torchvision_gpu", "Resize", 1, Some(900.0));
+        gpu.measured = serde_json::json!({"gpu_memory": {"peak_allocated_bytes": 3 * 1048576, "peak_reserved_bytes": 4 * 1048576}});
+        let md = markdown(&[cell("torchvision_cpu", "Resize", 1, Some(300.0)), gpu]);
+        assert!(
+            md.contains("| Resize | 300 (memory n/a) | 900 (memory n/a, GPU 3 MiB) |"),
             "{md}"
         );
     }

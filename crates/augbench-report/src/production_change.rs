@@ -7,7 +7,7 @@
 use augbench_core::UsageError;
 use augbench_core::production::cell::Cell;
 
-use crate::production::{Entry, Table, entries, order};
+use crate::production::{Table, entries, order};
 
 /// The cell settings both runs must share (every cell of a run carries the run's).
 fn settings(cells: &[Cell]) -> Option<&serde_json::Value> {
@@ -69,10 +69,7 @@ fn key(row: &str, imp: &str) -> (String, String) {
 
 fn pair_line(row: &str, imp: &str, b: &Table, c: &Table) -> Option<String> {
     let (old, new) = (b.get(&key(row, imp))?, c.get(&key(row, imp))?);
-    let mib = |e: &Entry| {
-        e.pss_bytes
-            .map_or("n/a".into(), |v| format!("{:.0} MiB", v as f64 / 1048576.0))
-    };
+    let mib = crate::production::memory_text;
     let pss = match (old.pss_bytes, new.pss_bytes) {
         (Some(o), Some(n)) if o > 0 => format!("{:.2}×", n as f64 / o as f64),
         _ => "n/a".into(),
@@ -138,7 +135,7 @@ mod tests {
         check_comparable(&old, &new).unwrap();
         let md = markdown(&old, &new);
         assert!(
-            md.contains("| Resize | a_cpu | 100 (n/a) | 50 (n/a) | 0.50× | n/a |"),
+            md.contains("| Resize | a_cpu | 100 (memory n/a) | 50 (memory n/a) | 0.50× | n/a |"),
             "{md}"
         );
         assert!(!md.contains("| Invert |"), "{md}");

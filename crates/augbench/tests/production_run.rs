@@ -407,6 +407,51 @@ fn a_config_mistake_is_exit_2_at_its_line() {
 }
 
 #[test]
+fn gpu_implementations_without_a_cuda_device_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let path = write_config(
+        dir.path(),
+        "gpu.yaml",
+        "version: 1\nproduction:\n  implementations: [torchvision_gpu, kornia_cpu]\n  recipes: [Rotate]\n",
+    );
+    // The plan measures nothing, so it shows a GPU config anywhere, with the split's device.
+    let plan = augbench()
+        .args(["production", "--plan", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(plan.status.success(), "{}", text(&plan));
+    assert!(text(&plan).contains("torchvision_gpu"), "{}", text(&plan));
+    let refused = augbench()
+        .env("CUDA_VISIBLE_DEVICES", "-1") // no device, on any machine
+        .args(["production", "--config"])
+        .arg(&path)
+        .arg("--output-dir")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let log = text(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{log}");
+    assert!(log.contains("torchvision_gpu run on the GPU"), "{log}");
+    assert!(log.contains("no CUDA device"), "{log}");
+    assert!(!out.exists(), "nothing was written: {log}");
+    // DALI's own pipeline has no production cell: refused at its config line.
+    std::fs::write(
+        &path,
+        "version: 1\nproduction:\n  implementations: [dali_gpu]\n",
+    )
+    .unwrap();
+    let dali = augbench()
+        .args(["production", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(dali.status.code(), Some(2), "{}", text(&dali));
+    assert!(text(&dali).contains("gpu.yaml:3"), "{}", text(&dali));
+}
+
+#[test]
 fn a_changed_input_starts_a_new_run_and_names_the_input() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");

@@ -236,6 +236,13 @@ class Adapter:
 
         return chain
 
+    def build_batch_chain(self, stages: list[dict], first: int) -> Apply:
+        """The stages after the loader workers' (``first`` of them), run on the collated batch on
+        the load's device (production cells on the GPU). A library that runs only in the loader
+        workers has none."""
+        raise BadRequest(f"{self.library} runs every stage in its loader workers: \"stages_in_workers\" must be "
+                         f"{first + len(stages)}")
+
     def chain_stage(self, index: int, stage: dict) -> Apply:
         op, params = stage["op"], stage["params"]
         try:

@@ -431,6 +431,20 @@ class KorniaAdapter(TorchAdapter):
 
         return chain
 
+    def build_batch_chain(self, stages: list[dict], first: int) -> Any:
+        # Kornia's augmentation modules take a batch and draw every image's own parameters
+        # (same_on_batch=False), so the stages after the workers' run on the whole batch on the
+        # device, in float32 [0, 1]; a crop there is Kornia's own module (one box per image).
+        built = [self.chain_stage(first + i, {**s, "crop": False}) for i, s in enumerate(stages)]
+
+        def on_batch(batch: torch.Tensor) -> torch.Tensor:
+            batch = _to_float(batch)
+            for apply in built:
+                batch = apply(batch)
+            return batch
+
+        return on_batch
+
     def recipe_crop(self, name: str, params: dict) -> Any:
         # Crops run in the loader workers, on the CPU (a module on CUDA would sample there, in a
         # forked process). A clip (TCHW) gets one crop window for all its frames.

@@ -44,6 +44,22 @@ class TorchAdapter(Adapter):
         if device == "cuda" and not torch.cuda.is_available():
             raise WorkerError(EXCEPTION, CUDA_MISSING)
 
+    def build_batch_chain(self, stages: list[dict], first: int) -> Any:
+        """The stages after the workers' on the batch, image by image on the device: a transform
+        given a batch tensor would draw one set of parameters for all of its images, and every
+        image draws its own (``random: per_image``). Kornia overrides this with true batches."""
+        built = [self.chain_stage(first + i, stage) for i, stage in enumerate(stages)]
+
+        def on_batch(batch: torch.Tensor) -> torch.Tensor:
+            out = []
+            for image in batch:
+                for apply in built:
+                    image = apply(image)
+                out.append(image)
+            return torch.stack(out)
+
+        return on_batch
+
     def seed(self, seed: int) -> None:
         super().seed(seed)
         torch.manual_seed(seed)

@@ -90,7 +90,8 @@ pub struct CellSettings {
 pub struct Implementation {
     pub name: String,
     pub library: String,
-    pub device: String,
+    /// `cpu` (`<library>_cpu`) or `cuda` (`<library>_gpu`: the batch on the GPU).
+    pub device: crate::Device,
     /// A native crate: not in the catalog; its worker builds each recipe or refuses a stage.
     pub native: bool,
 }
@@ -295,19 +296,52 @@ fn implementation(name: &str, err: &ErrAt<'_>) -> Result<Implementation, ConfigE
             ),
         ));
     };
-    if device != "cpu" {
+    if info.backend == crate::Backend::DaliPipeline {
         return Err(err(
             "implementations",
-            format!("augbench cannot measure `{name}` yet: production cells run on the CPU only"),
-            "keep the `_cpu` implementations; the GPU cells of the reference are not measured by augbench yet".into(),
+            format!("augbench cannot measure `{name}` yet: DALI builds its own pipeline, and production cells are built on a DataLoader (Python) or the native loader"),
+            "leave DALI out of production configs; its pipeline rows (`augbench run`, configs/examples/gpu_check_dali.yaml) measure it".into(),
         ));
     }
+    let device = match device {
+        "cpu" => crate::Device::Cpu,
+        "gpu" if info.devices.contains(&crate::Device::Cuda) => crate::Device::Cuda,
+        _ => {
+            return Err(err(
+                "implementations",
+                format!(
+                    "`{name}`: {library} runs production cells on {}",
+                    device_names(&info.devices)
+                ),
+                format!(
+                    "name it `{library}_cpu`{}",
+                    if info.devices.contains(&crate::Device::Cuda) {
+                        format!(" or `{library}_gpu`")
+                    } else {
+                        String::new()
+                    }
+                ),
+            ));
+        }
+    };
     Ok(Implementation {
         name: name.to_string(),
         library: library.to_string(),
-        device: device.to_string(),
+        device,
         native: info.backend == crate::Backend::NativeWorker,
     })
+}
+
+/// The devices of the support matrix as a config names them (`cpu`, `gpu`).
+fn device_names(devices: &[crate::Device]) -> String {
+    let names: Vec<&str> = devices
+        .iter()
+        .map(|d| match d {
+            crate::Device::Cuda => "the GPU (`_gpu`)",
+            _ => "the CPU (`_cpu`)",
+        })
+        .collect();
+    names.join(" or ")
 }
 
 fn recipes(
@@ -458,7 +492,7 @@ mod tests {
                 3,
                 "did you mean `pillow_cpu`",
             ),
-            ("  implementations: [torchvision_gpu]\n", 3, "CPU only"),
+            ("  implementations: [dali_gpu]\n", 3, "DataLoader"),
             (
                 "  implementations: [pillow_cpu]\n  recipes: [Rezise]\n",
                 4,

@@ -490,7 +490,7 @@ fn measured(
     seed: u64,
     mp: &MultiProgress,
 ) -> Result<Measured, WorkerError> {
-    let req = cell_request(p, recipe, seed, slot.paths.len() as u64);
+    let req = cell_request(p, slot.imp, recipe, seed, slot.paths.len() as u64);
     let (worker, versions) = started(slot, mp)?;
     let sampler = p
         .settings
@@ -537,7 +537,7 @@ fn start_and_load(slot: &Slot<'_>) -> Result<(Worker, serde_json::Value), Worker
         paths: slot.paths.to_vec(),
         channels: 3,
         clip_length: policy::DEFAULT_CLIP_LENGTH,
-        device: slot.imp.device.clone(),
+        device: slot.imp.device.to_string(),
         pipeline: true,
         preload: Some(false),
     };
@@ -545,10 +545,17 @@ fn start_and_load(slot: &Slot<'_>) -> Result<(Worker, serde_json::Value), Worker
     Ok((worker, hello.get("versions").cloned().unwrap_or_default()))
 }
 
-fn cell_request(p: &Production, recipe: &Recipe, seed: u64, count: u64) -> ProductionCellRequest {
+fn cell_request(
+    p: &Production,
+    imp: &Implementation,
+    recipe: &Recipe,
+    seed: u64,
+    count: u64,
+) -> ProductionCellRequest {
     let crops = &augbench_core::recipe::Recipe::get().crop_transforms;
     let s = &p.settings;
     ProductionCellRequest {
+        stages_in_workers: stages_in_workers(p, imp, recipe),
         recipe: recipe.id.clone(),
         stages: recipe
             .stages
@@ -573,6 +580,17 @@ fn cell_request(p: &Production, recipe: &Recipe, seed: u64, count: u64) -> Produ
     }
 }
 
+/// How many of the recipe's stages the loader workers run (the CPU prefix rule): on the CPU all
+/// of them; on the GPU the collatable prefix, and the rest on the collated batch on the device.
+fn stages_in_workers(p: &Production, imp: &Implementation, recipe: &Recipe) -> u64 {
+    let all = recipe.stages.len();
+    let prefix = match imp.device {
+        augbench_core::Device::Cuda => p.catalog.prefix(recipe).map_or(all, |last| last + 1),
+        _ => all,
+    };
+    prefix as u64
+}
+
 /// A cell's whole pass may take long (a slow recipe, many batches): its own generous limit.
 fn timeout(p: &Production) -> Duration {
     let batches = (p.settings.warmup_batches + p.settings.measured_batches) as f64;
@@ -591,7 +609,7 @@ mod tests {
         let imp = |library: &str| Implementation {
             name: format!("{library}_cpu"),
             library: library.into(),
-            device: "cpu".into(),
+            device: augbench_core::Device::Cpu,
             native: library == "image",
         };
         let seen = |processes: u32, samples: u64, imp: &Implementation, workers: u64| {

@@ -59,6 +59,8 @@ pub(super) fn cell<A: Adapter>(
         loader: loader_label(req),
         stages_in_workers: req.stages.len() as u64,
         decoder: A::decoder(),
+        device: "cpu".into(),
+        gpu_memory: None,
     })
 }
 
@@ -72,6 +74,11 @@ fn check<A: Adapter>(source: &Source<A>, req: &ProductionCellRequest) -> Result<
     let count = source.len() as u64;
     let problem = if req.stages.is_empty() {
         Some("\"stages\" must be a non-empty list".to_string())
+    } else if req.stages_in_workers != req.stages.len() as u64 {
+        Some(format!(
+            "the native loader runs every stage in its threads (it has no device to run a batch on): \"stages_in_workers\" must be {}",
+            req.stages.len()
+        ))
     } else if req.order.is_empty() || req.order.iter().any(|&i| i >= count) {
         Some(format!(
             "\"order\" must be a non-empty list of item indices below {count}"

@@ -313,7 +313,8 @@ fn production_cell(recipe: &augbench_core::recipes::Recipe, dtype: &str, workers
         .iter()
         .map(|s| json!({"op": s.op, "params": s.params, "crop": crops.contains(&s.op)}))
         .collect();
-    json!({"op": "production_cell", "recipe": recipe.id, "stages": stages, "dtype": dtype,
+    json!({"op": "production_cell", "recipe": recipe.id, "stages": stages,
+           "stages_in_workers": recipe.stages.len(), "dtype": dtype,
            "mean": output.normalize.mean, "std": output.normalize.std, "size": output.size(),
            "order": [2, 0, 1], "seed": 137, "batch_size": 2, "workers": workers, "prefetch": 2,
            "warmup_batches": 1, "measured_batches": 2})
@@ -404,6 +405,9 @@ fn a_bad_production_request_is_a_bad_request_and_the_worker_keeps_serving() {
     // A parameter the crop cannot take is the request's mistake, not a stage the crate lacks.
     let mut bad_param = production_cell(flip, "float32", 1);
     bad_param["stages"][0]["params"] = json!({"height": 224, "width": "wide"});
+    // A split the native loader cannot make: it has no device for the batch's stages.
+    let mut split = production_cell(flip, "float32", 1);
+    split["stages_in_workers"] = json!(1);
     let replies = serve(
         Library::Image,
         &[
@@ -413,6 +417,7 @@ fn a_bad_production_request_is_a_bad_request_and_the_worker_keeps_serving() {
             bad_order,
             no_stages,
             bad_param,
+            split,
             production_cell(flip, "float32", 1),
         ],
     );
@@ -422,19 +427,21 @@ fn a_bad_production_request_is_a_bad_request_and_the_worker_keeps_serving() {
             .unwrap()
             .contains("no pipeline media loaded")
     );
-    for (reply, says) in
-        replies[2..6]
-            .iter()
-            .zip(["float16 or float32", "below 3", "non-empty", "width"])
-    {
+    for (reply, says) in replies[2..7].iter().zip([
+        "float16 or float32",
+        "below 3",
+        "non-empty",
+        "width",
+        "every stage in its threads",
+    ]) {
         assert_eq!(reply["kind"], json!("bad_request"), "{reply}");
         assert!(reply["error"].as_str().unwrap().contains(says), "{reply}");
     }
     assert_eq!(
-        replies[6]["batch"]["dtype"],
+        replies[7]["batch"]["dtype"],
         json!("float32"),
         "{}",
-        replies[6]
+        replies[7]
     );
 }
 

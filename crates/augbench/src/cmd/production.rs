@@ -50,6 +50,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    let cuda = augbench_host::gpu::cuda_present(&augbench_host::machine::card().gpus);
+    gpu_present(&p, cuda)?;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
@@ -84,4 +86,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A `_gpu` implementation needs a CUDA device on this machine: without one the run is refused
+/// before anything is measured (exit 2), as `device: cuda` is in run configs.
+fn gpu_present(
+    p: &augbench_core::production::Production,
+    cuda: bool,
+) -> Result<(), augbench_core::UsageError> {
+    let gpu: Vec<&str> = p
+        .implementations
+        .iter()
+        .filter(|i| i.device == augbench_core::Device::Cuda)
+        .map(|i| i.name.as_str())
+        .collect();
+    if cuda || gpu.is_empty() {
+        return Ok(());
+    }
+    Err(augbench_core::UsageError::new(
+        format!(
+            "{} run on the GPU, but this machine has no CUDA device (nvidia-smi lists no GPU, or CUDA_VISIBLE_DEVICES hides them); nothing was run",
+            gpu.join(", ")
+        ),
+        "measure the `_cpu` implementations here, or run the config on a machine with an NVIDIA GPU",
+    ))
 }
