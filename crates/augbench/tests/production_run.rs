@@ -28,6 +28,26 @@ fn write_config(dir: &Path, name: &str, body: &str) -> PathBuf {
     path
 }
 
+/// A cell measured on the CPU: a batch of the contract (batch 4, float16), delivered there.
+fn measured_on_the_cpu(c: &serde_json::Value) {
+    assert_eq!(c["status"], "ok", "{c}");
+    let measured = &c["measured"];
+    let batch = &measured["batch"];
+    assert_eq!(batch["shape"], serde_json::json!([4, 3, 224, 224]), "{c}");
+    assert_eq!(batch["dtype"], "float16", "{c}");
+    assert_eq!(measured["device"], "cpu", "{c}");
+    assert!(measured.get("gpu_memory").is_none(), "{c}");
+}
+
+/// A first run of the config `body` (written as `name` in a new folder) into the folder's `out`.
+fn first_run(name: &str, body: &str) -> (tempfile::TempDir, PathBuf, PathBuf, Output) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let cfg = write_config(dir.path(), name, body);
+    let first = run(&cfg, &out);
+    (dir, out, cfg, first)
+}
+
 /// `augbench report` of the production folder `out` into a page under `dir`; the page's text.
 fn page(dir: &Path, out: &Path) -> String {
     let page = dir.join("page.html");
@@ -116,12 +136,7 @@ fn each_cell_is_a_file_with_its_identity_batch_and_memory_and_a_rerun_keeps_it()
             );
             continue;
         }
-        assert_eq!(c["status"], "ok", "{c}");
-        assert_eq!(
-            c["measured"]["batch"]["shape"],
-            serde_json::json!([4, 3, 224, 224])
-        );
-        assert_eq!(c["measured"]["batch"]["dtype"], "float16");
+        measured_on_the_cpu(&c);
         assert_eq!(c["measured"]["ns"].as_array().unwrap().len(), 100);
         assert!(c["items_per_sec"].as_f64().unwrap() > 0.0);
         // The worker and its loader worker, read while the loader ran; or, for a cell shorter
@@ -199,14 +214,10 @@ fn each_cell_is_a_file_with_its_identity_batch_and_memory_and_a_rerun_keeps_it()
 /// threads, so the loader's memory is the worker process alone.
 #[test]
 fn native_crates_measure_the_recipes_they_build_and_name_the_stage_they_cannot() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let cfg = write_config(
-        dir.path(),
+    let (dir, out, cfg, first) = first_run(
         "native.yaml",
         "version: 1\nproduction:\n  implementations: [image_cpu, fast_image_resize_cpu]\n  recipes: [Resize, HorizontalFlip, Rotate]\n  seeds: [137]\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: 100\n  workers: 2\ndata:\n  num_items: 12\n",
     );
-    let first = run(&cfg, &out);
     let log = text(&first);
     assert!(first.status.success(), "{log}");
     let files = cells(&out);
@@ -227,12 +238,7 @@ fn native_crates_measure_the_recipes_they_build_and_name_the_stage_they_cannot()
             assert!(c["reason"].as_str().unwrap().starts_with(stage), "{c}");
             continue;
         }
-        assert_eq!(c["status"], "ok", "{c}");
-        assert_eq!(
-            c["measured"]["batch"]["shape"],
-            serde_json::json!([4, 3, 224, 224])
-        );
-        assert_eq!(c["measured"]["batch"]["dtype"], "float16");
+        measured_on_the_cpu(&c);
         assert_eq!(c["measured"]["loader"]["kind"], "native threads (augbench)");
         assert_eq!(
             c["measured"]["worker_threads"].as_array().unwrap().len(),
@@ -453,14 +459,10 @@ fn gpu_implementations_without_a_cuda_device_are_refused_before_anything_runs() 
 
 #[test]
 fn a_changed_input_starts_a_new_run_and_names_the_input() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let path = write_config(
-        dir.path(),
+    let (_dir, out, path, first) = first_run(
         "one.yaml",
         "version: 1\nproduction:\n  implementations: [pillow_cpu]\n  recipes: [Resize]\n  seeds: [137]\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: 2\n  workers: 0\ndata:\n  num_items: 8\n",
     );
-    let first = run(&path, &out);
     assert!(first.status.success(), "{}", text(&first));
     let with_fewer = augbench()
         .args([
