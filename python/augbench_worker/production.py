@@ -139,8 +139,9 @@ def check_batch(batch: Any, req: CellRequest, device: str = "cpu") -> dict[str, 
         raise WorkerError(CONTRACT, f"the batch is {what}, expected {req.dtype} {expected}")
     if batch.device.type != device:
         raise WorkerError(CONTRACT, f"the batch is on {batch.device}, expected {device}")
-    flat = batch.to(torch.float32).movedim(1, 0).reshape(3, -1)
-    means, low = flat.mean(dim=1).tolist(), float(flat.min())
+    # Reduced in float32 without a float32 copy of the batch (on the GPU it would count in the
+    # cell's memory).
+    means, low = torch.mean(batch, dim=(0, 2, 3), dtype=torch.float32).tolist(), float(batch.amin())
     if any(abs(v) > MEAN_BAND for v in means) or low >= 0:
         raise WorkerError(CONTRACT, f"the batch is not normalized: channel means {rounded(means)}")
     return {"shape": list(batch.shape), "dtype": req.dtype, "device": str(batch.device), "channel_mean": rounded(means)}
@@ -161,11 +162,12 @@ def measure(adapter: Any, request: dict) -> dict:
     head = _built_on_cpu(adapter, req.stages[:split])
     rest = adapter.build_batch_chain(req.stages[split:], split) if split < len(req.stages) else None
     tail = batch_tail(req.mean, req.std, DTYPES[req.dtype], device)
-    timing = _measured_pass(adapter, req, items, read, lambda x: chw_tensor(head(x)), batch_stage(device, rest, tail))
-    gpu = _gpu_peaks() if device == "cuda" else None
-    release(device)
-    return {**timing, "stages_in_workers": split, "decoder": adapter.decoder, "device": device,
-            **({"gpu_memory": gpu} if gpu else {})}
+    try:
+        timing = _measured_pass(adapter, req, items, read, lambda x: chw_tensor(head(x)),
+                                batch_stage(device, rest, tail))
+    finally:
+        release(device)
+    return {**timing, "stages_in_workers": split, "decoder": adapter.decoder, "device": device}
 
 
 def _built_on_cpu(adapter: Any, stages: list[dict]) -> Callable[[Any], Any]:
@@ -196,12 +198,15 @@ def _gpu_peaks() -> dict[str, int]:
 
 
 def release(device: str = "cpu") -> None:
-    """Hands the finished cell's memory back (the loader's objects, then glibc's free lists, and
-    the torch allocator's cached GPU blocks), so the next cell's peaks start from the worker's own
-    baseline, not from this cell's leftovers."""
+    """Hands the finished (or failed) cell's memory back (the loader's objects, then glibc's free
+    lists, and on CUDA the allocator's cached device blocks and its cached pinned host buffers), so
+    the next cell's peaks start from the worker's own baseline, not from this cell's leftovers."""
     gc.collect()
     if device == "cuda":
         torch.cuda.empty_cache()
+        host = getattr(torch._C, "_host_emptyCache", None)  # pinned host memory (torch >= 2.1)
+        if host is not None:
+            host()
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
@@ -237,30 +242,33 @@ def _measured_pass(adapter: Any, req: CellRequest, items: list[Any], read: Any, 
         ttfb = time.perf_counter() - started
         for _ in range(max(0, req.warmup_batches - 1)):
             pipeline.next_batch(session)
-        ns, contract = _timed(session, req)
+        ns, contract, gpu = _timed(session, req)
         threads = pipeline.collect_reports(session) or [pipeline.main_threads(adapter)]
     finally:
         pipeline.stop(session)
     return {"ns": ns, "items": len(ns) * req.batch_size, "time_to_first_batch": ttfb, "batch": contract,
+            **({"gpu_memory": gpu} if gpu else {}),
             "warmup_batches": max(1, req.warmup_batches), "worker_threads": threads,
             "loader": {"workers": req.workers, "prefetch_factor": req.prefetch if req.workers > 0 else 0,
                        "persistent_workers": req.workers > 0, "pin_memory": pinned, "drop_last": True}}
 
 
-def _timed(session: pipeline.Session, req: CellRequest) -> tuple[list[int], dict]:
+def _timed(session: pipeline.Session, req: CellRequest) -> tuple[list[int], dict, dict | None]:
     """The measured batches' arrival times (ns after the clock started, right after the last
-    warm-up batch arrived; on CUDA each batch's work synchronized before its time is read); the
-    last measured batch's contract is checked after the clock stops (no earlier batch is held
-    while the loader runs, so none adds to the memory peak)."""
+    warm-up batch arrived; on CUDA each batch's work synchronized before its time is read), the
+    GPU peaks at the last arrival (on CUDA) and the last measured batch's contract, checked after
+    the clock stops and the peaks are read. At most one delivered batch is held while the next is
+    made (as a training loop holds its current one); no list of batches adds to the peaks."""
     clock, times, batch = time.perf_counter_ns, [], None
     start = clock()
     for _ in range(req.measured_batches):
         batch = pipeline.next_batch(session)
         times.append(clock() - start)
+    gpu = _gpu_peaks() if session.device == "cuda" else None
     try:
         contract = check_batch(batch, req, session.device)
     except WorkerError:
         raise
     except Exception as exc:  # noqa: BLE001 - reported with the recipe
         raise WorkerError(EXCEPTION, f"{req.recipe}: checking the batch: {exc}") from None
-    return times, contract
+    return times, contract, gpu

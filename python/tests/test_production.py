@@ -126,3 +126,14 @@ def test_a_stage_on_the_batch_the_library_cannot_build_is_named_by_its_place(lib
     with pytest.raises(Unsupported, match=r"stage 2 \(NoSuchOp\)"):
         production.measure(adapter, request([CROP, {"op": "NoSuchOp", "params": {}}], len(jpeg_paths),
                                             stages_in_workers=1))
+
+
+@pytest.mark.generic
+def test_the_contract_names_a_batch_off_its_device_or_not_normalized() -> None:
+    req = production.cell_request(request([CROP], 4), 4)
+    good = torch.randn(2, 3, 224, 224, generator=torch.Generator().manual_seed(3)).to(torch.float16) * 0.1
+    assert production.check_batch(good, req)["device"] == "cpu"
+    with pytest.raises(production.WorkerError, match="on meta, expected cpu"):
+        production.check_batch(good.to("meta"), req)
+    with pytest.raises(production.WorkerError, match="not normalized"):
+        production.check_batch(good.abs() + 1.0, req)
