@@ -29,23 +29,17 @@ pub fn builds(library: Library, transform: &str, params: &Value) -> Option<bool>
     }
 }
 
-/// Whether `library` builds every stage of a production recipe, given as (op, parameters) in
-/// order: the shared crop needs no transform of the crate's (`pipeline::production`); the first
-/// stage that does not build decides, as in [`builds`].
-pub fn builds_recipe<'a>(
-    library: Library,
-    stages: impl IntoIterator<Item = (&'a str, Value)>,
-) -> Option<bool> {
-    for (op, params) in stages {
-        if crate::pipeline::is_shared_crop(op) {
-            continue;
+/// Whether `library` builds every stage of a catalog recipe: the shared crop needs no transform
+/// of the crate's (`pipeline::production`); the first stage that does not build (or cannot be
+/// asked) decides.
+pub fn builds_recipe(library: Library, recipe: &augbench_core::recipes::Recipe) -> bool {
+    recipe.stages.iter().all(|stage| {
+        if crate::pipeline::is_shared_crop(&stage.op) {
+            return true;
         }
-        match builds(library, op, &params) {
-            Some(true) => {}
-            other => return other,
-        }
-    }
-    Some(true)
+        let params = Value::Object(stage.params.clone().into_iter().collect());
+        builds(library, &stage.op, &params) == Some(true)
+    })
 }
 
 #[cfg(test)]

@@ -96,7 +96,7 @@ pub struct ProductionCellResponse {
     #[serde(default)]
     pub device: String,
     /// On `cuda`: the torch allocator's peaks over the cell, from before the loader was built
-    /// to after the last batch (`peak_allocated_bytes`, `peak_reserved_bytes`); absent on the CPU.
+    /// to the last measured batch's arrival; absent on the CPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_memory: Option<GpuMemory>,
 }

@@ -11,6 +11,8 @@ use anyhow::Context;
 use augbench_core::production::cell::{Cell, CellStatus};
 use augbench_core::production::{LATEST_FILE, RECORD_FILE, run_dir};
 
+use augbench_core::stats::median;
+
 use crate::html::esc;
 
 /// Entries by (recipe row, implementation).
@@ -62,16 +64,6 @@ fn gpu_peak(c: &Cell) -> Option<f64> {
         .as_f64()
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Entries by (recipe row, implementation); a pair with no measured seed is absent.
 pub(crate) fn entries(cells: &[Cell]) -> Table {
     let mut seeds: BTreeMap<(String, String), Vec<&Cell>> = BTreeMap::new();
@@ -88,16 +80,16 @@ pub(crate) fn entries(cells: &[Cell]) -> Table {
         .into_iter()
         .map(|(k, cs)| {
             let rates: Vec<f64> = cs.iter().filter_map(|c| c.items_per_sec).collect();
-            let rate = median(rates.clone());
+            let rate = median(&rates);
             let pss: Vec<f64> = cs
                 .iter()
                 .filter_map(|c| c.memory.as_ref())
                 .filter(|m| m.unavailable.is_none())
                 .map(|m| m.peak_pss_bytes as f64)
                 .collect();
-            let pss_bytes = (!pss.is_empty()).then(|| median(pss) as u64);
+            let pss_bytes = (!pss.is_empty()).then(|| median(&pss) as u64);
             let gpu: Vec<f64> = cs.iter().filter_map(|c| gpu_peak(c)).collect();
-            let gpu_bytes = (!gpu.is_empty()).then(|| median(gpu) as u64);
+            let gpu_bytes = (!gpu.is_empty()).then(|| median(&gpu) as u64);
             (
                 k,
                 Entry {
@@ -167,15 +159,41 @@ pub fn markdown(cells: &[Cell]) -> String {
     out
 }
 
-/// `imp`'s speed over `base`'s on the `rows` both measured: their geometric mean, how many, and
-/// the lowest and highest single recipe's ratio (how far the mean speaks for every recipe).
-struct Ratio {
-    geomean: f64,
+/// Speed ratios over a set of recipes: their geometric mean, how many, and the lowest and highest
+/// single recipe's ratio (how far the mean speaks for every recipe).
+pub(crate) struct Ratio {
+    pub(crate) geomean: f64,
     recipes: usize,
     low: f64,
     high: f64,
 }
 
+impl Ratio {
+    /// The summary of `ratios`; `None` when there are none.
+    pub(crate) fn of(ratios: &[f64]) -> Option<Ratio> {
+        let k = ratios.len();
+        (k > 0).then(|| Ratio {
+            geomean: (ratios.iter().map(|r| r.ln()).sum::<f64>() / k as f64).exp(),
+            recipes: k,
+            low: ratios.iter().copied().fold(f64::INFINITY, f64::min),
+            high: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        })
+    }
+
+    /// `0.96× over 11/12 recipes (per recipe 0.71–1.30×)`; one recipe has no range.
+    pub(crate) fn line(&self, rows: usize) -> String {
+        let range = match self.recipes {
+            1 => String::new(),
+            _ => format!(" (per recipe {:.2}–{:.2}×)", self.low, self.high),
+        };
+        format!(
+            "{:.2}× over {}/{rows} recipes{range}",
+            self.geomean, self.recipes
+        )
+    }
+}
+
+/// `imp`'s speed over `base`'s on the `rows` both measured.
 fn geomean(rows: &[&String], imp: &str, base: &str, table: &Table) -> Option<Ratio> {
     let ratios: Vec<f64> = rows
         .iter()
@@ -185,22 +203,7 @@ fn geomean(rows: &[&String], imp: &str, base: &str, table: &Table) -> Option<Rat
             Some(a.items_per_sec / b.items_per_sec)
         })
         .collect();
-    let k = ratios.len();
-    (k > 0).then(|| Ratio {
-        geomean: (ratios.iter().map(|r| r.ln()).sum::<f64>() / k as f64).exp(),
-        recipes: k,
-        low: ratios.iter().copied().fold(f64::INFINITY, f64::min),
-        high: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-    })
-}
-
-/// `0.96× over 11/12 recipes (per recipe 0.71–1.30×)`; one recipe has no range.
-fn pairwise_line(r: &Ratio, rows: usize) -> String {
-    let range = match r.recipes {
-        1 => String::new(),
-        _ => format!(" (per recipe {:.2}–{:.2}×)", r.low, r.high),
-    };
-    format!("{:.2}× over {}/{rows} recipes{range}", r.geomean, r.recipes)
+    Ratio::of(&ratios)
 }
 
 /// Each implementation against the first: over the recipes both measured, then over the recipes
@@ -222,7 +225,7 @@ fn speedups(rows: &[String], imps: &[String], table: &Table) -> String {
     for imp in imps.iter().skip(1) {
         out.push_str(&match geomean(&all, imp, base, table) {
             None => format!("- {imp}: no recipe measured by both\n"),
-            Some(r) => format!("- {imp}: {}\n", pairwise_line(&r, rows.len())),
+            Some(r) => format!("- {imp}: {}\n", r.line(rows.len())),
         });
     }
     if imps.len() > 2 {
@@ -325,12 +328,11 @@ fn files(dir: &Path) -> Vec<std::path::PathBuf> {
 /// figure is `–`, or `error` where a cell of it failed.
 fn grid(
     cells: &[Cell],
+    (rows, imps, table): (&[String], &[String], &Table),
     (what, unit): (String, &'static str),
     figure: impl Fn(&Entry) -> Option<f64>,
 ) -> crate::plot::Grid {
     use crate::table::Cell as Shown;
-    let (rows, imps) = order(cells);
-    let table = entries(cells);
     let shown =
         |row: &String, imp: &String| match table.get(&(row.clone(), imp.clone())).and_then(&figure)
         {
@@ -352,7 +354,7 @@ fn grid(
             .iter()
             .map(|r| (r.clone(), imps.iter().map(|i| shown(r, i)).collect()))
             .collect(),
-        columns: imps,
+        columns: imps.to_vec(),
     }
 }
 
@@ -360,8 +362,12 @@ fn grid(
 /// SVG; a chart that cannot be drawn is a line saying why, and the tables stay.
 fn heatmaps(run_id: &str, cells: &[Cell]) -> String {
     use crate::plot::{Chart, Heatmap};
+    let (rows, imps) = order(cells);
+    let table = entries(cells);
+    let at = (&rows[..], &imps[..], &table);
     let speed = grid(
         cells,
+        at,
         (
             format!("Throughput, median over seeds — run {run_id}"),
             "items/s",
@@ -370,6 +376,7 @@ fn heatmaps(run_id: &str, cells: &[Cell]) -> String {
     );
     let memory = grid(
         cells,
+        at,
         (
             format!("Peak PSS of the loader's processes — run {run_id}"),
             "MiB",

@@ -93,22 +93,10 @@ fn summary_line(imp: &str, rows: &[String], b: &Table, c: &Table) -> String {
             Some(c.get(&key(r, imp))?.items_per_sec / b.get(&key(r, imp))?.items_per_sec)
         })
         .collect();
-    if ratios.is_empty() {
-        return format!("- {imp}: no recipe measured by both runs\n");
+    match crate::production::Ratio::of(&ratios) {
+        None => format!("- {imp}: no recipe measured by both runs\n"),
+        Some(r) => format!("- {imp}: {}\n", r.line(rows.len())),
     }
-    let k = ratios.len();
-    let mean = (ratios.iter().map(|r| r.ln()).sum::<f64>() / k as f64).exp();
-    let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let range = if k > 1 {
-        format!(" (per recipe {lo:.2}–{hi:.2}×)")
-    } else {
-        String::new()
-    };
-    format!(
-        "- {imp}: {mean:.2}× over {k}/{} recipes{range}\n",
-        rows.len()
-    )
 }
 
 #[cfg(test)]

@@ -303,24 +303,20 @@ fn implementation(name: &str, err: &ErrAt<'_>) -> Result<Implementation, ConfigE
             "leave DALI out of production configs; its pipeline rows (`augbench run`, configs/examples/gpu_check_dali.yaml) measure it".into(),
         ));
     }
+    let gpu = info.devices.contains(&crate::Device::Cuda);
     let device = match device {
         "cpu" => crate::Device::Cpu,
-        "gpu" if info.devices.contains(&crate::Device::Cuda) => crate::Device::Cuda,
+        "gpu" if gpu => crate::Device::Cuda,
         _ => {
+            let also = if gpu {
+                format!(" or `{library}_gpu`")
+            } else {
+                String::new()
+            };
             return Err(err(
                 "implementations",
-                format!(
-                    "`{name}`: {library} runs production cells on {}",
-                    device_names(&info.devices)
-                ),
-                format!(
-                    "name it `{library}_cpu`{}",
-                    if info.devices.contains(&crate::Device::Cuda) {
-                        format!(" or `{library}_gpu`")
-                    } else {
-                        String::new()
-                    }
-                ),
+                format!("`{name}`: {library} has no production cells on that device"),
+                format!("name it `{library}_cpu`{also}"),
             ));
         }
     };
@@ -330,18 +326,6 @@ fn implementation(name: &str, err: &ErrAt<'_>) -> Result<Implementation, ConfigE
         device,
         native: info.backend == crate::Backend::NativeWorker,
     })
-}
-
-/// The devices of the support matrix as a config names them (`cpu`, `gpu`).
-fn device_names(devices: &[crate::Device]) -> String {
-    let names: Vec<&str> = devices
-        .iter()
-        .map(|d| match d {
-            crate::Device::Cuda => "the GPU (`_gpu`)",
-            _ => "the CPU (`_cpu`)",
-        })
-        .collect();
-    names.join(" or ")
 }
 
 fn recipes(

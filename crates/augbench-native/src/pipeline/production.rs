@@ -362,7 +362,7 @@ fn loader_label(req: &ProductionCellRequest) -> serde_json::Value {
         "drop_last": true,
         "collation": "in place: each sample's pixel values into its slot of a preallocated B×3×H×W float32 buffer, in its loader thread",
         "normalize": format!("on the caller's thread, then cast to {}", req.dtype),
-        "crop": "RandomCrop224 is augbench's shared crop; every other stage is the crate's",
+        "crop": format!("{} is augbench's shared crop; every other stage is the crate's", Recipe::get().crop),
     })
 }
 

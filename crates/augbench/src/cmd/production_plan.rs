@@ -16,14 +16,8 @@ fn measures(imp: &Implementation, recipe: &Recipe) -> bool {
     if !imp.native {
         return Production::listed(recipe, imp);
     }
-    let Ok(lib) = augbench_native::Library::parse(&imp.library) else {
-        return false;
-    };
-    let stages = recipe.stages.iter().map(|s| {
-        let params = serde_json::Value::Object(s.params.clone().into_iter().collect());
-        (s.op.as_str(), params)
-    });
-    augbench_native::support::builds_recipe(lib, stages) == Some(true)
+    augbench_native::Library::parse(&imp.library)
+        .is_ok_and(|lib| augbench_native::support::builds_recipe(lib, recipe))
 }
 
 /// Worker starts of the measuring order: one per turn in which an implementation measures a
@@ -55,10 +49,9 @@ struct Rates {
     imp_sec: BTreeMap<String, f64>,
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    (n > 0).then(|| (v[(n - 1) / 2] + v[n / 2]) / 2.0)
+/// The median of `v`; `None` when it is empty.
+fn median(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| augbench_core::stats::median(v))
 }
 
 /// A cell's wall time: the loader's start to its first batch, then every other batch at the
@@ -90,11 +83,11 @@ fn rates(p: &Production, out: &Path, items_after_first: f64) -> Option<Rates> {
     }
     let cell_sec = per_cell
         .into_iter()
-        .filter_map(|(k, v)| Some((k, median(v)?)))
+        .filter_map(|(k, v)| Some((k, median(&v)?)))
         .collect();
     let imp_sec: BTreeMap<String, f64> = per_imp
         .into_iter()
-        .filter_map(|(k, v)| Some((k, median(v)?)))
+        .filter_map(|(k, v)| Some((k, median(&v)?)))
         .collect();
     (!imp_sec.is_empty()).then_some(Rates {
         run_id: run.run_id,
