@@ -105,6 +105,12 @@ pub fn ab_processes(mode: Mode) -> u64 {
 /// variants timed a few tens of milliseconds apart see the same host (docs/ab.md, "Chunked
 /// rounds": the ln ratio's round-to-round sd fell from 0.165 to 0.020 at load 2).
 pub const AB_CHUNK_SEC: f64 = 0.01;
+/// A/B verdicts read thread CPU time unless the variants' CPU ÷ wall differ by more than this
+/// share of the minimum effect's band (on the log scale, ln(1 + m)) with a 95% interval over
+/// process pairs that excludes no difference; then they read wall time. At a half, a disagreement
+/// the CPU clock keeps can never on its own make a row read `slower` or `faster` that the wall
+/// clock reads unchanged (docs/ab.md, "Which clock").
+pub const AB_CLOCK_DISAGREEMENT: f64 = 0.5;
 
 /// Worker processes per transform in `mode`.
 pub fn default_processes(mode: Mode) -> u64 {

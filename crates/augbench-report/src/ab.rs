@@ -1,10 +1,12 @@
 //! A/B verdicts of one run (docs/ab.md): each variant of a library against the run's baseline
 //! variant, per transform, read from the paired evidence of the interleaved rounds: the median of
-//! per-round ratios over worker-process pairs (`interval`), read by `verdict::decide_in_family`
-//! at the minimum effect (`policy::REGRESSION_MIN_EFFECT` unless given): `no change` on the 95%
-//! interval, `slower` and `faster` on the interval at the level that keeps every row's change
-//! claims together at 5%. The rerun interval (where a repeat's ratio lands) is kept beside it and
-//! never decides. Transforms measured by neither variant collapse into one line.
+//! per-round ratios over worker-process pairs (`interval`; on thread CPU time where both variants
+//! have it, unless their CPU ÷ wall disagree, then on wall time with a note that says so), read by
+//! `verdict::decide_in_family` at the minimum effect (`policy::REGRESSION_MIN_EFFECT` unless
+//! given): `no change` on the 95% interval, `slower` and `faster` on the interval at the level
+//! that keeps every row's change claims together at 5%. The rerun interval (where a repeat's ratio
+//! lands) is kept beside it and never decides. Transforms measured by neither variant collapse
+//! into one line.
 
 use std::collections::BTreeSet;
 
@@ -44,6 +46,10 @@ pub struct AbRow {
     /// both variants recorded it; else `wall`); absent where no timed interval was formed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clock: Option<Clock>,
+    /// Why a row whose variants both recorded thread CPU time was read on wall time: their CPU ÷
+    /// wall disagree (`interval::clocks_disagree`). Every view shows it beside the verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_note: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -102,14 +108,34 @@ impl AbRow {
             .map_or_else(|| "–".into(), |(lo, hi)| format!("[{lo:.3}, {hi:.3}]"))
     }
 
-    /// The verdict word, with the reason when the row is not comparable or undecided.
+    /// The verdict word, with the reason when the row is not comparable, undecided or counted,
+    /// and the clock's note when it was read on wall time because the clocks disagree.
     pub fn verdict_text(&self) -> String {
-        match (self.verdict, &self.note) {
-            (Verdict::NotComparable, Some(n)) => format!("not comparable: {n}"),
-            (v, Some(n)) if self.counted => format!("{} ({n})", word(v)),
-            (Verdict::Undecided, Some(n)) => format!("undecided ({n})"),
-            (v, _) => word(v).to_string(),
+        let reason = match (self.verdict, &self.note) {
+            (Verdict::NotComparable, Some(n)) => return format!("not comparable: {n}"),
+            (Verdict::Undecided, Some(n)) => Some(n.as_str()),
+            (_, Some(n)) if self.counted => Some(n.as_str()),
+            _ => None,
+        };
+        let notes: Vec<&str> = reason
+            .into_iter()
+            .chain(self.clock_note.as_deref())
+            .collect();
+        match notes.as_slice() {
+            [] => word(self.verdict).to_string(),
+            _ => format!("{} ({})", word(self.verdict), notes.join("; ")),
         }
+    }
+
+    /// The verdict's note and the clock's, joined (`; `), for views with one note column.
+    pub fn notes_text(&self) -> Option<String> {
+        let notes: Vec<&str> = self
+            .note
+            .iter()
+            .chain(&self.clock_note)
+            .map(String::as_str)
+            .collect();
+        (!notes.is_empty()).then(|| notes.join("; "))
     }
 }
 
@@ -176,6 +202,7 @@ pub fn compare_with(
                 note: None,
                 counted: false,
                 clock: None,
+                clock_note: None,
             };
             pending.push((row, b, c));
         }
@@ -254,10 +281,11 @@ fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, j: &Judging) {
     };
     row.rerun = p.rerun;
     row.rounds = p.rounds;
-    let (logs, clock) = crate::interval::verdict_logs(b, c, p);
-    row.clock = Some(clock);
     let groups: Vec<usize> = c.process_runs.iter().map(|n| *n as usize).collect();
-    let Some(pairs) = crate::interval::pair_estimate(&logs, &groups) else {
+    let read = crate::interval::verdict_logs(b, c, p, &groups, j.min_effect);
+    row.clock = Some(read.clock);
+    row.clock_note = read.disagreement.map(|d| d.note());
+    let Some(pairs) = crate::interval::pair_estimate(&read.logs, &groups) else {
         row.ratio = Some(p.ratio);
         row.verdict = Verdict::Undecided;
         row.note = Some(format!(
@@ -326,5 +354,137 @@ fn clocks(report: &AbReport) -> String {
         (_, 0) => ", on thread CPU time".into(),
         (0, _) => ", on wall time".into(),
         (_, wall) => format!(", on thread CPU time ({wall} rows on wall time)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::{self, Outcome};
+    use augbench_core::Mode;
+
+    /// Worker-process pairs × rounds, as an A/B micro run takes them by default.
+    const PAIRS: usize = 6;
+    const ROUNDS: usize = 5;
+
+    /// A deterministic value in [-1, 1) for round `i` and stream `k`.
+    fn wobble(i: usize, k: u64) -> f64 {
+        ((i as u64 * 2_654_435_761 + k * 40_503) % 1000) as f64 / 500.0 - 1.0
+    }
+
+    /// One variant's result file: GaussianBlur's wall throughputs and CPU ÷ wall per round.
+    fn variant(label: &str, wall: Vec<f64>, share: &[f64]) -> augbench_core::results::ResultFile {
+        let f = sample::result_file(
+            "image-rgb",
+            Mode::Micro,
+            "pillow",
+            "1",
+            &[("GaussianBlur", Outcome::Ok(wall))],
+        );
+        let mut f = sample::as_variant(f, label, "pillow==1", "pillow@a");
+        for tr in f.results.values_mut() {
+            tr.process_runs = vec![ROUNDS as u64; PAIRS];
+            tr.cpu_times = tr.times.iter().zip(share).map(|(t, s)| t * s).collect();
+        }
+        f
+    }
+
+    /// An A/B run of two Pillow variants over the same 30 rounds (a drift both share, 1% noise
+    /// each): current's wall throughput is `wall` × the baseline's and its CPU ÷ wall (thread
+    /// CPU time over wall time of the same run) `share` × the baseline's (0.97).
+    fn ab_run(wall: f64, share: f64) -> (Dataset, AbReport) {
+        let n = PAIRS * ROUNDS;
+        let base_wall: Vec<f64> = (0..n)
+            .map(|i| 1000.0 * (1.0 + 0.1 * wobble(i, 9)) * (1.0 + 0.01 * wobble(i, 1)))
+            .collect();
+        let base_share: Vec<f64> = (0..n).map(|i| 0.97 + 0.01 * wobble(i, 2)).collect();
+        let cur_wall: Vec<f64> = (0..n)
+            .map(|i| base_wall[i] * wall * (1.0 + 0.01 * wobble(i, 3)))
+            .collect();
+        let cur_share: Vec<f64> = (0..n)
+            .map(|i| base_share[i] * share * (1.0 + 0.01 * wobble(i, 4)))
+            .collect();
+        let mut files = vec![
+            variant("pillow@a", base_wall, &base_share),
+            variant("pillow@b", cur_wall, &cur_share),
+        ];
+        sample::interleave(&mut files);
+        let mut data = Dataset::default();
+        for (i, f) in files.iter().enumerate() {
+            let bytes = serde_json::to_vec(f).unwrap();
+            let path = std::path::PathBuf::from(format!("{i}.json"));
+            data.extend(crate::load::load_result_bytes(&path, &bytes).unwrap());
+        }
+        let report = compare(&data, 0.05).unwrap().unwrap();
+        (data, report)
+    }
+
+    const FALLBACK: &str = "read on wall time: CPU ÷ wall differs between the variants";
+
+    /// Half the work moved to an unpinned helper thread and 10% slower in wall time: on thread
+    /// CPU time alone it would read 1.8× faster.
+    #[test]
+    fn a_helper_thread_reads_slower_on_wall_time() {
+        let (_, report) = ab_run(0.9, 0.5);
+        let row = &report.rows[0];
+        assert_eq!(
+            (row.verdict, row.clock),
+            (Verdict::Regression, Some(Clock::Wall))
+        );
+        assert!((row.ratio.unwrap() - 0.9).abs() < 0.01, "{row:?}");
+        let text = row.verdict_text();
+        assert!(
+            text.starts_with(&format!("slower ({FALLBACK} (current 0.4")),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("misses work on other threads or waiting)"),
+            "{text}"
+        );
+    }
+
+    /// Sleeping 20% of each call: the same CPU time (no change on it), 1.2× the wall time.
+    #[test]
+    fn a_variant_that_sleeps_reads_slower_on_wall_time() {
+        let (_, report) = ab_run(1.0 / 1.2, 1.0 / 1.2);
+        let row = &report.rows[0];
+        assert_eq!(
+            (row.verdict, row.clock),
+            (Verdict::Regression, Some(Clock::Wall))
+        );
+        assert!(row.verdict_text().contains(FALLBACK), "{row:?}");
+    }
+
+    #[test]
+    fn equal_cpu_over_wall_keeps_the_cpu_clock() {
+        let (_, report) = ab_run(0.9, 1.0);
+        let row = &report.rows[0];
+        assert_eq!(
+            (row.verdict, row.clock, row.clock_note.as_deref()),
+            (Verdict::Regression, Some(Clock::Cpu), None)
+        );
+        assert_eq!(row.verdict_text(), "slower");
+        assert!(summary(&report).contains(", on thread CPU time;"));
+    }
+
+    /// Markdown, JSON, CSV and the page all carry the note; JSON keeps the clock.
+    #[test]
+    fn every_view_shows_the_fallback_note() {
+        use crate::export::{Format, render_ab};
+        let (data, report) = ab_run(0.9, 0.5);
+        let md = render_ab(&report, Format::Markdown).unwrap();
+        assert!(md.contains(&format!("| **slower ({FALLBACK}")), "{md}");
+        let json: serde_json::Value =
+            serde_json::from_str(&render_ab(&report, Format::Json).unwrap()).unwrap();
+        let row = &json["rows"][0];
+        assert_eq!(row["clock"], "wall");
+        assert!(
+            row["clock_note"].as_str().unwrap().starts_with(FALLBACK),
+            "{row}"
+        );
+        let csv = render_ab(&report, Format::Csv).unwrap();
+        assert!(csv.contains(FALLBACK), "{csv}");
+        let page = crate::html::render_with(&data, &Default::default(), 0.05).unwrap();
+        assert!(page.contains(FALLBACK), "the page's A/B view");
     }
 }

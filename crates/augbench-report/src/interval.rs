@@ -5,8 +5,10 @@
 //! the exponentiated mean of those figures and its 95% interval Student's t over them (or at any
 //! level, for a family of change claims: `PairEstimate::interval_at`). Symmetric
 //! in log, never below zero, reciprocal when the variants swap. Also which clock the per-round
-//! ratios are read on (`verdict_logs`). Pure.
+//! ratios are read on (`verdict_logs`): thread CPU time where both variants have it, unless the
+//! variants' CPU ÷ wall disagree (`clocks_disagree`), then wall time. Pure.
 
+use augbench_core::policy;
 use augbench_core::stats::{logscale, paired::t_over_z, student};
 use serde::Serialize;
 
@@ -19,37 +21,119 @@ pub enum Clock {
     /// The timing thread's CPU time: leaves out the time the thread waited for a core, which on
     /// a loaded host is most of the round-to-round noise (docs/methodology.md, "Thread CPU time").
     Cpu,
-    /// Wall time: older results, and workers without a CPU clock.
+    /// Wall time: older results, workers without a CPU clock, and rows whose variants' CPU ÷ wall
+    /// disagree (`clocks_disagree`).
     Wall,
 }
 
 /// Relative tolerance for a run's wall ratio to match the paired record's ratio of that round.
 const ROUND_MATCH: f64 = 1e-6;
 
-/// The per-round ln ratios (current ÷ baseline) a verdict reads and their clock: on thread CPU
-/// time where both rows have it for every round of the paired record `p` and their runs line up
-/// with its rounds (each run's wall ratio is the record's ratio of that round); else the
+/// The per-round ln ratios (current ÷ baseline) a verdict reads, their clock, and why they are
+/// wall time's where both rows had thread CPU time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerdictLogs {
+    pub logs: Vec<f64>,
+    pub clock: Clock,
+    /// Both rows recorded thread CPU time for every round, but the clocks disagree
+    /// (`clocks_disagree`): the logs are the wall clock's.
+    pub disagreement: Option<ClockDisagreement>,
+}
+
+/// Each variant's CPU ÷ wall (thread CPU time over wall time of the same runs, median over its
+/// rounds) where they differ beyond the noise and past the tolerance.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClockDisagreement {
+    pub baseline: f64,
+    pub current: f64,
+}
+
+impl ClockDisagreement {
+    /// The note every view shows beside the verdict.
+    pub fn note(&self) -> String {
+        format!(
+            "read on wall time: CPU ÷ wall differs between the variants (current {:.2}, baseline {:.2}), so thread CPU time misses work on other threads or waiting",
+            self.current, self.baseline
+        )
+    }
+}
+
+/// The per-round ln ratios a verdict reads (current ÷ baseline, rounds of each process pair
+/// consecutive in `groups`): thread CPU time where both rows have it for every round of the
+/// paired record `p`, their runs line up with its rounds (each run's wall ratio is the record's
+/// ratio of that round) and the clocks agree (`clocks_disagree` at `min_effect`); else the
 /// record's wall-clock ratios.
-pub fn verdict_logs(base: &Row, cur: &Row, p: &PairedRatio) -> (Vec<f64>, Clock) {
+pub fn verdict_logs(
+    base: &Row,
+    cur: &Row,
+    p: &PairedRatio,
+    groups: &[usize],
+    min_effect: f64,
+) -> VerdictLogs {
+    let wall = |disagreement| VerdictLogs {
+        logs: p.ratios.iter().map(|r| r.ln()).collect(),
+        clock: Clock::Wall,
+        disagreement,
+    };
+    if !cpu_aligned(base, cur, p) {
+        return wall(None);
+    }
+    if let Some(d) = clocks_disagree(base, cur, groups, min_effect) {
+        return wall(Some(d));
+    }
+    let pairs = cur.cpu_throughputs.iter().zip(&base.cpu_throughputs);
+    VerdictLogs {
+        logs: pairs.map(|(c, b)| (c / b).ln()).collect(),
+        clock: Clock::Cpu,
+        disagreement: None,
+    }
+}
+
+/// Both rows have wall and CPU throughputs for every round of `p`, in its order.
+fn cpu_aligned(base: &Row, cur: &Row, p: &PairedRatio) -> bool {
     let n = p.ratios.len();
-    let aligned = n > 0
-        && [
-            &base.throughputs,
-            &cur.throughputs,
-            &base.cpu_throughputs,
-            &cur.cpu_throughputs,
-        ]
-        .iter()
-        .all(|v| v.len() == n)
+    let sides = [
+        &base.throughputs,
+        &cur.throughputs,
+        &base.cpu_throughputs,
+        &cur.cpu_throughputs,
+    ];
+    n > 0
+        && sides.iter().all(|v| v.len() == n)
         && (0..n).all(|i| {
             let wall = cur.throughputs[i] / base.throughputs[i];
             (wall / p.ratios[i] - 1.0).abs() < ROUND_MATCH
-        });
-    if aligned {
-        let logs = (0..n).map(|i| (cur.cpu_throughputs[i] / base.cpu_throughputs[i]).ln());
-        return (logs.collect(), Clock::Cpu);
-    }
-    (p.ratios.iter().map(|r| r.ln()).collect(), Clock::Wall)
+        })
+}
+
+/// Whether thread CPU time misses part of what one variant's wall time holds that the other's
+/// does not (work on another thread, sleeping, blocking): per round, ln(CPU ÷ wall) of current
+/// minus baseline, which is also ln(wall ratio) − ln(CPU ratio), the two clocks' disagreement.
+/// They disagree where its 95% interval over process pairs excludes no difference and its mean
+/// lies beyond `policy::AB_CLOCK_DISAGREEMENT` of the band's ln(1 + m) (docs/ab.md, "Which
+/// clock"). `None` also where the rounds give no interval (fewer than two pairs).
+pub fn clocks_disagree(
+    base: &Row,
+    cur: &Row,
+    groups: &[usize],
+    min_effect: f64,
+) -> Option<ClockDisagreement> {
+    let (b, c) = (cpu_over_wall_logs(base), cpu_over_wall_logs(cur));
+    let diff: Vec<f64> = c.iter().zip(&b).map(|(c, b)| c - b).collect();
+    let est = pair_estimate(&diff, groups)?;
+    let shown = est.interval();
+    let excludes_none = shown.high < 1.0 || shown.low > 1.0;
+    let tolerance = policy::AB_CLOCK_DISAGREEMENT * crate::verdict::band(min_effect).1.ln();
+    (excludes_none && est.mean_log.abs() > tolerance).then(|| ClockDisagreement {
+        baseline: logscale::median_log(&b).exp(),
+        current: logscale::median_log(&c).exp(),
+    })
+}
+
+/// ln(CPU ÷ wall) of each run: ln(wall throughput ÷ CPU throughput).
+fn cpu_over_wall_logs(r: &Row) -> Vec<f64> {
+    let runs = r.throughputs.iter().zip(&r.cpu_throughputs);
+    runs.map(|(wall, cpu)| (wall / cpu).ln()).collect()
 }
 
 /// Two-sided 95% normal quantile; `t_over_z` scales it to Student's t (95%, as
@@ -180,6 +264,161 @@ mod tests {
         let ba = process_pair_interval(&neg, &[2, 2, 2]).unwrap();
         assert!(close(ab.ratio * ba.ratio, 1.0));
         assert!(close(ab.low * ba.high, 1.0) && close(ab.high * ba.low, 1.0));
+    }
+
+    // ---- Which clock (`verdict_logs`, `clocks_disagree`) ----------------------------------------
+
+    /// 6 worker-process pairs × 5 rounds, as an A/B micro run takes them by default.
+    const GROUPS: [usize; 6] = [5; 6];
+    const M: f64 = 0.05;
+
+    /// A deterministic value in [-1, 1) for round `i` and stream `k`.
+    fn wobble(i: usize, k: u64) -> f64 {
+        ((i as u64 * 2_654_435_761 + k * 40_503) % 1000) as f64 / 500.0 - 1.0
+    }
+
+    /// A row timed in 30 rounds: wall throughputs `wall` and CPU ÷ wall `share` per round.
+    fn timed_row(wall: Vec<f64>, share: &[f64]) -> Row {
+        let file = crate::sample::result_file(
+            "image-rgb",
+            augbench_core::Mode::Micro,
+            "pillow",
+            "1",
+            &[("GaussianBlur", crate::sample::runs(100.0))],
+        );
+        let bytes = serde_json::to_vec(&file).unwrap();
+        let data = crate::load::load_result_bytes(std::path::Path::new("x.json"), &bytes).unwrap();
+        let mut row = data.rows.into_iter().next().unwrap();
+        row.cpu_throughputs = wall.iter().zip(share).map(|(w, s)| w / s).collect();
+        row.throughputs = wall;
+        row.process_runs = GROUPS.iter().map(|n| *n as u64).collect();
+        row
+    }
+
+    /// Baseline and current over the same rounds (a drift both share, 1% noise each): current's
+    /// wall throughput is `wall` × the baseline's and its CPU ÷ wall `share` × the baseline's.
+    fn variants(wall: f64, share: f64, noise: f64) -> (Row, Row, PairedRatio) {
+        let n = GROUPS.iter().sum::<usize>();
+        let drift = |i: usize| 1.0 + 0.1 * wobble(i, 9);
+        let base_wall: Vec<f64> = (0..n)
+            .map(|i| 1000.0 * drift(i) * (1.0 + 0.01 * wobble(i, 1)))
+            .collect();
+        let base_share: Vec<f64> = (0..n).map(|i| 0.97 + 0.01 * wobble(i, 2)).collect();
+        let cur_wall: Vec<f64> = (0..n)
+            .map(|i| base_wall[i] * wall * (1.0 + 0.01 * wobble(i, 3)))
+            .collect();
+        let cur_share: Vec<f64> = (0..n)
+            .map(|i| base_share[i] * share * (1.0 + noise * wobble(i, 4)))
+            .collect();
+        let ratios = cur_wall.iter().zip(&base_wall).map(|(c, b)| c / b);
+        let p = PairedRatio {
+            partner: "pillow@a".into(),
+            ratio: wall,
+            ci_low: wall,
+            ci_high: wall,
+            rounds: n as u64,
+            rerun: None,
+            ratios: ratios.collect(),
+        };
+        let (base, cur) = (
+            timed_row(base_wall, &base_share),
+            timed_row(cur_wall, &cur_share),
+        );
+        (base, cur, p)
+    }
+
+    fn read(wall: f64, share: f64, noise: f64) -> VerdictLogs {
+        let (base, cur, p) = variants(wall, share, noise);
+        verdict_logs(&base, &cur, &p, &GROUPS, M)
+    }
+
+    fn ratio_of(v: &VerdictLogs) -> f64 {
+        process_pair_interval(&v.logs, &GROUPS).unwrap().ratio
+    }
+
+    /// Half the work moved to an unpinned helper thread, 10% slower on the wall clock: the timing
+    /// thread's CPU time halves, so CPU time alone would read 1.8× faster.
+    #[test]
+    fn a_helper_thread_falls_back_to_wall_time() {
+        let v = read(0.9, 0.5, 0.01);
+        assert_eq!(v.clock, Clock::Wall);
+        assert!((ratio_of(&v) - 0.9).abs() < 0.01, "{v:?}");
+        let d = v.disagreement.unwrap();
+        assert!(
+            (d.baseline - 0.97).abs() < 0.01 && (d.current - 0.485).abs() < 0.01,
+            "{d:?}"
+        );
+        assert!(
+            d.note().starts_with(
+                "read on wall time: CPU ÷ wall differs between the variants (current 0.4"
+            ),
+            "{}",
+            d.note()
+        );
+    }
+
+    /// Sleeping 20% of each call: the same CPU time, 1.2× the wall time.
+    #[test]
+    fn a_variant_that_sleeps_falls_back_to_wall_time() {
+        let v = read(1.0 / 1.2, 1.0 / 1.2, 0.01);
+        assert_eq!(v.clock, Clock::Wall);
+        assert!((ratio_of(&v) - 1.0 / 1.2).abs() < 0.01, "{v:?}");
+        assert!(v.disagreement.is_some());
+    }
+
+    #[test]
+    fn equal_cpu_over_wall_keeps_the_cpu_clock() {
+        let v = read(0.9, 1.0, 0.01);
+        assert_eq!((v.clock, v.disagreement), (Clock::Cpu, None));
+        assert!((ratio_of(&v) - 0.9).abs() < 0.01, "{v:?}");
+    }
+
+    /// The clocks' disagreement per process pair: ln(CPU ÷ wall) of current minus baseline.
+    fn disagreement_of(base: &Row, cur: &Row) -> PairEstimate {
+        let (b, c) = (cpu_over_wall_logs(base), cpu_over_wall_logs(cur));
+        let d: Vec<f64> = c.iter().zip(&b).map(|(c, b)| c - b).collect();
+        pair_estimate(&d, &GROUPS).unwrap()
+    }
+
+    /// Half the band's ln(1 + m) at 5%: about 2.4%.
+    fn tolerance() -> f64 {
+        policy::AB_CLOCK_DISAGREEMENT * 1.05f64.ln()
+    }
+
+    /// A disagreement the data shows but under half the minimum effect (1%) keeps the CPU clock;
+    /// 3% falls back.
+    #[test]
+    fn a_disagreement_under_half_the_minimum_effect_keeps_the_cpu_clock() {
+        let (base, cur, _) = variants(0.9, 0.99, 0.001);
+        let d = disagreement_of(&base, &cur);
+        assert!(
+            d.interval().high < 1.0 && d.mean_log.abs() < tolerance(),
+            "{d:?}"
+        );
+        assert_eq!(clocks_disagree(&base, &cur, &GROUPS, M), None);
+        assert_eq!(read(0.9, 0.99, 0.001).clock, Clock::Cpu);
+        assert_eq!(read(0.9, 0.97, 0.001).clock, Clock::Wall);
+    }
+
+    /// A CPU ÷ wall 3% lower on average but moving by up to 30% from round to round, so the pairs
+    /// do not agree on the lean: noise, and the CPU clock stays.
+    #[test]
+    fn a_disagreement_the_noise_covers_keeps_the_cpu_clock() {
+        let (base, cur, _) = variants(0.9, 0.97, 0.3);
+        let d = disagreement_of(&base, &cur);
+        let shown = d.interval();
+        assert!(d.mean_log.abs() > tolerance(), "{d:?}");
+        assert!(shown.low < 1.0 && shown.high > 1.0, "{shown:?}");
+        assert_eq!(clocks_disagree(&base, &cur, &GROUPS, M), None);
+    }
+
+    /// Rows without the CPU clock read wall time with no note.
+    #[test]
+    fn rows_without_cpu_time_read_wall_time_without_a_note() {
+        let (base, mut cur, p) = variants(0.9, 0.5, 0.01);
+        cur.cpu_throughputs.clear();
+        let v = verdict_logs(&base, &cur, &p, &GROUPS, M);
+        assert_eq!((v.clock, v.disagreement), (Clock::Wall, None));
     }
 
     #[test]

@@ -127,7 +127,7 @@ fn ab_record(r: &AbRow) -> [String; 16] {
         opt(r.rerun.map(|i| i.1)),
         r.rounds.to_string(),
         ab::word(r.verdict).to_string(),
-        r.note.clone().unwrap_or_default(),
+        r.notes_text().unwrap_or_default(),
     ]
 }
 
