@@ -1,17 +1,24 @@
 //! Instruction counts (`execution.measure: instructions`): the record a counted micro row carries
-//! (tool, method, raw counts per worker process), its summary (instructions per item and their
-//! repeatability between processes) and the count verdict of a baseline against a current row.
-//! Pure: the coordinator's `counts` module runs the workers under Valgrind and fills the record.
+//! (tool, method, raw counts per worker process, the hash of the counted item set), its summary
+//! (instructions per item and their repeatability between processes) and the count verdict of a
+//! baseline against a current row, which first checks that both counted the same items. Pure:
+//! the coordinator's `counts` module runs the workers under Valgrind, reads the counted files
+//! and fills the record.
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::policy;
 
 /// How the counts are taken, as recorded in every counted row.
 pub const COUNT_METHOD: &str = "callgrind --zero-before=getpgrp --dump-before=getppid: the worker calls getpgrp() right before and getppid() right after each counted loop, so each dump holds exactly one loop's instructions (the loop, the transform, forcing its output)";
 
+/// Hex digits kept of the item-set hash (64 bits: a name to compare, not a security claim).
+pub const ITEMS_HASH_DIGITS: usize = 16;
+
 /// What one counted row recorded (results' `instructions`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct InstructionRecord {
     /// `valgrind-3.19.0 callgrind`.
     pub tool: String,
@@ -30,6 +37,35 @@ pub struct InstructionRecord {
     /// Said when the worker under Valgrind sees fewer SIMD features than the machine has.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The counted items' identity (`ItemsHasher`): two runs over other data with the same
+    /// number of items differ here. Absent in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items_hash: Option<String>,
+}
+
+/// The hash of a counted item set: SHA-256 over each item's files (their byte lengths and
+/// bytes) in counted order, as `ITEMS_HASH_DIGITS` hex digits. Paths and names are left out, so
+/// the same data in another folder hashes the same.
+#[derive(Default)]
+pub struct ItemsHasher {
+    sha: Sha256,
+}
+
+impl ItemsHasher {
+    /// Adds one counted item: its files' bytes (one file, or a frame folder's files in name order).
+    pub fn item<'a>(&mut self, files: impl IntoIterator<Item = &'a [u8]>) {
+        self.sha.update(b"\0item");
+        for bytes in files {
+            self.sha.update((bytes.len() as u64).to_le_bytes());
+            self.sha.update(bytes);
+        }
+    }
+
+    pub fn finish(self) -> String {
+        let digest = self.sha.finalize();
+        let bytes = digest.iter().take(ITEMS_HASH_DIGITS / 2);
+        bytes.map(|b| format!("{b:02x}")).collect()
+    }
 }
 
 impl InstructionRecord {
@@ -98,8 +134,42 @@ pub enum CountChange {
     Same,
     /// One side has fewer than `policy::COUNT_PROCESSES` processes: its repeatability is unknown.
     Undecided,
-    /// Counted over a different number of items: not the same work.
+    /// Counted over other items (`ItemCheck`), or a side has no instructions per item.
     NotComparable,
+}
+
+/// Whether both sides counted the same items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemCheck {
+    /// The same number of items and the same item-set hash.
+    Same,
+    /// The same number of items; a side recorded no hash (an older file), so which items is
+    /// not known.
+    Unchecked,
+    /// A different number of items: not the same work.
+    OtherCount,
+    /// The same number of items with different hashes: other data.
+    OtherItems,
+}
+
+impl ItemCheck {
+    /// Compares the item counts, then the hashes where both sides recorded one.
+    pub fn of(base: &InstructionRecord, cur: &InstructionRecord) -> ItemCheck {
+        if base.items != cur.items {
+            return ItemCheck::OtherCount;
+        }
+        match (&base.items_hash, &cur.items_hash) {
+            (Some(b), Some(c)) if b == c => ItemCheck::Same,
+            (Some(_), Some(_)) => ItemCheck::OtherItems,
+            _ => ItemCheck::Unchecked,
+        }
+    }
+
+    /// Whether the two sides may be compared at all.
+    pub fn comparable(self) -> bool {
+        matches!(self, ItemCheck::Same | ItemCheck::Unchecked)
+    }
 }
 
 /// Current against baseline instructions per item.
@@ -110,9 +180,11 @@ pub struct CountComparison {
     /// The smallest relative change that counts: max(minimum effect, factor × repeatability).
     pub threshold: f64,
     pub change: CountChange,
+    pub items: ItemCheck,
 }
 
-/// The count verdict: a change counts when |ratio − 1| exceeds the larger of `min_effect` and
+/// The count verdict: not comparable over other items (`ItemCheck`); else a change counts when
+/// |ratio − 1| exceeds the larger of `min_effect` (the count threshold, never the time one) and
 /// `policy::COUNT_REPEATABILITY_FACTOR` × the larger side's repeatability.
 pub fn compare(
     base: &InstructionRecord,
@@ -127,7 +199,8 @@ pub fn compare(
     let repeat = base.repeatability.max(cur.repeatability);
     let threshold = min_effect.max(policy::COUNT_REPEATABILITY_FACTOR * repeat);
     let few = policy::COUNT_PROCESSES as usize;
-    let change = if base.items != cur.items || !ratio.is_finite() {
+    let items = ItemCheck::of(base, cur);
+    let change = if !items.comparable() || !ratio.is_finite() {
         CountChange::NotComparable
     } else if base.processes() < few || cur.processes() < few {
         CountChange::Undecided
@@ -142,6 +215,7 @@ pub fn compare(
         ratio,
         threshold,
         change,
+        items,
     }
 }
 
@@ -195,6 +269,86 @@ mod tests {
             compare(&base, &other, 0.01).change,
             CountChange::NotComparable
         );
+    }
+
+    fn hashed(r: &InstructionRecord, hash: &str) -> InstructionRecord {
+        InstructionRecord {
+            items_hash: Some(hash.into()),
+            ..r.clone()
+        }
+    }
+
+    #[test]
+    fn the_same_count_over_other_items_is_not_comparable() {
+        let base = record(10, &[&[1_000_000], &[1_000_000]]);
+        let same = record(10, &[&[1_000_000], &[1_000_000]]);
+        let (a, b) = (hashed(&base, "aaaa"), hashed(&same, "bbbb"));
+        let c = compare(&a, &b, 0.01);
+        assert_eq!(
+            (c.change, c.items),
+            (CountChange::NotComparable, ItemCheck::OtherItems)
+        );
+        let c = compare(&a, &hashed(&same, "aaaa"), 0.01);
+        assert_eq!((c.change, c.items), (CountChange::Same, ItemCheck::Same));
+    }
+
+    #[test]
+    fn a_side_without_a_hash_compares_as_before_but_unchecked() {
+        let base = hashed(&record(10, &[&[1_000_000], &[1_000_000]]), "aaaa");
+        let slow = record(10, &[&[1_020_000], &[1_020_000]]);
+        let c = compare(&base, &slow, 0.01);
+        assert_eq!(
+            (c.change, c.items),
+            (CountChange::More, ItemCheck::Unchecked)
+        );
+        let other = record(5, &[&[1_000_000], &[1_000_000]]);
+        assert_eq!(ItemCheck::of(&base, &other), ItemCheck::OtherCount);
+    }
+
+    #[test]
+    fn the_count_threshold_is_the_one_given_however_small() {
+        let base = record(10, &[&[1_000_000], &[1_000_000]]);
+        let slow = record(10, &[&[1_020_000], &[1_020_000]]);
+        let c = compare(&base, &slow, policy::COUNT_MIN_EFFECT);
+        assert_eq!(c.change, CountChange::More, "{c:?}");
+        assert!((c.threshold - policy::COUNT_MIN_EFFECT).abs() < 1e-12);
+        assert_eq!(compare(&base, &slow, 0.05).change, CountChange::Same);
+    }
+
+    #[test]
+    fn the_item_hash_follows_the_bytes_their_order_and_item_bounds() {
+        let hash = |items: &[&[&[u8]]]| {
+            let mut h = ItemsHasher::default();
+            for files in items {
+                h.item(files.iter().copied());
+            }
+            h.finish()
+        };
+        let ab = hash(&[&[b"a"], &[b"b"]]);
+        assert_eq!(ab.len(), ITEMS_HASH_DIGITS);
+        assert!(ab.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_eq!(ab, hash(&[&[b"a"], &[b"b"]]));
+        assert_ne!(ab, hash(&[&[b"b"], &[b"a"]]));
+        assert_ne!(ab, hash(&[&[b"a", b"b"]]));
+        assert_ne!(hash(&[&[b"ab"]]), hash(&[&[b"a", b"b"]]));
+        assert_ne!(ab, hash(&[&[b"a"], &[b"c"]]));
+    }
+
+    #[test]
+    fn a_record_written_before_the_item_hash_reads_and_an_unknown_field_does_not() {
+        let old = r#"{"tool":"valgrind-3.19.0 callgrind","method":"m","items":10,
+            "counts":[100,101],"process_loops":[1,1],"per_item":10.05,"repeatability":0.01,
+            "wall_seconds":[1.0,1.0]}"#;
+        let r: InstructionRecord = serde_json::from_str(old).unwrap();
+        assert_eq!((r.items, r.items_hash.as_deref()), (10, None));
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(!text.contains("items_hash"), "{text}");
+        let new = hashed(&r, "0123456789abcdef");
+        let back: InstructionRecord =
+            serde_json::from_str(&serde_json::to_string(&new).unwrap()).unwrap();
+        assert_eq!(back, new);
+        let unknown = old.replace("\"items\":10", "\"items\":10,\"item_hash\":\"x\"");
+        assert!(serde_json::from_str::<InstructionRecord>(&unknown).is_err());
     }
 
     proptest! {

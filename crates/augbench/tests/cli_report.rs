@@ -336,3 +336,110 @@ fn docs_update_is_idempotent_and_check_detects_staleness() {
         "available: IMAGE-RGB-MICRO, VIDEO-16F-MICRO",
     ));
 }
+
+// ---- instruction counts: their own minimum effect and item set -------------------------------
+
+/// A counted run of Pillow's GaussianBlur: `per_item` instructions per item in two processes,
+/// over items hashed as `hash` (`None`: a file written before item hashes).
+fn counted(dir: &Path, per_item: u64, hash: Option<&str>) {
+    use augbench_core::counts::{COUNT_METHOD, InstructionRecord};
+    use augbench_core::results::{Status, TransformResult};
+    let items = augbench_core::policy::COUNT_MAX_ITEMS;
+    let mut rec = InstructionRecord {
+        tool: "valgrind-3.19.0 callgrind".into(),
+        method: COUNT_METHOD.into(),
+        items,
+        items_hash: hash.map(str::to_string),
+        ..Default::default()
+    };
+    for wobble in [0, 40] {
+        rec.add_process(&[per_item * items + wobble], &[1.0]);
+    }
+    let mut tr = TransformResult::not_measured(Status::Ok, serde_json::json!({}), String::new());
+    tr.supported = true;
+    tr.reason = None;
+    tr.instructions = Some(rec);
+    let mut file = sample::result_file(
+        "image-rgb",
+        augbench_core::Mode::Micro,
+        "pillow",
+        "13.0.0",
+        &[],
+    );
+    file.metadata.benchmark_params.measure = Some("instructions".into());
+    file.results.insert("GaussianBlur".into(), tr);
+    write(dir, &[file]);
+}
+
+fn compare_counts(base: &Path, cur: &Path, flags: &[&str]) -> assert_cmd::assert::Assert {
+    augbench()
+        .arg("compare")
+        .arg("--baseline")
+        .arg(base)
+        .arg("--current")
+        .arg(cur)
+        .arg("--fail-on-regression")
+        .args(flags)
+        .assert()
+}
+
+#[test]
+fn a_two_percent_count_change_fails_the_gate_whatever_the_time_minimum_effect() {
+    let (base, slow) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    counted(base.path(), 80_000_000, Some("0123456789abcdef"));
+    counted(slow.path(), 81_600_000, Some("0123456789abcdef"));
+    compare_counts(base.path(), slow.path(), &["--min-effect", "0.05"])
+        .code(1)
+        .stdout(predicate::str::contains(
+            "**regression** (instructions +2.00% per item",
+        ))
+        .stdout(predicate::str::contains("unless --count-min-effect"))
+        .stdout(predicate::str::contains("not a time verdict"));
+    compare_counts(base.path(), slow.path(), &["--count-min-effect", "0.05"])
+        .success()
+        .stdout(predicate::str::contains("threshold ±5.00%"));
+    compare_counts(base.path(), slow.path(), &["--count-min-effect", "1.5"])
+        .code(2)
+        .stderr(predicate::str::contains("--count-min-effect"));
+}
+
+#[test]
+fn counts_over_other_items_are_not_comparable_and_an_older_file_is_unchecked() {
+    let (base, other, old) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    counted(base.path(), 80_000_000, Some("aaaaaaaaaaaaaaaa"));
+    counted(other.path(), 80_000_000, Some("bbbbbbbbbbbbbbbb"));
+    counted(old.path(), 80_000_000, None);
+    compare_counts(base.path(), other.path(), &[])
+        .success()
+        .stdout(predicate::str::contains(
+            "counted over different items: baseline aaaaaaaaaaaaaaaa, current bbbbbbbbbbbbbbbb",
+        ))
+        .stdout(predicate::str::contains("1 not comparable"));
+    compare_counts(old.path(), base.path(), &[])
+        .success()
+        .stdout(predicate::str::contains("the item set was not checked"))
+        .stdout(predicate::str::contains("1 same"));
+}
+
+#[test]
+fn the_count_minimum_effect_shown_in_help_is_policys() {
+    let policy = |x: f64| format!("[default: {x}]");
+    for cmd in ["compare", "report"] {
+        let out = augbench().args([cmd, "--help"]).output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(help.contains("--count-min-effect"), "{cmd}: {help}");
+        let count = policy(augbench_core::policy::COUNT_MIN_EFFECT);
+        let time = policy(augbench_core::policy::REGRESSION_MIN_EFFECT);
+        assert!(
+            help.contains(&count) && help.contains(&time),
+            "{cmd}: {help}"
+        );
+    }
+}

@@ -2,8 +2,10 @@
 //! library after another. Per worker process and transform: prepare, the output contract check,
 //! one warm pass, then the counted loop over the row's items (the first loaded ones, at most
 //! `policy::COUNT_MAX_ITEMS`); the counts of every process merge into the row's `instructions` record
-//! (`augbench_core::counts`). Time fields stay empty: time under Valgrind is not a speed.
+//! (`augbench_core::counts`), stamped with the hash of the counted items (`items`) and the SIMD
+//! note. Time fields stay empty: time under Valgrind is not a speed.
 
+pub mod items;
 pub mod valgrind;
 
 use std::path::Path;
@@ -101,7 +103,10 @@ pub fn run_job(
     let names = lane.names();
     let label = format!("Instruction counts ({}, under valgrind)", input.job.library);
     let bar = steps_bar(mp, label, names.len() as u64 * processes);
-    let note = simd_note(&lane);
+    let stamp = Stamp {
+        note: simd_note(&lane),
+        items_hash: items::hash(input.paths, &lane.w.load, row_items(lane.w.load.count))?,
+    };
     let mut interrupted = false;
     'processes: for p in 0..processes {
         if p > 0 {
@@ -117,7 +122,7 @@ pub fn run_job(
                 break 'processes;
             }
             bar.set_message(format!("{name}: process {}", p + 1));
-            if !count_one(&mut lane, name, counting, &note, mp, stop)? {
+            if !count_one(&mut lane, name, counting, &stamp, mp, stop)? {
                 interrupted = true;
                 break 'processes;
             }
@@ -132,13 +137,20 @@ pub fn run_job(
     })
 }
 
+/// What every counted row of a job carries besides its counts: the SIMD note and the hash of
+/// the items it counted (the same for every row and process of the job).
+struct Stamp {
+    note: Option<String>,
+    items_hash: Option<String>,
+}
+
 /// Counts one transform in the lane's current process and records the merged row. False when
 /// the user interrupted.
 fn count_one(
     lane: &mut Lane<'_>,
     name: &str,
     counting: &Counting<'_>,
-    note: &Option<String>,
+    stamp: &Stamp,
     mp: &MultiProgress,
     stop: &AtomicBool,
 ) -> anyhow::Result<bool> {
@@ -161,7 +173,8 @@ fn count_one(
         Ok(r) => r,
     };
     if let Some(rec) = result.instructions.as_mut() {
-        rec.note.clone_from(note);
+        rec.note.clone_from(&stamp.note);
+        rec.items_hash.clone_from(&stamp.items_hash);
     }
     let merged = merge(lane.rec.acc.get(name), result);
     lane.rec.amend(name, merged)?;

@@ -16,4 +16,4 @@ mod markup;
 mod page;
 
 pub use markup::esc;
-pub use page::{render, render_with};
+pub use page::{render, render_effects, render_with};

@@ -7,6 +7,7 @@ use std::fmt::Write;
 use augbench_core::policy;
 
 use crate::ab;
+use crate::export::compare::Effects;
 use crate::export::{
     FORCED_MARK, fmt_footer_speedup, fmt_median_std, fmt_row_speedup, forced_note, paired_note,
 };
@@ -27,10 +28,25 @@ pub fn render(data: &Dataset, opts: &TableOptions) -> anyhow::Result<String> {
     render_with(data, opts, policy::REGRESSION_MIN_EFFECT)
 }
 
-/// The whole page; A/B verdicts (`ab::compare`, as `compare` prints them) at `min_effect`.
+/// The whole page; A/B verdicts (`ab::compare`, as `compare` prints them) at `min_effect`, and
+/// of instruction counts at policy's count minimum effect.
 pub fn render_with(data: &Dataset, opts: &TableOptions, min_effect: f64) -> anyhow::Result<String> {
+    let effects = Effects {
+        time: min_effect,
+        count: policy::COUNT_MIN_EFFECT,
+    };
+    render_effects(data, opts, effects)
+}
+
+/// The whole page; A/B verdicts of timed rows at `effects.time`, of counted rows at
+/// `effects.count` (`ab::compare_with`).
+pub fn render_effects(
+    data: &Dataset,
+    opts: &TableOptions,
+    effects: Effects,
+) -> anyhow::Result<String> {
     let tables = build_tables(data, opts)?;
-    let ab = ab::compare(data, min_effect)?;
+    let ab = ab::compare_with(data, effects.time, effects.count)?;
     let why = tables.first().map_or("", |t| t.reference_why.describe());
     let mut body = String::new();
     header(&mut body, data, &tables, why);

@@ -95,9 +95,13 @@ pub struct Args {
     /// Regression mode: the run to check against the baseline.
     #[arg(long, value_name = "RESULTS", requires = "baseline")]
     pub current: Option<PathBuf>,
-    /// The minimum effect of regression and A/B verdicts; its help is `help_min_effect`.
+    /// The minimum effect of timed regression and A/B verdicts; its help is `help_min_effect`.
     #[arg(long, value_name = "FRACTION", help = help_min_effect())]
     pub min_effect: Option<f64>,
+    /// The minimum effect of instruction-count verdicts, apart from the time one; its help is
+    /// `help_count_min_effect`.
+    #[arg(long, value_name = "FRACTION", help = help_count_min_effect(), value_parser = count_fraction)]
+    pub count_min_effect: Option<f64>,
     /// Exit with code 1 when any row is a regression (with `--baseline`/`--current`), or when any
     /// variant is slower than the baseline variant (an A/B run's folder).
     #[arg(long)]
@@ -108,22 +112,42 @@ pub struct Args {
     pub fail_on_undecided: bool,
 }
 
-/// Help for `--min-effect`, with policy's defaults for time and for counts.
+/// Help for `--min-effect`, with policy's default for time.
 fn help_min_effect() -> String {
     format!(
-        "Regression and A/B verdicts: smallest relative change that counts, as a fraction (timed rows: 0.1 = 10% more or less time per item) [default: {} for time, {} for instruction counts]",
-        policy::REGRESSION_MIN_EFFECT,
+        "Timed regression and A/B verdicts: smallest relative change that counts, as a fraction (0.1 = 10% more or less time per item; instruction counts have --count-min-effect) [default: {}]",
+        policy::REGRESSION_MIN_EFFECT
+    )
+}
+
+/// Help for `--count-min-effect`, with policy's default for counts.
+pub fn help_count_min_effect() -> String {
+    format!(
+        "Instruction-count verdicts (measure: instructions): smallest relative change of instructions per item that counts, as a fraction, whatever --min-effect says; counts guard against extra work, they are not a time verdict [default: {}]",
         policy::COUNT_MIN_EFFECT
     )
 }
 
+/// `--count-min-effect`: a fraction strictly between 0 and 1 (clap exits 2 otherwise).
+pub fn count_fraction(text: &str) -> Result<f64, String> {
+    let hint = format!(
+        "give a fraction between 0 and 1, e.g. --count-min-effect {}",
+        policy::COUNT_MIN_EFFECT
+    );
+    match text.parse::<f64>() {
+        Ok(m) if m.is_finite() && m > 0.0 && m < 1.0 => Ok(m),
+        Ok(m) => Err(format!("minimum effect {m} is out of range: {hint}")),
+        Err(e) => Err(format!("{e}: {hint}")),
+    }
+}
+
 impl Args {
-    /// The minimum effects: of timed rows the user's, else policy's; of instruction counts the
-    /// user's, else the count default.
+    /// The minimum effects, each from its own flag: of timed rows `--min-effect`, else policy's;
+    /// of instruction counts `--count-min-effect`, else the count default.
     fn effects(&self) -> Effects {
         Effects {
             time: self.min_effect.unwrap_or(policy::REGRESSION_MIN_EFFECT),
-            count: augbench_report::counts::min_effect(self.min_effect),
+            count: augbench_report::counts::min_effect(self.count_min_effect),
         }
     }
 

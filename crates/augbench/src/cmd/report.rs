@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use augbench_core::policy;
 use augbench_report::{Sort, TableOptions};
 
-use super::compare::{SortArg, load, reference_help};
+use super::compare::{SortArg, count_fraction, load, reference_help};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -27,6 +27,10 @@ pub struct Args {
     /// time per item), as in `compare`.
     #[arg(long, value_name = "FRACTION", default_value_t = policy::REGRESSION_MIN_EFFECT)]
     pub min_effect: f64,
+    /// A/B verdicts of instruction counts: smallest relative change of instructions per item
+    /// that counts, whatever --min-effect says, as in `compare`.
+    #[arg(long, value_name = "FRACTION", default_value_t = policy::COUNT_MIN_EFFECT, value_parser = count_fraction)]
+    pub count_min_effect: f64,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -44,7 +48,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         reference: args.reference_library,
         sort: args.sort.into(),
     };
-    let html = augbench_report::html::render_with(&data, &opts, args.min_effect)?;
+    let effects = augbench_report::export::compare::Effects {
+        time: args.min_effect,
+        count: args.count_min_effect,
+    };
+    let html = augbench_report::html::render_effects(&data, &opts, effects)?;
     augbench_host::fsutil::write_atomic(&args.out, html.as_bytes())?;
     println!("{}", args.out.display());
     Ok(ExitCode::SUCCESS)
