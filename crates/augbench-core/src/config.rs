@@ -207,8 +207,9 @@ pub struct Execution {
     pub measure: Option<Measure>,
     pub num_runs: Option<u64>,
     pub processes: Option<u64>,
-    /// Measure to a precision: rounds and processes go on until every interval (each library's
-    /// figure, every paired speedup) is within ± this fraction, or `transform_budget_sec` is spent.
+    /// Measure to a precision: rounds and processes go on until every paired speedup's rerun
+    /// interval (one library: its figure's) is within ± this fraction, or `transform_budget_sec`
+    /// is spent.
     pub precision: Option<f64>,
     /// With `precision`: the seconds of timed rounds one transform may spend, all processes.
     pub transform_budget_sec: Option<f64>,
@@ -337,6 +338,7 @@ impl Overrides {
             &mut cfg.execution.transform_budget_sec,
             &self.transform_budget_sec,
         );
+        self.replace_file_precision(cfg);
         set_if(&mut cfg.execution.device, &self.device);
         set_if(&mut cfg.execution.workers, &self.workers);
         set_if(&mut cfg.execution.batch_size, &self.batch_size);
@@ -354,6 +356,22 @@ impl Overrides {
         }
         if self.resume {
             cfg.execution.resume = Some(true);
+        }
+    }
+}
+
+impl Overrides {
+    /// A run count or a spec file typed on the command line, with no `--precision`, replaces a
+    /// precision target (and its budget) the file sets: the user's flag is honoured, never
+    /// outranked by the file, and a spec file's sequential run takes `num_runs` runs as it did
+    /// before the shipped configs set a precision.
+    fn replace_file_precision(&self, cfg: &mut RunConfig) {
+        let fixed = self.num_runs.is_some() || self.spec.is_some();
+        if fixed && self.precision.is_none() {
+            cfg.execution.precision = None;
+            if self.transform_budget_sec.is_none() {
+                cfg.execution.transform_budget_sec = None;
+            }
         }
     }
 }

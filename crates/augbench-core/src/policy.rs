@@ -240,6 +240,12 @@ pub const PRECISION_REACH_MARGIN: f64 = 2.0;
 /// Student's t at 2–4 degrees of freedom, and one process's read ±520% after 3 rounds and ±8%
 /// after 5 (docs/methodology.md, "Measuring to a precision").
 pub const PRECISION_FUTILITY_ROUNDS: u64 = 6;
+/// Precision target: the rule reads the intervals over worker processes after every process and
+/// stops at the first narrow enough, so each look reads its interval at 1 − 5%/K
+/// (`stats::precision::looks_factor`). K is the smallest that keeps the stated intervals' coverage
+/// of a repeat at 95% within the Monte Carlo error in the simulator
+/// (`crates/augbench-core/tests/simulated_precision.rs`; figures in docs/methodology.md).
+pub const PRECISION_LOOK_SPENDING: f64 = 3.0;
 /// Precision target: seconds of timed rounds one transform may spend over all its processes when
 /// `execution.transform_budget_sec` is not given (each process gets an equal share).
 pub const DEFAULT_TRANSFORM_BUDGET_SEC: f64 = 30.0;
@@ -318,6 +324,11 @@ pub const DEFAULT_REFERENCE_LIBRARY: &str = "albumentationsx";
 /// Regression and A/B verdicts: the smallest change in time per item (0.05 = 5% slower or
 /// faster, the band `stats::paired::min_effect_band`) that can be a regression or an improvement.
 pub const REGRESSION_MIN_EFFECT: f64 = 0.05;
+/// The gate between separate runs (`compare --baseline --current`) estimates the drift between
+/// invocations from this many baseline invocations or more (`--baseline` repeated); with fewer,
+/// and no `--drift`, it does not know its between-run error rate and `--fail-on-regression` is
+/// refused (docs/ci.md).
+pub const DRIFT_MIN_INVOCATIONS: usize = 3;
 
 /// `augbench run` warns that the machine is busy above this one-minute load per logical thread.
 pub const BUSY_LOAD_PER_THREAD: f64 = 0.5;

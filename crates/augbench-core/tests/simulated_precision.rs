@@ -1,16 +1,19 @@
 //! The error rates of measuring to a precision (`execution.precision`), on a simulator of the
-//! measurement (issue "Verdicts you can gate a release on", item 4): seeded simulated transforms
-//! of two libraries timed in the same rounds, driven through the stopping rule exactly as the
-//! interleaved scheduler drives it (`stop_rule` before every round, `after_process` and
-//! `another_process` after every process). The rule looks after every round, so what it stops on
-//! is checked here, not assumed: when a transform says `reached ±p`, the true speedup lies within
-//! ±p of the stated one, and a repeat invocation's speedup too, in ≥ 95% of transforms.
+//! measurement: seeded simulated transforms of two libraries timed in the same rounds, driven
+//! through the stopping rule exactly as the interleaved scheduler drives it (`stop_rule` before
+//! every round, `after_process` and `another_process` after every process). The rule looks
+//! after every round, so what it stops on is checked here, not assumed: when a transform says
+//! `reached ±h`, a repeat invocation's speedup lies within ±h of the stated one (the interval is a
+//! rerun interval) in 95% of transforms, up to the Monte Carlo error.
 //! `cargo test --release -p augbench-core --test integration simulated_precision:: --
-//! --nocapture` prints the measured rows.
+//! --nocapture` prints the measured rows (docs/methodology.md, "Measuring to a precision").
 //!
-//! The model is `augbench-report`'s verdict simulator's: per worker process a ln-normal level
-//! (sd σ_p) per library, a slow process (×0.7) 5% of the time, a round drift (σ_d) shared by
-//! both libraries, a run noise (σ_r); library A is `1 + e` times library B.
+//! The model: per worker process a ln-normal level shared by both libraries (σ_s: the machine's
+//! state while the process ran) and one of each library's own (σ_p), a slow process (×0.7) of
+//! either library some of the time, per invocation a lean of each library (τ: what moves between
+//! invocations that no run can see), a round drift shared by both (σ_d), and a run noise (σ_r),
+//! normal or heavy-tailed (Student's t with 3 degrees of freedom), part of it shared by the two
+//! libraries of a round (`clustered`: pairs on the same core); library A is `1 + e` times B.
 
 use std::f64::consts::TAU;
 
@@ -26,15 +29,20 @@ use rand_chacha::ChaCha8Rng;
 const SLOW: f64 = 0.7;
 /// Seconds one round takes in the simulation (both libraries' runs).
 const ROUND_SEC: f64 = 0.5;
-/// What the tests hold: the share of `reached` transforms whose claim holds, at least.
-const MIN_HOLDS: f64 = 0.95;
 
 #[derive(Debug, Clone, Copy)]
 struct Model {
+    sd_shared: f64,
     sd_process: f64,
     sd_drift: f64,
     sd_run: f64,
+    /// Heavy-tailed run noise (Student's t, 3 degrees of freedom, scaled to `sd_run`).
+    heavy: bool,
+    /// The share of the run noise both libraries of a round share.
+    clustered: f64,
     slow_share: f64,
+    /// Per invocation, each library's lean (ln sd).
+    lean: f64,
     effect: f64,
 }
 
@@ -42,6 +50,15 @@ fn normal(rng: &mut ChaCha8Rng) -> f64 {
     let u: f64 = 1.0 - rng.random::<f64>();
     let v: f64 = rng.random();
     (-2.0 * u.ln()).sqrt() * (TAU * v).cos()
+}
+
+/// Unit-variance noise: normal, or Student's t(3) scaled to variance 1.
+fn noise(m: &Model, rng: &mut ChaCha8Rng) -> f64 {
+    if !m.heavy {
+        return normal(rng);
+    }
+    let chi: f64 = (0..3).map(|_| normal(rng).powi(2)).sum();
+    normal(rng) / (chi / 3.0).sqrt() / 3f64.sqrt()
 }
 
 fn level(m: &Model, rng: &mut ChaCha8Rng) -> f64 {
@@ -53,22 +70,42 @@ fn level(m: &Model, rng: &mut ChaCha8Rng) -> f64 {
     m.sd_process * normal(rng) + slow
 }
 
+/// One invocation: each library's lean, drawn once.
+#[derive(Clone, Copy)]
+struct Invocation {
+    leans: [f64; 2],
+}
+
+impl Invocation {
+    fn start(m: &Model, rng: &mut ChaCha8Rng) -> Invocation {
+        Invocation {
+            leans: [m.lean * normal(rng), m.lean * normal(rng)],
+        }
+    }
+}
+
 /// One worker process of both libraries: levels drawn once, then rounds on demand.
 struct Process {
     levels: [f64; 2],
 }
 
 impl Process {
-    fn start(m: &Model, rng: &mut ChaCha8Rng) -> Process {
+    fn start(m: &Model, inv: Invocation, rng: &mut ChaCha8Rng) -> Process {
+        let shared = m.sd_shared * normal(rng);
         Process {
-            levels: [level(m, rng) + m.effect.ln_1p(), level(m, rng)],
+            levels: [
+                shared + level(m, rng) + m.effect.ln_1p() + inv.leans[0],
+                shared + level(m, rng) + inv.leans[1],
+            ],
         }
     }
 
     fn round(&self, m: &Model, rng: &mut ChaCha8Rng) -> [f64; 2] {
         let drift = m.sd_drift * normal(rng);
+        let common = m.clustered.sqrt() * noise(m, rng);
+        let own = (1.0 - m.clustered).sqrt();
         self.levels
-            .map(|l| 1000.0 * (l + drift + m.sd_run * normal(rng)).exp())
+            .map(|l| 1000.0 * (l + drift + m.sd_run * (common + own * noise(m, rng))).exp())
     }
 }
 
@@ -76,6 +113,8 @@ impl Process {
 struct Ended {
     reached: bool,
     ratio: f64,
+    /// The half-width the transform stated over its processes (NaN: none formed).
+    half_width: f64,
     processes: usize,
     rounds: u64,
 }
@@ -108,13 +147,14 @@ impl Runs {
 /// the pooled runs below `MIN_PROCESS_UNITS` processes and this process's own from there on.
 fn process_rounds(
     m: &Model,
+    inv: Invocation,
     rng: &mut ChaCha8Rng,
     all: &mut Runs,
     p: usize,
     budget: f64,
     aim: f64,
 ) -> (Decision, f64, u64) {
-    let proc = Process::start(m, rng);
+    let proc = Process::start(m, inv, rng);
     let pooled = p + 1 < policy::MIN_PROCESS_UNITS;
     let earlier_runs: usize = all.groups.iter().sum();
     all.groups.push(0);
@@ -149,6 +189,7 @@ fn process_rounds(
 /// One transform measured to `target` within `budget_sec`, as the scheduler measures it: the
 /// default processes, then more while `another_process` says so.
 fn transform(m: &Model, rng: &mut ChaCha8Rng, target: f64, budget_sec: f64) -> Ended {
+    let inv = Invocation::start(m, rng);
     let configured = policy::DEFAULT_PROCESSES;
     let mut all = Runs::default();
     let mut record: Option<PrecisionRecord> = None;
@@ -172,7 +213,7 @@ fn transform(m: &Model, rng: &mut ChaCha8Rng, target: f64, budget_sec: f64) -> E
             Vec::new()
         };
         let aim = process_target(target, &earlier_over);
-        let (d, own, rounds) = process_rounds(m, rng, &mut all, p as usize, share, aim);
+        let (d, own, rounds) = process_rounds(m, inv, rng, &mut all, p as usize, share, aim);
         let over = all.widths(&all.groups);
         if std::env::var("SIMDBG").is_ok() {
             eprintln!("p{p} d={d:?} own={own:.4} rounds={rounds} over={over:?}");
@@ -195,6 +236,7 @@ fn transform(m: &Model, rng: &mut ChaCha8Rng, target: f64, budget_sec: f64) -> E
     Ended {
         reached: r.reached,
         ratio: pair.ratio,
+        half_width: r.half_width.unwrap_or(f64::NAN),
         processes: all.groups.len(),
         rounds: r.rounds,
     }
@@ -209,6 +251,11 @@ struct Tally {
     truth_within: usize,
     /// Reached, and a repeat invocation's ratio within ±target of the stated one.
     repeat_within: usize,
+    /// Reached, and a repeat invocation's ratio within the stated ±h (the interval's coverage).
+    covered: usize,
+    /// Every transform whose interval formed, and those whose repeat lies within it.
+    stated: usize,
+    stated_covered: usize,
     processes: usize,
     rounds: u64,
 }
@@ -217,10 +264,16 @@ impl Tally {
     fn share(&self, k: usize) -> f64 {
         k as f64 / self.reached.max(1) as f64
     }
+
+    /// The coverage of every stated interval, and its Monte Carlo standard error.
+    fn coverage(&self) -> (f64, f64) {
+        let p = self.stated_covered as f64 / self.stated.max(1) as f64;
+        (p, (p * (1.0 - p) / self.stated.max(1) as f64).sqrt())
+    }
 }
 
-fn within(x: f64, y: f64, target: f64) -> bool {
-    (x.ln() - y.ln()).abs() <= target.ln_1p() * (1.0 + 1e-9)
+fn within(x: f64, y: f64, half_width: f64) -> bool {
+    (x.ln() - y.ln()).abs() <= half_width.ln_1p() * (1.0 + 1e-9)
 }
 
 fn measure(m: Model, target: f64, budget_sec: f64, n: usize, seed: u64) -> Tally {
@@ -233,63 +286,204 @@ fn measure(m: Model, target: f64, budget_sec: f64, n: usize, seed: u64) -> Tally
         t.n += 1;
         t.processes += e.processes;
         t.rounds += e.rounds;
+        if e.half_width.is_finite() {
+            t.stated += 1;
+            t.stated_covered += usize::from(within(e.ratio, repeat.ratio, e.half_width));
+        }
         if e.reached {
             t.reached += 1;
             t.truth_within += usize::from(within(e.ratio, truth, target));
             t.repeat_within += usize::from(within(e.ratio, repeat.ratio, target));
+            t.covered += usize::from(within(e.ratio, repeat.ratio, e.half_width));
         }
     }
     t
 }
 
+/// The base model: processes that share the machine's state (σ_s 10%) and each their own
+/// level (σ_p), round drift 3%, run noise 3%, a slow process 5% of the time, leans of 0.5%.
 fn model(sd_process: f64) -> Model {
     Model {
+        sd_shared: 0.10,
         sd_process,
         sd_drift: 0.03,
         sd_run: 0.03,
+        heavy: false,
+        clustered: 0.0,
         slow_share: 0.05,
+        lean: 0.005,
         effect: -0.10,
     }
 }
 
 fn report(name: &str, m: Model, target: f64, t: &Tally) {
+    let (cov, se) = t.coverage();
     eprintln!(
-        "| {name} | σ_p {} | ±{:.0}% | {} | {:.1}% | {:.1}% | {:.1}% | {:.1} | {:.1} |",
+        "| {name} | σ_p {} | ±{:.0}% | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1}% ± {:.1} | {:.1} | {:.1} |",
         m.sd_process,
         target * 100.0,
         t.n,
         100.0 * t.reached as f64 / t.n as f64,
         100.0 * t.share(t.truth_within),
         100.0 * t.share(t.repeat_within),
+        100.0 * t.share(t.covered),
+        100.0 * cov,
+        100.0 * se,
         t.processes as f64 / t.n as f64,
         t.rounds as f64 / t.n as f64,
     );
 }
 
-/// Processes 1% apart: claims at ±10% and ±20% are made and hold.
-#[test]
-fn reached_claims_hold_when_processes_agree() {
-    for (k, target) in [0.10, 0.20].into_iter().enumerate() {
-        let m = model(0.01);
-        let t = measure(m, target, 60.0, 80, 40 + k as u64);
-        report("agree", m, target, &t);
-        assert!(t.reached > 0, "{t:?}");
-        assert!(t.share(t.truth_within) >= MIN_HOLDS, "{t:?}");
+/// What the rule's claims keep: every interval it stated over its processes holds a repeat's
+/// speedup at 95% less twice its Monte Carlo error or more; of the transforms that said
+/// `reached ±x`, the truth lies within ±x as often. A repeat of a reached transform lies within
+/// ±x less often (`MIN_REPEAT_WITHIN`): the repeat stops on its own looks, and the claim was
+/// made on the first look narrow enough (docs/methodology.md, "Measuring to a precision").
+fn assert_holds(t: &Tally) {
+    let (cov, se) = t.coverage();
+    assert!(
+        cov >= policy::CONFIDENCE - 2.0 * se,
+        "coverage {cov} ± {se}: {t:?}"
+    );
+    if t.reached >= 20 {
+        let se = (policy::CONFIDENCE * (1.0 - policy::CONFIDENCE) / t.reached as f64).sqrt();
+        let floor = policy::CONFIDENCE - 2.0 * se;
+        assert!(t.share(t.truth_within) >= floor, "{t:?}");
+        assert!(t.share(t.repeat_within) >= MIN_REPEAT_WITHIN, "{t:?}");
     }
 }
 
-/// Processes 10% apart: no claim at ±10% is made (before the rule spent its error rate over its
-/// looks, 5% of transforms said `reached ±10%` and the truth lay within it for a quarter of
-/// them); at ±40% claims are made and hold.
+/// Of reached transforms, the share whose repeat lies within the target, at least.
+const MIN_REPEAT_WITHIN: f64 = 0.80;
+
+const N: usize = 200;
+
+/// A quiet machine read on the thread's CPU clock: rounds 1% apart, processes 0.5%, drift 1%.
+fn quiet() -> Model {
+    Model {
+        sd_drift: 0.01,
+        sd_run: 0.01,
+        ..model(0.005)
+    }
+}
+
+/// Quiet rounds: most transforms reach ±5% and their claims hold.
+#[test]
+fn reached_claims_hold_on_a_quiet_machine() {
+    let m = quiet();
+    let t = measure(m, 0.05, 60.0, N, 30);
+    report("quiet", m, 0.05, &t);
+    assert!(t.reached > N / 2, "most reach: {t:?}");
+    assert_holds(&t);
+}
+
+/// Rounds 3% apart, processes 1%: claims at ±5% and ±10% are made, and hold.
+#[test]
+fn reached_claims_hold_when_processes_agree() {
+    for (k, target) in [0.05, 0.10].into_iter().enumerate() {
+        let m = model(0.01);
+        let t = measure(m, target, 60.0, N, 40 + k as u64);
+        report("agree", m, target, &t);
+        assert!(t.reached > 0, "{t:?}");
+        assert_holds(&t);
+    }
+}
+
+/// Processes 10% apart, each library its own level: claims at ±10% are rare, and hold.
 #[test]
 fn reached_claims_hold_when_processes_disagree() {
     for (k, target) in [0.10, 0.40].into_iter().enumerate() {
         let m = model(0.10);
-        let t = measure(m, target, 60.0, 80, 50 + k as u64);
+        let t = measure(m, target, 60.0, N, 50 + k as u64);
         report("disagree", m, target, &t);
-        assert!(
-            t.reached == 0 || t.share(t.truth_within) >= MIN_HOLDS,
-            "{t:?}"
+        assert_holds(&t);
+    }
+}
+
+/// Heavy-tailed rounds, rounds clustered on a core, and no slow process.
+#[test]
+fn reached_claims_hold_with_heavy_tails_clustering_and_no_slow_processes() {
+    let heavy = Model {
+        heavy: true,
+        clustered: 0.5,
+        slow_share: 0.0,
+        ..model(0.02)
+    };
+    let t = measure(heavy, 0.05, 60.0, N, 60);
+    report("heavy, clustered, no slow", heavy, 0.05, &t);
+    assert_holds(&t);
+}
+
+/// Leans between invocations of 2% per library (ln sd): no run sees them, and the drift floor
+/// stands for less. The known limit of an interval from one run: it cannot hold a rerun that
+/// leans more than the floor allows, and the simulator shows it.
+#[test]
+fn invocation_leans_beyond_the_floor_are_a_known_limit() {
+    let leaning = Model {
+        lean: 0.02,
+        ..model(0.01)
+    };
+    let t = measure(leaning, 0.05, 60.0, N, 70);
+    report("leans 2%", leaning, 0.05, &t);
+    let (cov, _) = t.coverage();
+    assert!(cov < policy::CONFIDENCE, "the known failure: {t:?}");
+}
+
+/// A fixed schedule (no precision target: `policy::DEFAULT_PROCESSES` processes of
+/// `policy::DEFAULT_NUM_RUNS` rounds): the share of transforms whose paired speedup's recorded
+/// rerun interval holds a repeat invocation's speedup, and its Monte Carlo error.
+fn fixed_coverage(m: Model, n: usize, seed: u64) -> (f64, f64) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let run = |rng: &mut ChaCha8Rng| {
+        let inv = Invocation::start(&m, rng);
+        let mut all = Runs::default();
+        for _ in 0..policy::DEFAULT_PROCESSES {
+            let proc = Process::start(&m, inv, rng);
+            for _ in 0..policy::DEFAULT_NUM_RUNS {
+                let [x, y] = proc.round(&m, rng);
+                all.a.push(x);
+                all.b.push(y);
+            }
+            all.groups.push(policy::DEFAULT_NUM_RUNS as usize);
+        }
+        paired("", &all.a, &all.b, &all.groups).expect("pairs form")
+    };
+    let covered = (0..n)
+        .filter(|_| {
+            let (first, repeat) = (run(&mut rng), run(&mut rng));
+            first.rerun_low <= repeat.ratio && repeat.ratio <= first.rerun_high
+        })
+        .count();
+    let p = covered as f64 / n as f64;
+    (p, (p * (1.0 - p) / n as f64).sqrt())
+}
+
+/// The rerun interval results record and tables show beside a paired speedup covers a repeat
+/// at 95% within the Monte Carlo error, in every model but the known limit (leans past the
+/// floor).
+#[test]
+fn the_recorded_rerun_interval_of_a_fixed_schedule_covers_a_repeat() {
+    let models = [
+        ("agree", model(0.01)),
+        ("disagree", model(0.10)),
+        (
+            "heavy, clustered, no slow",
+            Model {
+                heavy: true,
+                clustered: 0.5,
+                slow_share: 0.0,
+                ..model(0.02)
+            },
+        ),
+    ];
+    for (k, (name, m)) in models.into_iter().enumerate() {
+        let (cov, se) = fixed_coverage(m, 1000, 80 + k as u64);
+        eprintln!(
+            "| fixed 3 × 5: {name} | σ_p {} | {:.1}% ± {:.1} |",
+            m.sd_process,
+            cov * 100.0,
+            se * 100.0
         );
+        assert!(cov >= policy::CONFIDENCE - 2.0 * se, "{name}: {cov} ± {se}");
     }
 }

@@ -5,6 +5,7 @@
 pub mod ab;
 pub mod counts;
 pub mod docs;
+pub mod drift;
 pub mod export;
 pub mod figure;
 pub mod html;

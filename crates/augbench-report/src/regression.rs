@@ -1,11 +1,14 @@
-//! Regression check: a baseline run against a current one, row by row (group, library,
-//! transform), on the rows' headline figures (`Row::headline`; both sides' medians where the two
-//! runs recorded different figures, e.g. a file written before figures existed). The ratio
-//! current ÷ baseline gets a 95% confidence interval on the log scale from each side's confidence
-//! interval of its figure, and `verdict::decide_in_family` reads it (`same`, `regression`,
+//! Regression check: a baseline run (one or more invocations) against a current one, row by row
+//! (group, library, transform), on the rows' headline figures (`Row::headline`; both sides'
+//! medians where the two runs recorded different figures, e.g. a file written before figures
+//! existed). The ratio current ÷ baseline (the baseline's geometric mean over its invocations)
+//! gets an interval on the log scale from each side's confidence interval of its figure plus the
+//! drift between invocations (`drift`: estimated from repeated baselines, stated, or unknown,
+//! which the summary says), and `verdict::decide_in_family` reads it (`same`, `regression`,
 //! `faster` or `undecided`; a change on the interval widened so that every row's change claims
 //! together keep 5%); a side with fewer than `verdict::MIN_UNITS` runs leaves the row
-//! `undecided`. Rows measured on neither side collapse into one line.
+//! `undecided`; rows measured on other machines are `not comparable`. Rows measured on neither
+//! side collapse into one line.
 
 use std::collections::BTreeMap;
 
@@ -48,6 +51,8 @@ pub struct Comparison {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RegressionReport {
     pub min_effect: f64,
+    /// What the interval's between-invocation term rests on.
+    pub drift: crate::drift::DriftBasis,
     /// Rows measured on both sides: the family whose change claims share one 5% error rate.
     pub family: usize,
     /// Every row measured on at least one side.
@@ -134,9 +139,28 @@ pub fn compare_with(
     min_effect: f64,
     count_min_effect: f64,
 ) -> anyhow::Result<RegressionReport> {
+    let effects = (min_effect, count_min_effect);
+    compare_runs(std::slice::from_ref(baseline), current, effects, None)
+}
+
+/// Every row present in the first baseline invocation or the current run, against the
+/// baseline's `invocations` (the first decides which rows it has; the others add their figures
+/// and the drift estimate), at the (time, count) minimum effects, with a stated `drift` (τ, ln
+/// sd between invocations) or none.
+pub fn compare_runs(
+    invocations: &[Dataset],
+    current: &Dataset,
+    (min_effect, count_min_effect): (f64, f64),
+    drift: Option<f64>,
+) -> anyhow::Result<RegressionReport> {
     verdict::check_min_effect(min_effect)?;
     verdict::check_min_effect(count_min_effect)?;
+    let Some(baseline) = invocations.first() else {
+        anyhow::bail!("no baseline invocation to compare against");
+    };
+    let basis = crate::drift::basis(invocations, drift);
     let (b, c) = (index(baseline), index(current));
+    let others: Vec<_> = invocations[1..].iter().map(crate::drift::index).collect();
     let mut keys: Vec<&RowKey> = b.keys().chain(c.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -146,10 +170,12 @@ pub fn compare_with(
         .count();
     let mut report = RegressionReport {
         min_effect,
+        drift: basis.clone(),
         family,
         rows: Vec::new(),
         not_measured: Unmeasured::default(),
     };
+    let machines = Machines::of(baseline, current);
     for k in keys {
         let (br, cr) = (b.get(k).copied(), c.get(k).copied());
         if !is_measured(br) && !is_measured(cr) {
@@ -158,15 +184,84 @@ pub fn compare_with(
                 .push(k.0.clone(), &state(br), &state(cr));
             continue;
         }
+        if let Some(note) = br.zip(cr).and_then(|(b, c)| machines.differ(b, c)) {
+            report.rows.push(not_comparable(k, br, cr, note));
+            continue;
+        }
         let counted = br
             .zip(cr)
             .and_then(|(b, c)| crate::counts::verdict(b, c, count_min_effect));
+        let repeats: Vec<&Row> = others.iter().filter_map(|ix| ix.get(k).copied()).collect();
+        let rule = Rule {
+            min_effect,
+            family,
+            tau: basis.tau(),
+        };
         report.rows.push(match counted {
             Some(v) => count_row(k, br, cr, v),
-            None => compare_row(k, br, cr, (min_effect, family)),
+            None => compare_row(k, (br, &repeats), cr, rule),
         });
     }
     Ok(report)
+}
+
+/// The machine each result file ran on, by its card's CPU and thread count.
+struct Machines<'a> {
+    cards: BTreeMap<&'a std::path::Path, String>,
+}
+
+impl<'a> Machines<'a> {
+    fn of(baseline: &'a Dataset, current: &'a Dataset) -> Machines<'a> {
+        let cards = baseline
+            .sources
+            .iter()
+            .chain(&current.sources)
+            .map(|s| (s.path.as_path(), machine_kind(&s.system_info)))
+            .collect();
+        Machines { cards }
+    }
+
+    /// `ran on other machines: …` when both rows' files name a machine and they differ.
+    fn differ(&self, b: &Row, c: &Row) -> Option<String> {
+        let (mb, mc) = (
+            self.cards.get(b.source.as_path())?,
+            self.cards.get(c.source.as_path())?,
+        );
+        (!mb.is_empty() && !mc.is_empty() && mb != mc)
+            .then(|| format!("ran on other machines: baseline {mb}; current {mc}"))
+    }
+}
+
+/// `AMD EPYC 7B13 × 2 threads`: a machine card's kind (empty when the file has none).
+fn machine_kind(info: &serde_json::Value) -> String {
+    let cpu = info.get("processor").and_then(|v| v.as_str()).unwrap_or("");
+    let threads = info.get("cpu_count").and_then(serde_json::Value::as_u64);
+    match threads {
+        Some(n) if !cpu.is_empty() => format!("{cpu} × {n} threads"),
+        _ => cpu.to_string(),
+    }
+}
+
+/// A row that both runs measured, but not comparably (other machines).
+fn not_comparable(k: &RowKey, b: Option<&Row>, c: Option<&Row>, note: String) -> Comparison {
+    let media = b.or(c).map_or(augbench_core::Media::Image, |r| r.media);
+    Comparison {
+        key: k.0.clone(),
+        library: k.1.clone(),
+        transform: k.2.clone(),
+        unit: unit(media),
+        figure: None,
+        baseline: b.and_then(|r| r.headline()).map(|h| h.value),
+        baseline_interval: None,
+        current: c.and_then(|r| r.headline()).map(|h| h.value),
+        current_interval: None,
+        delta_pct: None,
+        ratio: None,
+        ratio_interval: None,
+        change_interval: None,
+        verdict: Verdict::NotComparable,
+        note: Some(note),
+    }
 }
 
 fn is_measured(r: Option<&Row>) -> bool {
@@ -188,6 +283,8 @@ struct Side {
     confidence: Option<f64>,
     /// Positive, finite runs.
     runs: usize,
+    /// Invocations the value is the geometric mean of (1 for the current run).
+    invocations: usize,
 }
 
 /// The figure of a measured row with its intervals (`Row::headline`); with `median_only`, its
@@ -208,6 +305,7 @@ fn side(r: Option<&Row>, median_only: bool) -> Option<Side> {
             label: stats::Estimator::Median.label().into(),
             confidence: median_confidence(r, m),
             runs,
+            invocations: 1,
         });
     }
     let recorded = h.low.zip(h.high);
@@ -217,7 +315,34 @@ fn side(r: Option<&Row>, median_only: bool) -> Option<Side> {
         label: h.label(),
         confidence: recorded.and_then(|iv| confidence_from_rerun(h.value, iv)),
         runs,
+        invocations: 1,
     })
+}
+
+/// The baseline side over its invocations: `first` with the `repeats` of other invocations
+/// (measured on the same figure): the geometric mean of their values, and the root mean square
+/// of their confidence half-widths ÷ √k.
+fn over_invocations(first: Side, repeats: &[&Row]) -> Side {
+    let more: Vec<(f64, f64)> = repeats
+        .iter()
+        .filter_map(|r| side(Some(*r), first.label == stats::Estimator::Median.label()))
+        .filter_map(|s| s.confidence.map(|h| (s.value.ln(), h)))
+        .collect();
+    let Some(h0) = first.confidence else {
+        return first;
+    };
+    let all: Vec<(f64, f64)> = std::iter::once((first.value.ln(), h0))
+        .chain(more)
+        .collect();
+    let k = all.len() as f64;
+    let value = (all.iter().map(|p| p.0).sum::<f64>() / k).exp();
+    let rms = (all.iter().map(|p| p.1 * p.1).sum::<f64>() / k).sqrt();
+    Side {
+        value,
+        confidence: Some(rms / k.sqrt()),
+        invocations: all.len(),
+        ..first
+    }
 }
 
 /// Both sides on the same figure: their headline figures when the same estimator, else medians.
@@ -244,12 +369,25 @@ struct Judged {
     note: Option<String>,
 }
 
-/// `judge`'s (minimum effect, rows in the family of change claims).
-type Rule = (f64, usize);
+/// What `judge` reads besides the two sides.
+#[derive(Debug, Clone, Copy)]
+struct Rule {
+    min_effect: f64,
+    /// Rows in the family of change claims.
+    family: usize,
+    /// Drift between invocations (ln sd), where known.
+    tau: Option<f64>,
+}
 
-fn judge(b: &Side, c: &Side, (min_effect, family): Rule) -> Judged {
+fn judge(b: &Side, c: &Side, rule: Rule) -> Judged {
+    let Rule {
+        min_effect, family, ..
+    } = rule;
     let ratio = c.value / b.value;
-    let halves = b.confidence.zip(c.confidence);
+    let halves = b.confidence.zip(c.confidence).map(|(hb, hc)| {
+        let drift = drift_half(rule.tau, b.invocations);
+        (hb.hypot(drift), hc)
+    });
     let interval = halves
         .and_then(|(hb, hc)| logscale::ratio_of(c.value, hc, b.value, hb))
         .map(|r| r.1);
@@ -275,6 +413,15 @@ fn judge(b: &Side, c: &Side, (min_effect, family): Rule) -> Judged {
     }
 }
 
+/// The 95% half-width (log scale) the drift between invocations adds to current ÷ baseline: the
+/// current invocation's τ and the baseline mean's τ/√k, z·τ·√(1 + 1/k); none where τ is unknown.
+fn drift_half(tau: Option<f64>, invocations: usize) -> f64 {
+    let z = stats::student::normal_quantile(0.5 + augbench_core::policy::CONFIDENCE / 2.0);
+    tau.map_or(0.0, |t| {
+        z * t * (1.0 + 1.0 / invocations.max(1) as f64).sqrt()
+    })
+}
+
 /// How much wider a normal interval at the family's level is than at 95%.
 fn family_widening(family: usize) -> f64 {
     let p = |confidence: f64| 1.0 - (1.0 - confidence) / 2.0;
@@ -282,12 +429,18 @@ fn family_widening(family: usize) -> f64 {
     z(verdict::family_confidence(family)) / z(augbench_core::policy::CONFIDENCE)
 }
 
-fn compare_row(k: &RowKey, b: Option<&Row>, c: Option<&Row>, rule: Rule) -> Comparison {
+fn compare_row(
+    k: &RowKey,
+    (b, repeats): (Option<&Row>, &[&Row]),
+    c: Option<&Row>,
+    rule: Rule,
+) -> Comparison {
     let media = b
         .or(c)
         .map(|r| r.media)
         .unwrap_or(augbench_core::Media::Image);
     let (bm, cm, differ) = sides(b, c);
+    let bm = bm.map(|s| over_invocations(s, repeats));
     let judged = bm
         .as_ref()
         .zip(cm.as_ref())
@@ -386,7 +539,8 @@ pub fn summary(report: &RegressionReport) -> String {
 fn timed_summary(report: &RegressionReport) -> String {
     let [slower, faster, same, undecided, not_comparable] = report.counts();
     format!(
-        "{slower} regression(s), {faster} faster, {same} same, {undecided} undecided, {not_comparable} not comparable ({})",
+        "{slower} regression(s), {faster} faster, {same} same, {undecided} undecided, {not_comparable} not comparable ({}; {})",
+        report.drift.describe(),
         verdict::rule(
             report.min_effect,
             verdict::RUNS_INTERVAL,
@@ -409,13 +563,22 @@ mod tests {
             label: "fastest run".into(),
             confidence: confidence_from_rerun(value, iv),
             runs,
+            invocations: 1,
+        }
+    }
+
+    fn rule(min_effect: f64, family: usize) -> Rule {
+        Rule {
+            min_effect,
+            family,
+            tau: None,
         }
     }
 
     #[test]
     fn two_sides_at_the_drift_floor_give_the_floor_as_the_ratio_interval() {
         let h = 0.02f64.ln_1p();
-        let j = judge(&side(1000.0, h, 5), &side(1000.0, h, 5), (0.05, 1));
+        let j = judge(&side(1000.0, h, 5), &side(1000.0, h, 5), rule(0.05, 1));
         let (lo, hi) = j.interval.unwrap();
         assert!((hi.ln() - h).abs() < 1e-12 && (lo.ln() + h).abs() < 1e-12);
         assert_eq!(j.verdict, Verdict::Same);
@@ -424,13 +587,13 @@ mod tests {
     #[test]
     fn a_tight_twenty_percent_drop_is_a_regression() {
         let h = 0.02f64.ln_1p();
-        let j = judge(&side(1000.0, h, 5), &side(800.0, h, 5), (0.05, 1));
+        let j = judge(&side(1000.0, h, 5), &side(800.0, h, 5), rule(0.05, 1));
         assert_eq!((j.verdict, j.note), (Verdict::Regression, None));
     }
 
     #[test]
     fn a_wide_interval_is_undecided_and_says_what_it_could_see() {
-        let j = judge(&side(1000.0, 0.5, 5), &side(800.0, 0.5, 5), (0.05, 1));
+        let j = judge(&side(1000.0, 0.5, 5), &side(800.0, 0.5, 5), rule(0.05, 1));
         assert_eq!(j.verdict, Verdict::Undecided);
         assert!(j.note.unwrap().starts_with("could not see a change under"));
     }
@@ -439,10 +602,10 @@ mod tests {
     fn a_change_in_a_family_of_rows_needs_a_wider_margin() {
         let h = 0.03f64.ln_1p();
         let (b, c) = (side(1000.0, h, 5), side(960.0, h, 5));
-        let alone = judge(&b, &c, (0.05, 1));
+        let alone = judge(&b, &c, rule(0.05, 1));
         assert_eq!(alone.verdict, Verdict::Regression);
         assert_eq!(alone.change, alone.interval);
-        let among = judge(&b, &c, (0.05, 200));
+        let among = judge(&b, &c, rule(0.05, 200));
         assert_eq!(among.verdict, Verdict::Undecided);
         assert_eq!(among.interval, alone.interval);
         let (lo, hi) = among.change.unwrap();
@@ -452,7 +615,7 @@ mod tests {
     #[test]
     fn too_few_runs_are_undecided_however_tight() {
         let h = 0.02f64.ln_1p();
-        let j = judge(&side(1000.0, h, 2), &side(800.0, h, 5), (0.05, 1));
+        let j = judge(&side(1000.0, h, 2), &side(800.0, h, 5), rule(0.05, 1));
         assert_eq!(j.verdict, Verdict::Undecided);
         assert_eq!(
             j.note.unwrap(),
@@ -464,7 +627,7 @@ mod tests {
     fn no_recorded_interval_is_undecided() {
         let mut b = side(1000.0, 0.02, 5);
         b.confidence = None;
-        let j = judge(&b, &side(800.0, 0.02, 5), (0.05, 1));
+        let j = judge(&b, &side(800.0, 0.02, 5), rule(0.05, 1));
         assert_eq!(j.verdict, Verdict::Undecided);
         assert_eq!(j.interval, None);
     }

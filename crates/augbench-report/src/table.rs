@@ -464,12 +464,17 @@ fn ratio(
 ) -> Option<Ratio> {
     let (ma, mb) = (a.figure()?, b.figure()?);
     Some(match group.paired(reference, other, transform) {
-        Some(p) => Ratio {
-            value: p.ratio,
-            paired: true,
-            ci_low: Some(p.ci_low),
-            ci_high: Some(p.ci_high),
-        },
+        Some(p) => {
+            // Where a repeat of the run lands (the rerun interval over worker processes) where the
+            // source recorded it; else the interval over rounds (older sources).
+            let (lo, hi) = p.rerun.unwrap_or((p.ci_low, p.ci_high));
+            Ratio {
+                value: p.ratio,
+                paired: true,
+                ci_low: Some(lo),
+                ci_high: Some(hi),
+            }
+        }
         None => Ratio {
             value: ma / mb,
             paired: false,

@@ -132,7 +132,8 @@ fn regression_exit_codes() {
             .arg("--current")
             .arg(current);
         if fail {
-            c.arg("--fail-on-regression");
+            // One baseline invocation: the gate needs the drift between invocations stated.
+            c.args(["--fail-on-regression", "--drift", "0.005"]);
         }
         c.assert()
     };
@@ -150,9 +151,104 @@ fn regression_exit_codes() {
         .arg("--current")
         .arg(slower.path())
         // 20% fewer images a second is 25% more time per image: below a 30% minimum effect.
-        .args(["--min-effect", "0.30", "--fail-on-regression"])
+        .args([
+            "--min-effect",
+            "0.30",
+            "--fail-on-regression",
+            "--drift",
+            "0",
+        ])
         .assert()
         .success();
+}
+
+#[test]
+fn a_gate_over_one_baseline_invocation_without_a_drift_is_refused() {
+    let base = demo();
+    augbench()
+        .arg("compare")
+        .arg("--baseline")
+        .arg(base.path())
+        .arg("--current")
+        .arg(base.path())
+        .arg("--fail-on-regression")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "drift between invocations not estimated",
+        ))
+        .stderr(predicate::str::contains("--baseline once for each of 3"));
+    // Without the gate the verdicts still show, and say what their interval rests on.
+    augbench()
+        .arg("compare")
+        .arg("--baseline")
+        .arg(base.path())
+        .arg("--current")
+        .arg(base.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("not a 95% interval between runs"));
+}
+
+#[test]
+fn three_baseline_invocations_estimate_the_drift_and_gate() {
+    let invocations: Vec<_> = [1.0, 1.01, 0.99]
+        .iter()
+        .map(|k| {
+            let dir = tempfile::tempdir().unwrap();
+            let files: Vec<_> = sample::demo()
+                .iter()
+                .map(|f| sample::scaled(f, *k))
+                .collect();
+            write(dir.path(), &files);
+            dir
+        })
+        .collect();
+    let slower = tempfile::tempdir().unwrap();
+    let files: Vec<_> = sample::demo()
+        .iter()
+        .map(|f| sample::scaled(f, 0.8))
+        .collect();
+    write(slower.path(), &files);
+    let gate = |current: &Path| {
+        let mut c = augbench();
+        c.arg("compare");
+        for d in &invocations {
+            c.arg("--baseline").arg(d.path());
+        }
+        c.arg("--current").arg(current).arg("--fail-on-regression");
+        c.assert()
+    };
+    gate(slower.path()).code(1).stdout(predicate::str::contains(
+        "estimated from 3 baseline invocations",
+    ));
+    gate(invocations[0].path())
+        .success()
+        .stdout(predicate::str::contains("0 regression(s)"));
+}
+
+#[test]
+fn rows_measured_on_another_machine_are_not_comparable() {
+    let base = demo();
+    let other = tempfile::tempdir().unwrap();
+    let files: Vec<_> = sample::demo()
+        .into_iter()
+        .map(|mut f| {
+            f.metadata.system_info.processor = "Some Other CPU".into();
+            f
+        })
+        .collect();
+    write(other.path(), &files);
+    augbench()
+        .arg("compare")
+        .arg("--baseline")
+        .arg(base.path())
+        .arg("--current")
+        .arg(other.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("ran on other machines: baseline"))
+        .stdout(predicate::str::contains("current Some Other CPU"));
 }
 
 #[test]
@@ -185,7 +281,20 @@ fn undecided_rows_fail_only_with_fail_on_undecided() {
         .stdout(predicate::str::contains(
             "not comparable: 5 rows measured in neither run (1 error, 2 slow, 2 unsupported)",
         ));
-    compare(nudged.path(), "--fail-on-regression", "0.01")
+    augbench()
+        .arg("compare")
+        .arg("--baseline")
+        .arg(base.path())
+        .arg("--current")
+        .arg(nudged.path())
+        .args([
+            "--fail-on-regression",
+            "--drift",
+            "0",
+            "--min-effect",
+            "0.01",
+        ])
+        .assert()
         .success()
         .stdout(predicate::str::contains(
             "0 regression(s), 0 faster, 0 same, 15 undecided",

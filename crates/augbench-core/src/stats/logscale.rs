@@ -62,6 +62,72 @@ pub fn median_log_half_widths(logs: &[f64], groups: &[usize]) -> (f64, f64) {
     )
 }
 
+/// The rerun half-width on the log scale over worker processes (`groups`, at least
+/// `policy::MIN_PROCESS_UNITS` that split `logs`): each process's median ln ratio is one unit,
+/// and a repeat invocation's mean of as many units lands within Student's t × the units' standard
+/// deviation × √(2/G) of this one's, 95% of the time (the difference of two means of G,
+/// `policy::CONFIDENCE`); `None` with fewer processes or ragged groups. The units' variance is
+/// the larger of their spread (G − 1 degrees of freedom) and what the rounds inside the
+/// processes imply for a median of theirs (`within_unit_variance`, many degrees of freedom):
+/// three processes that happen to agree closer than their own rounds allow would otherwise give
+/// an interval too narrow, and a rule that stops on the first narrow one would stop on exactly
+/// those. The drift floor, which no run can see, is added by the caller.
+pub fn process_rerun_half_width(logs: &[f64], groups: &[usize]) -> Option<f64> {
+    let g = groups.len();
+    if g < policy::MIN_PROCESS_UNITS || !groups_split(groups, logs.len()) {
+        return None;
+    }
+    let units = split(logs, groups);
+    let medians: Vec<f64> = units.iter().map(|u| median_log(u)).collect();
+    let mean = medians.iter().sum::<f64>() / g as f64;
+    let between = medians.iter().map(|u| (u - mean).powi(2)).sum::<f64>() / (g - 1) as f64;
+    let (var, df) = match within_unit_variance(&units) {
+        Some((within, df)) if within > between => (within, df),
+        _ => (between, g - 1),
+    };
+    let t = super::student::quantile(df, 0.5 + policy::CONFIDENCE / 2.0);
+    Some(t * var.sqrt() * (2.0 / g as f64).sqrt())
+}
+
+/// `xs` cut into consecutive slices of `groups` values each (the caller checked they fit).
+fn split<'x>(xs: &'x [f64], groups: &[usize]) -> Vec<&'x [f64]> {
+    let mut rest = xs;
+    groups
+        .iter()
+        .map(|&n| {
+            let (head, tail) = rest.split_at(n);
+            rest = tail;
+            head
+        })
+        .collect()
+}
+
+/// The variance a process's median ln ratio has from its rounds alone, averaged over the
+/// processes ((π/2)·s²/n per process, the large-sample variance of a median of n normal values;
+/// heavier tails make it err wide), with its degrees of freedom (Σ n − 1); `None` when a process
+/// has fewer than two rounds.
+fn within_unit_variance(units: &[&[f64]]) -> Option<(f64, usize)> {
+    let mut total = 0.0;
+    let mut df = 0;
+    for u in units {
+        let n = u.len();
+        if n < 2 {
+            return None;
+        }
+        let m = u.iter().sum::<f64>() / n as f64;
+        let s2 = u.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1) as f64;
+        total += std::f64::consts::FRAC_PI_2 * s2 / n as f64;
+        df += n - 1;
+    }
+    Some((total / units.len() as f64, df))
+}
+
+/// A half-width that sampling explains combined with the drift floor (both 95% half-widths of
+/// independent parts, on the log scale): √(h² + floor²).
+pub fn with_drift_floor(h: f64) -> f64 {
+    h.hypot(policy::RERUN_DRIFT_FLOOR.ln_1p())
+}
+
 /// Resampling units ordered by magnitude (|x|, then sign), so the order does not depend on the
 /// order values arrived in, nor on the sign of every value.
 fn magnitude_units(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {

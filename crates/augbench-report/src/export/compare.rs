@@ -79,14 +79,16 @@ fn with_ab(tables: String, report: &AbReport, format: Format) -> anyhow::Result<
     })
 }
 
-/// The regression verdicts of `current` against `baseline`, row by row.
+/// The regression verdicts of `current` against the baseline's invocations, row by row.
 pub fn regression(
-    baseline: &Dataset,
+    invocations: &[Dataset],
     current: &Dataset,
     effects: Effects,
+    drift: Option<f64>,
     format: Format,
 ) -> anyhow::Result<Shown> {
-    let report = regression::compare_with(baseline, current, effects.time, effects.count)?;
+    let report =
+        regression::compare_runs(invocations, current, (effects.time, effects.count), drift)?;
     Ok(Shown {
         text: render_regression(&report, format)?,
         verdicts: Some(Tally::of_regression(&report)),

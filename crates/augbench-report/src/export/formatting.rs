@@ -18,8 +18,8 @@ pub fn fmt_speedup(x: Option<f64>) -> String {
     x.map_or_else(|| "n/a".to_string(), |v| format!("{v:.2}×"))
 }
 
-/// A row's speedup: `2.31× [2.25–2.40]` when paired (the interval over rounds), `2.31×` when it
-/// is the ratio of two medians, `n/a` without one.
+/// A row's speedup: `2.31× [2.25–2.40]` when paired (its rerun interval, or the interval over
+/// rounds of an older source), `2.31×` when it is the ratio of two medians, `n/a` without one.
 pub fn fmt_row_speedup(r: &crate::table::TableRow) -> String {
     match (r.speedup, r.speedup_ci) {
         (Some(s), Some([lo, hi])) if r.speedup_paired => format!("{s:.2}× [{lo:.2}–{hi:.2}]"),
@@ -31,7 +31,7 @@ pub fn fmt_row_speedup(r: &crate::table::TableRow) -> String {
 pub fn paired_note(t: &crate::table::Table) -> Option<String> {
     (t.paired_rows > 0).then(|| {
         format!(
-            "Speedups with [an interval] are paired ({} of {} rows): both libraries were timed in the same interleaved rounds, and the speedup is the median of the per-round ratios with its interval over rounds (nominally 95%; it counts rounds, not worker processes, so it is narrower than a repeat would show where processes differ: docs/ab.md); the others are ratios of medians.",
+            "Speedups with [an interval] are paired ({} of {} rows): both libraries were timed in the same interleaved rounds, and the speedup is the median of the per-round ratios with its rerun interval, where a repeat of the run lands (over worker processes, 95% in the simulator; files without one show the interval over rounds, which is narrower than a repeat shows: docs/methodology.md, \"Two intervals\"); the others are ratios of medians.",
             t.paired_rows,
             t.rows.iter().filter(|r| r.speedup.is_some()).count()
         )

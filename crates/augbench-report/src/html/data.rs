@@ -45,6 +45,9 @@ struct GroupData<'a> {
 #[derive(Serialize)]
 struct AbData {
     min_effect: f64,
+    /// The minimum-effect band the verdicts read (`verdict::band`), [low, high]: the page draws
+    /// it as given, never from a formula of its own.
+    band: [f64; 2],
     /// `ab::summary` of the group's rows.
     summary: String,
     rows: Vec<AbRowData>,
@@ -75,7 +78,8 @@ struct RowData<'a> {
     transform: &'a str,
     /// By library name.
     cells: BTreeMap<&'a str, CellData>,
-    /// `"a>b"` → [ratio, low, high]: a ÷ b over the interleaved rounds both were timed in.
+    /// `"a>b"` → [ratio, low, high]: a ÷ b over the interleaved rounds both were timed in, with
+    /// its rerun interval (the interval over rounds for a source without one).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     paired: BTreeMap<String, [f64; 3]>,
 }
@@ -133,7 +137,8 @@ fn group<'a>(data: &'a Dataset, t: &'a Table, ab: Option<&AbReport>) -> GroupDat
             for a in &libs {
                 for b in libs.iter().filter(|b| *b != a) {
                     if let Some(p) = g.and_then(|g| g.paired(a, b, &r.transform)) {
-                        paired.insert(format!("{a}>{b}"), [p.ratio, p.ci_low, p.ci_high]);
+                        let (lo, hi) = p.rerun.unwrap_or((p.ci_low, p.ci_high));
+                        paired.insert(format!("{a}>{b}"), [p.ratio, lo, hi]);
                     }
                 }
             }
@@ -186,8 +191,10 @@ fn ab_data(report: AbReport) -> Option<AbData> {
             verdict_text: r.verdict_text(),
         })
         .collect();
+    let (low, high) = crate::verdict::band(report.min_effect);
     Some(AbData {
         min_effect: report.min_effect,
+        band: [low, high],
         summary,
         rows,
         not_measured,

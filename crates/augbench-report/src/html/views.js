@@ -273,14 +273,15 @@
   }
 
   // A/B: per pair of variants, each transform's paired ratio current \u00f7 baseline and its 95%
-  // confidence interval on one log scale centred on 1, the band of the minimum effect
-  // [1 - m, 1/(1 - m)] shaded, with the texts and verdicts `augbench compare` prints for the same rows.
+  // confidence interval on one log scale centred on 1, the band of the minimum effect shaded as the
+  // verdicts read it (`ab.band`, from Rust), with the texts and verdicts `augbench compare` prints.
   var VERDICT_CLASS = {
     "slower": "slower", "faster": "faster", "no change": "same", "undecided": "undecided", "not comparable": "none"
   };
   function drawAb(box, ab) {
     var m = ab.min_effect;
-    var span = -Math.log(1 - m) * 2;
+    var lo = ab.band[0], hi = ab.band[1];
+    var span = Math.max(-Math.log(lo), Math.log(hi)) * 2;
     ab.rows.forEach(function (r) {
       if (r.low !== null && r.high !== null) {
         span = Math.max(span, Math.abs(Math.log(r.low)), Math.abs(Math.log(r.high)));
@@ -294,7 +295,7 @@
     // stands clear of those already placed, so labels never overlap.
     var edge = span / 1.1;
     var ticks = [];
-    [1, Math.exp(-edge), Math.exp(edge), 1 - m, 1 / (1 - m), Math.exp(-edge / 2), Math.exp(edge / 2)].forEach(function (t) {
+    [1, Math.exp(-edge), Math.exp(edge), lo, hi, Math.exp(-edge / 2), Math.exp(edge / 2)].forEach(function (t) {
       var clear = ticks.every(function (u) { return Math.abs(pos(t) - pos(u)) >= 9; });
       if (clear) {
         ticks.push(t);
@@ -304,7 +305,7 @@
     var axisHtml = ticks.map(function (t) {
       return "<span class=\"tick\" style=\"left:" + pos(t).toFixed(2) + "%\">" + t.toFixed(2) + "</span>";
     }).join("");
-    var band = "left:" + pos(1 - m).toFixed(2) + "%;width:" + (pos(1 / (1 - m)) - pos(1 - m)).toFixed(2) + "%";
+    var band = "left:" + pos(lo).toFixed(2) + "%;width:" + (pos(hi) - pos(lo)).toFixed(2) + "%";
     var html = "<p class=\"muted small\">Each row: the paired ratio <b>current \u00f7 baseline</b> (over the worker-" +
       "process pairs both variants ran in; below 1 the current variant is slower), its 95% confidence interval, and the " +
       "verdict at the minimum effect of " + (100 * m).toFixed(0) + "% (the shaded band): <i>no change</i> when " +

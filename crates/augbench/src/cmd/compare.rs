@@ -89,9 +89,16 @@ pub struct Args {
     /// Write to this file (atomically) instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Regression mode: the earlier run (folder, result file or cell log).
+    /// Regression mode: the earlier run (folder, result file or cell log); given again for each
+    /// further invocation of the same baseline, from which the drift between invocations is
+    /// estimated (docs/ci.md).
     #[arg(long, value_name = "RESULTS", requires = "current")]
-    pub baseline: Option<PathBuf>,
+    pub baseline: Vec<PathBuf>,
+    /// Regression mode: the drift of a figure between invocations on this runner class (sd, as a
+    /// fraction, e.g. 0.01), measured apart and kept with the baseline; in place of repeated
+    /// baseline invocations.
+    #[arg(long, value_name = "FRACTION", requires = "current", value_parser = drift_fraction)]
+    pub drift: Option<f64>,
     /// Regression mode: the run to check against the baseline.
     #[arg(long, value_name = "RESULTS", requires = "baseline")]
     pub current: Option<PathBuf>,
@@ -126,6 +133,16 @@ pub fn help_count_min_effect() -> String {
         "Instruction-count verdicts (measure: instructions): smallest relative change of instructions per item that counts, as a fraction, whatever --min-effect says; counts guard against extra work, they are not a time verdict [default: {}]",
         policy::COUNT_MIN_EFFECT
     )
+}
+
+/// `--drift`: a fraction in [0, 1) (clap exits 2 otherwise).
+fn drift_fraction(text: &str) -> Result<f64, String> {
+    let hint = "give the drift as a fraction, e.g. --drift 0.01 for 1%";
+    match text.parse::<f64>() {
+        Ok(d) if d.is_finite() && (0.0..1.0).contains(&d) => Ok(d.ln_1p()),
+        Ok(d) => Err(format!("drift {d} is out of range: {hint}")),
+        Err(e) => Err(format!("{e}: {hint}")),
+    }
 }
 
 /// `--count-min-effect`: a fraction strictly between 0 and 1 (clap exits 2 otherwise).
@@ -189,8 +206,8 @@ pub fn emit(text: &str, out: Option<&PathBuf>) -> anyhow::Result<()> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if let (Some(b), Some(c)) = (&args.baseline, &args.current) {
-        return run_regression(&args, b, c);
+    if let Some(c) = &args.current {
+        return run_regression(&args, &args.baseline, c);
     }
     if let [folder] = args.results.as_slice()
         && augbench_report::production::is_output_folder(folder)
@@ -289,13 +306,48 @@ fn no_variants(args: &Args) -> anyhow::Result<ExitCode> {
     .into())
 }
 
-fn run_regression(args: &Args, baseline: &PathBuf, current: &PathBuf) -> anyhow::Result<ExitCode> {
+fn run_regression(
+    args: &Args,
+    baselines: &[PathBuf],
+    current: &PathBuf,
+) -> anyhow::Result<ExitCode> {
     let is_production = augbench_report::production::is_output_folder;
-    if is_production(baseline) || is_production(current) {
+    if let [baseline] = baselines
+        && (is_production(baseline) || is_production(current))
+    {
         return production_change(args, baseline, current);
     }
-    let base = load(std::slice::from_ref(baseline))?;
+    let invocations = baselines
+        .iter()
+        .map(|b| load(std::slice::from_ref(b)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let basis = augbench_report::drift::basis(&invocations, args.drift);
     let cur = load(std::slice::from_ref(current))?;
-    let shown = compare::regression(&base, &cur, args.effects(), args.format.into())?;
+    let timed = cur.rows.iter().any(|r| r.instructions.is_none());
+    if args.fail_on_regression && timed && basis.tau().is_none() {
+        return Err(gate_without_drift(&basis).into());
+    }
+    let shown = compare::regression(
+        &invocations,
+        &cur,
+        args.effects(),
+        args.drift,
+        args.format.into(),
+    )?;
     show(args, &shown)
+}
+
+/// `--fail-on-regression` on timed rows over one baseline invocation and no stated drift: the
+/// gate would claim an error rate between runs it has not got (instruction counts need none).
+fn gate_without_drift(basis: &augbench_report::drift::DriftBasis) -> augbench_core::UsageError {
+    augbench_core::UsageError::new(
+        format!(
+            "--fail-on-regression needs the drift between invocations, and it is not known: {}",
+            basis.describe()
+        ),
+        format!(
+            "pass --baseline once for each of {} or more invocations of the baseline, or --drift FRACTION measured for this runner class (docs/ci.md)",
+            policy::DRIFT_MIN_INVOCATIONS
+        ),
+    )
 }

@@ -38,11 +38,12 @@ pub struct ConfigArgs {
     pub num_items: Option<u64>,
     #[arg(long, value_name = "N", help = format!("Frames per video clip (video scenarios) [default: {}]", policy::DEFAULT_CLIP_LENGTH))]
     pub clip_length: Option<u64>,
-    #[arg(long, short = 'r', help = format!("Timed runs per transform [default: {}]", policy::DEFAULT_NUM_RUNS))]
+    /// A fixed run count; it replaces a precision target the config file sets.
+    #[arg(long, short = 'r', help = format!("Timed runs per transform, in place of the config's precision target [default: {}]", policy::DEFAULT_NUM_RUNS))]
     pub num_runs: Option<u64>,
-    /// Measure to a precision: rounds go on until every interval is within ± this fraction
-    /// (e.g. 0.03), or the transform's budget is spent.
-    #[arg(long, value_name = "FRACTION")]
+    /// Measure to a precision: rounds go on until every paired speedup's interval (one library:
+    /// its figure's) is within ± this fraction (e.g. 0.03), or the transform's budget is spent.
+    #[arg(long, value_name = "FRACTION", conflicts_with = "num_runs")]
     pub precision: Option<f64>,
     #[arg(long, value_name = "SEC", help = help_transform_budget())]
     pub transform_budget: Option<f64>,
