@@ -16,5 +16,6 @@ mod docs;
 mod html;
 mod plots;
 mod regression;
+mod simulated_gate;
 mod simulated_verdicts;
 mod tables;
