@@ -121,7 +121,7 @@ drift, g = rows(stem + ".gate.json")
 _, o = rows(stem + ".one.json")
 p = {
     "label": label, "i": int(i), "rc": int(rc), "wall_base": int(sb), "wall_cur": int(sc),
-    "load": load, "tau": (drift or {}).get("tau"),
+    "load": load, "tau": (drift or {}).get("spread", (drift or {}).get("tau")),
     "rows": {t: {"ratio": r.get("ratio"), "interval": r.get("ratio_interval"),
                  "verdict": r["verdict"], "one": o.get(t, {}).get("verdict")}
              for t, r in g.items()},

@@ -114,6 +114,39 @@ fn micro_batch_flag_is_named_in_its_error() {
     assert!(e.to_string().contains("--micro-batch"), "{e}");
 }
 
+#[test]
+fn a_typed_run_count_or_spec_file_replaces_the_files_precision() {
+    let text = rgb(
+        "micro",
+        "  libraries: [pillow]\n",
+        "execution:\n  precision: 0.05\n  transform_budget_sec: 4\n",
+    );
+    let runs = Overrides {
+        num_runs: Some(3),
+        ..Overrides::default()
+    };
+    let cfg = with_overrides(&text, &runs, vec![("num_runs", "--num-runs")]).unwrap();
+    assert_eq!(
+        cfg.execution.precision, None,
+        "the typed --num-runs is honoured"
+    );
+    assert_eq!(cfg.execution.transform_budget_sec, None);
+    assert_eq!(cfg.execution.num_runs, Some(3));
+    let mut file = RunConfig::from_yaml(&text, Path::new(FILE)).unwrap();
+    let spec = Overrides {
+        spec: Some("my_spec.py".into()),
+        ..Overrides::default()
+    };
+    spec.apply(&mut file);
+    assert_eq!(
+        file.execution.precision, None,
+        "a spec file runs num_runs runs"
+    );
+    // Nothing typed: the file's precision stands.
+    let kept = with_overrides(&text, &Overrides::default(), vec![]).unwrap();
+    assert_eq!(kept.execution.precision, Some(0.05));
+}
+
 // ---- decode scenario ---------------------------------------------------------------------------
 
 fn decode(extra_selection: &str, rest: &str) -> String {

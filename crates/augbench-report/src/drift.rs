@@ -18,15 +18,17 @@ use crate::model::{Dataset, GroupKey, Row};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "basis", rename_all = "snake_case")]
 pub enum DriftBasis {
-    /// τ̂ from the spread of the rows' figures over repeated baseline invocations, after what
-    /// each invocation's own intervals explain.
+    /// The spread of the rows' figures over repeated baseline invocations, pooled over rows:
+    /// one invocation's figure moves by `spread` (ln sd, sampling and drift together), read with
+    /// Student's t at `df` = rows × (invocations − 1) degrees of freedom.
     Estimated {
-        /// ln sd of one invocation's figure about the rows' long-run level.
-        tau: f64,
+        spread: f64,
+        df: usize,
         invocations: usize,
         rows: usize,
     },
-    /// τ as the user stated it for the runner class (`--drift`).
+    /// τ as the user stated it for the runner class (`--drift`), added to what each side's
+    /// rerun interval says of its sampling.
     Stated { tau: f64 },
     /// One baseline invocation and no stated drift: the interval is each side's rerun interval
     /// alone, whose only allowance for drift is the floor.
@@ -34,10 +36,17 @@ pub enum DriftBasis {
 }
 
 impl DriftBasis {
-    /// τ, where known.
-    pub fn tau(&self) -> Option<f64> {
-        match self {
-            DriftBasis::Estimated { tau, .. } | DriftBasis::Stated { tau } => Some(*tau),
+    /// Whether the interval has a between-invocation term from data or a statement.
+    pub fn known(&self) -> bool {
+        !matches!(self, DriftBasis::Unknown { .. })
+    }
+
+    /// The between-invocation term's ln sd: the stated τ, or the estimated spread of one
+    /// invocation's figure (sampling and drift together); `None` when unknown.
+    pub fn spread(&self) -> Option<f64> {
+        match *self {
+            DriftBasis::Estimated { spread, .. } => Some(spread),
+            DriftBasis::Stated { tau } => Some(tau),
             DriftBasis::Unknown { .. } => None,
         }
     }
@@ -46,19 +55,18 @@ impl DriftBasis {
     pub fn describe(&self) -> String {
         match self {
             DriftBasis::Estimated {
-                tau,
+                spread,
+                df,
                 invocations,
                 rows,
             } => format!(
-                "drift between invocations ±{:.1}% (sd), estimated from {invocations} baseline invocations over {rows} rows",
-                tau * 100.0
+                "a figure moves ±{:.1}% (sd) between invocations, from {invocations} baseline invocations over {rows} rows, read with Student's t at {df} degrees of freedom",
+                spread * 100.0
             ),
-            DriftBasis::Stated { tau } => {
-                format!(
-                    "drift between invocations ±{:.1}% (sd), as stated with --drift",
-                    tau * 100.0
-                )
-            }
+            DriftBasis::Stated { tau } => format!(
+                "drift between invocations ±{:.1}% (sd), as stated with --drift",
+                tau.exp_m1() * 100.0
+            ),
             DriftBasis::Unknown { invocations } => format!(
                 "drift between invocations not estimated ({invocations} baseline invocation{}): the interval allows only the ±{:.0}% floor for it, so it is not a 95% interval between runs; give the baseline as {} invocations (--baseline repeated) or state --drift",
                 if *invocations == 1 { "" } else { "s" },
@@ -96,47 +104,43 @@ pub fn basis(baselines: &[Dataset], drift: Option<f64>) -> DriftBasis {
     estimate(baselines)
 }
 
-/// τ̂ over repeated invocations: per row measured in every one, the variance of ln(figure) over
-/// them less the mean sampling variance its own recorded intervals give (each a 95% rerun
-/// interval, √2 × 1.96 sd), pooled over rows (the mean: each row's excess is unbiased, and a
-/// row's two or three invocations alone say little); never below zero.
+/// The spread over repeated invocations: per row measured in every one, the variance of
+/// ln(figure) over them (what one invocation's figure moves by: its sampling and the drift
+/// between invocations together, read directly, so no model of either is needed), pooled over
+/// rows (the mean, rows × (k − 1) degrees of freedom). Unknown when no row was measured in all.
 pub fn estimate(baselines: &[Dataset]) -> DriftBasis {
     let indexes: Vec<_> = baselines.iter().map(index).collect();
-    let excess: Vec<f64> = indexes[0]
+    let vars: Vec<f64> = indexes[0]
         .keys()
         .filter_map(|k| {
             let rows: Option<Vec<&Row>> = indexes.iter().map(|ix| ix.get(k).copied()).collect();
-            row_excess(&rows?)
+            row_variance(&rows?)
         })
         .collect();
-    let tau = if excess.is_empty() {
-        f64::NAN
-    } else {
-        (excess.iter().sum::<f64>() / excess.len() as f64)
-            .max(0.0)
-            .sqrt()
-    };
-    if !tau.is_finite() {
+    if vars.is_empty() {
         return DriftBasis::Unknown {
             invocations: baselines.len(),
         };
     }
+    let k = baselines.len();
     DriftBasis::Estimated {
-        tau,
-        invocations: baselines.len(),
-        rows: excess.len(),
+        spread: (vars.iter().sum::<f64>() / vars.len() as f64).sqrt(),
+        df: vars.len() * (k - 1),
+        invocations: k,
+        rows: vars.len(),
     }
 }
 
-/// One row's variance of ln(figure) over invocations less its mean sampling variance.
-fn row_excess(rows: &[&Row]) -> Option<f64> {
-    let parts: Option<Vec<(f64, f64)>> = rows.iter().map(|r| log_and_sampling(r)).collect();
-    let parts = parts?;
-    let k = parts.len() as f64;
-    let mean = parts.iter().map(|p| p.0).sum::<f64>() / k;
-    let var = parts.iter().map(|p| (p.0 - mean).powi(2)).sum::<f64>() / (k - 1.0);
-    let sampling = parts.iter().map(|p| p.1).sum::<f64>() / k;
-    Some(var - sampling)
+/// One row's variance of ln(figure) over invocations.
+fn row_variance(rows: &[&Row]) -> Option<f64> {
+    let logs: Option<Vec<f64>> = rows
+        .iter()
+        .map(|r| log_and_sampling(r).map(|p| p.0))
+        .collect();
+    let logs = logs?;
+    let k = logs.len() as f64;
+    let mean = logs.iter().sum::<f64>() / k;
+    Some(logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1.0))
 }
 
 /// ln(figure) of a measured row and the sampling variance its rerun interval implies.
@@ -163,6 +167,6 @@ mod tests {
             "{}",
             one.describe()
         );
-        assert_eq!(one.tau(), None);
+        assert!(!one.known());
     }
 }

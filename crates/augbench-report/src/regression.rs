@@ -195,7 +195,7 @@ pub fn compare_runs(
         let rule = Rule {
             min_effect,
             family,
-            tau: basis.tau(),
+            between: &basis,
         };
         report.rows.push(match counted {
             Some(v) => count_row(k, br, cr, v),
@@ -320,15 +320,15 @@ fn side(r: Option<&Row>, median_only: bool) -> Option<Side> {
 }
 
 /// The baseline side over its invocations: `first` with the `repeats` of other invocations
-/// (measured on the same figure): the geometric mean of their values, and the root mean square
-/// of their confidence half-widths ÷ √k.
+/// (measured on the same figure): the geometric mean of their values (the first's interval shown
+/// around it), and the root mean square of their confidence half-widths ÷ √k.
 fn over_invocations(first: Side, repeats: &[&Row]) -> Side {
     let more: Vec<(f64, f64)> = repeats
         .iter()
         .filter_map(|r| side(Some(*r), first.label == stats::Estimator::Median.label()))
         .filter_map(|s| s.confidence.map(|h| (s.value.ln(), h)))
         .collect();
-    let Some(h0) = first.confidence else {
+    let Some(h0) = first.confidence.filter(|_| !more.is_empty()) else {
         return first;
     };
     let all: Vec<(f64, f64)> = std::iter::once((first.value.ln(), h0))
@@ -337,8 +337,10 @@ fn over_invocations(first: Side, repeats: &[&Row]) -> Side {
     let k = all.len() as f64;
     let value = (all.iter().map(|p| p.0).sum::<f64>() / k).exp();
     let rms = (all.iter().map(|p| p.1 * p.1).sum::<f64>() / k).sqrt();
+    let moved = value / first.value;
     Side {
         value,
+        shown: (first.shown.0 * moved, first.shown.1 * moved),
         confidence: Some(rms / k.sqrt()),
         invocations: all.len(),
         ..first
@@ -371,23 +373,23 @@ struct Judged {
 
 /// What `judge` reads besides the two sides.
 #[derive(Debug, Clone, Copy)]
-struct Rule {
+struct Rule<'a> {
     min_effect: f64,
     /// Rows in the family of change claims.
     family: usize,
-    /// Drift between invocations (ln sd), where known.
-    tau: Option<f64>,
+    /// What the interval's between-invocation term rests on.
+    between: &'a crate::drift::DriftBasis,
 }
 
-fn judge(b: &Side, c: &Side, rule: Rule) -> Judged {
+fn judge(b: &Side, c: &Side, rule: Rule<'_>) -> Judged {
     let Rule {
         min_effect, family, ..
     } = rule;
     let ratio = c.value / b.value;
-    let halves = b.confidence.zip(c.confidence).map(|(hb, hc)| {
-        let drift = drift_half(rule.tau, b.invocations);
-        (hb.hypot(drift), hc)
-    });
+    let halves = b
+        .confidence
+        .zip(c.confidence)
+        .map(|(hb, hc)| between_invocations(rule.between, (hb, hc), b.invocations));
     let interval = halves
         .and_then(|(hb, hc)| logscale::ratio_of(c.value, hc, b.value, hb))
         .map(|r| r.1);
@@ -413,13 +415,29 @@ fn judge(b: &Side, c: &Side, rule: Rule) -> Judged {
     }
 }
 
-/// The 95% half-width (log scale) the drift between invocations adds to current ÷ baseline: the
-/// current invocation's τ and the baseline mean's τ/√k, z·τ·√(1 + 1/k); none where τ is unknown.
-fn drift_half(tau: Option<f64>, invocations: usize) -> f64 {
+/// The two sides' 95% confidence half-widths (log scale, baseline then current) with the
+/// between-invocation term of `between` folded in, so that √(h_b² + h_c²) is the half-width of
+/// current ÷ baseline: for a stated τ, z·τ·√(1 + 1/k) beside the baseline's; for a spread
+/// estimated from k invocations, the current invocation's and the baseline mean's moves,
+/// spread²·(1 + 1/k), read with Student's t at its degrees of freedom (the spread holds each
+/// invocation's sampling too, read from the data instead of from the recorded intervals, which
+/// overstate it); unknown: the sides as recorded.
+fn between_invocations(
+    between: &crate::drift::DriftBasis,
+    (hb, hc): (f64, f64),
+    invocations: usize,
+) -> (f64, f64) {
+    use crate::drift::DriftBasis;
     let z = stats::student::normal_quantile(0.5 + augbench_core::policy::CONFIDENCE / 2.0);
-    tau.map_or(0.0, |t| {
-        z * t * (1.0 + 1.0 / invocations.max(1) as f64).sqrt()
-    })
+    let k = invocations.max(1) as f64;
+    match *between {
+        DriftBasis::Stated { tau } => (hb.hypot(z * tau * (1.0 + 1.0 / k).sqrt()), hc),
+        DriftBasis::Estimated { spread, df, .. } => {
+            let t = stats::student::quantile(df, 0.5 + augbench_core::policy::CONFIDENCE / 2.0);
+            (t * spread * (1.0 + 1.0 / k).sqrt(), 0.0)
+        }
+        DriftBasis::Unknown { .. } => (hb, hc),
+    }
 }
 
 /// How much wider a normal interval at the family's level is than at 95%.
@@ -567,11 +585,13 @@ mod tests {
         }
     }
 
-    fn rule(min_effect: f64, family: usize) -> Rule {
+    const UNKNOWN: crate::drift::DriftBasis = crate::drift::DriftBasis::Unknown { invocations: 1 };
+
+    fn rule(min_effect: f64, family: usize) -> Rule<'static> {
         Rule {
             min_effect,
             family,
-            tau: None,
+            between: &UNKNOWN,
         }
     }
 

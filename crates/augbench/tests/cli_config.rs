@@ -672,3 +672,14 @@ fn pipeline_and_video_plans_build_each_variant_over_its_modes_group() {
         );
     }
 }
+
+#[test]
+fn a_run_count_and_a_precision_together_are_refused() {
+    augbench()
+        .args(["plan", "--config", "configs/examples/quickstart.yaml"])
+        .args(["--num-runs", "3", "--precision", "0.05"])
+        .current_dir(env!("CARGO_MANIFEST_DIR").to_string() + "/../..")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--num-runs"));
+}
