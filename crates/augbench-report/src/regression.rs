@@ -285,6 +285,8 @@ struct Side {
     runs: usize,
     /// Invocations the value is the geometric mean of (1 for the current run).
     invocations: usize,
+    /// The sd of ln(value) over those invocations (0 for one).
+    own_spread: f64,
 }
 
 /// The figure of a measured row with its intervals (`Row::headline`); with `median_only`, its
@@ -306,6 +308,7 @@ fn side(r: Option<&Row>, median_only: bool) -> Option<Side> {
             confidence: median_confidence(r, m),
             runs,
             invocations: 1,
+            own_spread: 0.0,
         });
     }
     let recorded = h.low.zip(h.high);
@@ -316,6 +319,7 @@ fn side(r: Option<&Row>, median_only: bool) -> Option<Side> {
         confidence: recorded.and_then(|iv| confidence_from_rerun(h.value, iv)),
         runs,
         invocations: 1,
+        own_spread: 0.0,
     })
 }
 
@@ -338,11 +342,14 @@ fn over_invocations(first: Side, repeats: &[&Row]) -> Side {
     let value = (all.iter().map(|p| p.0).sum::<f64>() / k).exp();
     let rms = (all.iter().map(|p| p.1 * p.1).sum::<f64>() / k).sqrt();
     let moved = value / first.value;
+    let mean = value.ln();
+    let own = all.iter().map(|p| (p.0 - mean).powi(2)).sum::<f64>() / (k - 1.0);
     Side {
         value,
         shown: (first.shown.0 * moved, first.shown.1 * moved),
         confidence: Some(rms / k.sqrt()),
         invocations: all.len(),
+        own_spread: own.sqrt(),
         ..first
     }
 }
@@ -389,7 +396,7 @@ fn judge(b: &Side, c: &Side, rule: Rule<'_>) -> Judged {
     let halves = b
         .confidence
         .zip(c.confidence)
-        .map(|(hb, hc)| between_invocations(rule.between, (hb, hc), b.invocations));
+        .map(|(hb, hc)| between_invocations(rule.between, (hb, hc), b));
     let interval = halves
         .and_then(|(hb, hc)| logscale::ratio_of(c.value, hc, b.value, hb))
         .map(|r| r.1);
@@ -421,19 +428,21 @@ fn judge(b: &Side, c: &Side, rule: Rule<'_>) -> Judged {
 /// estimated from k invocations, the current invocation's and the baseline mean's moves,
 /// spread²·(1 + 1/k), read with Student's t at its degrees of freedom (the spread holds each
 /// invocation's sampling too, read from the data instead of from the recorded intervals, which
-/// overstate it); unknown: the sides as recorded.
+/// overstate it), never below the row's own spread over the invocations (a row noisier than the
+/// rest); unknown: the sides as recorded.
 fn between_invocations(
     between: &crate::drift::DriftBasis,
     (hb, hc): (f64, f64),
-    invocations: usize,
+    baseline: &Side,
 ) -> (f64, f64) {
     use crate::drift::DriftBasis;
     let z = stats::student::normal_quantile(0.5 + augbench_core::policy::CONFIDENCE / 2.0);
-    let k = invocations.max(1) as f64;
+    let k = baseline.invocations.max(1) as f64;
     match *between {
         DriftBasis::Stated { tau } => (hb.hypot(z * tau * (1.0 + 1.0 / k).sqrt()), hc),
         DriftBasis::Estimated { spread, df, .. } => {
             let t = stats::student::quantile(df, 0.5 + augbench_core::policy::CONFIDENCE / 2.0);
+            let spread = spread.max(baseline.own_spread);
             (t * spread * (1.0 + 1.0 / k).sqrt(), 0.0)
         }
         DriftBasis::Unknown { .. } => (hb, hc),
@@ -582,6 +591,7 @@ mod tests {
             confidence: confidence_from_rerun(value, iv),
             runs,
             invocations: 1,
+            own_spread: 0.0,
         }
     }
 
