@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 
 use augbench_core::policy;
 use augbench_core::results::Status;
-use augbench_core::stats::student;
 use serde::Serialize;
 
 use crate::model::{Dataset, GroupKey, Row};
@@ -80,12 +79,17 @@ impl DriftBasis {
 /// One row's key across runs.
 pub type RowKey = (GroupKey, String, String);
 
+/// A row's key: its group, library and transform.
+pub fn key(r: &Row) -> RowKey {
+    (r.key(), r.library.clone(), r.transform.clone())
+}
+
 /// The measured rows of one invocation, by key.
 pub fn index(data: &Dataset) -> BTreeMap<RowKey, &Row> {
     data.rows
         .iter()
         .filter(|r| r.status == Status::Ok)
-        .map(|r| ((r.key(), r.library.clone(), r.transform.clone()), r))
+        .map(|r| (key(r), r))
         .collect()
 }
 
@@ -133,24 +137,18 @@ pub fn estimate(baselines: &[Dataset]) -> DriftBasis {
 
 /// One row's variance of ln(figure) over invocations.
 fn row_variance(rows: &[&Row]) -> Option<f64> {
-    let logs: Option<Vec<f64>> = rows
-        .iter()
-        .map(|r| log_and_sampling(r).map(|p| p.0))
-        .collect();
+    let logs: Option<Vec<f64>> = rows.iter().map(|r| log_figure(r)).collect();
     let logs = logs?;
     let k = logs.len() as f64;
     let mean = logs.iter().sum::<f64>() / k;
     Some(logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1.0))
 }
 
-/// ln(figure) of a measured row and the sampling variance its rerun interval implies.
-pub fn log_and_sampling(r: &Row) -> Option<(f64, f64)> {
+/// ln(figure) of a measured row that recorded its figure's interval.
+fn log_figure(r: &Row) -> Option<f64> {
     let h = r.headline()?;
-    let (lo, hi) = h.low.zip(h.high)?;
-    let half = (hi / lo).ln() / 2.0;
-    let z = student::normal_quantile(0.5 + policy::CONFIDENCE / 2.0);
-    let sd = half / (z * std::f64::consts::SQRT_2);
-    (h.value > 0.0 && sd.is_finite()).then(|| (h.value.ln(), sd * sd))
+    h.low.zip(h.high)?;
+    (h.value > 0.0).then(|| h.value.ln())
 }
 
 #[cfg(test)]

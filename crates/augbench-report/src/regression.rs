@@ -109,12 +109,13 @@ fn median_confidence(row: &Row, m: f64) -> Option<f64> {
     }
 }
 
-type RowKey = (GroupKey, String, String);
+use crate::drift::RowKey;
 
+/// Every row of a run, measured or not, by key.
 fn index(data: &Dataset) -> BTreeMap<RowKey, &Row> {
     data.rows
         .iter()
-        .map(|r| ((r.key(), r.library.clone(), r.transform.clone()), r))
+        .map(|r| (crate::drift::key(r), r))
         .collect()
 }
 

@@ -19,6 +19,17 @@ fn augbench() -> Command {
     Command::cargo_bin("augbench").unwrap()
 }
 
+/// `augbench compare --baseline B … --current C`: one `--baseline` per baseline invocation.
+fn against(baselines: &[&Path], current: &Path) -> Command {
+    let mut c = augbench();
+    c.arg("compare");
+    for b in baselines {
+        c.arg("--baseline").arg(b);
+    }
+    c.arg("--current").arg(current);
+    c
+}
+
 fn write(dir: &Path, files: &[augbench_core::results::ResultFile]) {
     for f in files {
         sample::write(dir, f).unwrap();
@@ -125,12 +136,7 @@ fn regression_exit_codes() {
         .collect();
     write(slower.path(), &files);
     let compare = |current: &Path, fail: bool| {
-        let mut c = augbench();
-        c.arg("compare")
-            .arg("--baseline")
-            .arg(base.path())
-            .arg("--current")
-            .arg(current);
+        let mut c = against(&[base.path()], current);
         if fail {
             // One baseline invocation: the gate needs the drift between invocations stated.
             c.args(["--fail-on-regression", "--drift", "0.005"]);
@@ -144,12 +150,7 @@ fn regression_exit_codes() {
     compare(base.path(), true)
         .success()
         .stdout(predicate::str::contains("0 regression(s)"));
-    augbench()
-        .arg("compare")
-        .arg("--baseline")
-        .arg(base.path())
-        .arg("--current")
-        .arg(slower.path())
+    against(&[base.path()], slower.path())
         // 20% fewer images a second is 25% more time per image: below a 30% minimum effect.
         .args([
             "--min-effect",
@@ -165,12 +166,7 @@ fn regression_exit_codes() {
 #[test]
 fn a_gate_over_one_baseline_invocation_without_a_drift_is_refused() {
     let base = demo();
-    augbench()
-        .arg("compare")
-        .arg("--baseline")
-        .arg(base.path())
-        .arg("--current")
-        .arg(base.path())
+    against(&[base.path()], base.path())
         .arg("--fail-on-regression")
         .assert()
         .code(2)
@@ -179,12 +175,7 @@ fn a_gate_over_one_baseline_invocation_without_a_drift_is_refused() {
         ))
         .stderr(predicate::str::contains("--baseline once for each of 3"));
     // Without the gate the verdicts still show, and say what their interval rests on.
-    augbench()
-        .arg("compare")
-        .arg("--baseline")
-        .arg(base.path())
-        .arg("--current")
-        .arg(base.path())
+    against(&[base.path()], base.path())
         .assert()
         .success()
         .stdout(predicate::str::contains("not a 95% interval between runs"));
@@ -210,14 +201,11 @@ fn three_baseline_invocations_estimate_the_drift_and_gate() {
         .map(|f| sample::scaled(f, 0.8))
         .collect();
     write(slower.path(), &files);
+    let baselines: Vec<&Path> = invocations.iter().map(|d| d.path()).collect();
     let gate = |current: &Path| {
-        let mut c = augbench();
-        c.arg("compare");
-        for d in &invocations {
-            c.arg("--baseline").arg(d.path());
-        }
-        c.arg("--current").arg(current).arg("--fail-on-regression");
-        c.assert()
+        against(&baselines, current)
+            .arg("--fail-on-regression")
+            .assert()
     };
     gate(slower.path())
         .code(1)
@@ -239,12 +227,7 @@ fn rows_measured_on_another_machine_are_not_comparable() {
         })
         .collect();
     write(other.path(), &files);
-    augbench()
-        .arg("compare")
-        .arg("--baseline")
-        .arg(base.path())
-        .arg("--current")
-        .arg(other.path())
+    against(&[base.path()], other.path())
         .assert()
         .success()
         .stdout(predicate::str::contains("ran on other machines: baseline"))
@@ -263,12 +246,7 @@ fn undecided_rows_fail_only_with_fail_on_undecided() {
         .collect();
     write(nudged.path(), &files);
     let compare = |current: &Path, flag: &str, min_effect: &str| {
-        augbench()
-            .arg("compare")
-            .arg("--baseline")
-            .arg(base.path())
-            .arg("--current")
-            .arg(current)
+        against(&[base.path()], current)
             .arg(flag)
             .args(["--min-effect", min_effect])
             .assert()
@@ -281,12 +259,7 @@ fn undecided_rows_fail_only_with_fail_on_undecided() {
         .stdout(predicate::str::contains(
             "not comparable: 5 rows measured in neither run (1 error, 2 slow, 2 unsupported)",
         ));
-    augbench()
-        .arg("compare")
-        .arg("--baseline")
-        .arg(base.path())
-        .arg("--current")
-        .arg(nudged.path())
+    against(&[base.path()], nudged.path())
         .args([
             "--fail-on-regression",
             "--drift",
@@ -316,12 +289,7 @@ fn undecided_rows_fail_only_with_fail_on_undecided() {
 fn a_minimum_effect_of_zero_or_one_exits_2_naming_one_that_works() {
     let dir = demo();
     for m in ["0", "1", "-0.1"] {
-        augbench()
-            .arg("compare")
-            .arg("--baseline")
-            .arg(dir.path())
-            .arg("--current")
-            .arg(dir.path())
+        against(&[dir.path()], dir.path())
             .arg(format!("--min-effect={m}"))
             .assert()
             .code(2)
