@@ -186,8 +186,8 @@ pub struct BenchCell {
 impl BenchCell {
     /// The cell's headline figure as every reader shows it (`stats::headline`): its figure, or
     /// for a log without one the median, marked as such.
-    pub fn headline(&self) -> Option<augbench_core::stats::Headline> {
-        augbench_core::stats::headline(augbench_core::stats::Recorded {
+    pub fn headline(&self) -> Option<augbench_stats::Headline> {
+        augbench_stats::headline(augbench_stats::Recorded {
             figure: self.figure.value,
             estimator: Some(self.figure.estimator.as_str()).filter(|e| !e.is_empty()),
             figure_low: self.figure.low,

@@ -5,7 +5,7 @@
 //! run replaces its rows).
 
 use augbench_core::results::{ResultFile, TransformResult};
-use augbench_core::stats::PairedSummary;
+use augbench_stats::PairedSummary;
 
 use crate::bench::{BenchCell, BenchMetrics, CellCard, CellFigure, OutputForm};
 

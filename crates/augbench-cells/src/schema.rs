@@ -165,7 +165,7 @@ pub const BENCH_MEDIA: &[(&str, ColumnType)] = &[("clip_length", ColumnType::Int
 /// Headline-figure columns of a benchmark cell, after the media column: the estimator's name and
 /// the figure with its rerun interval (results' `figure_*`). Written always (null for rows
 /// without a figure), read when present: logs written before them read as their median
-/// (`augbench_core::stats::headline`).
+/// (`augbench_stats::headline`).
 pub const BENCH_FIGURE: &[(&str, ColumnType)] = &[
     ("figure_estimator", ColumnType::Utf8),
     ("metric:figure", ColumnType::Float64),

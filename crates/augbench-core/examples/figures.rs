@@ -13,7 +13,7 @@
 )]
 
 use augbench_core::results::{ResultFile, Status};
-use augbench_core::stats::{Estimator, figure::fast_end_gap, figure::figure_with};
+use augbench_stats::{Estimator, figure::fast_end_gap, figure::figure_with};
 
 const ESTIMATORS: [Estimator; 5] = [
     Estimator::Median,

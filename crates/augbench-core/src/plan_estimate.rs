@@ -12,7 +12,7 @@ use crate::costs::Costs;
 use crate::matrix::{Backend, Media, Mode};
 use crate::plan::Plan;
 use crate::policy;
-use crate::time_split::seconds;
+use augbench_stats::duration::seconds;
 
 /// What an earlier run measured: seconds per item of (library, transform) (from its median, or
 /// its preflight when it was slow), and where that came from.

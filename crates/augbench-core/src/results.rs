@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::machine_card::MachineCard;
-use crate::stats::{PairedSummary, Summary};
+use augbench_stats::{PairedSummary, Summary};
 
 /// Version of our result layout. Readers reject files that claim a newer one. 2: the machine card
 /// is `system_info` itself (format 1 nested it under `system_info.card`; still read).
@@ -347,7 +347,7 @@ pub struct TransformResult {
     /// Interleaved schedule with `execution.precision`: whether the rounds reached the target, at
     /// what width, after how many rounds and seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub precision: Option<crate::stats::precision::PrecisionRecord>,
+    pub precision: Option<augbench_stats::precision::PrecisionRecord>,
     /// Pipeline mode: the loader's start, warmup and windows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pipeline: Option<PipelineDetail>,
@@ -429,7 +429,7 @@ impl TransformResult {
         throughputs: Vec<f64>,
         times: Vec<f64>,
     ) -> Self {
-        if let Err(why) = crate::stats::usable_runs(&throughputs) {
+        if let Err(why) = augbench_stats::usable_runs(&throughputs) {
             return TransformResult {
                 throughputs,
                 times,
@@ -457,8 +457,8 @@ impl TransformResult {
             p75_throughput: Some(summary.p75),
             p90_throughput: Some(summary.p90),
             p95_throughput: Some(summary.p95),
-            mean_time: Some(crate::stats::mean(&times)),
-            std_time: Some(crate::stats::std_dev(&times)),
+            mean_time: Some(augbench_stats::mean(&times)),
+            std_time: Some(augbench_stats::std_dev(&times)),
             num_successful_runs: throughputs.len() as u64,
             unstable: summary.unstable,
             unstable_reason: summary.unstable_reason.clone(),
@@ -503,8 +503,8 @@ impl TransformResult {
 
     /// The row's headline figure as every reader shows it (`stats::headline`): the recorded
     /// figure, or for files without one the median, marked as such.
-    pub fn headline(&self) -> Option<crate::stats::Headline> {
-        crate::stats::headline(crate::stats::Recorded {
+    pub fn headline(&self) -> Option<augbench_stats::Headline> {
+        augbench_stats::headline(augbench_stats::Recorded {
             figure: self.figure_throughput,
             estimator: self.figure_estimator.as_deref(),
             figure_low: self.figure_low,
@@ -578,7 +578,7 @@ mod tests {
     #[test]
     fn runs_that_are_all_nan_or_zero_record_an_error_not_a_figure() {
         let xs = vec![f64::NAN, 0.0, f64::NAN];
-        let s = crate::stats::summarize(&xs);
+        let s = augbench_stats::summarize(&xs);
         let r = TransformResult::measured(serde_json::Value::Null, &s, xs, vec![1.0; 3]);
         assert_eq!(r.status, Some(Status::Error));
         assert!(
@@ -594,7 +594,7 @@ mod tests {
         let xs = vec![100.0, 120.0, 90.0];
         let r = TransformResult::measured(
             serde_json::Value::Null,
-            &crate::stats::summarize(&xs),
+            &augbench_stats::summarize(&xs),
             xs,
             vec![1.0; 3],
         );

@@ -3,6 +3,8 @@
 //! the drift sentinel), in the order they first occurred, and the rest as `other`; and the same
 //! per row (`metadata.time_by_row`), summed per library and per row kind (fast or slow). Pure.
 
+use augbench_stats::duration::seconds;
+
 use serde::{Deserialize, Serialize};
 
 /// Parts a run's time splits into whose time is measurement proper; every other part is
@@ -176,18 +178,6 @@ fn per_item(s: f64) -> String {
     }
 }
 
-/// Seconds for people: `0.4 s`, `12 s`, `5 min 3 s`.
-pub fn seconds(s: f64) -> String {
-    if s < 10.0 {
-        format!("{s:.1} s")
-    } else if s < 120.0 {
-        format!("{s:.0} s")
-    } else {
-        let m = (s / 60.0).floor();
-        format!("{m:.0} min {:.0} s", s - m * 60.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,7 +200,6 @@ mod tests {
             t.line(),
             "time: 100 s — timed runs 50 s (50%), worker start 25 s (25%), other 25 s (25%)"
         );
-        assert_eq!(seconds(303.0), "5 min 3 s");
     }
 
     fn row(transform: &str, parts: &[(&str, f64)]) -> RowTime {

@@ -753,7 +753,7 @@ fn ab_processes(cfg: &RunConfig, src: &Source) -> Check {
     if cfg.selection.variants.is_none() || counts || decode {
         return Ok(());
     }
-    let need = crate::stats::paired::min_verdict_pairs(policy::REGRESSION_MIN_EFFECT);
+    let need = augbench_stats::paired::min_verdict_pairs(policy::REGRESSION_MIN_EFFECT);
     match e.processes.filter(|p| *p < need) {
         Some(p) => Err(src.error(
             &["execution", "processes"],

@@ -1263,7 +1263,7 @@ fn ab(processes: &str) -> String {
 
 #[test]
 fn ab_runs_with_too_few_processes_to_decide_fail_at_the_line_naming_the_smallest() {
-    let need = augbench_core::stats::paired::min_verdict_pairs(policy::REGRESSION_MIN_EFFECT);
+    let need = augbench_stats::paired::min_verdict_pairs(policy::REGRESSION_MIN_EFFECT);
     let e = err(&ab(&format!("  processes: {}\n", need - 1)));
     assert_at(&e, 12, "cannot decide a 5% change");
     assert!(e.hint.contains(&format!("processes: {need}")), "{e}");
@@ -1274,7 +1274,7 @@ fn ab_runs_with_too_few_processes_to_decide_fail_at_the_line_naming_the_smallest
 
 #[test]
 fn pipeline_ab_runs_need_the_same_pairs_and_default_to_the_fewest_that_decide() {
-    let need = augbench_core::stats::paired::min_verdict_pairs(policy::REGRESSION_MIN_EFFECT);
+    let need = augbench_stats::paired::min_verdict_pairs(policy::REGRESSION_MIN_EFFECT);
     let sel = "  variants:\n    - library: pillow\n      pin: pillow==11.3.0\n    - library: pillow\n      pin: pillow==12.0.0\n";
     let pipeline = |processes: &str| {
         rgb(

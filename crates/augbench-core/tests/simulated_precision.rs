@@ -18,8 +18,8 @@
 use std::f64::consts::TAU;
 
 use augbench_core::policy;
-use augbench_core::stats::paired::paired;
-use augbench_core::stats::precision::{
+use augbench_stats::paired::paired;
+use augbench_stats::precision::{
     Decision, PrecisionRecord, Progress, after_process, another_process, half_widths,
     process_target, stop_rule, worst,
 };

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
-use augbench_core::{Media, policy, stats};
+use augbench_core::{Media, policy};
 use augbench_exec::worker::clip_decoder;
 use augbench_media::{Decoder, clip_cache};
 
@@ -57,10 +57,10 @@ fn main() -> anyhow::Result<()> {
     let ratios: Vec<f64> = cold.iter().zip(&warm).map(|(c, w)| c / w).collect();
     println!(
         "median over {rounds} rounds: first load {:.2} s ({:.1} clips/s), cached load {:.1} ms, ratio {:.0}× (min {:.0}×, max {:.0}×)",
-        stats::median(&cold),
-        count as f64 / stats::median(&cold),
-        stats::median(&warm) * 1e3,
-        stats::median(&ratios),
+        augbench_stats::median(&cold),
+        count as f64 / augbench_stats::median(&cold),
+        augbench_stats::median(&warm) * 1e3,
+        augbench_stats::median(&ratios),
         ratios.iter().copied().fold(f64::MAX, f64::min),
         ratios.iter().copied().fold(f64::MIN, f64::max),
     );

@@ -1,16 +1,16 @@
 //! Measuring to a precision in the interleaved schedule (`execution.precision`): the target and
 //! budget a run reads from its config, and a transform's rounds clock, which asks the stopping
-//! rule (`augbench_core::stats::precision::stop_rule`) before every round whether this process's
+//! rule (`augbench_stats::precision::stop_rule`) before every round whether this process's
 //! intervals of every library's figure and every paired speedup are narrow enough, and records
 //! how the intervals over every process so far stand when its rounds end.
 
 use std::time::Instant;
 
-use augbench_core::stats::precision::{
+use augbench_core::{RunConfig, policy};
+use augbench_stats::precision::{
     Decision, PrecisionRecord, Progress, after_process, half_widths, process_target, stop_rule,
     worst,
 };
-use augbench_core::{RunConfig, policy};
 
 /// A run's precision target: the relative half-width, and the seconds of rounds one transform
 /// may spend over all its processes (each process gets an equal share).

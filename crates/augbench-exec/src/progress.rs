@@ -54,7 +54,7 @@ fn write_eta(state: &ProgressState, w: &mut dyn std::fmt::Write) {
     );
     let text = eta.map_or_else(
         || "?".to_string(),
-        |s| augbench_core::time_split::seconds(s.round()),
+        |s| augbench_stats::duration::seconds(s.round()),
     );
     let _ = w.write_str(&text);
 }

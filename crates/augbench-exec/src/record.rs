@@ -12,7 +12,7 @@ use augbench_core::results::{
     BenchmarkParams, Metadata, RESULT_FORMAT_VERSION, ResultFile, Status, TimingInfo,
     TransformResult,
 };
-use augbench_core::{Mode, RunConfig, Schedule, policy, stats};
+use augbench_core::{Mode, RunConfig, Schedule, policy};
 use indicatif::MultiProgress;
 
 use crate::job::{JobInput, Loaded};
@@ -152,7 +152,7 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
             }
             process_runs.push(new.throughputs.len() as u64);
             let groups: Vec<usize> = process_runs.iter().map(|n| *n as usize).collect();
-            let summary = stats::summarize_grouped(&throughputs, &groups);
+            let summary = augbench_stats::summarize_grouped(&throughputs, &groups);
             let mut m = TransformResult::measured(old.params.clone(), &summary, throughputs, times);
             m.process_runs = process_runs;
             m.cpu_times = cpu_times;
@@ -203,7 +203,7 @@ fn merge(acc: &mut BTreeMap<String, TransformResult>, name: &str, new: Transform
 }
 
 /// Marks pipeline row `name` `unstable` when its figure reads above its ceiling row's beyond both
-/// intervals (`stats::ceiling`). Only for rows without the ceiling's windows of their own rounds
+/// intervals (`augbench_stats::ceiling`). Only for rows without the ceiling's windows of their own rounds
 /// (the sequential schedule): those are paired with them instead (`rounds::annotate`).
 fn flag_above_ceiling(acc: &mut BTreeMap<String, TransformResult>, name: &str) {
     let ceiling_name = &Recipe::get().ceiling;
@@ -225,7 +225,7 @@ fn flag_above_ceiling(acc: &mut BTreeMap<String, TransformResult>, name: &str) {
         .is_some_and(|s| s.contains("above its ceiling"));
     let why = r
         .headline()
-        .and_then(|h| stats::ceiling::above_ceiling(&h, &ceiling, ceiling_name));
+        .and_then(|h| augbench_stats::ceiling::above_ceiling(&h, &ceiling, ceiling_name));
     if let Some(why) =
         why.filter(|_| name != ceiling_name && !noted && r.status == Some(Status::Ok))
     {
@@ -425,7 +425,7 @@ mod tests {
     use super::*;
 
     fn measured(throughputs: &[f64]) -> TransformResult {
-        let s = stats::summarize(throughputs);
+        let s = augbench_stats::summarize(throughputs);
         TransformResult::measured(
             serde_json::Value::Null,
             &s,

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use augbench_core::policy;
 use augbench_core::results::{Drift, Status, TransformResult};
-use augbench_core::{policy, stats};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -75,7 +75,7 @@ impl Sentinel {
         let times: Option<Vec<f64>> = (0..policy::SENTINEL_FLOOR_REPEATS)
             .map(|_| s.time())
             .collect();
-        s.floor = times.map(|t| stats::drift_spread(&t));
+        s.floor = times.map(|t| augbench_stats::drift_spread(&t));
         Ok(s)
     }
 
@@ -144,7 +144,7 @@ fn pair_with_others(lib: &str, r: &mut TransformResult, all: &BTreeMap<String, T
                 .collect();
             let n: usize = common.iter().sum();
             let (a, b) = (r.throughputs.get(..n)?, o.throughputs.get(..n)?);
-            stats::paired(other, a, b, &common)
+            augbench_stats::paired(other, a, b, &common)
         })
         .collect();
     r.alone = same_rounds.is_empty().then_some(true);
@@ -163,11 +163,11 @@ fn pair_with_ceiling(r: &mut TransformResult) {
         return;
     }
     let name = &augbench_core::recipe::Recipe::get().ceiling;
-    p.ceiling = stats::paired(name, &r.throughputs, &p.ceiling_throughputs, &groups);
+    p.ceiling = augbench_stats::paired(name, &r.throughputs, &p.ceiling_throughputs, &groups);
     let why = p
         .ceiling
         .as_ref()
-        .and_then(stats::ceiling::above_paired_ceiling);
+        .and_then(augbench_stats::ceiling::above_paired_ceiling);
     let noted = |why: &str| {
         r.unstable_reason
             .as_deref()
@@ -181,14 +181,14 @@ fn pair_with_ceiling(r: &mut TransformResult) {
 /// Records the drift sentinel's times over the transform's rounds. Drift does not make a row
 /// `unstable`: in the estimator study the sentinel's spread did not predict which figures moved
 /// between invocations (marked and unmarked rows moved alike); the run summary names the
-/// transforms it saw drift during (`stats::drift_beyond_floor`).
+/// transforms it saw drift during (`augbench_stats::drift_beyond_floor`).
 fn record_drift(r: &mut TransformResult, drift_ms: &[f64], floor: Option<f64>) {
     if drift_ms.is_empty() {
         return;
     }
     r.drift = Some(Drift {
-        spread: stats::drift_spread(drift_ms),
-        median_ms: stats::median(drift_ms),
+        spread: augbench_stats::drift_spread(drift_ms),
+        median_ms: augbench_stats::median(drift_ms),
         times_ms: drift_ms.to_vec(),
         floor,
     });
@@ -219,7 +219,7 @@ mod tests {
             assert_eq!(next, items, "{c:?}");
         }
     }
-    use augbench_core::stats::summarize;
+    use augbench_stats::summarize;
 
     fn measured(throughputs: &[f64], rounds: &str) -> TransformResult {
         let s = summarize(throughputs);
@@ -288,7 +288,7 @@ mod tests {
         let d = out["a"].drift.clone().expect("drift recorded");
         assert!(!out["a"].unstable, "{:?}", out["a"].unstable_reason);
         assert_eq!((d.times_ms.len(), d.floor), (5, Some(0.02)));
-        assert!(augbench_core::stats::drift_beyond_floor(d.spread, d.floor).is_some());
+        assert!(augbench_stats::drift_beyond_floor(d.spread, d.floor).is_some());
     }
 
     #[test]

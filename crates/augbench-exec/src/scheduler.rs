@@ -235,7 +235,7 @@ impl<'a> Interleaved<'a, '_> {
     /// Whether `name`, measured in `processes` processes, takes another (`another_process`).
     fn wants_another_process(&self, name: &str, processes: u64) -> bool {
         self.transform_precision(name).is_some_and(|rec| {
-            augbench_core::stats::precision::another_process(
+            augbench_stats::precision::another_process(
                 &rec,
                 processes,
                 policy::PRECISION_MAX_PROCESSES,
@@ -542,7 +542,7 @@ impl<'a> Interleaved<'a, '_> {
     fn transform_precision(
         &self,
         name: &str,
-    ) -> Option<augbench_core::stats::precision::PrecisionRecord> {
+    ) -> Option<augbench_stats::precision::PrecisionRecord> {
         self.measured_results(name)
             .filter_map(|r| r.precision.clone())
             .max_by_key(|p| p.rounds)

@@ -71,9 +71,10 @@ pub fn schedule_line(files: &[&ResultFile]) -> Option<String> {
             if r.alone == Some(true) {
                 alone.push(format!("{t} ({})", f.metadata.library));
             }
-            if r.drift.as_ref().is_some_and(|d| {
-                augbench_core::stats::drift_beyond_floor(d.spread, d.floor).is_some()
-            }) {
+            if r.drift
+                .as_ref()
+                .is_some_and(|d| augbench_stats::drift_beyond_floor(d.spread, d.floor).is_some())
+            {
                 drift.insert(t.as_str());
             }
         }
@@ -99,8 +100,7 @@ pub fn schedule_line(files: &[&ResultFile]) -> Option<String> {
 /// notes (`Rotate: not reached: ±4.1% after 45 s …`), or, past `policy::SUMMARY_MAX_NOTES` of
 /// them, how wide they stood (median and widest). `None` without a precision target.
 pub fn precision_line(files: &[&ResultFile]) -> Option<String> {
-    let mut rows: BTreeMap<&str, &augbench_core::stats::precision::PrecisionRecord> =
-        BTreeMap::new();
+    let mut rows: BTreeMap<&str, &augbench_stats::precision::PrecisionRecord> = BTreeMap::new();
     for f in files {
         for (t, r) in &f.results {
             if let Some(p) = &r.precision {
@@ -109,7 +109,7 @@ pub fn precision_line(files: &[&ResultFile]) -> Option<String> {
         }
     }
     let target = rows.values().next()?.target;
-    let missed: Vec<(&str, &augbench_core::stats::precision::PrecisionRecord)> = rows
+    let missed: Vec<(&str, &augbench_stats::precision::PrecisionRecord)> = rows
         .iter()
         .filter(|(_, p)| !p.reached)
         .map(|(t, p)| (*t, *p))
@@ -157,7 +157,7 @@ fn paired_within(files: &[&ResultFile], target: f64) -> String {
     widths.sort_by(f64::total_cmp);
     let within = widths
         .iter()
-        .filter(|w| augbench_core::stats::precision::within(&[**w], target))
+        .filter(|w| augbench_stats::precision::within(&[**w], target))
         .count();
     format!(
         "; paired speedups within it: {within} of {} (rerun intervals: median ±{:.1}%)",
@@ -167,7 +167,7 @@ fn paired_within(files: &[&ResultFile], target: f64) -> String {
 }
 
 /// `; not reached in 50 (median ±12.0%, widest ±80.0% at Rotate; …)` for many missed transforms.
-fn missed_widths(missed: &[(&str, &augbench_core::stats::precision::PrecisionRecord)]) -> String {
+fn missed_widths(missed: &[(&str, &augbench_stats::precision::PrecisionRecord)]) -> String {
     let mut widths: Vec<(f64, &str)> = missed
         .iter()
         .filter_map(|(t, p)| p.half_width.filter(|h| h.is_finite()).map(|h| (h, *t)))
@@ -287,7 +287,7 @@ mod tests {
     /// scale: ±4% and ±20% against a ±5% target.
     #[test]
     fn paired_speedups_are_counted_once_against_the_target() {
-        use augbench_core::stats::paired::PairedSummary;
+        use augbench_stats::paired::PairedSummary;
         let mut file: ResultFile = serde_json::from_str(FIXTURE).unwrap();
         file.metadata.library = "b".into();
         let pair = |partner: &str, h: f64| PairedSummary {
@@ -316,7 +316,7 @@ mod tests {
 
     #[test]
     fn many_missed_targets_are_summed_up_not_listed() {
-        use augbench_core::stats::precision::PrecisionRecord;
+        use augbench_stats::precision::PrecisionRecord;
         let mut file: ResultFile = serde_json::from_str(FIXTURE).unwrap();
         let template = file.results.values().next().unwrap().clone();
         let record = |h: f64| PrecisionRecord {

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use augbench_core::{Device, Matrix, Media, policy, stats};
+use augbench_core::{Device, Matrix, Media, policy};
 use augbench_host::child::CommandLine;
 use augbench_protocol::client::Worker;
 use augbench_protocol::protocol::{
@@ -291,7 +291,7 @@ fn bench_hello(
         .collect();
     w.shutdown();
     us.sort_by(f64::total_cmp);
-    let p = |q| stats::percentile_sorted(&us, q);
+    let p = |q| augbench_stats::percentile_sorted(&us, q);
     Ok(Rtt {
         worker: name,
         samples,

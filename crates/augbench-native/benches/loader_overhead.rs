@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use augbench_core::recipe::Recipe;
-use augbench_core::{Media, policy, stats};
+use augbench_core::{Media, policy};
 use augbench_native::loader::{Batch, Crop, Normalize, Pixels};
 use augbench_protocol::client::Worker;
 use augbench_protocol::protocol::{
@@ -77,7 +77,7 @@ fn main() -> anyhow::Result<()> {
         }
     }
     for (w, r) in WORKERS.iter().zip(&ratios) {
-        let s = stats::summarize(r);
+        let s = augbench_stats::summarize(r);
         let (lo, hi) = r
             .iter()
             .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));

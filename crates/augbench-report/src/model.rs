@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use augbench_core::Media;
 use augbench_core::results::Status;
-use augbench_core::stats::{self, Headline, Recorded};
+use augbench_stats::{Headline, Recorded};
 use serde::Serialize;
 
 /// One table's identity: rows from different groups are never compared with each other.
@@ -138,10 +138,10 @@ impl Row {
         Some(self.measured()? * self.clip_length? as f64)
     }
 
-    /// The row's headline figure (`augbench_core::stats::headline`): the recorded figure, or
+    /// The row's headline figure (`augbench_stats::headline`): the recorded figure, or
     /// the median (with its rerun interval), marked as such, for sources without one.
     pub fn headline(&self) -> Option<Headline> {
-        stats::headline(Recorded {
+        augbench_stats::headline(Recorded {
             figure: self.figure,
             estimator: self.figure_estimator.as_deref(),
             figure_low: self.figure_interval.map(|i| i.0),

@@ -11,7 +11,7 @@ use anyhow::Context;
 use augbench_core::production::cell::{Cell, CellStatus};
 use augbench_core::production::{LATEST_FILE, RECORD_FILE, run_dir};
 
-use augbench_core::stats::median;
+use augbench_stats::median;
 
 use crate::html::esc;
 

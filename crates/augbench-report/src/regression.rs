@@ -13,8 +13,7 @@
 use std::collections::BTreeMap;
 
 use augbench_core::results::Status;
-use augbench_core::stats;
-use augbench_core::stats::logscale;
+use augbench_stats::logscale;
 use serde::Serialize;
 
 use crate::model::{Dataset, GroupKey, Row, unit};
@@ -84,7 +83,9 @@ pub fn interval(row: &Row, median: f64) -> (f64, f64) {
 fn rerun(row: &Row) -> Option<(f64, f64)> {
     match row.rerun {
         Some((lo, hi)) if lo <= hi => Some((lo, hi)),
-        _ if row.throughputs.len() >= 2 => Some(stats::rerun_interval(&row.throughputs, &[])),
+        _ if row.throughputs.len() >= 2 => {
+            Some(augbench_stats::rerun_interval(&row.throughputs, &[]))
+        }
         _ => None,
     }
 }
@@ -305,7 +306,7 @@ fn side(r: Option<&Row>, median_only: bool) -> Option<Side> {
         return Some(Side {
             value: m,
             shown: interval(r, m),
-            label: stats::Estimator::Median.label().into(),
+            label: augbench_stats::Estimator::Median.label().into(),
             confidence: median_confidence(r, m),
             runs,
             invocations: 1,
@@ -330,7 +331,12 @@ fn side(r: Option<&Row>, median_only: bool) -> Option<Side> {
 fn over_invocations(first: Side, repeats: &[&Row]) -> Side {
     let more: Vec<(f64, f64)> = repeats
         .iter()
-        .filter_map(|r| side(Some(*r), first.label == stats::Estimator::Median.label()))
+        .filter_map(|r| {
+            side(
+                Some(*r),
+                first.label == augbench_stats::Estimator::Median.label(),
+            )
+        })
         .filter_map(|s| s.confidence.map(|h| (s.value.ln(), h)))
         .collect();
     let Some(h0) = first.confidence.filter(|_| !more.is_empty()) else {
@@ -401,7 +407,7 @@ fn judge(b: &Side, c: &Side, rule: Rule<'_>) -> Judged {
     let interval = halves
         .and_then(|(hb, hc)| logscale::ratio_of(c.value, hc, b.value, hb))
         .map(|r| r.1);
-    let widen = family_widening(family);
+    let widen = augbench_stats::verdict::family_widening(family);
     let change = halves
         .and_then(|(hb, hc)| logscale::ratio_of(c.value, hc * widen, b.value, hb * widen))
         .map(|r| r.1);
@@ -437,24 +443,20 @@ fn between_invocations(
     baseline: &Side,
 ) -> (f64, f64) {
     use crate::drift::DriftBasis;
-    let z = stats::student::normal_quantile(0.5 + augbench_core::policy::CONFIDENCE / 2.0);
+    let z = augbench_stats::student::normal_quantile(0.5 + augbench_core::policy::CONFIDENCE / 2.0);
     let k = baseline.invocations.max(1) as f64;
     match *between {
         DriftBasis::Stated { tau } => (hb.hypot(z * tau * (1.0 + 1.0 / k).sqrt()), hc),
         DriftBasis::Estimated { spread, df, .. } => {
-            let t = stats::student::quantile(df, 0.5 + augbench_core::policy::CONFIDENCE / 2.0);
+            let t = augbench_stats::student::quantile(
+                df,
+                0.5 + augbench_core::policy::CONFIDENCE / 2.0,
+            );
             let spread = spread.max(baseline.own_spread);
             (t * spread * (1.0 + 1.0 / k).sqrt(), 0.0)
         }
         DriftBasis::Unknown { .. } => (hb, hc),
     }
-}
-
-/// How much wider a normal interval at the family's level is than at 95%.
-fn family_widening(family: usize) -> f64 {
-    let p = |confidence: f64| 1.0 - (1.0 - confidence) / 2.0;
-    let z = |confidence: f64| stats::student::normal_quantile(p(confidence));
-    z(verdict::family_confidence(family)) / z(augbench_core::policy::CONFIDENCE)
 }
 
 fn compare_row(

@@ -11,7 +11,7 @@ use augbench_core::results::{
     Status, TimingInfo, TransformResult,
 };
 use augbench_core::variant::VariantRecord;
-use augbench_core::{Device, Matrix, Media, Mode, policy, stats};
+use augbench_core::{Device, Matrix, Media, Mode, policy};
 
 use augbench_host::fsutil::write_atomic;
 
@@ -40,7 +40,7 @@ fn transform(outcome: &Outcome, threshold: f64) -> TransformResult {
     match outcome {
         Outcome::Ok(tps) => {
             let times = tps.iter().map(|t| ITEMS as f64 / t).collect();
-            TransformResult::measured(params, &stats::summarize(tps), tps.clone(), times)
+            TransformResult::measured(params, &augbench_stats::summarize(tps), tps.clone(), times)
         }
         Outcome::Slow(tp) => TransformResult {
             status: Some(Status::Slow),
@@ -179,7 +179,12 @@ pub fn scaled(file: &ResultFile, factor: f64) -> ResultFile {
         if tr.status == Some(Status::Ok) {
             let tps: Vec<f64> = tr.throughputs.iter().map(|t| t * factor).collect();
             let times = tps.iter().map(|t| ITEMS as f64 / t).collect();
-            *tr = TransformResult::measured(tr.params.clone(), &stats::summarize(&tps), tps, times);
+            *tr = TransformResult::measured(
+                tr.params.clone(),
+                &augbench_stats::summarize(&tps),
+                tps,
+                times,
+            );
         }
     }
     out
@@ -302,7 +307,7 @@ pub fn as_variant(file: ResultFile, label: &str, installed: &str, baseline: &str
 
 /// Records `files` as timed in the same interleaved rounds (one process): every transform that
 /// two or more of them measured gets one `rounds_id` and, per file, its paired summaries against
-/// each other file (`stats::paired`, run i of each in round i).
+/// each other file (`augbench_stats::paired`, run i of each in round i).
 pub fn interleave(files: &mut [ResultFile]) {
     let names: std::collections::BTreeSet<String> = files
         .iter()
@@ -334,7 +339,7 @@ pub fn interleave(files: &mut [ResultFile]) {
             tr.paired = measured
                 .iter()
                 .filter(|(lib, _)| *lib != me)
-                .filter_map(|(lib, tps)| stats::paired(lib, &tr.throughputs, tps, &groups))
+                .filter_map(|(lib, tps)| augbench_stats::paired(lib, &tr.throughputs, tps, &groups))
                 .collect();
         }
     }

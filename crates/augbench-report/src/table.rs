@@ -2,8 +2,8 @@
 //! output format: reference library first, one cell per library, the speedup of the reference
 //! over the fastest other library, and a footer that compares only rows both libraries measured.
 
+use augbench_core::Media;
 use augbench_core::results::Status;
-use augbench_core::{Media, stats};
 use serde::Serialize;
 
 use crate::model::{Dataset, Group, GroupKey, Row, unit};
@@ -504,7 +504,7 @@ fn footer(libs: &[&str], rows: &[TableRow], reference_present: bool) -> Vec<Foot
                 total: rows.len(),
                 common: ratios.len(),
                 paired: ratios.iter().filter(|r| r.paired).count(),
-                median_speedup: (!values.is_empty()).then(|| stats::median(&values)),
+                median_speedup: (!values.is_empty()).then(|| augbench_stats::median(&values)),
             }
         })
         .collect()

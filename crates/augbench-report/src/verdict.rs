@@ -10,96 +10,13 @@
 use std::collections::BTreeMap;
 
 use augbench_core::policy;
-use augbench_core::stats::paired::min_effect_band;
+pub use augbench_stats::verdict::{
+    MIN_UNITS, Verdict, band, decide, decide_in_family, family_confidence,
+};
 use serde::Serialize;
 
 use crate::model::GroupKey;
 use crate::output::usage;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    Regression,
-    Faster,
-    Same,
-    /// The interval cannot tell: it reaches past the band on a side, or crosses its edge.
-    Undecided,
-    /// Measured on one side only (missing, slow, unsupported or error on the other).
-    NotComparable,
-}
-
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Regression => "regression",
-            Verdict::Faster => "faster",
-            Verdict::Same => "same",
-            Verdict::Undecided => "undecided",
-            Verdict::NotComparable => "not comparable",
-        }
-    }
-}
-
-/// Fewest resampling units (runs of a row, rounds of a pair) whose interval may decide: with two,
-/// a bootstrap interval is the range of two values, too narrow to trust.
-pub const MIN_UNITS: usize = 3;
-
-/// The minimum-effect band (`paired::min_effect_band`, its one home): [1/(1 + m), 1 + m], a run
-/// m slower or faster in time; symmetric on the log scale, so inverting a ratio and its interval
-/// mirrors the verdict.
-pub fn band(min_effect: f64) -> (f64, f64) {
-    min_effect_band(min_effect)
-}
-
-/// THE verdict of a ratio current ÷ baseline and its confidence interval at a minimum effect
-/// (a fraction in [0, 1)); `Undecided` for a ratio or interval that is not positive and finite.
-/// A change is called on the interval alone, never on the ratio: an interval inside the band is
-/// `Same`; one outside it that excludes 1 is a change (it reaches past the band's edge, so a
-/// change of the minimum effect cannot be ruled out). Under no change each side is called with
-/// the interval's error rate (≤ 2.5%, `tests/simulated_verdicts.rs`).
-pub fn decide(ratio: f64, (lo, hi): (f64, f64), min_effect: f64) -> Verdict {
-    let ok = |x: f64| x.is_finite() && x > 0.0;
-    let usable = ok(ratio) && ok(lo) && ok(hi) && lo <= hi;
-    if !usable || !(0.0..1.0).contains(&min_effect) {
-        return Verdict::Undecided;
-    }
-    let (low_edge, high_edge) = band(min_effect);
-    if low_edge <= lo && hi <= high_edge {
-        Verdict::Same
-    } else if hi < 1.0 {
-        Verdict::Regression
-    } else if lo > 1.0 {
-        Verdict::Faster
-    } else {
-        Verdict::Undecided
-    }
-}
-
-/// The confidence each of `rows` change claims is read at so that together they keep the error
-/// rate of one (1 − `policy::CONFIDENCE`, Bonferroni): 95% for one row, 98.3% for three. A gate
-/// asks whether *any* row changed, so a report's change claims are one family.
-pub fn family_confidence(rows: usize) -> f64 {
-    1.0 - (1.0 - policy::CONFIDENCE) / rows.max(1) as f64
-}
-
-/// `decide` in a family of change claims: `same` reads the row's own 95% interval `same`, a
-/// change (`slower`, `faster`) reads `change`, the row's interval at `family_confidence` (at
-/// least as wide). A row whose 95% interval shows a change that its family interval does not
-/// is `undecided`.
-pub fn decide_in_family(
-    ratio: f64,
-    same: (f64, f64),
-    change: (f64, f64),
-    min_effect: f64,
-) -> Verdict {
-    match decide(ratio, same, min_effect) {
-        Verdict::Regression | Verdict::Faster => match decide(ratio, change, min_effect) {
-            v @ (Verdict::Regression | Verdict::Faster) => v,
-            _ => Verdict::Undecided,
-        },
-        v => v,
-    }
-}
 
 /// `decide_in_family`, with the note of an `undecided` verdict: `undecided_note`, or for a change
 /// the family interval does not confirm, that interval and its level (`rows` change claims).

@@ -14,7 +14,7 @@
 //! (ln-normal, σ_p), and with probability q a slow process (×0.7 for all its runs), of R =
 //! `policy::DEFAULT_NUM_RUNS` runs with noise ln-normal(σ_r). Each invocation's result file is
 //! what `exec::record` writes after merging its worker processes
-//! (`TransformResult::measured` over `stats::summarize_grouped`, `process_runs` set) in the
+//! (`TransformResult::measured` over `augbench_stats::summarize_grouped`, `process_runs` set) in the
 //! metadata of `sample::result_file`, serialized and read back with `load_result_bytes`.
 //!
 //! The current invocation is simulated once per gate and then slowed on one row (GaussianBlur,
@@ -41,7 +41,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use augbench_core::results::{ResultFile, TransformResult};
-use augbench_core::{Mode, policy, stats};
+use augbench_core::{Mode, policy};
 use augbench_report::drift::DriftBasis;
 use augbench_report::regression::{RegressionReport, Verdict, compare_runs};
 use augbench_report::{Dataset, load::load_result_bytes, sample};
@@ -189,7 +189,7 @@ fn transform(xs: &[f64], items: u64) -> TransformResult {
     let (p, r) = (policy::DEFAULT_PROCESSES, policy::DEFAULT_NUM_RUNS);
     let groups = vec![r as usize; p as usize];
     assert_eq!(xs.len(), (p * r) as usize);
-    let summary = stats::summarize_grouped(xs, &groups);
+    let summary = augbench_stats::summarize_grouped(xs, &groups);
     let times = xs.iter().map(|t| items as f64 / t).collect();
     let mut tr = TransformResult::measured(serde_json::json!({}), &summary, xs.to_vec(), times);
     tr.process_runs = vec![r; p as usize];

@@ -17,10 +17,10 @@
 use std::f64::consts::TAU;
 
 use augbench_core::policy;
-use augbench_core::stats::paired::paired;
-use augbench_core::stats::{logscale, student};
 use augbench_report::interval::{pair_estimate, process_pair_interval};
 use augbench_report::verdict::{self, Verdict};
+use augbench_stats::paired::paired;
+use augbench_stats::{logscale, student};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -492,7 +492,7 @@ mod alone {
         }
         let flip_before = env.result("image", "HorizontalFlip");
         let runs_before = flip_before.throughputs.len();
-        let flip_done = !augbench_core::stats::precision::another_process(
+        let flip_done = !augbench_stats::precision::another_process(
             flip_before.precision.as_ref().expect("record"),
             flip_before.process_runs.len() as u64,
             augbench_core::policy::PRECISION_MAX_PROCESSES,

@@ -9,7 +9,7 @@ use augbench_core::results::{
     DECODE_ROW, DatasetInfo, DecodeDetail, Metadata, RESULT_FORMAT_VERSION, ResultFile, Status,
     TimingInfo, TransformResult,
 };
-use augbench_core::{RunConfig, Schedule, policy, stats};
+use augbench_core::{RunConfig, Schedule, policy};
 
 use super::lane::Lane;
 use crate::outcome::{JobFailure, JobStatus};
@@ -75,7 +75,7 @@ fn file(
 /// The row of a decoder that finished its runs: clips/s per run and their summary.
 fn measured(lane: &Lane, params: serde_json::Value, clips: u64) -> TransformResult {
     let throughputs: Vec<f64> = lane.times.iter().map(|s| clips as f64 / s).collect();
-    let summary = stats::summarize(&throughputs);
+    let summary = augbench_stats::summarize(&throughputs);
     let mut row = TransformResult::measured(params, &summary, throughputs, lane.times.clone());
     row.warmup_iterations = policy::DECODE_WARMUP_PASSES;
     if let Some(open) = &lane.open {

@@ -5,7 +5,6 @@
 use augbench_core::policy;
 use augbench_core::registry::TransformSpec;
 use augbench_core::results::TransformResult;
-use augbench_core::stats;
 
 use super::requests::settle;
 use super::session::Session;
@@ -240,7 +239,7 @@ impl Measuring {
 
     /// The transform's result from the runs so far.
     pub fn finish(self) -> TransformResult {
-        let summary = stats::summarize(&self.throughputs);
+        let summary = augbench_stats::summarize(&self.throughputs);
         let mut r = TransformResult::measured(self.params, &summary, self.throughputs, self.times);
         r.warmup_iterations = self.warmed.passes;
         r.warmup_full_passes = Some(u64::from(self.warmed.full_pass));
@@ -268,13 +267,13 @@ fn pass_seconds(timed: &TimeResponse) -> (f64, Option<f64>) {
 
 /// The mean of per-loop nanoseconds, in seconds.
 fn mean_seconds(ns: &[u64]) -> f64 {
-    stats::mean(&ns.iter().map(|n| *n as f64 / 1e9).collect::<Vec<_>>())
+    augbench_stats::mean(&ns.iter().map(|n| *n as f64 / 1e9).collect::<Vec<_>>())
 }
 
 fn precise_enough(xs: &[f64], target: Option<f64>) -> bool {
     let Some(target) = target else { return true };
-    let widths = stats::precision::half_widths(&[xs], &[]);
-    stats::precision::within(&widths, target)
+    let widths = augbench_stats::precision::half_widths(&[xs], &[]);
+    augbench_stats::precision::within(&widths, target)
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@ use augbench_core::config::FullPass;
 use augbench_core::policy;
 use augbench_core::registry::TransformSpec;
 use augbench_core::results::{CONTRACT_ERROR, Status, TransformResult};
-use augbench_core::stats;
 
 use super::measuring::{Measuring, Warmed};
 use super::phase::Phase;
@@ -250,7 +249,7 @@ fn warmup(
 /// (the mean rate of the last `window` warmup passes).
 fn cold_ratio(cold: Cold, rates: &[f64], window: u64) -> Option<f64> {
     let last = &rates[rates.len().saturating_sub(window.max(1) as usize)..];
-    let warm_rate = stats::mean(last);
+    let warm_rate = augbench_stats::mean(last);
     let rest = cold.rest_per_item?;
     (warm_rate > 0.0 && rest > 0.0).then_some(rest * warm_rate)
 }
@@ -283,8 +282,8 @@ pub fn warmed_up(rates: &[f64], w: &WarmupSettings) -> bool {
         return false;
     }
     let n = rates.len();
-    let last = stats::mean(&rates[n - window..]);
-    let before = stats::mean(&rates[n - 2 * window..n - window]);
+    let last = augbench_stats::mean(&rates[n - window..]);
+    let before = augbench_stats::mean(&rates[n - 2 * window..n - window]);
     before > 0.0 && last <= before * (1.0 + w.threshold)
 }
 

@@ -6,7 +6,6 @@ use augbench_core::policy;
 use augbench_core::recipe::Recipe;
 use augbench_core::registry::TransformSpec;
 use augbench_core::results::{PipelineDetail, Status, TransformResult};
-use augbench_core::stats;
 
 use super::settings::{PipelineSettings, sample_order};
 use super::window::{Window, flag_drift};
@@ -213,7 +212,7 @@ fn result(
 ) -> TransformResult {
     let throughputs: Vec<f64> = runs.iter().map(|(w, _)| w.items_per_sec).collect();
     let times: Vec<f64> = runs.iter().map(|(w, _)| w.seconds).collect();
-    let summary = stats::summarize(&throughputs);
+    let summary = augbench_stats::summarize(&throughputs);
     let mut r = TransformResult::measured(params, &summary, throughputs, times);
     r.slow_threshold_sec_per_item = Some(set.slow_threshold);
     r.slow_preflight_items = Some(set.preflight_items);

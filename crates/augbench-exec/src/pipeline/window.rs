@@ -53,7 +53,7 @@ pub(crate) fn flag_drift(r: &mut TransformResult) {
     if drifts.is_empty() {
         return;
     }
-    let typical = augbench_core::stats::median(&drifts);
+    let typical = augbench_stats::median(&drifts);
     if typical > policy::PIPELINE_DRIFT_UNSTABLE && !r.unstable {
         r.unstable = true;
         r.unstable_reason = Some(format!(
@@ -112,7 +112,7 @@ mod tests {
     fn a_row_is_marked_when_its_typical_window_drifted_not_one_window() {
         let row = |halves: Vec<[f64; 2]>| {
             let t = vec![100.0; halves.len()];
-            let s = augbench_core::stats::summarize(&t);
+            let s = augbench_stats::summarize(&t);
             let mut r = TransformResult::measured(serde_json::Value::Null, &s, t, vec![1.0; 3]);
             r.pipeline = Some(test_detail(halves.len(), halves, &[]));
             flag_drift(&mut r);

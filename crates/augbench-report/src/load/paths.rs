@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use augbench_core::json_text::{self, Repaired};
 use augbench_core::results::{RESULT_FORMAT_VERSION, Status};
-use augbench_core::stats;
 
 use crate::model::{Dataset, Row};
 use crate::output::usage;
@@ -233,8 +232,8 @@ pub(crate) fn finalize(mut row: Row, warnings: &mut Vec<String>) -> Row {
     }
     let valid = |x: Option<f64>| x.filter(|v| v.is_finite() && *v > 0.0);
     if row.status == Status::Ok && row.median.is_none() && !row.throughputs.is_empty() {
-        row.median = Some(stats::median(&row.throughputs));
-        row.std = Some(stats::std_dev(&row.throughputs));
+        row.median = Some(augbench_stats::median(&row.throughputs));
+        row.std = Some(augbench_stats::std_dev(&row.throughputs));
     }
     let counted = row
         .instructions

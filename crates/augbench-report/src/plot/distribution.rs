@@ -9,7 +9,6 @@ use super::axis::Axis;
 use super::draw::drawing;
 use super::style::{self, FONT};
 use crate::table::Table;
-use augbench_core::stats;
 
 const ROW_HEIGHT: u32 = 90;
 
@@ -120,7 +119,7 @@ where
 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
-    let q = |p: f64| stats::percentile_sorted(&sorted, p);
+    let q = |p: f64| augbench_stats::percentile_sorted(&sorted, p);
     let (min, q1, med, q3, max) = (q(0.0), q(25.0), q(50.0), q(75.0), q(100.0));
     let whisker = chart
         .draw_series(LineSeries::new(

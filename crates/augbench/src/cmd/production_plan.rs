@@ -51,7 +51,7 @@ struct Rates {
 
 /// The median of `v`; `None` when it is empty.
 fn median(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| augbench_core::stats::median(v))
+    (!v.is_empty()).then(|| augbench_stats::median(v))
 }
 
 /// A cell's wall time: the loader's start to its first batch, then every other batch at the

@@ -158,7 +158,7 @@ pub fn usable_runs(xs: &[f64]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::{mean, std_dev, summarize};
-    use crate::stats::{median, percentile_sorted};
+    use crate::{median, percentile_sorted};
     use proptest::prelude::*;
     use rand::{Rng as _, SeedableRng as _};
     use rand_chacha::ChaCha8Rng;

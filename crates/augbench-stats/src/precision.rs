@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use super::logscale::log_half_width;
 use super::{PairedSummary, figure, paired};
+use crate::duration::seconds as human;
 use crate::policy;
-use crate::time_split::seconds as human;
 
 /// Where a transform's rounds stand, for the stopping rule.
 #[derive(Debug, Clone, Copy, PartialEq)]

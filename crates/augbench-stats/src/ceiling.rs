@@ -46,7 +46,7 @@ mod tests {
             700.0, 690.0, 710.0, 500.0, 505.0, 495.0, 800.0, 790.0, 810.0,
         ];
         let above: Vec<f64> = ceiling.iter().map(|c| c * 1.03).collect();
-        let share = crate::stats::paired("DecodeOnly", &above, &ceiling, &[3, 3, 3]).unwrap();
+        let share = crate::paired("DecodeOnly", &above, &ceiling, &[3, 3, 3]).unwrap();
         let why = above_paired_ceiling(&share).unwrap();
         assert!(
             why.starts_with("above its ceiling in the same rounds: 1.030×"),
@@ -62,7 +62,7 @@ mod tests {
             .zip([1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.0, 1.01, 0.99])
             .map(|(c, k)| c * k)
             .collect();
-        let share = crate::stats::paired("DecodeOnly", &at, &ceiling, &[3, 3, 3]).unwrap();
+        let share = crate::paired("DecodeOnly", &at, &ceiling, &[3, 3, 3]).unwrap();
         assert_eq!(above_paired_ceiling(&share), None, "{share:?}");
     }
 

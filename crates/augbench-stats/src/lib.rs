@@ -1,16 +1,26 @@
-//! Pure statistics of a sample of throughputs, one concern a module: percentiles and the median
+//! augbench-stats: the pure statistics of augbench's measurements (the model is criterion's
+//! `stats` crate), one concern a module: percentiles and the median
 //! in `quantile`, the seeded bootstrap and rerun intervals of the median (and the resampling
 //! units, runs split into worker processes) in `bootstrap`, a row's `Summary` and its `unstable`
 //! rule in `summary`, the headline figure of a row and its read in `figure`, paired statistics of
 //! two libraries measured in the same rounds in `paired`, log-scale ratio intervals in
-//! `logscale`. This file only declares them and re-exports their public items. No I/O, no clocks.
+//! `logscale`, Student's t and the normal quantile in `student`, the precision rule in `precision`, the interval over process pairs in `pair`, the verdict
+//! words of a ratio and its interval in `verdict`,
+//! the statistical constants in `policy`, the estimators by name in `estimator`, and how a
+//! duration prints in `duration`. This file only declares them and re-exports their public items.
+//! No I/O, no clocks, no other augbench crate; every random draw is seeded.
 
 pub mod ceiling;
+pub mod duration;
+pub mod estimator;
 pub mod figure;
 pub mod logscale;
+pub mod pair;
 pub mod paired;
+pub mod policy;
 pub mod precision;
 pub mod student;
+pub mod verdict;
 
 mod bootstrap;
 mod quantile;
