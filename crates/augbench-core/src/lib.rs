@@ -25,6 +25,7 @@ pub mod registry;
 pub mod resolve;
 pub mod results;
 pub mod selection;
+pub mod settle;
 pub mod text;
 pub mod time_split;
 pub mod validate;

@@ -1,9 +1,11 @@
 //! Validation rules of a run configuration. `names` checks spelled names before defaults are
 //! filled; `rules` checks the cross-field rules on the resolved config. Each rule is one function
-//! and one located error with a hint.
+//! and one located error with a hint. `measurable` and `device_present` are the rules of running
+//! a resolved config here (`augbench run`; `augbench plan` still shows such a plan's jobs).
 
 use crate::config::{PipelineScope, RunConfig, ThreadPolicy};
 use crate::config_error::{ConfigError, Source, suggest};
+use crate::error::UsageError;
 use crate::matrix::{Device, Matrix, Media, Mode, ScenarioInfo};
 use crate::policy;
 use crate::registry::Registry;
@@ -764,5 +766,69 @@ fn ab_processes(cfg: &RunConfig, src: &Source) -> Check {
             format!("set `processes: {need}` (the smallest that can decide), or leave it out (docs/ab.md)"),
         )),
         None => Ok(()),
+    }
+}
+
+/// Never write a result under a label it was not measured with: pipeline mode measures the RGB
+/// recipe (on images, or on video clips); multichannel loaders do not exist yet. `file` is the
+/// config the user gave, named in the message.
+pub fn measurable(cfg: &RunConfig, file: &std::path::Path) -> Result<(), UsageError> {
+    if cfg.selection.mode != Some(Mode::Pipeline) {
+        return Ok(());
+    }
+    let media = cfg.selection.media.unwrap_or(Media::Image);
+    let channels = cfg.data.num_channels.unwrap_or(policy::DEFAULT_CHANNELS);
+    if channels == policy::DEFAULT_CHANNELS {
+        return Ok(());
+    }
+    Err(UsageError::new(
+        format!(
+            "{} asks for a {channels}-channel {media} pipeline, and this build measures pipeline mode for RGB images and RGB video clips only",
+            file.display()
+        ),
+        "use `mode: micro` for this scenario, or `scenario: image-rgb` (or `video-16f`) for pipeline rows; `augbench plan` still shows the jobs",
+    ))
+}
+
+/// `device: cuda` needs a CUDA device on this machine (`cuda`: whether one is present).
+pub fn device_present(cfg: &RunConfig, cuda: bool) -> Result<(), UsageError> {
+    if cfg.execution.device != Some(Device::Cuda) || cuda {
+        return Ok(());
+    }
+    Err(UsageError::new(
+        "`device: cuda`, but this machine has no CUDA device (nvidia-smi lists no GPU, or CUDA_VISIBLE_DEVICES hides them); nothing was run",
+        "use `device: auto` (CUDA where present, else the CPU) or `device: cpu`, or run on a machine with an NVIDIA GPU",
+    ))
+}
+
+#[cfg(test)]
+mod run_here_tests {
+    use super::*;
+
+    #[test]
+    fn cuda_without_a_device_is_a_usage_error() {
+        let mut cfg = RunConfig::default();
+        cfg.execution.device = Some(Device::Cuda);
+        let e = device_present(&cfg, false).unwrap_err();
+        assert!(e.message.contains("no CUDA device"), "{}", e.message);
+        assert!(e.hint.contains("device: auto"), "{}", e.hint);
+        assert!(device_present(&cfg, true).is_ok());
+        cfg.execution.device = Some(Device::Auto);
+        assert!(device_present(&cfg, false).is_ok());
+    }
+
+    #[test]
+    fn a_multichannel_pipeline_is_refused_and_rgb_is_not() {
+        let mut cfg = RunConfig::default();
+        cfg.selection.mode = Some(Mode::Pipeline);
+        cfg.data.num_channels = Some(9);
+        let e = measurable(&cfg, std::path::Path::new("x.yaml")).unwrap_err();
+        assert!(
+            e.message.starts_with("x.yaml asks for a 9-channel"),
+            "{}",
+            e.message
+        );
+        cfg.data.num_channels = Some(policy::DEFAULT_CHANNELS);
+        assert!(measurable(&cfg, std::path::Path::new("x.yaml")).is_ok());
     }
 }

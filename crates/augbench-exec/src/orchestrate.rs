@@ -32,9 +32,9 @@ pub fn write_resolved_config(cfg: &RunConfig) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
-/// Runs every job of the plan in order; stops early when `stop` is raised (Ctrl-C).
-/// With a `--spec` file, the one job of the spec's `LIBRARY` runs instead of the plan's jobs.
-/// `check`: the run's equivalence check, recorded in each job's metadata.
+/// Runs every job of the plan (a spec file's plan already narrowed by `spec_config`); stops
+/// early when `stop` is raised (Ctrl-C). `check`: the run's equivalence check, recorded in each
+/// job's metadata.
 pub fn execute(
     plan: &Plan,
     media: &Media,
@@ -42,19 +42,10 @@ pub fn execute(
     mp: &MultiProgress,
     stop: &AtomicBool,
 ) -> RunReport {
-    let plan = match with_spec(plan) {
-        Ok(p) => p,
-        Err(e) => {
-            return RunReport {
-                jobs: failed_all(plan, &e),
-                out_dir: output_dir(&plan.config),
-            };
-        }
-    };
     let cfg = &plan.config;
-    let jobs = match effective_schedule(&plan, mp) {
-        Schedule::Interleaved => interleaved(&plan, media, check, mp, stop),
-        Schedule::Sequential => sequential(&plan, media, check, mp, stop),
+    let jobs = match effective_schedule(plan, mp) {
+        Schedule::Interleaved => interleaved(plan, media, check, mp, stop),
+        Schedule::Sequential => sequential(plan, media, check, mp, stop),
     };
     RunReport {
         jobs,
@@ -201,16 +192,17 @@ fn warn_memory(plan: &Plan, mp: &MultiProgress) {
     }
 }
 
-/// The plan to execute: `plan` itself, or with `selection.spec` the plan of the spec file's
-/// `LIBRARY` alone (its transforms come from the worker's `hello`).
-pub fn with_spec(plan: &Plan) -> anyhow::Result<Plan> {
-    let Some(path) = &plan.config.selection.spec else {
-        return Ok(plan.clone());
+/// The config to plan: `cfg` itself, or with `selection.spec` the config of the spec file's
+/// `LIBRARY` alone (its transforms come from the worker's `hello`). Checked before any media is
+/// prepared or worker started.
+pub fn spec_config(cfg: &RunConfig) -> anyhow::Result<RunConfig> {
+    let Some(path) = &cfg.selection.spec else {
+        return Ok(cfg.clone());
     };
     let library = spec_library(path)?;
-    let mut cfg = plan.config.clone();
+    let mut cfg = cfg.clone();
     cfg.selection.libraries = Some(vec![library]);
-    Ok(augbench_core::plan::build(&cfg))
+    Ok(cfg)
 }
 
 /// The `LIBRARY = "<name>"` line of a spec file, read without running Python so the right

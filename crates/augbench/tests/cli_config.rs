@@ -683,3 +683,53 @@ fn a_run_count_and_a_precision_together_are_refused() {
         .code(2)
         .stderr(predicate::str::contains("--num-runs"));
 }
+
+/// `plan` names the files `run` writes on this machine: with a CUDA device (a fake `nvidia-smi`
+/// first on PATH lists one) the `auto` jobs of CUDA-capable libraries are `cuda` jobs; without
+/// one (a fake that lists none) every job is a CPU job; never `_dev-auto`.
+#[test]
+fn plan_settles_device_auto_by_the_machines_cuda_devices() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("auto.yaml");
+    std::fs::write(
+        &cfg,
+        "version: 1\nselection:\n  scenario: image-rgb\n  mode: micro\n  libraries: [kornia, pillow]\n  transforms: [HorizontalFlip]\nexecution:\n  device: auto\n",
+    )
+    .unwrap();
+    let plan_with = |smi_script: &str| {
+        let bin = tempfile::tempdir().unwrap();
+        let smi = bin.path().join("nvidia-smi");
+        std::fs::write(&smi, smi_script).unwrap();
+        let mut perms = std::fs::metadata(&smi).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&smi, perms).unwrap();
+        let path = format!(
+            "{}:{}",
+            bin.path().display(),
+            std::env::var("PATH").unwrap()
+        );
+        let out = augbench()
+            .env("PATH", path)
+            .env_remove("CUDA_VISIBLE_DEVICES")
+            .args(["plan", "--config"])
+            .arg(&cfg)
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let with_gpu = plan_with("#!/bin/sh\necho 'NVIDIA Fake GPU, 16384'\n");
+    assert!(
+        with_gpu.contains("kornia_micro_dev-cuda_results.json"),
+        "{with_gpu}"
+    );
+    assert!(with_gpu.contains("pillow_micro_results.json"), "{with_gpu}");
+    assert!(!with_gpu.contains("dev-auto"), "{with_gpu}");
+    let without = plan_with("#!/bin/sh\nexit 9\n");
+    assert!(without.contains("kornia_micro_results.json"), "{without}");
+    assert!(
+        !without.contains("dev-cuda") && !without.contains("dev-auto"),
+        "{without}"
+    );
+}

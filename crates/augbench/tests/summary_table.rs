@@ -9,9 +9,9 @@
 )]
 
 use augbench_core::Mode;
-use augbench_exec::summary::unit;
 use augbench_report::sample::{Outcome, result_file, runs};
 use augbench_report::summary;
+use augbench_report::summary::lines::unit;
 
 fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()

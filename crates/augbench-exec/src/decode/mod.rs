@@ -22,7 +22,6 @@ use crate::outcome::{JobStatus, RunReport};
 use crate::run_media::Media;
 use augbench_protocol::protocol::DecodeItem;
 use lane::Lane;
-pub use result::summary_table;
 
 /// Runs every decoder of the plan over the readable video files of `media`.
 pub fn run(

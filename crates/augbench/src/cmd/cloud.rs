@@ -114,7 +114,7 @@ pub fn run_config(cfg: &RunConfig, dry_run: bool, attached: bool) -> anyhow::Res
     let dry_run = dry_run || c.dry_run.unwrap_or(false);
     let attached = attached || c.attached.unwrap_or(false);
     let plan = augbench_core::plan::build(cfg);
-    let cell_run_id = super::run_cells::run_id(cfg);
+    let cell_run_id = augbench_exec::cells_log::run_id(cfg);
     let opts = Options {
         dry_run,
         binary: std::env::current_exe()?,
@@ -182,7 +182,7 @@ fn print_table(cfg: &RunConfig, plan: &augbench_core::plan::Plan) {
     let clip_length = refs
         .iter()
         .find_map(|f| f.metadata.benchmark_params.clip_length);
-    let unit = augbench_exec::summary::unit(media);
+    let unit = augbench_report::summary::lines::unit(media);
     let reference = summary::reference_of(&refs, cfg.output.reference_library.as_deref());
     println!(
         "\n{}",

@@ -18,7 +18,9 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = args.config.resolve()?;
-    let plan = augbench_core::plan::build(&cfg);
+    // The plan `run` would execute here: `device: auto` settled by this machine's CUDA devices.
+    let cuda = augbench_host::gpu::cuda_present(&augbench_host::machine::card().gpus);
+    let plan = augbench_core::settle::for_machine(&cfg, cuda);
     print!("{}", plan.to_yaml());
     print!("{}", variant_environments(&plan));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);

@@ -1,25 +1,32 @@
-//! The device question `augbench run` settles before anything starts, given whether this machine
-//! has a CUDA device at all (`augbench_host::gpu::cuda_present`). `device: cuda` without one is a
-//! usage error (exit 2); `device: auto` without one becomes `cpu`, and with one each `auto` job (a
-//! CUDA-capable library) becomes a `cuda` job, so every file is named by the device it runs on,
-//! never `_dev-auto`.
+//! The device question a plan settles for the machine it runs on, given whether that machine has
+//! a CUDA device at all (the caller probes it; this stays pure). `device: auto` without one is
+//! `cpu`; with one each `auto` job (a CUDA-capable library) is a `cuda` job, so every file is
+//! named by the device it runs on, never `_dev-auto`. `augbench plan` and `augbench run` both
+//! build their plan with `for_machine`, so they name the same files. `device: cuda` without a
+//! device is refused by `validate::device_present`.
 
-use augbench_core::plan::{Plan, job_key};
-use augbench_core::{Device, RunConfig, UsageError, naming};
+use crate::config::RunConfig;
+use crate::matrix::Device;
+use crate::naming;
+use crate::plan::{self, Plan, job_key};
 
-/// The config with its device settled for a machine with (`cuda`) or without a CUDA device.
-pub fn settle(mut cfg: RunConfig, cuda: bool) -> Result<RunConfig, UsageError> {
-    match cfg.execution.device {
-        Some(Device::Cuda) if !cuda => Err(UsageError::new(
-            "`device: cuda`, but this machine has no CUDA device (nvidia-smi lists no GPU, or CUDA_VISIBLE_DEVICES hides them); nothing was run",
-            "use `device: auto` (CUDA where present, else the CPU) or `device: cpu`, or run on a machine with an NVIDIA GPU",
-        )),
-        Some(Device::Auto) if !cuda => {
-            cfg.execution.device = Some(Device::Cpu);
-            Ok(cfg)
-        }
-        _ => Ok(cfg),
+/// The config with `device: auto` settled for a machine with (`cuda`) or without a CUDA device:
+/// without one it is `cpu`; with one it stays `auto` and `name_by_device` names its jobs.
+pub fn device(mut cfg: RunConfig, cuda: bool) -> RunConfig {
+    if cfg.execution.device == Some(Device::Auto) && !cuda {
+        cfg.execution.device = Some(Device::Cpu);
     }
+    cfg
+}
+
+/// The plan of `cfg` on a machine with (`cuda`) or without a CUDA device: the device settled,
+/// then every job named by the device it runs on. The settled config is the plan's `config`. A
+/// cloud config is planned as written: the cloud machine that runs each shard settles it.
+pub fn for_machine(cfg: &RunConfig, cuda: bool) -> Plan {
+    if cfg.is_cloud() {
+        return plan::build(cfg);
+    }
+    name_by_device(plan::build(&device(cfg.clone(), cuda)), cuda)
 }
 
 /// With a CUDA device present, the plan's `auto` jobs (CUDA-capable libraries) run, and are
@@ -29,7 +36,7 @@ pub fn name_by_device(mut plan: Plan, cuda: bool) -> Plan {
     if !cuda {
         return plan;
     }
-    let out = augbench_core::naming::output_dir(&plan.config);
+    let out = naming::output_dir(&plan.config);
     for job in plan.jobs.iter_mut().filter(|j| j.device == Device::Auto) {
         let mut key = job_key(&plan.config, &job.library);
         key.device = Device::Cuda;
@@ -58,19 +65,15 @@ mod tests {
     }
 
     #[test]
-    fn cuda_without_a_device_is_a_usage_error() {
-        let e = settle(with(Device::Cuda), false).unwrap_err();
-        assert!(e.message.contains("no CUDA device"), "{}", e.message);
-        assert!(e.hint.contains("device: auto"), "{}", e.hint);
-        assert!(settle(with(Device::Cuda), true).is_ok());
-    }
-
-    #[test]
     fn auto_without_a_device_is_the_cpu_and_stays_auto_with_one() {
-        let cpu = settle(with(Device::Auto), false).unwrap();
+        let cpu = device(with(Device::Auto), false);
         assert_eq!(cpu.execution.device, Some(Device::Cpu));
-        let auto = settle(with(Device::Auto), true).unwrap();
+        let auto = device(with(Device::Auto), true);
         assert_eq!(auto.execution.device, Some(Device::Auto));
+        assert_eq!(
+            device(with(Device::Cuda), false).execution.device,
+            Some(Device::Cuda)
+        );
     }
 
     #[test]
@@ -79,9 +82,9 @@ mod tests {
         cfg.selection.scenario = Some("image-rgb".into());
         cfg.selection.libraries = Some(vec!["kornia".into(), "pillow".into()]);
         cfg.selection.transforms = Some(vec!["HorizontalFlip".into()]);
-        let src = augbench_core::Source::new(std::path::Path::new("t.yaml"), "");
-        let cfg = augbench_core::resolve(cfg, &src).unwrap();
-        let plan = name_by_device(augbench_core::plan::build(&cfg), true);
+        let src = crate::Source::new(std::path::Path::new("t.yaml"), "");
+        let cfg = crate::resolve(cfg, &src).unwrap();
+        let plan = for_machine(&cfg, true);
         let names: Vec<String> = plan
             .expected_files
             .iter()

@@ -1,12 +1,14 @@
-//! Appends the run's measurements to the benchmark cell log (`<out>/cells.parquet`). The run id
-//! hashes the resolved config (without `resume`), so resuming a run replaces its rows.
+//! Appends a run's measurements to the benchmark cell log (`<out>/cells.parquet`). The run id
+//! hashes the resolved config (without `resume`), so resuming a run replaces its rows; a cloud
+//! run's shards record the same id.
 
-use augbench_cells::{append_bench_cells, cells_from_results};
+use crate::outcome::RunReport;
+use augbench_cells::{AppendReport, append_bench_cells, cells_from_results};
 use augbench_core::{RunConfig, naming};
-use augbench_exec::orchestrate::RunReport;
 use sha2::{Digest, Sha256};
 
-pub fn append(cfg: &RunConfig, report: &RunReport) -> anyhow::Result<()> {
+/// Appends the report's written result files as cells; `None` when nothing was measured.
+pub fn append(cfg: &RunConfig, report: &RunReport) -> anyhow::Result<Option<AppendReport>> {
     let run_id = run_id(cfg);
     let rustc = augbench_host::facts::rustc_version();
     let cells: Vec<_> = report
@@ -17,18 +19,10 @@ pub fn append(cfg: &RunConfig, report: &RunReport) -> anyhow::Result<()> {
         .filter(|c| !c.status.is_empty())
         .collect();
     if cells.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let path = naming::cells_log(&report.out_dir);
-    let r = append_bench_cells(&path, &cells)?;
-    eprintln!(
-        "cells: {} rows in {} ({} new, {} replaced)",
-        r.rows_after,
-        path.display(),
-        r.appended,
-        r.replaced
-    );
-    Ok(())
+    Ok(Some(append_bench_cells(&path, &cells)?))
 }
 
 /// First 12 hex digits of the SHA-256 of the resolved config with `resume` cleared.

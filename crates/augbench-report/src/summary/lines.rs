@@ -238,7 +238,7 @@ mod tests {
     use super::*;
 
     const FIXTURE: &str =
-        include_str!("../../augbench/tests/bad_input/_support/valid_results.json");
+        include_str!("../../../augbench/tests/bad_input/_support/valid_results.json");
 
     #[test]
     fn a_run_of_fewer_than_three_processes_says_its_rows_are_not_judged() {
