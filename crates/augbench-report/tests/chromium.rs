@@ -291,9 +291,10 @@ fn the_ab_view_shows_each_transforms_ratio_interval_and_verdict() {
     }
     let dir = common::ab_dir();
     let data = load_paths(&[dir.path().to_path_buf()]).unwrap();
-    let report = augbench_report::ab::compare(&data, augbench_core::policy::REGRESSION_MIN_EFFECT)
-        .unwrap()
-        .unwrap();
+    let report =
+        augbench_report::judge::ab::compare(&data, augbench_core::policy::REGRESSION_MIN_EFFECT)
+            .unwrap()
+            .unwrap();
     let dom = dom_of(dir.path(), "view=ab");
     assert!(dom.contains("data-view=\"ab\""));
     let view = slice(&dom, "class=\"ab-view\"", "<h3", "</section>");

@@ -449,7 +449,7 @@ fn an_ab_run_gets_an_ab_tab_that_embeds_the_rows_compare_prints() {
     );
     assert!(page.contains("<div class=\"panel\" data-view=\"ab\"><div class=\"ab-view\""));
     let ab = embedded(&page)["groups"][0]["ab"].clone();
-    let report = augbench_report::ab::compare(&data, min_effect)
+    let report = augbench_report::judge::ab::compare(&data, min_effect)
         .unwrap()
         .unwrap();
     assert_eq!(ab["rows"].as_array().unwrap().len(), report.rows.len());
@@ -458,14 +458,17 @@ fn an_ab_run_gets_an_ab_tab_that_embeds_the_rows_compare_prints() {
         assert_eq!(shown["ratio"].as_f64(), row.ratio);
         assert_eq!(shown["low"].as_f64(), row.interval.map(|i| i.0));
         assert_eq!(shown["high"].as_f64(), row.interval.map(|i| i.1));
-        assert_eq!(shown["verdict"], augbench_report::ab::word(row.verdict));
+        assert_eq!(
+            shown["verdict"],
+            augbench_report::judge::ab::word(row.verdict)
+        );
         assert_eq!(shown["ratio_text"], row.ratio_text().as_str());
         assert_eq!(shown["interval_text"], row.interval_text().as_str());
         assert_eq!(shown["verdict_text"], row.verdict_text().as_str());
     }
     assert_eq!(
         ab["summary"],
-        augbench_report::ab::summary(&report).as_str()
+        augbench_report::judge::ab::summary(&report).as_str()
     );
     insta::assert_json_snapshot!("ab_view_data", ab);
 }

@@ -14,9 +14,9 @@ use crate::common;
 
 use augbench_core::Mode;
 use augbench_report::export::Format;
-use augbench_report::regression::{self, Verdict};
+use augbench_report::judge::regression::{self, Verdict};
+use augbench_report::judge::verdict::Verdicts;
 use augbench_report::sample::{self, Outcome, runs};
-use augbench_report::verdict::Verdicts;
 use augbench_report::{Dataset, load_paths};
 
 fn load(files: &[augbench_core::results::ResultFile]) -> (tempfile::TempDir, Dataset) {
@@ -267,9 +267,10 @@ fn min_effect_out_of_range_is_a_usage_error() {
 fn ab_demo_gives_each_verdict_once() {
     let dir = common::ab_dir();
     let data = load_paths(&[dir.path().to_path_buf()]).unwrap();
-    let report = augbench_report::ab::compare(&data, augbench_core::policy::REGRESSION_MIN_EFFECT)
-        .unwrap()
-        .unwrap();
+    let report =
+        augbench_report::judge::ab::compare(&data, augbench_core::policy::REGRESSION_MIN_EFFECT)
+            .unwrap()
+            .unwrap();
     let verdicts: Vec<(&str, Verdict)> = report
         .rows
         .iter()
@@ -291,7 +292,10 @@ fn ab_demo_gives_each_verdict_once() {
 }
 
 /// An A/B folder of two Pillow variants over `entries` of each, interleaved.
-fn ab_of(base: &[(&str, Outcome)], cur: &[(&str, Outcome)]) -> augbench_report::ab::AbReport {
+fn ab_of(
+    base: &[(&str, Outcome)],
+    cur: &[(&str, Outcome)],
+) -> augbench_report::judge::ab::AbReport {
     let (a, b) = ("pillow@a", "pillow@b");
     let file = |label: &str, entries: &[(&str, Outcome)]| {
         let f = sample::result_file("image-rgb", Mode::Micro, "pillow", "1", entries);
@@ -307,7 +311,9 @@ fn ab_of(base: &[(&str, Outcome)], cur: &[(&str, Outcome)]) -> augbench_report::
     }
     sample::interleave(&mut files);
     let (_dir, data) = load(&files);
-    augbench_report::ab::compare(&data, 0.05).unwrap().unwrap()
+    augbench_report::judge::ab::compare(&data, 0.05)
+        .unwrap()
+        .unwrap()
 }
 
 #[test]

@@ -42,8 +42,8 @@ use std::sync::OnceLock;
 
 use augbench_core::results::{ResultFile, TransformResult};
 use augbench_core::{Mode, policy};
-use augbench_report::drift::DriftBasis;
-use augbench_report::regression::{RegressionReport, Verdict, compare_runs};
+use augbench_report::judge::drift::DriftBasis;
+use augbench_report::judge::regression::{RegressionReport, Verdict, compare_runs};
 use augbench_report::{Dataset, load::load_result_bytes, sample};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

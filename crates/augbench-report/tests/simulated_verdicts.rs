@@ -17,8 +17,8 @@
 use std::f64::consts::TAU;
 
 use augbench_core::policy;
-use augbench_report::interval::{pair_estimate, process_pair_interval};
-use augbench_report::verdict::{self, Verdict};
+use augbench_report::judge::interval::{pair_estimate, process_pair_interval};
+use augbench_report::judge::verdict::{self, Verdict};
 use augbench_stats::paired::paired;
 use augbench_stats::{logscale, student};
 use rand::{Rng, SeedableRng};

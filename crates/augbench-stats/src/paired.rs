@@ -139,7 +139,7 @@ pub fn min_effect_band(min_effect: f64) -> (f64, f64) {
 }
 
 /// The fewest worker-process pairs whose interval over them (a t interval of the pairs' median
-/// log ratios, `augbench_report::interval::process_pair_interval`) can lie inside the band of
+/// log ratios, `augbench_report::judge::interval::process_pair_interval`) can lie inside the band of
 /// `min_effect` at all: when the processes of each variant agree to the drift floor
 /// (`policy::RERUN_DRIFT_FLOOR` each, so a pair's log ratio spreads √2 times that). Fewer pairs
 /// can only ever say `undecided` or call a change far larger than `min_effect`.

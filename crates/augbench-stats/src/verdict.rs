@@ -3,7 +3,7 @@
 //! whole interval lies inside the minimum-effect band [1/(1 + m), 1 + m]; a change (`regression`
 //! slower, `faster`) when it lies outside the band and wholly on one side of 1; else `undecided`.
 //! A family of change claims reads each change at `family_confidence` (Bonferroni). The notes
-//! and rule text around these words live with the reports (`augbench_report::verdict`).
+//! and rule text around these words live with the reports (`augbench_report::judge::verdict`).
 
 use serde::Serialize;
 

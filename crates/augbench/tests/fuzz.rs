@@ -377,8 +377,8 @@ fn results(bytes: &[u8]) -> bool {
     };
     let opts = augbench_report::table::TableOptions::default();
     let _ = augbench_report::table::build_tables(&data, &opts);
-    if let Ok(report) = augbench_report::regression::compare(&data, &data, 0.05) {
-        let _ = augbench_report::regression::summary(&report);
+    if let Ok(report) = augbench_report::judge::regression::compare(&data, &data, 0.05) {
+        let _ = augbench_report::judge::regression::summary(&report);
     }
     true
 }

@@ -2,13 +2,12 @@
 //! run that measured variants) or the regression verdicts of two runs, computed and rendered in
 //! one format, with the verdicts' summary line and the flags `--fail-on-…` read.
 
-use super::format::{Format, render, render_regression};
-use super::{csv, json, markdown};
-use crate::ab::{self, AbReport};
+use super::format::{Format, render, render_regression, render_with_ab};
+use crate::judge::ab::{self, AbReport};
+use crate::judge::regression::{self, RegressionReport};
+use crate::judge::verdict::Verdicts;
 use crate::model::Dataset;
-use crate::regression::{self, RegressionReport};
 use crate::table::{self, TableOptions};
-use crate::verdict::Verdicts;
 
 /// The smallest relative changes that count: of timed rows, and of instruction counts.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,20 +61,11 @@ pub fn tables(
     let report = ab::compare_with(data, effects.time, effects.count)?;
     let mut text = render(&tables, format)?;
     if let Some(report) = &report {
-        text = with_ab(text, report, format)?;
+        text = render_with_ab(text, report, format)?;
     }
     Ok(Shown {
         text,
         verdicts: report.as_ref().map(Tally::of_ab),
-    })
-}
-
-/// The tables followed by the A/B verdicts (CSV: the verdicts alone; JSON: one object with both).
-fn with_ab(tables: String, report: &AbReport, format: Format) -> anyhow::Result<String> {
-    Ok(match format {
-        Format::Markdown => format!("{tables}\n## A/B verdicts\n\n{}", markdown::ab(report)),
-        Format::Csv => csv::ab(report)?,
-        Format::Json => json::with_ab(&tables, report)?,
     })
 }
 

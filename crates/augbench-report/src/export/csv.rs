@@ -6,10 +6,10 @@
 
 use anyhow::Context;
 
-use crate::ab::{self, AbReport, AbRow};
-use crate::regression::{Comparison, RegressionReport};
+use crate::judge::ab::{self, AbReport, AbRow};
+use crate::judge::regression::{Comparison, RegressionReport};
+use crate::judge::verdict::Verdict;
 use crate::table::{Cell, Table};
-use crate::verdict::Verdict;
 
 const HEADER: [&str; 23] = [
     "scenario",

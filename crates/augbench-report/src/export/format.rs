@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use super::{csv, json, markdown};
-use crate::ab::AbReport;
-use crate::regression::RegressionReport;
+use crate::judge::ab::AbReport;
+use crate::judge::regression::RegressionReport;
 use crate::table::Table;
 
 /// Output format of `compare`.
@@ -44,4 +44,14 @@ pub fn render_regression(report: &RegressionReport, format: Format) -> anyhow::R
         Format::Csv => csv::regression(report),
         Format::Json => json::regression(report),
     }
+}
+
+/// Rendered tables followed by the A/B verdicts (CSV: the verdicts alone; JSON: one object with
+/// both).
+pub fn render_with_ab(tables: String, report: &AbReport, format: Format) -> anyhow::Result<String> {
+    Ok(match format {
+        Format::Markdown => format!("{tables}\n## A/B verdicts\n\n{}", markdown::ab(report)),
+        Format::Csv => csv::ab(report)?,
+        Format::Json => json::with_ab(&tables, report)?,
+    })
 }

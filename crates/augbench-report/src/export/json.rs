@@ -4,8 +4,8 @@
 use anyhow::Context;
 use serde::Serialize;
 
-use crate::ab::AbReport;
-use crate::regression::RegressionReport;
+use crate::judge::ab::AbReport;
+use crate::judge::regression::RegressionReport;
 use crate::table::Table;
 
 pub fn render(tables: &[Table]) -> anyhow::Result<String> {

@@ -8,12 +8,12 @@ use std::fmt::Write;
 use super::formatting::{
     FORCED_MARK, fmt_footer_speedup, fmt_median_std, fmt_row_speedup, forced_note, paired_note,
 };
-use crate::ab::{self, AbReport, AbRow};
+use crate::judge::ab::{self, AbReport, AbRow};
+use crate::judge::regression::{self, Comparison, RegressionReport};
+use crate::judge::verdict::Verdict;
 use crate::model::{COUNT_UNIT, GroupKey};
 use crate::number::decimals;
-use crate::regression::{self, Comparison, RegressionReport};
 use crate::table::{Cell, Table, TableRow};
-use crate::verdict::Verdict;
 
 /// Every table under a `### <group>` heading.
 pub fn render_all(tables: &[Table]) -> String {

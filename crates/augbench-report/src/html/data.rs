@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::ab::{self, AbReport};
+use crate::judge::ab::{self, AbReport};
 use crate::model::Dataset;
 use crate::table::{Cell, Table};
 
@@ -191,7 +191,7 @@ fn ab_data(report: AbReport) -> Option<AbData> {
             verdict_text: r.verdict_text(),
         })
         .collect();
-    let (low, high) = crate::verdict::band(report.min_effect);
+    let (low, high) = crate::judge::verdict::band(report.min_effect);
     Some(AbData {
         min_effect: report.min_effect,
         band: [low, high],

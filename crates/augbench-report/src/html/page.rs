@@ -6,11 +6,11 @@ use std::fmt::Write;
 
 use augbench_core::policy;
 
-use crate::ab;
 use crate::export::compare::Effects;
 use crate::export::{
     FORCED_MARK, fmt_footer_speedup, fmt_median_std, fmt_row_speedup, forced_note, paired_note,
 };
+use crate::judge::ab;
 use crate::model::Dataset;
 use crate::plot;
 use crate::table::{Cell, Table, TableOptions, build_tables};

@@ -164,7 +164,7 @@ impl Args {
     fn effects(&self) -> Effects {
         Effects {
             time: self.min_effect.unwrap_or(policy::REGRESSION_MIN_EFFECT),
-            count: augbench_report::counts::min_effect(self.count_min_effect),
+            count: augbench_report::judge::counts::min_effect(self.count_min_effect),
         }
     }
 
@@ -321,7 +321,7 @@ fn run_regression(
         .iter()
         .map(|b| load(std::slice::from_ref(b)))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let basis = augbench_report::drift::basis(&invocations, args.drift);
+    let basis = augbench_report::judge::drift::basis(&invocations, args.drift);
     let cur = load(std::slice::from_ref(current))?;
     let timed = cur.rows.iter().any(|r| r.instructions.is_none());
     if args.fail_on_regression && timed && !basis.known() {
@@ -339,7 +339,9 @@ fn run_regression(
 
 /// `--fail-on-regression` on timed rows over one baseline invocation and no stated drift: the
 /// gate would claim an error rate between runs it has not got (instruction counts need none).
-fn gate_without_drift(basis: &augbench_report::drift::DriftBasis) -> augbench_core::UsageError {
+fn gate_without_drift(
+    basis: &augbench_report::judge::drift::DriftBasis,
+) -> augbench_core::UsageError {
     augbench_core::UsageError::new(
         format!(
             "--fail-on-regression needs the drift between invocations, and it is not known: {}",

@@ -118,7 +118,7 @@ pub fn clocks_disagree(
     let est = pair_estimate(&diff, groups)?;
     let shown = est.interval();
     let excludes_none = shown.high < 1.0 || shown.low > 1.0;
-    let tolerance = policy::AB_CLOCK_DISAGREEMENT * crate::verdict::band(min_effect).1.ln();
+    let tolerance = policy::AB_CLOCK_DISAGREEMENT * crate::judge::verdict::band(min_effect).1.ln();
     (excludes_none && est.mean_log.abs() > tolerance).then(|| ClockDisagreement {
         baseline: logscale::median_log(&b).exp(),
         current: logscale::median_log(&c).exp(),

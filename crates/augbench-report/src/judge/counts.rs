@@ -9,8 +9,8 @@
 use augbench_core::counts::{self, CountChange, CountComparison, InstructionRecord, ItemCheck};
 use augbench_core::policy;
 
+use crate::judge::verdict::Verdict;
 use crate::model::Row;
-use crate::verdict::Verdict;
 
 /// How count rows were judged, for summary lines (policy's defaults, never restated).
 pub fn rule() -> String {

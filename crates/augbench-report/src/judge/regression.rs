@@ -16,9 +16,9 @@ use augbench_core::results::Status;
 use augbench_stats::logscale;
 use serde::Serialize;
 
+pub use crate::judge::verdict::Verdict;
+use crate::judge::verdict::{self, Unmeasured, Verdicts};
 use crate::model::{Dataset, GroupKey, Row, unit};
-pub use crate::verdict::Verdict;
-use crate::verdict::{self, Unmeasured, Verdicts};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
@@ -51,7 +51,7 @@ pub struct Comparison {
 pub struct RegressionReport {
     pub min_effect: f64,
     /// What the interval's between-invocation term rests on.
-    pub drift: crate::drift::DriftBasis,
+    pub drift: crate::judge::drift::DriftBasis,
     /// Rows measured on both sides: the family whose change claims share one 5% error rate.
     pub family: usize,
     /// Every row measured on at least one side.
@@ -110,13 +110,13 @@ fn median_confidence(row: &Row, m: f64) -> Option<f64> {
     }
 }
 
-use crate::drift::RowKey;
+use crate::judge::drift::RowKey;
 
 /// Every row of a run, measured or not, by key.
 fn index(data: &Dataset) -> BTreeMap<RowKey, &Row> {
     data.rows
         .iter()
-        .map(|r| (crate::drift::key(r), r))
+        .map(|r| (crate::judge::drift::key(r), r))
         .collect()
 }
 
@@ -130,7 +130,7 @@ pub fn compare(
         baseline,
         current,
         min_effect,
-        crate::counts::min_effect(None),
+        crate::judge::counts::min_effect(None),
     )
 }
 
@@ -160,9 +160,12 @@ pub fn compare_runs(
     let Some(baseline) = invocations.first() else {
         anyhow::bail!("no baseline invocation to compare against");
     };
-    let basis = crate::drift::basis(invocations, drift);
+    let basis = crate::judge::drift::basis(invocations, drift);
     let (b, c) = (index(baseline), index(current));
-    let others: Vec<_> = invocations[1..].iter().map(crate::drift::index).collect();
+    let others: Vec<_> = invocations[1..]
+        .iter()
+        .map(crate::judge::drift::index)
+        .collect();
     let mut keys: Vec<&RowKey> = b.keys().chain(c.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -192,7 +195,7 @@ pub fn compare_runs(
         }
         let counted = br
             .zip(cr)
-            .and_then(|(b, c)| crate::counts::verdict(b, c, count_min_effect));
+            .and_then(|(b, c)| crate::judge::counts::verdict(b, c, count_min_effect));
         let repeats: Vec<&Row> = others.iter().filter_map(|ix| ix.get(k).copied()).collect();
         let rule = Rule {
             min_effect,
@@ -392,7 +395,7 @@ struct Rule<'a> {
     /// Rows in the family of change claims.
     family: usize,
     /// What the interval's between-invocation term rests on.
-    between: &'a crate::drift::DriftBasis,
+    between: &'a crate::judge::drift::DriftBasis,
 }
 
 fn judge(b: &Side, c: &Side, rule: Rule<'_>) -> Judged {
@@ -438,11 +441,11 @@ fn judge(b: &Side, c: &Side, rule: Rule<'_>) -> Judged {
 /// overstate it), never below the row's own spread over the invocations (a row noisier than the
 /// rest); unknown: the sides as recorded.
 fn between_invocations(
-    between: &crate::drift::DriftBasis,
+    between: &crate::judge::drift::DriftBasis,
     (hb, hc): (f64, f64),
     baseline: &Side,
 ) -> (f64, f64) {
-    use crate::drift::DriftBasis;
+    use crate::judge::drift::DriftBasis;
     let z = augbench_stats::student::normal_quantile(0.5 + augbench_core::policy::CONFIDENCE / 2.0);
     let k = baseline.invocations.max(1) as f64;
     match *between {
@@ -503,7 +506,7 @@ fn count_row(
     k: &RowKey,
     b: Option<&Row>,
     c: Option<&Row>,
-    v: crate::counts::CountVerdict,
+    v: crate::judge::counts::CountVerdict,
 ) -> Comparison {
     let (base, cur) = (b.and_then(Row::measured), c.and_then(Row::measured));
     Comparison {
@@ -561,7 +564,7 @@ pub fn summary(report: &RegressionReport) -> String {
         .any(|r| r.unit == crate::model::COUNT_UNIT);
     let mut line = timed_summary(report);
     if counted {
-        line.push_str(&crate::counts::rule());
+        line.push_str(&crate::judge::counts::rule());
     }
     line
 }
@@ -598,7 +601,8 @@ mod tests {
         }
     }
 
-    const UNKNOWN: crate::drift::DriftBasis = crate::drift::DriftBasis::Unknown { invocations: 1 };
+    const UNKNOWN: crate::judge::drift::DriftBasis =
+        crate::judge::drift::DriftBasis::Unknown { invocations: 1 };
 
     fn rule(min_effect: f64, family: usize) -> Rule<'static> {
         Rule {

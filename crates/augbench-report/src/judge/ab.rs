@@ -13,9 +13,9 @@ use std::collections::BTreeSet;
 use augbench_core::results::Status;
 use serde::Serialize;
 
-use crate::interval::Clock;
+use crate::judge::interval::Clock;
+use crate::judge::verdict::{self, Unmeasured, Verdict, Verdicts};
 use crate::model::{Dataset, GroupKey, Row};
-use crate::verdict::{self, Unmeasured, Verdict, Verdicts};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AbRow {
@@ -142,7 +142,7 @@ impl AbRow {
 /// The A/B rows of every variant in `data` against its run's baseline; `None` when no file of
 /// `data` was measured as a variant.
 pub fn compare(data: &Dataset, min_effect: f64) -> anyhow::Result<Option<AbReport>> {
-    compare_with(data, min_effect, crate::counts::min_effect(None))
+    compare_with(data, min_effect, crate::judge::counts::min_effect(None))
 }
 
 /// `compare`, with the minimum effect of instruction-count rows given apart.
@@ -266,7 +266,7 @@ fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, j: &Judging) {
         row.note = Some(format!("baseline {}, current {}", b.status, c.status));
         return;
     }
-    if let Some(v) = crate::counts::verdict(b, c, j.count_min_effect) {
+    if let Some(v) = crate::judge::counts::verdict(b, c, j.count_min_effect) {
         row.ratio = Some(v.ratio);
         row.verdict = v.verdict;
         row.note = Some(v.note);
@@ -282,10 +282,10 @@ fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, j: &Judging) {
     row.rerun = p.rerun;
     row.rounds = p.rounds;
     let groups: Vec<usize> = c.process_runs.iter().map(|n| *n as usize).collect();
-    let read = crate::interval::verdict_logs(b, c, p, &groups, j.min_effect);
+    let read = crate::judge::interval::verdict_logs(b, c, p, &groups, j.min_effect);
     row.clock = Some(read.clock);
     row.clock_note = read.disagreement.map(|d| d.note());
-    let Some(pairs) = crate::interval::pair_estimate(&read.logs, &groups) else {
+    let Some(pairs) = crate::judge::interval::pair_estimate(&read.logs, &groups) else {
         row.ratio = Some(p.ratio);
         row.verdict = Verdict::Undecided;
         row.note = Some(format!(
@@ -325,7 +325,7 @@ pub fn word(v: Verdict) -> &'static str {
 pub fn summary(report: &AbReport) -> String {
     let mut line = timed_summary(report);
     if report.rows.iter().any(|r| r.counted) {
-        line.push_str(&crate::counts::rule());
+        line.push_str(&crate::judge::counts::rule());
     }
     line
 }
