@@ -55,7 +55,7 @@ def main():
             libraries[meta["library"]] = (start_costs(data), rows)
     if not libraries:
         sys.exit(f"{root}: no micro image results with measured rows")
-    print("# Plan's costs where no earlier result of a job is in the output folder (core::costs).")
+    print("# Plan's costs where no earlier result of a job is in the output folder (catalog::costs).")
     print("# Written by scripts/calibrate_costs.py; seconds per call of each micro image row.")
     print(f"measured: {json.dumps(measured)}")
     print("libraries:")

@@ -5,12 +5,12 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::{CloudConfig, CloudProvider, RunConfig, Schedule};
-use crate::config_error::{ConfigError, Source};
-use crate::matrix::{Device, Media, Mode};
 use crate::plan;
 use crate::policy;
-use crate::recipe::Recipe;
 use crate::selection::selected_transforms;
+use augbench_catalog::config_error::{ConfigError, Source};
+use augbench_catalog::matrix::{Device, Media, Mode};
+use augbench_catalog::recipe::Recipe;
 
 type Check = Result<(), ConfigError>;
 

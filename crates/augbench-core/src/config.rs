@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config_error::ConfigError;
-use crate::matrix::{Device, Media, Mode};
+use augbench_catalog::config_error::ConfigError;
+use augbench_catalog::matrix::{Device, Media, Mode};
 
 pub const CONFIG_VERSION: u32 = 1;
 

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::config::{RunConfig, Schedule};
-use crate::matrix::{Matrix, Media, Mode};
 use crate::policy;
+use augbench_catalog::matrix::{Matrix, Media, Mode};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MemoryEstimate {

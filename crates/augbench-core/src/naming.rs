@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::RunConfig;
-use crate::matrix::{Device, Mode};
 use crate::policy;
+use augbench_catalog::matrix::{Device, Mode};
 
 pub const RESOLVED_CONFIG_FILE: &str = "resolved_config.yaml";
 pub const CELLS_FILE: &str = "cells.parquet";

@@ -8,12 +8,12 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::config::{RunConfig, Schedule};
-use crate::matrix::{Backend, Device, Matrix, Media, Mode};
 use crate::memory::{self, MemoryEstimate};
 use crate::naming::{self, JobKey, output_dir};
 use crate::policy;
 use crate::selection::selected_transforms;
 use crate::variant::Variant;
+use augbench_catalog::matrix::{Backend, Device, Matrix, Media, Mode};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Job {
@@ -215,7 +215,7 @@ impl Plan {
             output_file: &'a PathBuf,
             /// Decode jobs: how the decoder reaches the sampled frames, and what it returns.
             #[serde(skip_serializing_if = "Option::is_none")]
-            access: Option<crate::matrix::Access>,
+            access: Option<augbench_catalog::matrix::Access>,
             #[serde(skip_serializing_if = "Option::is_none")]
             output: Option<&'a str>,
             #[serde(skip_serializing_if = "Option::is_none")]

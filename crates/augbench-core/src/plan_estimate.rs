@@ -1,17 +1,17 @@
 //! The time a plan will take (`augbench plan`'s estimate): worker starts, media loads, each
 //! transform's set-up and rounds (pipeline: loader starts, windows, rewarms and the ceiling's
 //! companion windows), from what earlier results of the same jobs measured (speeds, unsupported
-//! rows), the shipped cost table (`core::costs`), or policy's rough costs. With
+//! rows), the shipped cost table (`catalog::costs`), or policy's rough costs. With
 //! `execution.precision` it is a range: every transform pinned down after the minimum rounds, or
 //! every one spending its budget over the most processes. Pure: the caller passes both in.
 
 use std::collections::BTreeMap;
 
 use crate::config::FullPass;
-use crate::costs::Costs;
-use crate::matrix::{Backend, Media, Mode};
 use crate::plan::Plan;
 use crate::policy;
+use augbench_catalog::costs::Costs;
+use augbench_catalog::matrix::{Backend, Media, Mode};
 use augbench_stats::duration::seconds;
 
 /// What an earlier run measured: seconds per item of (library, transform) (from its median, or
@@ -108,7 +108,7 @@ pub fn estimate(plan: &Plan, prior: &Prior, threads: u64) -> Estimate {
                 }
                 RowCost::Policy(spi) => spi,
             };
-            let ceiling = *name == crate::recipe::Recipe::get().ceiling;
+            let ceiling = *name == augbench_catalog::recipe::Recipe::get().ceiling;
             let fewest = fewest_rounds.get(name.as_str()).copied();
             let row = shape.row_sec(&plan.config, spi, ceiling, fewest);
             if ceiling {
@@ -716,7 +716,7 @@ mod tests {
 
     /// A cost table that prices pillow's start and its Resize only.
     fn table(spi: f64, start: f64) -> &'static Costs {
-        let lib = crate::costs::LibraryCosts {
+        let lib = augbench_catalog::costs::LibraryCosts {
             worker_start_sec: start,
             load_sec_per_item: 0.0,
             sec_per_item: [("Resize".to_string(), spi)].into(),

@@ -10,7 +10,7 @@ pub use augbench_stats::policy::{
     UNSTABLE_PROCESS_GAP,
 };
 
-use crate::matrix::{Media, Mode};
+use augbench_catalog::matrix::{Media, Mode};
 
 /// Items measured per library when the config does not say.
 pub fn default_num_items(media: Media) -> u64 {

@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 
 use crate::config::{RunConfig, TransformSet};
-use crate::config_error::{ConfigError, Source, suggest};
-use crate::matrix::{Device, Matrix, Media, Mode, ScenarioInfo, ScenarioKind};
 use crate::policy;
 use crate::validate;
+use augbench_catalog::config_error::{ConfigError, Source, suggest};
+use augbench_catalog::matrix::{Device, Matrix, Media, Mode, ScenarioInfo, ScenarioKind};
 
 pub use crate::selection::selected_transforms;
 

@@ -47,7 +47,7 @@ pub struct Metadata {
     pub pipeline: Option<PipelineInfo>,
     /// With `execution.check_equivalence`: the run's equivalence check as this library saw it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub equivalence: Option<crate::equivalence::EquivalenceSummary>,
+    pub equivalence: Option<augbench_catalog::equivalence::EquivalenceSummary>,
     /// Where the run's wall time went (all its libraries), taken when this file was closed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_split: Option<crate::time_split::TimeSplit>,

@@ -3,15 +3,15 @@
 //! by the planner, the cloud sharding and the resolver alike.
 
 use crate::config::{RunConfig, TransformSet};
-use crate::matrix::{Matrix, Mode};
-use crate::registry::Registry;
+use augbench_catalog::matrix::{Matrix, Mode};
+use augbench_catalog::registry::Registry;
 
 /// The transforms a resolved config selects, in order. Pipeline mode puts the ceiling row
 /// (`DecodeOnly`, specs/recipe.yaml) first, unless the list names it (then it stays where the
 /// list puts it): every library's pipeline rows are read against it.
 pub fn selected_transforms(cfg: &RunConfig) -> Vec<String> {
     let mut names = chosen_transforms(cfg);
-    let ceiling = &crate::recipe::Recipe::get().ceiling;
+    let ceiling = &augbench_catalog::recipe::Recipe::get().ceiling;
     if cfg.selection.mode == Some(Mode::Pipeline) && !names.contains(ceiling) {
         names.insert(0, ceiling.clone());
     }

@@ -6,9 +6,9 @@
 //! device is refused by `validate::device_present`.
 
 use crate::config::RunConfig;
-use crate::matrix::Device;
 use crate::naming;
 use crate::plan::{self, Plan, job_key};
+use augbench_catalog::matrix::Device;
 
 /// The config with `device: auto` settled for a machine with (`cuda`) or without a CUDA device:
 /// without one it is `cpu`; with one it stays `auto` and `name_by_device` names its jobs.

@@ -4,11 +4,11 @@
 //! a resolved config here (`augbench run`; `augbench plan` still shows such a plan's jobs).
 
 use crate::config::{PipelineScope, RunConfig, ThreadPolicy};
-use crate::config_error::{ConfigError, Source, suggest};
 use crate::error::UsageError;
-use crate::matrix::{Device, Matrix, Media, Mode, ScenarioInfo};
 use crate::policy;
-use crate::registry::Registry;
+use augbench_catalog::config_error::{ConfigError, Source, suggest};
+use augbench_catalog::matrix::{Device, Matrix, Media, Mode, ScenarioInfo};
+use augbench_catalog::registry::Registry;
 
 type Check = Result<(), ConfigError>;
 
@@ -63,8 +63,8 @@ pub fn names(cfg: &RunConfig, src: &Source) -> Check {
     crate::variant::check(cfg, src)?;
     let reg = Registry::get();
     // Pipeline mode also knows its ceiling row; a list that names it keeps it where it stands.
-    let pipeline = cfg.selection.mode == Some(crate::matrix::Mode::Pipeline);
-    let ceiling = |t: &str| pipeline && crate::recipe::Recipe::get().is_ceiling(t);
+    let pipeline = cfg.selection.mode == Some(augbench_catalog::matrix::Mode::Pipeline);
+    let ceiling = |t: &str| pipeline && augbench_catalog::recipe::Recipe::get().is_ceiling(t);
     for t in cfg.selection.transforms.iter().flatten() {
         if reg.spec(t).is_none() && !ceiling(t) {
             let msg = format!("unknown transform `{t}`");
@@ -381,7 +381,10 @@ fn multichannel(cfg: &RunConfig, src: &Source) -> Check {
 fn libraries_support_selection(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
     let m = Matrix::get();
     let mode = cfg.selection.mode.unwrap_or(Mode::Micro);
-    let device = cfg.execution.device.unwrap_or(crate::matrix::Device::Cpu);
+    let device = cfg
+        .execution
+        .device
+        .unwrap_or(augbench_catalog::matrix::Device::Cpu);
     let key = ["selection", "libraries"];
     let variants = cfg.selection.variants.iter().flatten();
     let named = cfg
@@ -718,7 +721,7 @@ fn equivalence_check(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> 
     let key = ["execution", "check_equivalence"];
     let hint = "remove `check_equivalence`, or run `augbench check equivalence --libraries … --transforms …` on its own";
     let e = &cfg.execution;
-    let why = if scenario.name != crate::equivalence::SCENARIO {
+    let why = if scenario.name != augbench_catalog::equivalence::SCENARIO {
         format!(
             "scenario `{}`: the check compares RGB images, and this run measures other media or channels",
             scenario.name

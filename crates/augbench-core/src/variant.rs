@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
-use crate::config_error::{ConfigError, Source, suggest};
-use crate::matrix::{Backend, Matrix, Mode};
+use augbench_catalog::config_error::{ConfigError, Source, suggest};
+use augbench_catalog::matrix::{Backend, Matrix, Mode};
 
 pub use crate::config::VariantConfig;
 

@@ -741,7 +741,7 @@ fn known_transforms_pass_and_replace_the_set() {
 
 #[test]
 fn a_pipeline_list_may_place_its_ceiling_row_and_a_micro_list_may_not() {
-    let ceiling = &augbench_core::recipe::Recipe::get().ceiling;
+    let ceiling = &augbench_catalog::recipe::Recipe::get().ceiling;
     let list = format!("  transforms: [HorizontalFlip, {ceiling}]\n");
     let cfg = ok(&rgb("pipeline", &list, ""));
     assert_eq!(

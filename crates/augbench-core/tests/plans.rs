@@ -12,9 +12,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use augbench_catalog::registry::OutputRule;
 use augbench_core::naming::{self, JobKey};
 use augbench_core::plan::{self, Plan};
-use augbench_core::registry::OutputRule;
 use augbench_core::{Device, Matrix, Mode, Registry, RunConfig, Source, policy, resolve};
 
 /// Reads `configs/<rel>` and resolves it under the relative display path `configs/<rel>`, so

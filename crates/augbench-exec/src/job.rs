@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use anyhow::Context;
+use augbench_catalog::registry::{DtypeRule, OutputRule, TransformSpec};
 use augbench_core::plan::Job;
-use augbench_core::registry::{DtypeRule, OutputRule, TransformSpec};
 use augbench_core::results::{DatasetInfo, ResultFile, Status, TransformResult};
 use augbench_core::{Device, Mode, PipelineScope, RunConfig, UsageError, policy};
 use indicatif::MultiProgress;
@@ -26,7 +26,7 @@ pub struct JobInput<'a> {
     pub paths: &'a [String],
     pub dataset: DatasetInfo,
     /// With `execution.check_equivalence`: the run's check as this job's library saw it.
-    pub equivalence: Option<augbench_core::equivalence::EquivalenceSummary>,
+    pub equivalence: Option<augbench_catalog::equivalence::EquivalenceSummary>,
 }
 
 pub struct JobOutcome {
@@ -67,7 +67,7 @@ const PIN_CPU_VAR: &str = "AUGBENCH_PIN_CPU";
 pub(crate) fn spec_for(w: &Loaded, name: &str) -> Option<TransformSpec> {
     match &w.custom {
         Some(_) => Some(custom_transform(name)),
-        None => augbench_core::recipe::Recipe::lookup(name).cloned(),
+        None => augbench_catalog::recipe::Recipe::lookup(name).cloned(),
     }
 }
 

@@ -2,8 +2,8 @@
 //! for each process round or after a loss) tied to the `Recorder` that writes its result file,
 //! and, in interleaved pipeline runs, the worker's decode-ceiling companion loader.
 
+use augbench_catalog::registry::TransformSpec;
 use augbench_core::Schedule;
-use augbench_core::registry::TransformSpec;
 use augbench_core::results::{Status, TransformResult};
 use indicatif::MultiProgress;
 

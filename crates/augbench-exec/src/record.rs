@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context;
+use augbench_catalog::recipe::Recipe;
 use augbench_core::plan::Job;
-use augbench_core::recipe::Recipe;
 use augbench_core::results::{
     BenchmarkParams, Metadata, RESULT_FORMAT_VERSION, ResultFile, Status, TimingInfo,
     TransformResult,
@@ -279,7 +279,7 @@ fn same_run_shape(prev: &ResultFile, now: &ResultFile, mp: &MultiProgress) -> bo
 /// from every configured process.
 fn reusable(prev: &ResultFile, name: &str, processes: u64) -> Option<TransformResult> {
     let r = prev.results.get(name)?;
-    let spec = augbench_core::recipe::Recipe::lookup(name)?;
+    let spec = augbench_catalog::recipe::Recipe::lookup(name)?;
     let params = serde_json::to_value(&spec.params).ok()?;
     let measured_in = (r.process_runs.len() as u64).max(1);
     let complete = r.status != Some(Status::Ok) || measured_in >= processes;

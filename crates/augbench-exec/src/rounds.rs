@@ -162,7 +162,7 @@ fn pair_with_ceiling(r: &mut TransformResult) {
     if p.ceiling_throughputs.len() != r.throughputs.len() {
         return;
     }
-    let name = &augbench_core::recipe::Recipe::get().ceiling;
+    let name = &augbench_catalog::recipe::Recipe::get().ceiling;
     p.ceiling = augbench_stats::paired(name, &r.throughputs, &p.ceiling_throughputs, &groups);
     let why = p
         .ceiling

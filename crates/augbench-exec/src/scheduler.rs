@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use augbench_core::registry::TransformSpec;
+use augbench_catalog::registry::TransformSpec;
 use augbench_core::results::{Status, TransformResult};
 use augbench_core::{Schedule, policy};
 use indicatif::{MultiProgress, ProgressBar};
@@ -397,7 +397,7 @@ impl<'a> Interleaved<'a, '_> {
     /// Whether the rounds of `name` time the decode ceiling's companion beside each row: pipeline
     /// jobs of registry transforms that measure the ceiling, for every row but the ceiling's.
     fn pairs_ceiling(&self, name: &str) -> bool {
-        let ceiling = &augbench_core::recipe::Recipe::get().ceiling;
+        let ceiling = &augbench_catalog::recipe::Recipe::get().ceiling;
         self.slots.first().is_some_and(|s| {
             let job = &s.lane.input.job;
             job.mode == augbench_core::Mode::Pipeline

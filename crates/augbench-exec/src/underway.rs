@@ -3,8 +3,8 @@
 //! runs one call at a time (micro passes or pipeline windows), then its result. Also the decode
 //! ceiling's companion loader that interleaved pipeline rounds time beside each row.
 
+use augbench_catalog::registry::TransformSpec;
 use augbench_core::Mode;
-use augbench_core::registry::TransformSpec;
 use augbench_core::results::TransformResult;
 
 use crate::lane::{Companion, Lane};
@@ -97,7 +97,7 @@ pub(crate) fn ensure_companion(
         Companion::Unavailable => return Ok(()),
         Companion::NotStarted => {}
     }
-    let ceiling = &augbench_core::recipe::Recipe::get().ceiling;
+    let ceiling = &augbench_catalog::recipe::Recipe::get().ceiling;
     let Some(spec) = crate::job::spec_for(&lane.w, ceiling) else {
         lane.companion = Companion::Unavailable;
         return Ok(());

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use augbench_core::registry::{DtypeRule, OutputRule, TransformSpec};
+use augbench_catalog::registry::{DtypeRule, OutputRule, TransformSpec};
 use augbench_core::results::Status;
 use augbench_exec::micro::{MicroSettings, Session, WarmupSettings, measure};
 use augbench_protocol::client::WorkerError;

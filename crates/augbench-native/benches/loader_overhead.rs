@@ -17,7 +17,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use augbench_core::recipe::Recipe;
+use augbench_catalog::recipe::Recipe;
 use augbench_core::{Media, policy};
 use augbench_native::loader::{Batch, Crop, Normalize, Pixels};
 use augbench_protocol::client::Worker;

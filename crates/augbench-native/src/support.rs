@@ -32,7 +32,7 @@ pub fn builds(library: Library, transform: &str, params: &Value) -> Option<bool>
 /// Whether `library` builds every stage of a catalog recipe: the shared crop needs no transform
 /// of the crate's (`pipeline::production`); the first stage that does not build (or cannot be
 /// asked) decides.
-pub fn builds_recipe(library: Library, recipe: &augbench_core::recipes::Recipe) -> bool {
+pub fn builds_recipe(library: Library, recipe: &augbench_catalog::recipes::Recipe) -> bool {
     recipe.stages.iter().all(|stage| {
         if crate::pipeline::is_shared_crop(&stage.op) {
             return true;
@@ -45,7 +45,7 @@ pub fn builds_recipe(library: Library, recipe: &augbench_core::recipes::Recipe) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use augbench_core::registry::Registry;
+    use augbench_catalog::registry::Registry;
 
     /// Every native library builds some of the rgb set and not all of it, and what it builds
     /// here is what its worker prepares (`tests::supported` checks the worker side).

@@ -1,7 +1,7 @@
 //! The output contract check: a worker's `check` answer (shapes, dtypes, layout) against the
 //! transform's spec in the registry. Run once per transform, outside any timing.
 
-use augbench_core::registry::{DtypeRule, OutputRule, TransformSpec};
+use augbench_catalog::registry::{DtypeRule, OutputRule, TransformSpec};
 
 use crate::protocol::CheckResponse;
 

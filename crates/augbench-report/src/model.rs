@@ -194,7 +194,7 @@ pub struct Source {
     pub thread_settings: serde_json::Value,
     /// The run's equivalence check as this file's library saw it (our result files of a run
     /// with `execution.check_equivalence`; absent otherwise).
-    pub equivalence: Option<augbench_core::equivalence::EquivalenceSummary>,
+    pub equivalence: Option<augbench_catalog::equivalence::EquivalenceSummary>,
     /// `output.reference_library` of the run config recorded in the file, when set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub configured_reference: Option<String>,

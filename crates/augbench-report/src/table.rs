@@ -357,7 +357,7 @@ pub fn figure_label(group: &Group<'_>) -> String {
 
 /// Each library's ceiling throughput in the group (by column), when the group has ceiling rows.
 fn ceiling_medians(group: &Group<'_>, libs: &[&str]) -> Option<(String, Vec<Option<f64>>)> {
-    let name = &augbench_core::recipe::Recipe::get().ceiling;
+    let name = &augbench_catalog::recipe::Recipe::get().ceiling;
     let medians: Vec<Option<f64>> = libs
         .iter()
         .map(|l| Cell::from_row(group.row(l, name)).figure())

@@ -122,8 +122,8 @@ fn pipeline_group_marks_its_ceiling_row() {
 
 /// `library`'s summary of a check where Grayscale is a known difference of `image` and
 /// HorizontalFlip mismatches in `pillow`, against albumentationsx.
-fn equivalence_of(library: &str) -> augbench_core::equivalence::EquivalenceSummary {
-    use augbench_core::equivalence::{Diff, EquivalenceSummary, TransformEquivalence, Verdict};
+fn equivalence_of(library: &str) -> augbench_catalog::equivalence::EquivalenceSummary {
+    use augbench_catalog::equivalence::{Diff, EquivalenceSummary, TransformEquivalence, Verdict};
     let line = |verdict, library_verdict, diff, note: &str| TransformEquivalence {
         class: "exact".into(),
         reference: Some("albumentationsx".into()),

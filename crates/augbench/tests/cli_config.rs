@@ -305,7 +305,7 @@ fn list_transforms_has_a_row_per_transform() {
 /// each implementation's coverage out of every recipe.
 #[test]
 fn list_recipes_has_a_row_per_recipe_and_each_implementations_coverage() {
-    let c = augbench_core::recipes::Catalog::embedded();
+    let c = augbench_catalog::recipes::Catalog::embedded();
     let out = stdout_of(&["list", "recipes"]);
     let total = c.recipes.len();
     assert!(

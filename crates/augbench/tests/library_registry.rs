@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use augbench_core::matrix::{Backend, LibraryInfo, Matrix};
+use augbench_catalog::matrix::{Backend, LibraryInfo, Matrix};
 use augbench_native::Library;
 
 /// The Python adapter package, relative to the repository root.

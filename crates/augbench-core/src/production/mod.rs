@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{DataConfig, OutputConfig};
-use crate::config_error::{ConfigError, suggest};
-use crate::recipes::{Catalog, Dtype, Recipe};
+use augbench_catalog::config_error::{ConfigError, suggest};
+use augbench_catalog::recipes::{Catalog, Dtype, Recipe};
 
 pub const PRODUCTION_CONFIG_VERSION: u32 = 1;
 
@@ -32,7 +32,7 @@ pub enum ProductionConfigError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error(transparent)]
-    Catalog(#[from] crate::recipes::CatalogError),
+    Catalog(#[from] augbench_catalog::recipes::CatalogError),
 }
 
 /// The file a user writes: `production:` (what to measure), `data:` and `output:` as in run configs.
@@ -221,7 +221,7 @@ fn catalog_of(
     match &config.production.catalog {
         None => Ok((
             Catalog::embedded().clone(),
-            crate::recipes::embedded_text().to_string(),
+            augbench_catalog::recipes::embedded_text().to_string(),
         )),
         Some(path) => {
             let path = file.parent().unwrap_or(Path::new(".")).join(path);

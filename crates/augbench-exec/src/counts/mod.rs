@@ -11,8 +11,8 @@ pub mod valgrind;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use augbench_catalog::registry::TransformSpec;
 use augbench_core::counts::{COUNT_METHOD, InstructionRecord};
-use augbench_core::registry::TransformSpec;
 use augbench_core::results::{CONTRACT_ERROR, Status, TransformResult};
 use augbench_core::{Schedule, policy};
 use indicatif::MultiProgress;

@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use augbench_catalog::matrix::DecoderInfo;
 use augbench_core::config::ThreadPolicy;
-use augbench_core::matrix::DecoderInfo;
 use augbench_core::plan::Job;
 use augbench_core::results::Status;
 use augbench_core::{Matrix, RunConfig, policy};

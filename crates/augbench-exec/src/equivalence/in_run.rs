@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use anyhow::Context;
-use augbench_core::equivalence::EquivalenceSummary;
+use augbench_catalog::equivalence::EquivalenceSummary;
 use augbench_core::plan::Plan;
 use augbench_core::{naming, resolve};
 use indicatif::MultiProgress;

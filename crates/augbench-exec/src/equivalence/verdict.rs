@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use augbench_core::Registry;
-pub use augbench_core::equivalence::Verdict;
-use augbench_core::equivalence::{
+pub use augbench_catalog::equivalence::Verdict;
+use augbench_catalog::equivalence::{
     self, Diff, EquivalenceSpec, EquivalenceSummary, Pixels, TransformEquivalence,
 };
-use augbench_core::registry::OutputRule;
+use augbench_catalog::registry::OutputRule;
+use augbench_core::Registry;
 use serde::{Deserialize, Serialize};
 
 use super::produced::{Output, Produced};

@@ -2,8 +2,8 @@
 //! several libraries (docs/methodology.md), or one run taken in chunks of items, so that A/B
 //! variants alternate chunk by chunk (docs/ab.md); and the transform's result from its runs.
 
+use augbench_catalog::registry::TransformSpec;
 use augbench_core::policy;
-use augbench_core::registry::TransformSpec;
 use augbench_core::results::TransformResult;
 
 use super::requests::settle;

@@ -2,7 +2,7 @@
 //! of a transform under the settings, and a worker's failure mapped to an `unsupported`/`error`
 //! result (a lost worker stays an error of the run).
 
-use augbench_core::registry::TransformSpec;
+use augbench_catalog::registry::TransformSpec;
 use augbench_core::results::{Status, TransformResult};
 use augbench_protocol::client::WorkerError;
 use augbench_protocol::protocol::{FailureKind, PrepareRequest};

@@ -2,7 +2,7 @@
 //! timed runs (`measuring`) until the settings are met. The interleaved schedule drives the same
 //! steps round by round instead.
 
-use augbench_core::registry::TransformSpec;
+use augbench_catalog::registry::TransformSpec;
 use augbench_core::results::TransformResult;
 use augbench_protocol::client::WorkerError;
 

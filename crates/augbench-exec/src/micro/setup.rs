@@ -4,9 +4,9 @@
 
 use std::time::{Duration, Instant};
 
+use augbench_catalog::registry::TransformSpec;
 use augbench_core::config::FullPass;
 use augbench_core::policy;
-use augbench_core::registry::TransformSpec;
 use augbench_core::results::{CONTRACT_ERROR, Status, TransformResult};
 
 use super::measuring::{Measuring, Warmed};

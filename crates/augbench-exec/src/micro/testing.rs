@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use augbench_core::registry::{DtypeRule, OutputRule, TransformSpec};
+use augbench_catalog::registry::{DtypeRule, OutputRule, TransformSpec};
 
 use super::session::Session;
 use super::settings::{MicroSettings, WarmupSettings};

@@ -82,7 +82,7 @@ fn epoch_note(items: u64, batch: u64, workers: u64) -> Option<String> {
 fn native_note() -> String {
     format!(
         "native loader (augbench's own, threads): each worker thread reads, decodes (the image crate), crops, runs the crate's transform and normalizes each item straight into its slot of a preallocated batch; the crop ({}) and Normalize are augbench's one shared implementation for every Rust crate (they are not what is compared), the transform is the crate's own; each loader thread has a one-thread rayon pool",
-        augbench_core::recipe::Recipe::get().crop
+        augbench_catalog::recipe::Recipe::get().crop
     )
 }
 

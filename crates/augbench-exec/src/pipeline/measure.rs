@@ -2,9 +2,9 @@
 //! recipe and in-process preflight (the slow gate), the loader's start (first batch, output
 //! contract, warm batches), `num_runs` steady-state windows, then the loader's end.
 
+use augbench_catalog::recipe::Recipe;
+use augbench_catalog::registry::TransformSpec;
 use augbench_core::policy;
-use augbench_core::recipe::Recipe;
-use augbench_core::registry::TransformSpec;
 use augbench_core::results::{PipelineDetail, Status, TransformResult};
 
 use super::settings::{PipelineSettings, sample_order};

@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
+use augbench_catalog::recipes::Recipe;
 use augbench_core::config::ThreadPolicy;
 use augbench_core::production::{Implementation, Production, run_dir};
-use augbench_core::recipes::Recipe;
 use augbench_core::{Matrix, Mode, RunConfig, policy};
 use augbench_host::fsutil::write_atomic;
 use augbench_host::memory_sampler::{MemoryPeaks, Sampler, default_period};
@@ -552,7 +552,7 @@ fn cell_request(
     seed: u64,
     count: u64,
 ) -> ProductionCellRequest {
-    let crops = &augbench_core::recipe::Recipe::get().crop_transforms;
+    let crops = &augbench_catalog::recipe::Recipe::get().crop_transforms;
     let s = &p.settings;
     ProductionCellRequest {
         stages_in_workers: stages_in_workers(p, imp, recipe),

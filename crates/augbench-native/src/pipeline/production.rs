@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
 
-use augbench_core::recipe::Recipe;
+use augbench_catalog::recipe::Recipe;
 use augbench_protocol::protocol::{
     ChainStage, Failure, FailureKind, ProductionCellRequest, ProductionCellResponse,
 };

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use augbench_core::recipe::Recipe;
+use augbench_catalog::recipe::Recipe;
 use serde_json::{Value, json};
 
 use super::source::Source;

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
+use augbench_catalog::recipe::Recipe;
 use augbench_core::Registry;
-use augbench_core::recipe::Recipe;
 use serde_json::{Value, json};
 
 use crate::{Library, exchange};
@@ -305,9 +305,9 @@ fn a_clip_draws_one_crop_window_for_all_its_frames() {
 
 /// `production_cell` for catalog recipe `recipe` as the coordinator sends it (the catalog's
 /// output size and normalization): 3 files, batch 2, `workers` loader threads.
-fn production_cell(recipe: &augbench_core::recipes::Recipe, dtype: &str, workers: u64) -> Value {
+fn production_cell(recipe: &augbench_catalog::recipes::Recipe, dtype: &str, workers: u64) -> Value {
     let crops = &Recipe::get().crop_transforms;
-    let output = &augbench_core::recipes::Catalog::embedded().output;
+    let output = &augbench_catalog::recipes::Catalog::embedded().output;
     let stages: Vec<Value> = recipe
         .stages
         .iter()
@@ -320,8 +320,8 @@ fn production_cell(recipe: &augbench_core::recipes::Recipe, dtype: &str, workers
            "warmup_batches": 1, "measured_batches": 2})
 }
 
-fn catalog_recipe(row: &str) -> &'static augbench_core::recipes::Recipe {
-    let catalog = augbench_core::recipes::Catalog::embedded();
+fn catalog_recipe(row: &str) -> &'static augbench_catalog::recipes::Recipe {
+    let catalog = augbench_catalog::recipes::Catalog::embedded();
     catalog.recipes.iter().find(|r| r.row == row).unwrap()
 }
 
@@ -329,7 +329,7 @@ fn catalog_recipe(row: &str) -> &'static augbench_core::recipes::Recipe {
 fn every_catalog_recipe_is_unsupported_at_a_named_stage_or_a_batch_of_the_contract() {
     let dir = tempfile::tempdir().unwrap();
     let paths = jpegs(dir.path(), 3);
-    let catalog = augbench_core::recipes::Catalog::embedded();
+    let catalog = augbench_catalog::recipes::Catalog::embedded();
     for lib in Library::ALL {
         let mut requests = vec![load(&paths, false)];
         requests.extend(

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use augbench_core::equivalence::{TransformEquivalence, Verdict};
+use augbench_catalog::equivalence::{TransformEquivalence, Verdict};
 
 use super::markup::esc;
 use crate::model::Dataset;

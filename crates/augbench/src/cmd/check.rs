@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use augbench_core::equivalence::SCENARIO;
+use augbench_catalog::equivalence::SCENARIO;
 use augbench_core::{Matrix, Mode, Registry, UsageError};
 use augbench_exec::equivalence;
 use indicatif::MultiProgress;

@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
-use augbench_core::matrix::LibraryInfo;
-use augbench_core::registry::OutputRule;
+use augbench_catalog::matrix::LibraryInfo;
+use augbench_catalog::registry::OutputRule;
 use augbench_core::{Backend, Matrix, Registry, UsageError};
 
 #[derive(Debug, clap::Args)]
@@ -54,7 +54,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// The recipe table, then each implementation's coverage (`n / N recipes`).
 fn recipes(file: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
-    use augbench_core::recipes::Catalog;
+    use augbench_catalog::recipes::Catalog;
     let owned;
     let catalog = match file {
         Some(path) => {
@@ -78,7 +78,7 @@ fn recipes(file: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     super::output::emit(&format!("{head}{recipes}\n{coverage}"))
 }
 
-fn recipe_rows(catalog: &augbench_core::recipes::Catalog) -> Vec<Vec<String>> {
+fn recipe_rows(catalog: &augbench_catalog::recipes::Catalog) -> Vec<Vec<String>> {
     let mut rows = vec![header(&[
         "recipe",
         "row",
@@ -102,7 +102,7 @@ fn recipe_rows(catalog: &augbench_core::recipes::Catalog) -> Vec<Vec<String>> {
 }
 
 /// Per implementation, the recipes it runs out of all of them: coverage, apart from any speed.
-fn coverage_rows(catalog: &augbench_core::recipes::Catalog) -> Vec<Vec<String>> {
+fn coverage_rows(catalog: &augbench_catalog::recipes::Catalog) -> Vec<Vec<String>> {
     let total = catalog.recipes.len();
     let mut rows = vec![header(&["implementation", "recipes"])];
     for name in &catalog.implementations {
@@ -246,10 +246,10 @@ fn transforms(scenario: Option<&str>) -> anyhow::Result<Vec<Vec<String>>> {
     Ok(rows)
 }
 
-fn find_scenario(name: &str) -> anyhow::Result<&'static augbench_core::matrix::ScenarioInfo> {
+fn find_scenario(name: &str) -> anyhow::Result<&'static augbench_catalog::matrix::ScenarioInfo> {
     let m = Matrix::get();
     m.scenario(name).ok_or_else(|| {
-        let hint = augbench_core::config_error::suggest(name, &m.scenario_names());
+        let hint = augbench_catalog::config_error::suggest(name, &m.scenario_names());
         UsageError::new(format!("unknown scenario `{name}`"), hint).into()
     })
 }

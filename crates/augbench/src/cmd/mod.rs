@@ -127,7 +127,7 @@ fn is_usage(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {
         e.is::<UsageError>()
             || e.is::<ConfigError>()
-            || e.is::<augbench_core::recipes::CatalogError>()
+            || e.is::<augbench_catalog::recipes::CatalogError>()
             || e.is::<augbench_core::production::ProductionConfigError>()
     })
 }

@@ -35,7 +35,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// worker start's seconds from the run's time split.
 fn prior(plan: &Plan) -> Prior {
     let mut prior = Prior {
-        table: Some(augbench_core::costs::Costs::get()),
+        table: Some(augbench_catalog::costs::Costs::get()),
         ..Prior::default()
     };
     let mut starts = Vec::new();
@@ -84,7 +84,7 @@ fn prior(plan: &Plan) -> Prior {
 /// crate's adapter answers at once (`augbench_native::support::builds`), a Python adapter names
 /// what it builds (`augbench_env::adapter_builders`). Unknown support counts as built.
 fn unbuildable(plan: &Plan, prior: &Prior) -> std::collections::BTreeSet<(String, String)> {
-    let reg = augbench_core::registry::Registry::get();
+    let reg = augbench_catalog::registry::Registry::get();
     let mut out = std::collections::BTreeSet::new();
     for job in &plan.jobs {
         let native = augbench_native::Library::parse(&job.adapter).ok();

@@ -6,9 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use augbench_catalog::recipes::Recipe;
 use augbench_core::production::cell::{Cell, CellStatus};
 use augbench_core::production::{Implementation, Production};
-use augbench_core::recipes::Recipe;
 
 /// Whether `imp` would measure `recipe` (not answer `unsupported` without measuring): the
 /// catalog's list, or for a native crate whether it builds every stage.
