@@ -136,3 +136,54 @@ impl<'a> Lane<'a> {
         self.w.worker.close();
     }
 }
+
+/// What `over_processes` sweeps: the names, over how many processes, with which bar, display
+/// and stop flag.
+pub(crate) struct Sweep<'a> {
+    pub names: &'a [String],
+    pub processes: u64,
+    pub bar: &'a indicatif::ProgressBar,
+    pub mp: &'a MultiProgress,
+    pub stop: &'a std::sync::atomic::AtomicBool,
+}
+
+/// The per-job process loop of the sequential schedule, shared by timing (`runner`) and
+/// instruction counts (`counts`): `processes` worker processes in turn, the lane restarted
+/// between them (`started` runs after each restart), each taking `names` in order, a later
+/// process only the names the first one measured. `step` measures one name in the current
+/// process (`p`, from 0) and answers false when the user interrupted; so does a raised `stop`
+/// between names. The bar advances per name and ends `done` or `interrupted`. Returns whether
+/// the user interrupted.
+pub(crate) fn over_processes(
+    lane: &mut Lane<'_>,
+    sweep: Sweep<'_>,
+    mut started: impl FnMut(&mut Lane<'_>) -> anyhow::Result<()>,
+    mut step: impl FnMut(&mut Lane<'_>, &str, u64) -> anyhow::Result<bool>,
+) -> anyhow::Result<bool> {
+    let Sweep {
+        names,
+        processes,
+        bar,
+        mp,
+        stop,
+    } = sweep;
+    let mut interrupted = false;
+    'processes: for p in 0..processes {
+        if p > 0 {
+            lane.restart(mp)?;
+            started(lane)?;
+        }
+        for name in names {
+            if p > 0 && !lane.measured(name) {
+                continue;
+            }
+            if stop.load(std::sync::atomic::Ordering::SeqCst) || !step(lane, name, p)? {
+                interrupted = true;
+                break 'processes;
+            }
+            bar.inc(1);
+        }
+    }
+    bar.finish_with_message(if interrupted { "interrupted" } else { "done" });
+    Ok(interrupted)
+}

@@ -4,14 +4,14 @@
 //! after each transform. A lost worker costs one transform (`error` with its stderr tail) and is
 //! replaced.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use augbench_core::results::Status;
 use augbench_core::{Mode, Schedule};
 use indicatif::MultiProgress;
 
 use crate::job::{JobInput, JobOutcome, not_in_registry, spec_for, stopped_by_user};
-use crate::lane::Lane;
+use crate::lane::{Lane, Sweep, over_processes};
 use crate::pipeline::PipelineSettings;
 use crate::progress::steps_bar;
 
@@ -32,28 +32,19 @@ pub fn run_job(
     lane.rec.save()?;
     let label = progress_label(input);
     let bar = steps_bar(mp, label, pending.len() as u64 * processes);
-    let mut interrupted = false;
-    'processes: for p in 0..processes {
-        if p > 0 {
-            lane.restart(mp)?;
-        }
-        let todo: Vec<&String> = pending
-            .iter()
-            .filter(|t| p == 0 || lane.measured(t))
-            .collect();
-        for name in todo {
-            if stop.load(Ordering::SeqCst) {
-                interrupted = true;
-                break 'processes;
-            }
-            if !measure_one(&mut lane, name, &bar, mp, stop)? {
-                interrupted = true;
-                break 'processes;
-            }
-            bar.inc(1);
-        }
-    }
-    bar.finish_with_message(if interrupted { "interrupted" } else { "done" });
+    let sweep = Sweep {
+        names: &pending,
+        processes,
+        bar: &bar,
+        mp,
+        stop,
+    };
+    let interrupted = over_processes(
+        &mut lane,
+        sweep,
+        |_| Ok(()),
+        |lane, name, _| measure_one(lane, name, &bar, mp, stop),
+    )?;
     lane.shutdown();
     Ok(JobOutcome {
         results: lane.rec.close(),

@@ -75,13 +75,34 @@ pub fn command(
         Some(v) => augbench_env::ensure_variant(target.env_group, v, Some(mp)),
         None => augbench_env::ensure(target.env_group, refresh, Some(mp)),
     };
-    let mut cmd = match (role, target.backend) {
-        (Role::Decoder, _) => decoder_worker_command(&python()?, library)?,
-        (Role::Transforms { .. }, Backend::NativeWorker) => native_command(library)?,
+    match (role, target.backend) {
+        (Role::Decoder, _) => {
+            let mut cmd = decoder_worker_command(&python()?, library)?;
+            cmd.env.extend(worker_env(threads));
+            Ok(cmd)
+        }
+        (Role::Transforms { .. }, Backend::NativeWorker) => {
+            transforms_command(None, library, None, threads)
+        }
         // DALI's worker is a Python worker whose pipeline ops build DALI's own pipeline.
         (Role::Transforms { spec }, Backend::PythonWorker | Backend::DaliPipeline) => {
-            python_worker_command(&python()?, library, spec)?
+            transforms_command(Some(&python()?), library, spec, threads)
         }
+    }
+}
+
+/// The transforms worker of `library` under `threads`: in `env` (built already) a Python worker,
+/// without one this binary's native worker. `command` and production's workers both start theirs
+/// with it.
+pub fn transforms_command(
+    env: Option<&EnvInfo>,
+    library: &str,
+    spec: Option<&Path>,
+    threads: ThreadPolicy,
+) -> anyhow::Result<CommandLine> {
+    let mut cmd = match env {
+        Some(env) => python_worker_command(env, library, spec)?,
+        None => native_command(library)?,
     };
     cmd.env.extend(worker_env(threads));
     Ok(cmd)

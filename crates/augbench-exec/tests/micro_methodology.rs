@@ -2,13 +2,6 @@
 //! fixes what the "worker" answers and checks the policy decisions — slow preflight, unsupported,
 //! contract violations, warmup, runs and the precision target.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "test code: a failure is the test failing"
-)]
-
 use std::collections::BTreeMap;
 use std::time::Duration;
 

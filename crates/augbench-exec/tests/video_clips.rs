@@ -3,13 +3,6 @@
 //! markers prove exactly which frames were sampled; Rust and Python agree on the sampling rule; a
 //! second build reuses the cache; bad files are skipped with their reasons; nothing readable fails.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "test code: a failure is the test failing"
-)]
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -24,6 +24,7 @@ mod cli_video_decode;
 mod cli_worker;
 mod cloud_fake;
 mod crash_safety;
+mod crate_edges;
 mod docs_examples;
 mod import_cycles;
 mod instruction_counts;

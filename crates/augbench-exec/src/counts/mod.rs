@@ -9,7 +9,7 @@ pub mod items;
 pub mod valgrind;
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use augbench_catalog::registry::TransformSpec;
 use augbench_core::counts::{COUNT_METHOD, InstructionRecord};
@@ -18,7 +18,7 @@ use augbench_core::{Schedule, policy};
 use indicatif::MultiProgress;
 
 use crate::job::{JobInput, JobOutcome, not_in_registry, spec_for, stopped_by_user};
-use crate::lane::Lane;
+use crate::lane::{Lane, Sweep, over_processes};
 use crate::micro::{MicroSettings, Session, prepare_request, settle};
 use crate::progress::steps_bar;
 use augbench_protocol::client::WorkerError;
@@ -107,29 +107,22 @@ pub fn run_job(
         note: simd_note(&lane),
         items_hash: items::hash(input.paths, &lane.w.load, row_items(lane.w.load.count))?,
     };
-    let mut interrupted = false;
-    'processes: for p in 0..processes {
-        if p > 0 {
-            lane.restart(mp)?;
-            valgrind::instrument(lane.w.worker.pid())?;
-        }
-        for name in &names {
-            if p > 0 && !lane.measured(name) {
-                continue;
-            }
-            if stop.load(Ordering::SeqCst) {
-                interrupted = true;
-                break 'processes;
-            }
+    let sweep = Sweep {
+        names: &names,
+        processes,
+        bar: &bar,
+        mp,
+        stop,
+    };
+    let interrupted = over_processes(
+        &mut lane,
+        sweep,
+        |lane| valgrind::instrument(lane.w.worker.pid()),
+        |lane, name, p| {
             bar.set_message(format!("{name}: process {}", p + 1));
-            if !count_one(&mut lane, name, counting, &stamp, mp, stop)? {
-                interrupted = true;
-                break 'processes;
-            }
-            bar.inc(1);
-        }
-    }
-    bar.finish_with_message(if interrupted { "interrupted" } else { "done" });
+            count_one(lane, name, counting, &stamp, mp, stop)
+        },
+    )?;
     lane.shutdown();
     Ok(JobOutcome {
         results: lane.rec.close(),

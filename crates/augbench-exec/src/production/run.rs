@@ -310,13 +310,12 @@ impl<'a> Slot<'a> {
         env: Option<&augbench_env::EnvInfo>,
         paths: &'a [String],
     ) -> anyhow::Result<Self> {
-        let mut command = match env {
-            Some(env) => crate::worker::python_worker_command(env, &imp.library, None)?,
-            None => crate::worker::native_command(&imp.library)?,
-        };
-        command.env.extend(augbench_protocol::threads::worker_env(
+        let command = crate::worker::transforms_command(
+            env,
+            &imp.library,
+            None,
             ThreadPolicy::PipelineDefault,
-        ));
+        )?;
         Ok(Slot {
             imp,
             command,
