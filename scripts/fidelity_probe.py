@@ -60,15 +60,16 @@ def spec_params(binary: str, transform: str) -> dict:
     raise SystemExit(f"no transform {transform} in `augbench list transforms`")
 
 
-# What augbench's coordinator sets for a micro worker (crates/augbench-protocol/src/threads.rs).
-WORKER_PINNED = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-                 "VECLIB_MAXIMUM_THREADS", "RAYON_NUM_THREADS", "OPENCV_NUM_THREADS")
+# What augbench's coordinator sets for a micro worker: the worker's copy of the one list
+# (augbench_worker/threads.py, checked against crates/augbench-protocol/src/threads.rs).
+sys.path.insert(0, str(REPO / "python"))
+from augbench_worker.threads import THREAD_ENV_VARS  # noqa: E402
 
 
 def child_env(variant: str = "worker") -> dict:
     env = dict(os.environ, PYTHONPATH=str(REPO / "python"), AUGBENCH_THREAD_POLICY="single")
     if variant == "worker" or "worker-env" in variant:  # the coordinator's whole thread environment
-        env.update({var: "1" for var in WORKER_PINNED})
+        env.update({var: "1" for var in THREAD_ENV_VARS})
     return env
 
 
