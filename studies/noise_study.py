@@ -18,7 +18,7 @@ imports the worker and the library's adapter, then forks each process of this co
 serves the protocol over a pair of FIFOs: so it shares the parent's heap layout and imports
 instead of starting an interpreter of its own).
 
-    python3 scripts/noise_study.py --augbench target/release/augbench --library pillow \
+    python3 studies/noise_study.py --augbench target/release/augbench --library pillow \
         --transform GaussianBlur --processes 20 --out study.json
 
 Standard library only. The Python worker runs in the library's cached environment

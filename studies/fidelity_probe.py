@@ -18,7 +18,7 @@ protocol's stdout claim and thread policy as ``__main__`` sets them), ``bare+fre
 loaded items copied into fresh arrays first), ``bare+worker-env`` (the coordinator's thread
 variables, ``OPENCV_NUM_THREADS=1`` among them, which a bare process and pyperf's workers lack).
 
-    [LIBRARY=albumentationsx] [TRANSFORM=Resize] [PAIRS=4] python3 scripts/fidelity_probe.py
+    [LIBRARY=albumentationsx] [TRANSFORM=Resize] [PAIRS=4] python3 studies/fidelity_probe.py
 
 The parent uses only the standard library; children run in the library's augbench environment.
 """
