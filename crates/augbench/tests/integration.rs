@@ -27,6 +27,7 @@ mod crash_safety;
 mod docs_examples;
 mod import_cycles;
 mod instruction_counts;
+mod library_mirrors;
 mod library_registry;
 mod pipeline_native;
 mod pipeline_run;
