@@ -238,11 +238,8 @@ def child(argv: list[str]) -> int:
     job_path = argv[argv.index(CHILD_FLAG) + 1]
     job = json.loads(Path(job_path).read_text())
     # As the augbench worker gets them: the coordinator's thread variables (OPENCV_NUM_THREADS
-    # among them, which pyperf's minimal worker environment drops), then the worker's own, all
-    # before numpy or the library is imported.
-    from fidelity_probe import WORKER_PINNED
-
-    os.environ.update({var: "1" for var in WORKER_PINNED})
+    # among them, which pyperf's minimal worker environment drops; the worker's THREAD_ENV_VARS
+    # is the same list), all set before numpy or the library is imported.
     from augbench_worker import threads
 
     threads.apply_env(threads.SINGLE)

@@ -16,13 +16,18 @@ PIPELINE_DEFAULT = "pipeline-default"
 PIPELINE_SINGLE_WORKER = "pipeline-single-worker"
 POLICIES = (SINGLE, PIPELINE_DEFAULT, PIPELINE_SINGLE_WORKER)
 
-# Variables read by OpenMP, OpenBLAS, MKL, NumExpr and Accelerate when their runtime loads.
+# Variables read by OpenMP, OpenBLAS, MKL, NumExpr, Accelerate and Rayon when their runtime
+# loads, plus OPENCV_NUM_THREADS: the coordinator's list (THREAD_ENV_VARS in
+# crates/augbench-protocol/src/threads.rs says why each is there); a Rust test there fails when
+# the two differ.
 THREAD_ENV_VARS = (
     "OMP_NUM_THREADS",
     "OPENBLAS_NUM_THREADS",
     "MKL_NUM_THREADS",
     "NUMEXPR_NUM_THREADS",
     "VECLIB_MAXIMUM_THREADS",
+    "RAYON_NUM_THREADS",
+    "OPENCV_NUM_THREADS",
 )
 
 

@@ -3,7 +3,7 @@
 //! so the same folder always gives the same bytes and the upload is named by its SHA-256.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -81,15 +81,7 @@ pub fn stage(dir: &Path, out: &Path) -> anyhow::Result<Staged> {
         )
         .into());
     }
-    let tmp = out.with_extension(augbench_host::fsutil::temp_suffix());
-    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
-    }
-    let bytes = write_tar(&files, &tmp).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })?;
-    std::fs::rename(&tmp, out).with_context(|| format!("writing {}", out.display()))?;
+    let bytes = augbench_host::fsutil::write_streamed_with(out, |w| write_tar(&files, w))?;
     Ok(Staged {
         path: out.to_path_buf(),
         sha256: sha256_file(out)?,
@@ -98,9 +90,9 @@ pub fn stage(dir: &Path, out: &Path) -> anyhow::Result<Staged> {
     })
 }
 
-fn write_tar(files: &[(String, PathBuf)], path: &Path) -> anyhow::Result<u64> {
-    let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let mut tar = tar::Builder::new(BufWriter::new(file));
+/// Streams the tarball of `files` into `out`; returns the bytes of file content it holds.
+fn write_tar(files: &[(String, PathBuf)], out: &mut impl Write) -> anyhow::Result<u64> {
+    let mut tar = tar::Builder::new(out);
     let mut total = 0;
     for (name, src) in files {
         let f = File::open(src).with_context(|| format!("reading {}", src.display()))?;
@@ -116,8 +108,10 @@ fn write_tar(files: &[(String, PathBuf)], path: &Path) -> anyhow::Result<u64> {
             .with_context(|| format!("adding {} to the tarball", src.display()))?;
         total += size;
     }
-    let mut inner = tar.into_inner().context("finishing the tarball")?;
-    inner.flush().context("writing the tarball")?;
+    tar.into_inner()
+        .context("finishing the tarball")?
+        .flush()
+        .context("writing the tarball")?;
     Ok(total)
 }
 

@@ -1,4 +1,4 @@
-//! Study helper (scripts/estimator_study.py): reads result files and prints, for every measured
+//! Study helper (studies/estimator_study.py): reads result files and prints, for every measured
 //! row, each estimator's figure, the relative half-width of its rerun interval and the `unstable`
 //! test's number (how far the fastest process read above the figure), with the row's drift
 //! record, as one JSON line per row. The same functions `augbench run` records with.

@@ -2,7 +2,7 @@
 //! and pinned locks (`envs/<group>.txt`) are the environment groups, and the Python packages (the
 //! worker, and the clip-cache video decoder), extracted on demand into the cache.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use anyhow::Context;
@@ -116,8 +116,14 @@ fn package_source_dir(package: &str, dir: &'static Dir<'static>) -> anyhow::Resu
     if root.join(".complete").exists() {
         return Ok(root);
     }
-    let tmp = root.with_extension(augbench_host::fsutil::temp_suffix());
-    for (path, bytes) in &files {
+    let extract = |tmp: &Path| write_files(tmp, package, &files);
+    augbench_host::fsutil::build_dir(&root, extract, |r| r.join(".complete").exists())?;
+    Ok(root)
+}
+
+/// Writes `files` below `<tmp>/<package>/` and marks `tmp` complete.
+fn write_files(tmp: &Path, package: &str, files: &[(PathBuf, &[u8])]) -> anyhow::Result<()> {
+    for (path, bytes) in files {
         let dest = tmp.join(package).join(path);
         if let Some(parent) = dest.parent() {
             std::fs::create_dir_all(parent)
@@ -126,18 +132,7 @@ fn package_source_dir(package: &str, dir: &'static Dir<'static>) -> anyhow::Resu
         std::fs::write(&dest, bytes).with_context(|| format!("writing {}", dest.display()))?;
     }
     std::fs::write(tmp.join(".complete"), b"")
-        .with_context(|| format!("marking {package} source complete"))?;
-    match std::fs::rename(&tmp, &root) {
-        Ok(()) => Ok(root),
-        // Another augbench extracted the same content first: use theirs.
-        Err(_) if root.join(".complete").exists() => {
-            let _ = std::fs::remove_dir_all(&tmp);
-            Ok(root)
-        }
-        Err(e) => {
-            Err(e).with_context(|| format!("moving {package} source into {}", root.display()))
-        }
-    }
+        .with_context(|| format!("marking {package} source complete"))
 }
 
 fn collect(dir: &'static Dir<'static>, out: &mut Vec<(PathBuf, &'static [u8])>) {

@@ -193,7 +193,9 @@ pub fn ensure(group: &str, refresh: bool, mp: Option<&MultiProgress>) -> anyhow:
 }
 
 /// Builds `dir` from `lock`, then installs each of `extra` (installer arguments: a variant's pin,
-/// requirement file or checkout) over it.
+/// requirement file or checkout) over it. A `dir` without the complete mark (a build that did not
+/// finish, or a copy of one) is removed first, never used; one another augbench finished
+/// meanwhile is kept, and this build dropped (`fsutil::build_dir`).
 pub(super) fn build_into(
     dir: &Path,
     python: &Path,
@@ -201,62 +203,79 @@ pub(super) fn build_into(
     lock: &str,
     extra: &[Vec<std::ffi::OsString>],
 ) -> anyhow::Result<()> {
-    let tmp = dir.with_extension(augbench_host::fsutil::temp_suffix());
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(tmp.parent().unwrap_or(Path::new(".")))
-        .context("creating the envs folder")?;
-    let lock_file = tmp.with_extension("lock.txt");
-    std::fs::write(&lock_file, lock).context("writing the lock")?;
-    let mut steps: Vec<Command> = match inst {
-        Installer::Uv(uv) => vec![
-            cmd(uv, &["venv", "--quiet", "--python"], &[python, &tmp]),
-            cmd(
-                uv,
-                &["pip", "install", "--quiet", "--python"],
-                &[&venv_python(&tmp), Path::new("-r"), &lock_file],
-            ),
-        ],
-        Installer::VenvPip => vec![
-            cmd(python, &["-m", "venv"], &[&tmp]),
-            cmd(
-                &venv_python(&tmp),
-                &["-m", "pip", "install", "--quiet", "-r"],
-                &[&lock_file],
-            ),
-        ],
-    };
-    steps.extend(extra.iter().map(|args| install_step(inst, &tmp, args)));
-    for mut step in steps {
-        step.env("UV_PYTHON_DOWNLOADS", "never");
-        let done =
-            child::run(&mut step, policy::STDERR_TAIL_LINES).context("starting an installer")?;
-        if let Err(failed) = done.check(format!("{:?}", step.get_program())) {
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Err(failed.into());
-        }
-    }
-    let _ = std::fs::remove_file(&lock_file);
-    compile_bytecode(&tmp)?;
-    std::fs::write(tmp.join(COMPLETE), lock).context("marking the environment complete")?;
-    place(&tmp, dir)
+    place(dir, |tmp| install_into(tmp, python, inst, lock, extra))
 }
 
-/// Moves the finished build `tmp` to `dir`. A `dir` without the complete mark (a build that did
-/// not finish, or a copy of one) is removed first, never used; one another augbench finished
-/// meanwhile is kept, and `tmp` dropped.
-fn place(tmp: &Path, dir: &Path) -> anyhow::Result<()> {
+/// Builds `dir` through `install` in a temp sibling and renames it into place, removing an
+/// unfinished `dir` first and keeping one another augbench finished meanwhile.
+fn place(dir: &Path, install: impl FnOnce(&Path) -> anyhow::Result<()>) -> anyhow::Result<()> {
     if dir.exists() && !dir.join(COMPLETE).exists() {
         std::fs::remove_dir_all(dir)
             .with_context(|| format!("removing the unfinished environment {}", dir.display()))?;
     }
-    match std::fs::rename(tmp, dir) {
-        Ok(()) => Ok(()),
-        Err(_) if dir.join(COMPLETE).exists() => {
-            let _ = std::fs::remove_dir_all(tmp); // built concurrently by another augbench
-            Ok(())
-        }
-        Err(e) => Err(e).with_context(|| format!("moving the environment to {}", dir.display())),
+    augbench_host::fsutil::build_dir(dir, install, |d| d.join(COMPLETE).exists())?;
+    Ok(())
+}
+
+/// Creates the venv `tmp`, installs `lock` and `extra` into it, compiles it and marks it complete.
+fn install_into(
+    tmp: &Path,
+    python: &Path,
+    inst: &Installer,
+    lock: &str,
+    extra: &[Vec<std::ffi::OsString>],
+) -> anyhow::Result<()> {
+    let lock_file = lock_file_beside(tmp);
+    std::fs::write(&lock_file, lock).context("writing the lock")?;
+    let installed = run_installers(tmp, python, inst, &lock_file, extra);
+    let _ = std::fs::remove_file(&lock_file);
+    installed?;
+    compile_bytecode(tmp)?;
+    std::fs::write(tmp.join(COMPLETE), lock).context("marking the environment complete")
+}
+
+/// `<tmp>.lock.txt`: the lock the installer reads, beside the venv (not inside it), as unique as
+/// `tmp`.
+fn lock_file_beside(tmp: &Path) -> std::path::PathBuf {
+    let mut name = tmp.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock.txt");
+    tmp.with_file_name(name)
+}
+
+/// Runs the installer steps: the venv, the lock, then each of `extra`.
+fn run_installers(
+    tmp: &Path,
+    python: &Path,
+    inst: &Installer,
+    lock_file: &Path,
+    extra: &[Vec<std::ffi::OsString>],
+) -> anyhow::Result<()> {
+    let mut steps: Vec<Command> = match inst {
+        Installer::Uv(uv) => vec![
+            cmd(uv, &["venv", "--quiet", "--python"], &[python, tmp]),
+            cmd(
+                uv,
+                &["pip", "install", "--quiet", "--python"],
+                &[&venv_python(tmp), Path::new("-r"), lock_file],
+            ),
+        ],
+        Installer::VenvPip => vec![
+            cmd(python, &["-m", "venv"], &[tmp]),
+            cmd(
+                &venv_python(tmp),
+                &["-m", "pip", "install", "--quiet", "-r"],
+                &[lock_file],
+            ),
+        ],
+    };
+    steps.extend(extra.iter().map(|args| install_step(inst, tmp, args)));
+    for mut step in steps {
+        step.env("UV_PYTHON_DOWNLOADS", "never");
+        let done =
+            child::run(&mut step, policy::STDERR_TAIL_LINES).context("starting an installer")?;
+        done.check(format!("{:?}", step.get_program()))?;
     }
+    Ok(())
 }
 
 /// Whether the environment in `dir` is built. One cached before environments were compiled to
@@ -373,25 +392,25 @@ mod tests {
     #[test]
     fn a_finished_build_replaces_an_unfinished_one_and_keeps_a_finished_one() {
         let root = tempfile::tempdir().unwrap();
-        let (tmp, dir) = (root.path().join("env.tmp-1"), root.path().join("env"));
-        let build = |mark: &str| {
-            std::fs::create_dir_all(tmp.join("bin")).unwrap();
-            std::fs::write(tmp.join(COMPLETE), mark).unwrap();
+        let dir = root.path().join("env");
+        let build = |mark: &'static str| {
+            move |tmp: &Path| -> anyhow::Result<()> {
+                std::fs::create_dir_all(tmp.join("bin"))?;
+                Ok(std::fs::write(tmp.join(COMPLETE), mark)?)
+            }
         };
         std::fs::create_dir_all(dir.join("bin")).unwrap(); // a bare venv, never finished
-        build("first");
-        place(&tmp, &dir).unwrap();
+        place(&dir, build("first")).unwrap();
         assert_eq!(
             std::fs::read_to_string(dir.join(COMPLETE)).unwrap(),
             "first"
         );
-        build("second");
-        place(&tmp, &dir).unwrap();
+        place(&dir, build("second")).unwrap(); // built meanwhile by another augbench
         assert_eq!(
             std::fs::read_to_string(dir.join(COMPLETE)).unwrap(),
             "first"
         );
-        assert!(!tmp.exists());
+        assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 1);
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! Atomic file writes: write a sibling temp file, flush it to disk, rename it over the target.
-//! Parent folders are (re)created first, so a folder deleted mid-run is rebuilt on the next write.
-//! A failed write removes its temp file and leaves the previous file as it was. The one home of
-//! atomic writes (results, reports, cell logs); tests simulate a full disk with
+//! Atomic file and folder writes: write a sibling temp file, flush it to disk, rename it over the
+//! target. Parent folders are (re)created first, so a folder deleted mid-run is rebuilt on the
+//! next write. A failed write removes its temp file and leaves the previous file as it was. The
+//! one home of atomic writes (results, reports, cell logs, tarballs) and of folders built in a
+//! temp sibling then renamed into place (`build_dir`: caches of environments, worker sources,
+//! datasets, clips); tests simulate a full disk with
 //! `AUGBENCH_TEST_FAULTS=diskfull:<file name>[+N]` (writes after the first N fail).
 
 use std::fs::File;
@@ -80,6 +82,77 @@ pub fn write_streamed<E>(
         let _ = std::fs::remove_file(&tmp);
     }
     moved
+}
+
+/// [`write_streamed`] for a `body` that fails with an [`anyhow::Error`] and returns a value (a
+/// tarball's byte count): a file-system failure reads as [`write_atomic`]'s does.
+pub fn write_streamed_with<T>(
+    path: &Path,
+    body: impl FnOnce(&mut BufWriter<File>) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let mut value = None;
+    write_streamed(path, |w| body(w).map(|v| value = Some(v))).map_err(|e| match e {
+        AtomicWriteError::Body(e) => e,
+        AtomicWriteError::Io { action, source, .. } => {
+            anyhow::Error::new(source).context(failed_write_message(path, action))
+        }
+    })?;
+    value.ok_or_else(|| anyhow::anyhow!("{}: the writer returned nothing", path.display()))
+}
+
+/// What [`build_dir`] placed at its target.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Placed<T> {
+    /// This call's folder, and what its `build` returned.
+    Built(T),
+    /// Another process placed a finished folder first; this call's was dropped.
+    Theirs,
+}
+
+/// Builds the folder `target` atomically: `build` creates and fills a fresh hidden sibling (the
+/// path it is given, which does not exist yet), which is then renamed onto `target`. A `build`
+/// error removes the sibling and is returned. When the rename fails because a folder that `done`
+/// accepts appeared at `target` meanwhile (another process built the same thing), this call's
+/// folder is dropped and theirs kept: losing that race is fine. The caller removes a stale
+/// `target` before calling.
+pub fn build_dir<T>(
+    target: &Path,
+    build: impl FnOnce(&Path) -> anyhow::Result<T>,
+    done: impl Fn(&Path) -> bool,
+) -> anyhow::Result<Placed<T>> {
+    let tmp = dir_sibling(target)?;
+    let built = build(&tmp);
+    let moved = built.and_then(|v| match std::fs::rename(&tmp, target) {
+        Ok(()) => Ok(Placed::Built(v)),
+        Err(_) if done(target) => Ok(Placed::Theirs),
+        Err(e) => Err(anyhow::Error::new(e).context(format!(
+            "cannot move {} into {}",
+            tmp.display(),
+            target.display()
+        ))),
+    });
+    if !matches!(moved, Ok(Placed::Built(_))) {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    moved
+}
+
+/// A fresh hidden sibling path for building `target` (its parent created, nothing at the path).
+fn dir_sibling(target: &Path) -> anyhow::Result<PathBuf> {
+    let parent = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| {
+        anyhow::Error::new(e).context(format!("cannot create {}", parent.display()))
+    })?;
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = parent.join(temp_name(&name));
+    let _ = std::fs::remove_dir_all(&tmp);
+    Ok(tmp)
 }
 
 /// The context of a failed byte write: it names the file, the step, and says the old one is intact.
@@ -244,6 +317,96 @@ mod tests {
         write_atomic(&p, b"two").unwrap();
         let mode = std::fs::metadata(&p).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o640);
+    }
+
+    /// A folder with a done mark, as [`build_dir`]'s builds below leave it.
+    fn fill(dir: &Path, who: &str) -> anyhow::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.join("done"), who)?;
+        Ok(())
+    }
+
+    fn is_done(dir: &Path) -> bool {
+        dir.join("done").is_file()
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut n: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    }
+
+    #[test]
+    fn a_built_folder_is_renamed_into_place_with_nothing_left_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("cache/env");
+        let placed = build_dir(&target, |tmp| fill(tmp, "mine").map(|()| 7), is_done).unwrap();
+        assert_eq!(placed, Placed::Built(7));
+        assert_eq!(
+            std::fs::read_to_string(target.join("done")).unwrap(),
+            "mine"
+        );
+        assert_eq!(names(&dir.path().join("cache")), ["env"]);
+    }
+
+    #[test]
+    fn losing_the_race_to_a_finished_folder_keeps_theirs_and_drops_ours() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("env");
+        let placed = build_dir(
+            &target,
+            |tmp| {
+                fill(tmp, "mine")?;
+                fill(&target, "theirs") // another process finishes first
+            },
+            is_done,
+        )
+        .unwrap();
+        assert_eq!(placed, Placed::Theirs);
+        assert_eq!(
+            std::fs::read_to_string(target.join("done")).unwrap(),
+            "theirs"
+        );
+        assert_eq!(names(dir.path()), ["env"], "our temp folder is gone");
+    }
+
+    #[test]
+    fn an_unfinished_folder_in_the_way_is_an_error_and_ours_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("env");
+        let e = build_dir(
+            &target,
+            |tmp| {
+                fill(tmp, "mine")?;
+                std::fs::create_dir_all(target.join("half"))?;
+                Ok(())
+            },
+            is_done,
+        )
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("cannot move"), "{e:#}");
+        assert_eq!(names(dir.path()), ["env"]);
+        assert!(!is_done(&target));
+    }
+
+    #[test]
+    fn a_failed_build_leaves_no_folder_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("env");
+        let e = build_dir(
+            &target,
+            |tmp| -> anyhow::Result<()> {
+                fill(tmp, "half")?;
+                anyhow::bail!("installer failed")
+            },
+            is_done,
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "installer failed");
+        assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
     }
 
     #[test]

@@ -5,11 +5,10 @@
 
 use std::process::Command;
 
-/// One GPU `nvidia-smi` lists (the machine card's entry).
-pub use augbench_core::machine_card::MachineGpu as Gpu;
+use augbench_core::machine_card::MachineGpu;
 
 /// The GPUs `nvidia-smi` lists, in its order; empty where it is missing or fails.
-pub fn nvidia_gpus() -> Vec<Gpu> {
+pub fn nvidia_gpus() -> Vec<MachineGpu> {
     Command::new("nvidia-smi")
         .args([
             "--query-gpu=name,memory.total",
@@ -24,7 +23,7 @@ pub fn nvidia_gpus() -> Vec<Gpu> {
 
 /// Whether a worker can be offered a CUDA device: `gpus` (the machine card's list) is not empty
 /// and `CUDA_VISIBLE_DEVICES` does not hide them all (empty or `-1`).
-pub fn cuda_present(gpus: &[Gpu]) -> bool {
+pub fn cuda_present(gpus: &[MachineGpu]) -> bool {
     let hidden = std::env::var("CUDA_VISIBLE_DEVICES").is_ok_and(|v| matches!(v.trim(), "" | "-1"));
     !hidden && !gpus.is_empty()
 }
@@ -32,14 +31,14 @@ pub fn cuda_present(gpus: &[Gpu]) -> bool {
 /// Parses `name, MiB` lines of `nvidia-smi --query-gpu=name,memory.total` (CSV, no header, no
 /// units); a line whose memory is not a number (`[N/A]`) still names a GPU, one without the two
 /// fields does not.
-pub fn parse_gpus(stdout: &str) -> Vec<Gpu> {
+pub fn parse_gpus(stdout: &str) -> Vec<MachineGpu> {
     stdout
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .filter_map(|line| {
             let (name, mib) = line.rsplit_once(',')?;
-            Some(Gpu {
+            Some(MachineGpu {
                 name: name.trim().to_string(),
                 memory_gib: mib.trim().parse::<f64>().ok().map(|m| m / 1024.0),
             })

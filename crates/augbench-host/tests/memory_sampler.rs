@@ -1,5 +1,14 @@
 //! The memory sampler on real process trees (python3 workloads): peaks of a forked tree, PSS
-//! counting copy-on-write pages once, children that come and go, and a process it may not read.
+//! counting copy-on-write pages once, children that come and go, and another user's process,
+//! which root reads and an unprivileged reader may not. Run as root (as CI does), the unprivileged
+//! reader is a copy of this test binary started as `nobody` through `setpriv` (util-linux).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the test failing"
+)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -11,10 +20,14 @@ const MB: u64 = 1 << 20;
 
 /// Starts `python3 -c script` (python3 must be on PATH); the test reads its first stdout line.
 fn python(script: &str) -> std::io::Result<(Child, BufReader<std::process::ChildStdout>)> {
-    let mut child = Command::new("python3")
-        .args(["-c", script])
-        .stdout(Stdio::piped())
-        .spawn()?;
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", script]);
+    spawn(cmd)
+}
+
+/// Starts `cmd` with its stdout piped to the test.
+fn spawn(mut cmd: Command) -> std::io::Result<(Child, BufReader<std::process::ChildStdout>)> {
+    let mut child = cmd.stdout(Stdio::piped()).spawn()?;
     let out = child.stdout.take().ok_or(std::io::ErrorKind::BrokenPipe)?;
     Ok((child, BufReader::new(out)))
 }
@@ -51,7 +64,8 @@ fn peaks_of_a_forked_tree_count_every_process_and_shared_pages_once_in_pss() {
     let (mut child, mut out) = python(FORKED_TREE).unwrap();
     let sampler = Sampler::start(child.id(), Duration::from_millis(20)).unwrap();
     assert_eq!(first_line(&mut out).unwrap(), "ready");
-    std::thread::sleep(Duration::from_millis(200));
+    // Long enough for 5 samples at 20 ms even on a loaded machine (tests run side by side).
+    std::thread::sleep(Duration::from_millis(600));
     let now = TreeMemory::read(child.id()).unwrap();
     let peaks = sampler.stop();
     child.kill().unwrap();
@@ -98,24 +112,124 @@ fn children_that_exit_while_sampled_are_skipped_not_unavailable() {
     assert!(peaks.samples >= 10, "{peaks:?}");
 }
 
+/// Prints "ready", then sleeps until killed.
+const SLEEPER: &str = "import time\nprint('ready', flush=True)\ntime.sleep(60)\n";
+
+/// `setpriv` arguments that drop to user and group `nobody` (65534) before exec.
+const AS_NOBODY: [&str; 3] = ["--reuid=65534", "--regid=65534", "--clear-groups"];
+
+/// The probe reads the process this variable names (root's side sets it).
+const PROBE_PID: &str = "AUGBENCH_TEST_PROBE_PID";
+
 #[test]
-fn a_process_that_cannot_be_read_makes_the_reading_unavailable_naming_it() {
-    // Where pid 1's memory is readable (not in a sandbox that hides it) there is nothing to test.
-    if std::fs::read_to_string("/proc/1/smaps_rollup")
-        .err()
-        .is_none_or(|e| e.kind() != std::io::ErrorKind::PermissionDenied)
-    {
-        eprintln!("skipped: /proc/1/smaps_rollup is readable here");
-        return;
+fn another_users_process_is_read_by_root_and_unavailable_to_an_unprivileged_reader() {
+    if effective_uid(&std::fs::read_to_string("/proc/self/status").unwrap()) == Some(0) {
+        root_reads_a_process_of_nobody();
+        nobody_cannot_read_a_process_of_root();
+    } else {
+        assert_unreadable(other_users_process());
     }
-    match TreeMemory::read(1) {
-        Err(Unreadable::Process { pid: 1, reason }) => {
-            assert!(reason.contains("/proc/1/smaps_rollup"), "{reason}");
+}
+
+/// The unprivileged side, started by the test above as `nobody` when run as root; run by hand it
+/// reads another user's process.
+#[test]
+#[ignore = "started as user nobody by another_users_process_is_read_by_root_and_unavailable_to_an_unprivileged_reader"]
+fn unprivileged_probe() {
+    let pid =
+        std::env::var(PROBE_PID).map_or_else(|_| other_users_process(), |p| p.parse().unwrap());
+    assert_unreadable(pid);
+}
+
+fn root_reads_a_process_of_nobody() {
+    let mut cmd = Command::new("setpriv");
+    // `sh`, not python3: the test's python3 may live below a folder nobody cannot enter.
+    cmd.args(AS_NOBODY)
+        .args(["sh", "-c", "echo ready; exec sleep 60"]);
+    let (mut child, mut out) = spawn(cmd).unwrap();
+    assert_eq!(first_line(&mut out).unwrap(), "ready");
+    let now = TreeMemory::read(child.id());
+    let peaks = Sampler::start(child.id(), Duration::from_millis(5)).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let peaks = peaks.stop();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let now = now.unwrap();
+    assert_eq!(now.processes, 1, "{now:?}");
+    assert!(now.rss_bytes > 0 && now.pss_bytes > 0, "{now:?}");
+    assert_eq!(peaks.unavailable, None, "{peaks:?}");
+    assert!(peaks.samples > 0, "{peaks:?}");
+}
+
+/// Runs [`unprivileged_probe`] as `nobody` in a copy of this test binary (the original may sit
+/// below a folder `nobody` cannot enter) against a sleeper of root's.
+fn nobody_cannot_read_a_process_of_root() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let open = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(dir.path(), open.clone()).unwrap();
+    let exe = dir.path().join("memory_sampler_probe");
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    std::fs::set_permissions(&exe, open).unwrap();
+    let (mut target, mut out) = python(SLEEPER).unwrap();
+    assert_eq!(first_line(&mut out).unwrap(), "ready");
+    let probe = Command::new("setpriv")
+        .args(AS_NOBODY)
+        .arg(&exe)
+        .args(["--exact", "unprivileged_probe", "--ignored", "--nocapture"])
+        .env(PROBE_PID, target.id().to_string())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    target.kill().unwrap();
+    target.wait().unwrap();
+    let text = String::from_utf8_lossy(&probe.stdout);
+    assert!(
+        probe.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
+    assert!(text.contains("1 passed"), "the probe ran no test: {text}");
+}
+
+/// The reading of `pid`, a process this test may not read, is unavailable and names it.
+fn assert_unreadable(pid: u32) {
+    match TreeMemory::read(pid) {
+        Err(Unreadable::Process { pid: p, reason }) => {
+            assert_eq!(p, pid, "{reason}");
+            assert!(
+                reason.contains(&format!("/proc/{pid}/smaps_rollup")),
+                "{reason}"
+            );
         }
-        other => panic!("expected pid 1 unreadable, got {other:?}"),
+        other => panic!("expected process {pid} unreadable, got {other:?}"),
     }
-    let peaks = Sampler::start(1, Duration::from_millis(5)).unwrap().stop();
+    let peaks = Sampler::start(pid, Duration::from_millis(5))
+        .unwrap()
+        .stop();
     let reason = peaks.unavailable.unwrap();
-    assert!(reason.contains("process 1"), "{reason}");
+    assert!(reason.contains(&format!("process {pid}")), "{reason}");
     assert_eq!(peaks.samples, 0);
+}
+
+/// The effective user id in a `/proc/<pid>/status` text.
+fn effective_uid(status: &str) -> Option<u32> {
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// A running process whose memory this (unprivileged) test is denied: another user's.
+fn other_users_process() -> u32 {
+    let pids = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok());
+    let denied = |pid: &u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+    };
+    let mut pids = pids;
+    pids.find(denied).expect(
+        "no process of another user is visible here to be denied: run as root, which tests \
+         both sides, or where /proc shows another user's processes",
+    )
 }

@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use crate::clip_decode::{DecodeJob, Decoder, Entry, JobItem};
 use crate::clips::{SAMPLING_RULE, sample_indices};
 use crate::scan::{frame_files, is_video_file};
-use augbench_host::fsutil::write_atomic;
+use augbench_host::fsutil::{Placed, build_dir, write_atomic};
 
 /// Bump when the folder layout or the manifest changes: part of the key.
 pub const LAYOUT_VERSION: u32 = 1;
@@ -113,31 +113,22 @@ pub fn build_in(
         std::fs::remove_dir_all(&root)
             .with_context(|| format!("removing incomplete clip cache {}", root.display()))?;
     }
-    std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-    let tmp = parent.join(format!(".{key}.{}", augbench_host::fsutil::temp_suffix()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    let built = fill(&tmp, items, clip_length, decoder, mp).and_then(|m| {
+    let make = |tmp: &Path| {
+        std::fs::create_dir_all(tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let m = fill(tmp, items, clip_length, decoder, mp)?;
         none_readable(&m)?;
-        write_manifest(&tmp, &key, m)
-    });
-    let manifest = match built {
-        Ok(m) => m,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Err(e);
-        }
+        write_manifest(tmp, &key, m)
     };
-    if let Err(e) = std::fs::rename(&tmp, &root) {
-        let _ = std::fs::remove_dir_all(&tmp);
+    let done = |r: &Path| read_manifest(r, &key).is_some();
+    match build_dir(&root, make, done)? {
+        Placed::Built(m) => Ok(from_manifest(root, m, false)),
         // Another augbench built the same key first: use theirs.
-        let theirs = read_manifest(&root, &key);
-        let m = theirs
-            .ok_or(e)
-            .with_context(|| format!("moving clips into {}", root.display()))?;
-        return Ok(from_manifest(root, m, true));
+        Placed::Theirs => {
+            let m = read_manifest(&root, &key)
+                .with_context(|| format!("reading the clip cache {}", root.display()))?;
+            Ok(from_manifest(root, m, true))
+        }
     }
-    Ok(from_manifest(root, manifest, false))
 }
 
 /// Name of the clip folder of input `index`, and of frame `k` inside it.

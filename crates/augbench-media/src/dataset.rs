@@ -16,6 +16,7 @@ use sha2::{Digest, Sha256};
 
 use crate::{scan, synth, synth_video};
 use augbench_host::cache;
+use augbench_host::fsutil::build_dir;
 
 /// A dataset folder ready to load: its items (image files or clip folders) in order.
 #[derive(Debug, Clone)]
@@ -76,18 +77,9 @@ pub fn synthetic_dataset_in(
         std::fs::remove_dir_all(&root)
             .with_context(|| format!("removing incomplete dataset {}", root.display()))?;
     }
-    std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-    let tmp = parent.join(format!(
-        ".synthetic-{key}.{}",
-        augbench_host::fsutil::temp_suffix()
-    ));
-    generate(&tmp, seed, count, media, progress)?;
-    if let Err(e) = std::fs::rename(&tmp, &root) {
-        let _ = std::fs::remove_dir_all(&tmp);
-        if !root.is_dir() {
-            return Err(e).with_context(|| format!("moving the dataset into {}", root.display()));
-        }
-    }
+    let make = |tmp: &Path| generate(tmp, seed, count, media, progress);
+    // Another augbench that generated the same key first wrote the same bytes: theirs serves.
+    build_dir(&root, make, Path::is_dir)?;
     existing(&root, media)
 }
 
@@ -111,19 +103,9 @@ pub fn write_synthetic(
         }
         std::fs::remove_dir(out).with_context(|| format!("replacing {}", out.display()))?;
     }
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-    let tmp = parent.join(format!(".{name}.{}", augbench_host::fsutil::temp_suffix()));
-    generate(&tmp, seed, count, media, progress)?;
-    std::fs::rename(&tmp, out)
-        .with_context(|| format!("moving the dataset into {}", out.display()))?;
+    let make = |tmp: &Path| generate(tmp, seed, count, media, progress);
+    // A folder that appeared at `out` meanwhile is someone else's: an error, never used.
+    build_dir(out, make, |_| false)?;
     existing(out, media)
 }
 

@@ -103,7 +103,11 @@ fn metadata(scenario: &str, mode: Mode, library: &str, version: &str, media: Med
             (package.to_string(), version.to_string()),
             ("numpy".into(), "2.4.0".into()),
         ]),
-        thread_settings: BTreeMap::from([("OMP_NUM_THREADS".into(), "1".into())]),
+        thread_settings: augbench_protocol::threads::worker_env(
+            augbench_core::config::ThreadPolicy::Single,
+        )
+        .into_iter()
+        .collect(),
         environment: EnvironmentInfo {
             argv: vec!["augbench".into(), "run".into()],
             git_commit: None,

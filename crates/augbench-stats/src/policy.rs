@@ -56,7 +56,7 @@ pub const RERUN_DRIFT_FLOOR: f64 = 0.02;
 /// The headline figure of a row (results' `figure_throughput`; tables, `compare`, regression
 /// verdicts, plots and reports show it): the estimator that repeated best between back-to-back
 /// invocations on a shared 2-core VM while reading close to a quiet measurement of the same row
-/// (scripts/estimator_study.sh; figures in docs/methodology.md).
+/// (studies/estimator_study.sh; figures in docs/methodology.md).
 pub const FIGURE_ESTIMATOR: crate::estimator::Estimator =
     crate::estimator::Estimator::ProcessMaxMedian;
 

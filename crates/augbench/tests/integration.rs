@@ -28,6 +28,7 @@ mod crate_edges;
 mod docs_examples;
 mod import_cycles;
 mod instruction_counts;
+mod library_mirrors;
 mod library_registry;
 mod pipeline_native;
 mod pipeline_run;

@@ -166,7 +166,9 @@ mod tests {
         let cmd = CommandLine {
             program: PathBuf::from("/no/such/python"),
             args: vec!["-m".into(), "augbench_worker".into()],
-            env: vec![("OMP_NUM_THREADS".into(), "1".into())],
+            env: augbench_protocol::threads::worker_env(
+                augbench_core::config::ThreadPolicy::Single,
+            ),
             label: "pillow worker".into(),
         };
         let w = wrap(&cmd, Path::new("/tmp/d"));

@@ -10,7 +10,7 @@ median peak PSS and RSS over its cells. It prints those per run, then per binary
 implementation the speeds' spread across runs (max / min) and the median memory figures.
 
 Usage:
-  python3 scripts/production_spread.py --bin old=/path/augbench --bin new=/path/augbench \
+  python3 studies/production_spread.py --bin old=/path/augbench --bin new=/path/augbench \
       --rounds 3 [--config configs/examples/production_rgb_small.yaml]
 
 Only the standard library; the binaries do the measuring.

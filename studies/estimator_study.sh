@@ -7,13 +7,13 @@
 # rows with `--schedule sequential`, every library's job alone (nothing else of the study runs;
 # the machine itself may still be shared, and the script prints its load). With PIPELINE=1 a
 # small pipeline study follows (2 loader workers, batch 16, 3 transforms, 3 libraries, 1 process).
-# Every run's per-run throughputs stay in the result files; scripts/estimator_study.py reads them
+# Every run's per-run throughputs stay in the result files; studies/estimator_study.py reads them
 # and prints each candidate estimator's repeatability and bias, and the `unstable` marks' share
 # and the |Δ| of marked against unmarked rows.
 #
 # NO_QUIET=1 leaves out the quiet reference (a validation of the marks on fresh invocations).
 #
-#   [INVOCATIONS=3] [PIPELINE=1] [NO_QUIET=1] [KEEP=1] [STUDY_OUT=DIR] bash scripts/estimator_study.sh [--no-refresh-requirements]
+#   [INVOCATIONS=3] [PIPELINE=1] [NO_QUIET=1] [KEEP=1] [STUDY_OUT=DIR] bash studies/estimator_study.sh [--no-refresh-requirements]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${AUGBENCH_BIN:-target/release/augbench}"
@@ -79,4 +79,4 @@ if [ -n "${PIPELINE:-}" ]; then
   done
   [ -n "${NO_QUIET:-}" ] || invoke "$OUT/pipeline.yaml" pipeline-quiet --schedule sequential "$@"
 fi
-python3 scripts/estimator_study.py "$OUT"
+python3 studies/estimator_study.py "$OUT"

@@ -18,7 +18,7 @@ imports the worker and the library's adapter, then forks each process of this co
 serves the protocol over a pair of FIFOs: so it shares the parent's heap layout and imports
 instead of starting an interpreter of its own).
 
-    python3 scripts/noise_study.py --augbench target/release/augbench --library pillow \
+    python3 studies/noise_study.py --augbench target/release/augbench --library pillow \
         --transform GaussianBlur --processes 20 --out study.json
 
 Standard library only. The Python worker runs in the library's cached environment
@@ -42,17 +42,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NATIVE = {"image", "imageproc", "fast_image_resize", "kornia-rs", "zune-image"}
-SINGLE_THREAD_ENV = {
-    k: "1"
-    for k in (
-        "OMP_NUM_THREADS",
-        "OPENBLAS_NUM_THREADS",
-        "MKL_NUM_THREADS",
-        "NUMEXPR_NUM_THREADS",
-        "VECLIB_MAXIMUM_THREADS",
-        "RAYON_NUM_THREADS",
-    )
-}
+sys.path.insert(0, str(ROOT / "python"))
+from augbench_worker.threads import THREAD_ENV_VARS  # noqa: E402  (standard library only)
+
+# The coordinator's thread variables (the one list, checked against augbench-protocol's).
+SINGLE_THREAD_ENV = {k: "1" for k in THREAD_ENV_VARS}
 PR_SET_THP_DISABLE = 41
 
 

@@ -9,7 +9,7 @@
 # the intervals is a bias of the measurement (or a transform that makes later stages cheaper).
 #
 #   [LIBRARY=image] [ROWS="HorizontalFlip RandomCrop224"] [PAIRS=3] [WORKERS=2] [BATCH=16]
-#   [ITEMS=50] [RUNS=5] [PROCESSES=1] bash scripts/ceiling_order.sh [--no-refresh-requirements]
+#   [ITEMS=50] [RUNS=5] [PROCESSES=1] bash studies/ceiling_order.sh [--no-refresh-requirements]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${AUGBENCH_BIN:-target/release/augbench}"

@@ -18,7 +18,7 @@ protocol's stdout claim and thread policy as ``__main__`` sets them), ``bare+fre
 loaded items copied into fresh arrays first), ``bare+worker-env`` (the coordinator's thread
 variables, ``OPENCV_NUM_THREADS=1`` among them, which a bare process and pyperf's workers lack).
 
-    [LIBRARY=albumentationsx] [TRANSFORM=Resize] [PAIRS=4] python3 scripts/fidelity_probe.py
+    [LIBRARY=albumentationsx] [TRANSFORM=Resize] [PAIRS=4] python3 studies/fidelity_probe.py
 
 The parent uses only the standard library; children run in the library's augbench environment.
 """
@@ -60,15 +60,16 @@ def spec_params(binary: str, transform: str) -> dict:
     raise SystemExit(f"no transform {transform} in `augbench list transforms`")
 
 
-# What augbench's coordinator sets for a micro worker (crates/augbench-protocol/src/threads.rs).
-WORKER_PINNED = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-                 "VECLIB_MAXIMUM_THREADS", "RAYON_NUM_THREADS", "OPENCV_NUM_THREADS")
+# What augbench's coordinator sets for a micro worker: the worker's copy of the one list
+# (augbench_worker/threads.py, checked against crates/augbench-protocol/src/threads.rs).
+sys.path.insert(0, str(REPO / "python"))
+from augbench_worker.threads import THREAD_ENV_VARS  # noqa: E402
 
 
 def child_env(variant: str = "worker") -> dict:
     env = dict(os.environ, PYTHONPATH=str(REPO / "python"), AUGBENCH_THREAD_POLICY="single")
     if variant == "worker" or "worker-env" in variant:  # the coordinator's whole thread environment
-        env.update({var: "1" for var in WORKER_PINNED})
+        env.update({var: "1" for var in THREAD_ENV_VARS})
     return env
 
 

@@ -7,7 +7,7 @@ shuffled order in every round. Both workers run the same code, so every ln ratio
 per chunk size, the round-to-round sd of the ln ratio within a worker pair and the sd of the
 pairs' means.
 
-    python scripts/chunk_study.py [pairs=6] [rounds=4]     (in an environment with Pillow and numpy)
+    python studies/chunk_study.py [pairs=6] [rounds=4]     (in an environment with Pillow and numpy)
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@
 #
 #   [LIBRARIES="image pillow albumentationsx torchvision"] [ROWS="HorizontalFlip RandomCrop224"]
 #   [INVOCATIONS=3] [WORKERS=2] [BATCH=16] [ITEMS=100] [RUNS=3] [PROCESSES=3]
-#   bash scripts/ceiling_pairing.sh [--no-refresh-requirements]
+#   bash studies/ceiling_pairing.sh [--no-refresh-requirements]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${AUGBENCH_BIN:-target/release/augbench}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reads the result files of scripts/estimator_study.sh and prints, per mode:
+"""Reads the result files of studies/estimator_study.sh and prints, per mode:
 
 - for each candidate estimator of a row's per-run throughputs: its repeatability (median and worst
   |Δ| between back-to-back invocations, over rows and consecutive pairs) and its bias against the
@@ -16,7 +16,7 @@
   of rows it would mark and the |Δ| of marked against unmarked rows; and how often an
   invocation's recorded interval holds the next one's figure and paired speedup.
 
-    python3 scripts/estimator_study.py STUDY_OUT_DIR
+    python3 studies/estimator_study.py STUDY_OUT_DIR
 
 Standard library only.
 """
