@@ -19,7 +19,7 @@ fn paper(name: &str) -> RunConfig {
         .join(format!("{name}.yaml"));
     let text = std::fs::read_to_string(&path).unwrap();
     let cfg = RunConfig::from_yaml(&text, &path).unwrap();
-    resolve(cfg, &Source::new(&path, &text)).unwrap_or_else(|e| panic!("{e}"))
+    resolve::resolve(cfg, &Source::new(&path, &text)).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn submission(name: &str) -> (RunConfig, job::Submission) {

@@ -29,4 +29,3 @@ pub use augbench_catalog::matrix::{Backend, Device, Matrix, Media, Mode};
 pub use augbench_catalog::registry::Registry;
 pub use config::{Measure, Overrides, PipelineScope, RunConfig, Schedule};
 pub use error::UsageError;
-pub use resolve::resolve;

@@ -609,7 +609,7 @@ mod tests {
     fn build(text: &str) -> Plan {
         let path = std::path::Path::new("cfg.yaml");
         let cfg = crate::RunConfig::from_yaml(text, path)
-            .and_then(|c| crate::resolve(c, &crate::Source::new(path, text)));
+            .and_then(|c| crate::resolve::resolve(c, &crate::Source::new(path, text)));
         crate::plan::build(&cfg.unwrap_or_else(|e| panic!("{e}")))
     }
 

@@ -83,7 +83,7 @@ mod tests {
         cfg.selection.libraries = Some(vec!["kornia".into(), "pillow".into()]);
         cfg.selection.transforms = Some(vec!["HorizontalFlip".into()]);
         let src = crate::Source::new(std::path::Path::new("t.yaml"), "");
-        let cfg = crate::resolve(cfg, &src).unwrap();
+        let cfg = crate::resolve::resolve(cfg, &src).unwrap();
         let plan = for_machine(&cfg, true);
         let names: Vec<String> = plan
             .expected_files

@@ -28,7 +28,7 @@ fn src(text: &str) -> Source {
 /// Parses and resolves `text` as the file `cfg.yaml`.
 fn check(text: &str) -> Result<RunConfig, ConfigError> {
     let cfg = RunConfig::from_yaml(text, Path::new(FILE))?;
-    resolve(cfg, &src(text))
+    resolve::resolve(cfg, &src(text))
 }
 
 fn ok(text: &str) -> RunConfig {
@@ -660,7 +660,7 @@ fn every_paper_micro_config_asks_for_a_cpu_shape() {
         }
         let text = std::fs::read_to_string(&path).unwrap();
         let cfg = RunConfig::from_yaml(&text, &path).unwrap();
-        let c = resolve(cfg, &Source::new(&path, &text))
+        let c = resolve::resolve(cfg, &Source::new(&path, &text))
             .unwrap()
             .cloud
             .unwrap();
@@ -885,7 +885,7 @@ fn with_overrides(
     o.apply(&mut cfg);
     let mut s = src(text);
     s.cli_keys = cli_keys;
-    resolve(cfg, &s)
+    resolve::resolve(cfg, &s)
 }
 
 fn every_override() -> Overrides {
@@ -1049,11 +1049,11 @@ fn errors_on_file_keys_do_not_blame_a_flag() {
 
 // ---- idempotence -----------------------------------------------------------------------------
 
-/// resolve(parse(to_yaml(resolved))) == resolved.
+/// resolve::resolve(parse(to_yaml(resolved))) == resolved.
 fn assert_idempotent(resolved: &RunConfig) {
     let text = resolved.to_yaml();
     let again = RunConfig::from_yaml(&text, Path::new("resolved.yaml"))
-        .and_then(|c| resolve(c, &Source::new(Path::new("resolved.yaml"), &text)))
+        .and_then(|c| resolve::resolve(c, &Source::new(Path::new("resolved.yaml"), &text)))
         .unwrap_or_else(|e| panic!("resolved config does not resolve: {e}\n---\n{text}"));
     assert_eq!(&again, resolved, "---\n{text}");
 }
@@ -1083,7 +1083,8 @@ fn every_example_config_resolves_idempotently() {
             continue; // read by `production::load` (configs_validate.rs)
         }
         let cfg = RunConfig::from_yaml(&text, &path).unwrap();
-        let resolved = resolve(cfg, &Source::new(&path, &text)).unwrap_or_else(|e| panic!("{e}"));
+        let resolved =
+            resolve::resolve(cfg, &Source::new(&path, &text)).unwrap_or_else(|e| panic!("{e}"));
         assert_idempotent(&resolved);
     }
 }
@@ -1235,7 +1236,7 @@ fn timing_values_must_be_positive_and_finite() {
     ] {
         let text = format!("version: 1\nexecution:\n  {key}: {bad}\n");
         let cfg = RunConfig::from_yaml(&text, Path::new(FILE)).unwrap();
-        let e = resolve(cfg, &src(&text)).unwrap_err();
+        let e = resolve::resolve(cfg, &src(&text)).unwrap_err();
         assert!(e.message.contains(key), "{key}={bad}: {e}");
         assert_eq!(e.line, Some(3), "{key}={bad}");
     }

@@ -40,8 +40,8 @@ fn problem(root: &Path, path: &Path) -> Option<String> {
             .err()
             .map(|e| format!("{}: {e}", shown.display()));
     }
-    let cfg =
-        RunConfig::from_yaml(&text, &shown).and_then(|c| resolve(c, &Source::new(&shown, &text)));
+    let cfg = RunConfig::from_yaml(&text, &shown)
+        .and_then(|c| resolve::resolve(c, &Source::new(&shown, &text)));
     match cfg {
         Err(e) => Some(e.to_string()),
         Ok(cfg) if plan::build(&cfg).jobs.is_empty() => {

@@ -26,7 +26,7 @@ fn resolved(rel: &str) -> RunConfig {
         .join(&display);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{display:?}: {e}"));
     let cfg = RunConfig::from_yaml(&text, &display).unwrap_or_else(|e| panic!("{e}"));
-    resolve(cfg, &Source::new(&display, &text)).unwrap_or_else(|e| panic!("{e}"))
+    resolve::resolve(cfg, &Source::new(&display, &text)).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn plan_of(rel: &str) -> Plan {
@@ -237,7 +237,7 @@ fn every_scenario_and_mode_on_cpu_plans_a_nonempty_default_job_list() {
             );
             let src = Source::new(Path::new("default.yaml"), &text);
             let cfg = RunConfig::from_yaml(&text, &src.file).unwrap();
-            let cfg = resolve(cfg, &src).unwrap_or_else(|e| panic!("{e}"));
+            let cfg = resolve::resolve(cfg, &src).unwrap_or_else(|e| panic!("{e}"));
             let p = plan::build(&cfg);
             assert!(!p.jobs.is_empty(), "{} {mode}", s.name);
             let n = policy::default_num_items(s.media);
@@ -262,7 +262,7 @@ fn a_decode_scenario_plans_one_job_per_decoder_with_no_transforms() {
     for s in m.scenarios.iter().filter(|s| s.is_decode()) {
         let text = format!("version: 1\nselection:\n  scenario: {}\n", s.name);
         let src = Source::new(Path::new("default.yaml"), &text);
-        let cfg = resolve(RunConfig::from_yaml(&text, &src.file).unwrap(), &src).unwrap();
+        let cfg = resolve::resolve(RunConfig::from_yaml(&text, &src.file).unwrap(), &src).unwrap();
         let p = plan::build(&cfg);
         let names: Vec<&str> = p.jobs.iter().map(|j| j.library.as_str()).collect();
         assert_eq!(names, s.decoders, "{}", s.name);

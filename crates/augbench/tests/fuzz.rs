@@ -360,7 +360,7 @@ fn config(bytes: &[u8]) -> bool {
         return false;
     };
     let src = augbench_core::Source::new(path, &text);
-    let Ok(cfg) = augbench_core::resolve(cfg, &src) else {
+    let Ok(cfg) = augbench_core::resolve::resolve(cfg, &src) else {
         return false;
     };
     let plan = augbench_core::plan::build(&cfg);

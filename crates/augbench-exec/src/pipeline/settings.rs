@@ -119,7 +119,8 @@ mod tests {
         let text = "version: 1\nselection: {mode: pipeline, libraries: [torchvision]}\nexecution: {workers: 3}\n";
         let path = std::path::Path::new("t.yaml");
         let cfg = RunConfig::from_yaml(text, path).unwrap();
-        let cfg = augbench_core::resolve(cfg, &augbench_core::Source::new(path, text)).unwrap();
+        let cfg =
+            augbench_core::resolve::resolve(cfg, &augbench_core::Source::new(path, text)).unwrap();
         let s = PipelineSettings::from_config(&cfg, "cpu");
         let queue = 3 * (policy::PIPELINE_PREFETCH_FACTOR + 1);
         assert_eq!(s.warm_batches(), queue.max(s.min_batches));

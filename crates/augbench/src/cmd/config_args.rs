@@ -252,6 +252,6 @@ impl ConfigArgs {
         self.overrides().apply(&mut cfg);
         let mut src = Source::new(&self.config, &text);
         src.cli_keys = self.cli_keys();
-        resolve(cfg, &src)
+        resolve::resolve(cfg, &src)
     }
 }
