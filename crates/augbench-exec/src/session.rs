@@ -77,7 +77,7 @@ pub fn run(
 /// plan that runs (a spec file's library alone). Every refusal comes before anything is built.
 fn plan_here(cfg: &RunConfig, source: &Path) -> anyhow::Result<(RunConfig, Plan)> {
     preflight(cfg, source)?;
-    let cuda = augbench_host::gpu::cuda_present(&augbench_host::machine::card().gpus);
+    let cuda = augbench_host::machine::cuda_here();
     validate::device_present(cfg, cuda)?;
     time_split::start();
     let settled = settle::device(cfg.clone(), cuda);

@@ -83,6 +83,12 @@ pub fn steal_percent(before: (u64, u64), after: (u64, u64)) -> Option<f64> {
     (total > 0).then(|| 100.0 * steal as f64 / total as f64)
 }
 
+/// Whether a worker on this machine can be offered a CUDA device: the machine card's GPUs, as
+/// `gpu::cuda_present` reads them. `plan`, `run` and `production` all ask this.
+pub fn cuda_here() -> bool {
+    crate::gpu::cuda_present(&card().gpus)
+}
+
 /// The machine's fixed facts; runtime, timestamp and `before`/`after` empty (see
 /// `system::system_info` and `state`). The one probe of the machine
 /// (`/proc/cpuinfo`, sysinfo, `nvidia-smi`), made once per process: every later call clones it.

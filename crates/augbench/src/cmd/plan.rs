@@ -19,7 +19,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = args.config.resolve()?;
     // The plan `run` would execute here: `device: auto` settled by this machine's CUDA devices.
-    let cuda = augbench_host::gpu::cuda_present(&augbench_host::machine::card().gpus);
+    let cuda = augbench_host::machine::cuda_here();
     let plan = augbench_core::settle::for_machine(&cfg, cuda);
     print!("{}", plan.to_yaml());
     print!("{}", variant_environments(&plan));

@@ -50,7 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let cuda = augbench_host::gpu::cuda_present(&augbench_host::machine::card().gpus);
+    let cuda = augbench_host::machine::cuda_here();
     gpu_present(&p, cuda)?;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
