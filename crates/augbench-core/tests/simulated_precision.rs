@@ -19,10 +19,9 @@ use std::f64::consts::TAU;
 
 use augbench_core::policy;
 use augbench_stats::paired::paired;
-use augbench_stats::pooled::{self, Prior};
 use augbench_stats::precision::{
     Decision, PrecisionRecord, Progress, after_process, another_process, half_widths,
-    half_widths_pooled, process_target, stop_rule, worst,
+    process_target, stop_rule, worst,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -133,22 +132,6 @@ impl Runs {
         half_widths(&[&self.a, &self.b], groups)
     }
 
-    /// The widths over processes, the pair's spread read beside `prior` (`stats::pooled`).
-    fn widths_pooled(&self, prior: Option<Prior>) -> Vec<f64> {
-        half_widths_pooled(&[&self.a, &self.b], &self.groups, &[prior])
-    }
-
-    /// The spread of the pair's process medians, as the run's other transforms read it.
-    fn spread(&self) -> Option<(f64, usize)> {
-        let logs: Vec<f64> = self
-            .a
-            .iter()
-            .zip(&self.b)
-            .map(|(x, y)| (x / y).ln())
-            .collect();
-        pooled::spread(&logs, &self.groups)
-    }
-
     /// This process's runs alone (the last `n` of each library).
     fn last(&self, n: usize) -> Runs {
         let from = self.a.len() - n;
@@ -206,78 +189,38 @@ fn process_rounds(
 /// One transform measured to `target` within `budget_sec`, as the scheduler measures it: the
 /// default processes, then more while `another_process` says so.
 fn transform(m: &Model, rng: &mut ChaCha8Rng, target: f64, budget_sec: f64) -> Ended {
-    let mut t = Stepped::new(*m, rng);
-    for p in 0..policy::PRECISION_MAX_PROCESSES {
-        if t.due(p) {
-            t.process(rng, target, budget_sec, None);
+    let inv = Invocation::start(m, rng);
+    let configured = policy::DEFAULT_PROCESSES;
+    let mut all = Runs::default();
+    let mut record: Option<PrecisionRecord> = None;
+    let mut p = 0u64;
+    loop {
+        let more = match &record {
+            None => true,
+            Some(_) if p < configured => true,
+            Some(r) => another_process(r, p, policy::PRECISION_MAX_PROCESSES),
+        };
+        if !more || p >= policy::PRECISION_MAX_PROCESSES {
+            break;
         }
-    }
-    t.ended()
-}
-
-/// One transform of a run, taken one worker process at a time.
-struct Stepped {
-    m: Model,
-    inv: Invocation,
-    all: Runs,
-    record: Option<PrecisionRecord>,
-    processes: u64,
-}
-
-impl Stepped {
-    fn new(m: Model, rng: &mut ChaCha8Rng) -> Stepped {
-        Stepped {
-            m,
-            inv: Invocation::start(&m, rng),
-            all: Runs::default(),
-            record: None,
-            processes: 0,
-        }
-    }
-
-    /// Whether process `p` is due: the configured ones, then while `another_process` says so.
-    fn due(&self, p: u64) -> bool {
-        self.processes == p
-            && p < policy::PRECISION_MAX_PROCESSES
-            && match &self.record {
-                None => true,
-                Some(_) if p < policy::DEFAULT_PROCESSES => true,
-                Some(r) => another_process(r, p, policy::PRECISION_MAX_PROCESSES),
-            }
-    }
-
-    /// One more process: its rounds, then the record over every process so far, the pair's
-    /// spread read beside `prior`.
-    fn process(
-        &mut self,
-        rng: &mut ChaCha8Rng,
-        target: f64,
-        budget_sec: f64,
-        prior: Option<Prior>,
-    ) {
-        let (m, p, configured) = (self.m, self.processes, policy::DEFAULT_PROCESSES);
-        let spent = self.record.as_ref().map_or(0.0, |r| r.seconds);
+        let spent = record.as_ref().map_or(0.0, |r| r.seconds);
         let share = (budget_sec / configured as f64)
             .min(budget_sec - spent)
             .max(0.0);
-        let earlier_over = if self.all.groups.len() >= policy::MIN_PROCESS_UNITS {
-            self.all.widths_pooled(prior)
+        let earlier_over = if all.groups.len() >= policy::MIN_PROCESS_UNITS {
+            all.widths(&all.groups)
         } else {
             Vec::new()
         };
         let aim = process_target(target, &earlier_over);
-        let (d, own, rounds) =
-            process_rounds(&m, self.inv, rng, &mut self.all, p as usize, share, aim);
-        let over = self.all.widths_pooled(prior);
+        let (d, own, rounds) = process_rounds(m, inv, rng, &mut all, p as usize, share, aim);
+        let over = all.widths(&all.groups);
         if std::env::var("SIMDBG").is_ok() {
             eprintln!("p{p} d={d:?} own={own:.4} rounds={rounds} over={over:?}");
         }
         let decision = after_process(d, &over, target, p + 1);
-        let (r0, s0) = self
-            .record
-            .as_ref()
-            .map_or((0, 0.0), |r| (r.rounds, r.seconds));
-        self.record = Some(PrecisionRecord::with_own(
+        let (r0, s0) = record.as_ref().map_or((0, 0.0), |r| (r.rounds, r.seconds));
+        record = Some(PrecisionRecord::with_own(
             decision,
             worst(&over),
             own.is_finite().then_some(own),
@@ -286,48 +229,17 @@ impl Stepped {
             r0 + rounds,
             s0 + rounds as f64 * ROUND_SEC,
         ));
-        self.processes += 1;
+        p += 1;
     }
-
-    fn ended(&self) -> Ended {
-        let r = self.record.as_ref().expect("at least one process");
-        let pair = paired("", &self.all.a, &self.all.b, &self.all.groups).expect("pairs form");
-        Ended {
-            reached: r.reached,
-            ratio: pair.ratio,
-            half_width: r.half_width.unwrap_or(f64::NAN),
-            processes: self.all.groups.len(),
-            rounds: r.rounds,
-        }
+    let r = record.expect("at least one process");
+    let pair = paired("", &all.a, &all.b, &all.groups).expect("pairs form");
+    Ended {
+        reached: r.reached,
+        ratio: pair.ratio,
+        half_width: r.half_width.unwrap_or(f64::NAN),
+        processes: all.groups.len(),
+        rounds: r.rounds,
     }
-}
-
-/// One invocation of a run of transforms (`models[k]` is transform k's), measured process by
-/// process over all of them as the interleaved scheduler does: each transform's intervals over
-/// processes read its spread beside the prior fitted to every other transform's spread so far
-/// (`stats::pooled::fit`, as exec fits it over a pair's other transforms).
-fn run(
-    models: &[Model],
-    rng: &mut ChaCha8Rng,
-    target: f64,
-    budget_sec: f64,
-    pool: bool,
-) -> Vec<Ended> {
-    let mut ts: Vec<Stepped> = models.iter().map(|m| Stepped::new(*m, rng)).collect();
-    for p in 0..policy::PRECISION_MAX_PROCESSES {
-        for k in 0..ts.len() {
-            if !ts[k].due(p) {
-                continue;
-            }
-            let others: Vec<(f64, usize)> = (ts.iter().enumerate())
-                .filter(|(j, _)| *j != k)
-                .filter_map(|(_, t)| t.all.spread())
-                .collect();
-            let prior = if pool { pooled::fit(&others) } else { None };
-            ts[k].process(rng, target, budget_sec, prior);
-        }
-    }
-    ts.iter().map(Stepped::ended).collect()
 }
 
 /// Rates over `n` simulated transforms.
@@ -371,57 +283,18 @@ fn measure(m: Model, target: f64, budget_sec: f64, n: usize, seed: u64) -> Tally
     for _ in 0..n {
         let e = transform(&m, &mut rng, target, budget_sec);
         let repeat = transform(&m, &mut rng, target, budget_sec);
-        t.add(&e, &repeat, truth, target);
-    }
-    t
-}
-
-impl Tally {
-    /// One transform's first invocation `e` against its repeat.
-    fn add(&mut self, e: &Ended, repeat: &Ended, truth: f64, target: f64) {
-        self.n += 1;
-        self.processes += e.processes;
-        self.rounds += e.rounds;
+        t.n += 1;
+        t.processes += e.processes;
+        t.rounds += e.rounds;
         if e.half_width.is_finite() {
-            self.stated += 1;
-            self.stated_covered += usize::from(within(e.ratio, repeat.ratio, e.half_width));
+            t.stated += 1;
+            t.stated_covered += usize::from(within(e.ratio, repeat.ratio, e.half_width));
         }
         if e.reached {
-            self.reached += 1;
-            self.truth_within += usize::from(within(e.ratio, truth, target));
-            self.repeat_within += usize::from(within(e.ratio, repeat.ratio, target));
-            self.covered += usize::from(within(e.ratio, repeat.ratio, e.half_width));
-        }
-    }
-}
-
-/// Runs of `transforms` transforms whose process spreads differ (σ_p of `base` times
-/// e^(`spread` · N(0, 1)), drawn once per transform and kept for its repeat), each run measured
-/// twice (`run`, the prior pooled over the run's other transforms): `runs` × `transforms`
-/// transforms tallied.
-fn measure_runs(
-    base: Model,
-    spread: f64,
-    shape: (usize, usize),
-    target: f64,
-    budget_sec: f64,
-    seed: u64,
-    pool: bool,
-) -> Tally {
-    let (runs, transforms) = shape;
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut t = Tally::default();
-    for _ in 0..runs {
-        let models: Vec<Model> = (0..transforms)
-            .map(|_| Model {
-                sd_process: base.sd_process * (spread * normal(&mut rng)).exp(),
-                ..base
-            })
-            .collect();
-        let first = run(&models, &mut rng, target, budget_sec, pool);
-        let repeat = run(&models, &mut rng, target, budget_sec, pool);
-        for (e, r) in first.iter().zip(&repeat) {
-            t.add(e, r, 1.0 + base.effect, target);
+            t.reached += 1;
+            t.truth_within += usize::from(within(e.ratio, truth, target));
+            t.repeat_within += usize::from(within(e.ratio, repeat.ratio, target));
+            t.covered += usize::from(within(e.ratio, repeat.ratio, e.half_width));
         }
     }
     t
@@ -612,46 +485,5 @@ fn the_recorded_rerun_interval_of_a_fixed_schedule_covers_a_repeat() {
             se * 100.0
         );
         assert!(cov >= policy::CONFIDENCE - 2.0 * se, "{name}: {cov} ± {se}");
-    }
-}
-
-/// Transforms of one run whose processes spread differently (σ_p from 0.5% to 4%, median 1.5%),
-/// each pair's spread pooled over the run's other transforms: with the budget of the shipped
-/// matrix (one round in each process) and with rounds to spare, the stated intervals cover a
-/// repeat and the reached claims hold, and more transforms reach the target than when each reads
-/// its own processes alone (the same draws).
-#[test]
-fn pooled_spreads_keep_the_claims_of_transforms_that_spread_differently() {
-    for (k, (sd, slow, budget)) in [
-        (0.015, 0.05, 1.4),
-        (0.015, 0.05, 30.0),
-        (0.01, 0.0, 30.0),
-        (0.01, 0.0, 1.4),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let base = Model {
-            sd_drift: 0.01,
-            sd_run: 0.01,
-            slow_share: slow,
-            ..model(sd)
-        };
-        let seed = 90 + k as u64;
-        let alone = measure_runs(base, 0.5, (6, 20), 0.05, budget, seed, false);
-        let t = measure_runs(base, 0.5, (6, 20), 0.05, budget, seed, true);
-        report(
-            &format!("alone, slow {slow}, budget {budget} s"),
-            base,
-            0.05,
-            &alone,
-        );
-        report(
-            &format!("pooled, slow {slow}, budget {budget} s"),
-            base,
-            0.05,
-            &t,
-        );
-        assert_holds(&t);
     }
 }

@@ -4,7 +4,7 @@
 //! units, runs split into worker processes) in `bootstrap`, a row's `Summary` and its `unstable`
 //! rule in `summary`, the headline figure of a row and its read in `figure`, paired statistics of
 //! two libraries measured in the same rounds in `paired`, log-scale ratio intervals in
-//! `logscale`, Student's t and the normal quantile in `student`, the precision rule in `precision`, process spreads pooled over a run's rows in `pooled`, the interval over process pairs in `pair`, the verdict
+//! `logscale`, Student's t and the normal quantile in `student`, the precision rule in `precision`, the interval over process pairs in `pair`, the verdict
 //! words of a ratio and its interval in `verdict`,
 //! the statistical constants in `policy`, the estimators by name in `estimator`, and how a
 //! duration prints in `duration`. This file only declares them and re-exports their public items.
@@ -18,7 +18,6 @@ pub mod logscale;
 pub mod pair;
 pub mod paired;
 pub mod policy;
-pub mod pooled;
 pub mod precision;
 pub mod student;
 pub mod verdict;

@@ -7,7 +7,6 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::bootstrap::groups_split;
-use super::pooled::{self, Prior};
 use super::quantile::percentile_sorted;
 use crate::policy;
 
@@ -74,35 +73,20 @@ pub fn median_log_half_widths(logs: &[f64], groups: &[usize]) -> (f64, f64) {
 /// an interval too narrow, and a rule that stops on the first narrow one would stop on exactly
 /// those. The drift floor, which no run can see, is added by the caller.
 pub fn process_rerun_half_width(logs: &[f64], groups: &[usize]) -> Option<f64> {
-    process_rerun(logs, groups, None).map(|(h, _)| h)
-}
-
-/// `process_rerun_half_width` with the processes' spread read beside a `prior` pooled over the
-/// run's other rows (`pooled::moderated`), and its degrees of freedom. With a prior the interval
-/// rests on many degrees of freedom, and it is read for the estimator the speedup is, a median:
-/// (π/2)× the variance of a mean of the units (a median's large-sample variance; for 3–6
-/// normal units it is 1.19–1.44×). The caller takes the wider of it and the bootstrap of the
-/// median either way (`paired`): the bootstrap sees a slow process of this transform that a
-/// spread pooled with others' does not.
-pub fn process_rerun(logs: &[f64], groups: &[usize], prior: Option<Prior>) -> Option<(f64, f64)> {
     let g = groups.len();
     if g < policy::MIN_PROCESS_UNITS || !groups_split(groups, logs.len()) {
         return None;
     }
-    let (between, d) = pooled::spread(logs, groups)?;
-    let (mut var, mut df) = pooled::moderated(between, d, prior);
-    if let Some((within, wdf)) = within_unit_variance(&split(logs, groups))
-        && within > var
-    {
-        (var, df) = (within, wdf as f64);
-    }
-    let median = if prior.is_some() {
-        std::f64::consts::FRAC_PI_2
-    } else {
-        1.0
+    let units = split(logs, groups);
+    let medians: Vec<f64> = units.iter().map(|u| median_log(u)).collect();
+    let mean = medians.iter().sum::<f64>() / g as f64;
+    let between = medians.iter().map(|u| (u - mean).powi(2)).sum::<f64>() / (g - 1) as f64;
+    let (var, df) = match within_unit_variance(&units) {
+        Some((within, df)) if within > between => (within, df),
+        _ => (between, g - 1),
     };
-    let t = super::student::quantile_real(df, 0.5 + policy::CONFIDENCE / 2.0);
-    Some((t * (median * var * 2.0 / g as f64).sqrt(), df))
+    let t = super::student::quantile(df, 0.5 + policy::CONFIDENCE / 2.0);
+    Some(t * var.sqrt() * (2.0 / g as f64).sqrt())
 }
 
 /// `xs` cut into consecutive slices of `groups` values each (the caller checked they fit).

@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 
 use super::bootstrap::{groups_split, split_groups};
 use super::logscale;
-use super::pooled::Prior;
 use super::quantile::percentile_sorted;
 use crate::policy;
 
@@ -28,36 +27,6 @@ pub struct PairedSummary {
     pub rounds: u64,
     /// The per-round ratios, in round order.
     pub ratios: Vec<f64>,
-    /// When the rerun interval read the processes' spread beside the spreads of the run's other
-    /// transforms for the same two libraries (`pooled`): what it rests on. Absent when it read
-    /// this transform's processes alone (and in files written before).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pooled: Option<Pooled>,
-}
-
-/// What a pooled rerun interval rests on: the other transforms the prior was fitted to, and
-/// the degrees of freedom the interval read (the prior's and this transform's processes',
-/// capped at `Pooled::MAX_DF`: a prior with infinitely many reads as the cap).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Pooled {
-    pub transforms: usize,
-    pub df: u64,
-}
-
-impl Pooled {
-    pub const MAX_DF: u64 = 1_000_000;
-
-    fn new(prior: Prior, df: f64) -> Pooled {
-        Pooled {
-            transforms: prior.rows,
-            df: if df.is_finite() {
-                (df.floor() as u64).min(Self::MAX_DF)
-            } else {
-                Self::MAX_DF
-            },
-        }
-    }
 }
 
 /// Pairs `a` and `b` round by round. `groups` are the rounds of consecutive worker processes
@@ -69,20 +38,6 @@ impl Pooled {
 /// count), its intervals are symmetric in log, never below zero, and pairing b with a gives
 /// exactly the reciprocals.
 pub fn paired(partner: &str, a: &[f64], b: &[f64], groups: &[usize]) -> Option<PairedSummary> {
-    paired_with(partner, a, b, groups, None)
-}
-
-/// `paired`, with the rerun interval over processes reading their spread beside `prior`, the
-/// spreads of the run's other transforms for the same two libraries (`logscale::process_rerun`;
-/// `pooled` records it). Without a prior, or below `policy::MIN_PROCESS_UNITS` processes, the
-/// same as `paired`.
-pub fn paired_with(
-    partner: &str,
-    a: &[f64],
-    b: &[f64],
-    groups: &[usize],
-    prior: Option<Prior>,
-) -> Option<PairedSummary> {
     if a.is_empty() || a.len() != b.len() {
         return None;
     }
@@ -98,16 +53,9 @@ pub fn paired_with(
     // rounds) and the two-level bootstrap of the median itself (the estimator the ratio is),
     // with the drift floor added (`logscale::process_rerun_half_width`); the simulator in
     // `tests/simulated_precision.rs` measures its coverage of a repeat.
-    let (rerun, pooled) = match (logscale::process_rerun(&logs, groups, prior), prior) {
-        (Some((h, df)), Some(p)) => (
-            logscale::with_drift_floor(h.max(rerun)),
-            Some(Pooled::new(p, df)),
-        ),
-        (Some((h, _)), None) => (logscale::with_drift_floor(h.max(rerun)), None),
-        (None, _) => {
-            let h = rerun * rerun_t_factor(&logs, groups);
-            (h.max(policy::RERUN_DRIFT_FLOOR.ln_1p()), None)
-        }
+    let rerun = match logscale::process_rerun_half_width(&logs, groups) {
+        Some(h) => logscale::with_drift_floor(h.max(rerun)),
+        None => (rerun * rerun_t_factor(&logs, groups)).max(policy::RERUN_DRIFT_FLOOR.ln_1p()),
     };
     let (ci_low, ci_high) = logscale::around(ratio, ci);
     let (rerun_low, rerun_high) = logscale::around(ratio, rerun);
@@ -120,7 +68,6 @@ pub fn paired_with(
         rerun_high,
         rounds: ratios.len() as u64,
         ratios,
-        pooled,
     })
 }
 

@@ -7,9 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::logscale::log_half_width;
-use super::paired::paired_with;
-use super::pooled::Prior;
-use super::{PairedSummary, figure};
+use super::{PairedSummary, figure, paired};
 use crate::duration::seconds as human;
 use crate::policy;
 
@@ -237,21 +235,13 @@ pub fn worst(half_widths: &[f64]) -> f64 {
 /// `tests/simulated_precision.rs` measures how often a rerun lands within what they state when the
 /// rule stops on them (docs/methodology.md, "Measuring to a precision").
 pub fn half_widths(runs: &[&[f64]], groups: &[usize]) -> Vec<f64> {
-    half_widths_pooled(runs, groups, &[])
-}
-
-/// `half_widths`, each pair's interval over processes reading their spread beside its prior
-/// (`priors[k]` for the k-th pair in the order `half_widths` gives them, (0, 1), (0, 2), …,
-/// (1, 2), …; a missing or `None` entry: the pair's own processes alone; `stats::pooled`).
-pub fn half_widths_pooled(runs: &[&[f64]], groups: &[usize], priors: &[Option<Prior>]) -> Vec<f64> {
     if let [one] = runs {
         return vec![figure_half_width(one, groups)];
     }
     let mut out = Vec::new();
     for (i, a) in runs.iter().enumerate() {
         for b in &runs[i + 1..] {
-            let prior = priors.get(out.len()).copied().flatten();
-            let pair = paired_with("", a, b, groups, prior);
+            let pair = paired("", a, b, groups);
             out.push(pair.map_or(f64::NAN, |p| pair_half_width(&p, groups)));
         }
     }
@@ -259,9 +249,8 @@ pub fn half_widths_pooled(runs: &[&[f64]], groups: &[usize], priors: &[Option<Pr
 }
 
 /// A pair's relative half-width: over worker processes, its recorded rerun interval with the
-/// part sampling explains widened for the rule's looks (`looks_factor`, at the degrees of
-/// freedom the interval rests on: the processes', or with a pooled spread the prior's too; the
-/// drift floor, which no look changes, stays as recorded: `logscale::with_drift_floor`); below
+/// part sampling explains widened for the rule's looks (`looks_factor`; the drift floor, which no
+/// look changes, stays as recorded: `logscale::with_drift_floor`); below
 /// `policy::MIN_PROCESS_UNITS` processes (where the figure pools its runs too, and Student's
 /// factor for one or two processes makes every interval useless), its interval over rounds,
 /// never narrower than the drift floor.
@@ -274,8 +263,7 @@ fn pair_half_width(p: &PairedSummary, groups: &[usize]) -> f64 {
     let recorded = log_half_width(p.ratio, p.rerun_low, p.rerun_high);
     let floor = policy::RERUN_DRIFT_FLOOR.ln_1p();
     let sampled = (recorded * recorded - floor * floor).max(0.0).sqrt();
-    let df = p.pooled.map_or(groups.len() - 1, |x| x.df as usize);
-    super::logscale::with_drift_floor(sampled * looks_factor_df(df)).exp_m1()
+    super::logscale::with_drift_floor(sampled * looks_factor(groups.len())).exp_m1()
 }
 
 /// How much wider the rule reads an interval over `units` worker processes than results record
@@ -284,15 +272,10 @@ fn pair_half_width(p: &PairedSummary, groups: &[usize]) -> f64 {
 /// degrees of freedom at 1 − 5%/K over the t at 95%). K is set from the simulator
 /// (`tests/simulated_precision.rs`), which measures what the stated intervals then cover.
 pub fn looks_factor(units: usize) -> f64 {
-    looks_factor_df(units.saturating_sub(1))
-}
-
-/// `looks_factor` for an interval resting on `df` degrees of freedom (at least 1).
-pub fn looks_factor_df(df: usize) -> f64 {
-    let df = df.max(1) as f64;
+    let df = units.saturating_sub(1).max(1);
     let alpha = 1.0 - policy::CONFIDENCE;
     let spent = alpha / policy::PRECISION_LOOK_SPENDING;
-    let q = |a: f64| super::student::quantile_real(df, 1.0 - a / 2.0);
+    let q = |a: f64| super::student::quantile(df, 1.0 - a / 2.0);
     q(spent) / q(alpha)
 }
 
@@ -502,7 +485,7 @@ mod tests {
         // Two libraries: the rule reads their pair's rerun interval as recorded, its sampled
         // part widened for the looks (the floor, in quadrature, as recorded).
         let w = half_widths(&[&a, &b], &g);
-        let p = crate::paired("", &a, &b, &g).unwrap();
+        let p = paired("", &a, &b, &g).unwrap();
         let recorded = (p.rerun_high / p.ratio).ln();
         let floor = policy::RERUN_DRIFT_FLOOR.ln_1p();
         let sampled = (recorded * recorded - floor * floor).max(0.0).sqrt();

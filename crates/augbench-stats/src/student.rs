@@ -70,16 +70,6 @@ pub fn quantile(df: usize, p: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
-/// `quantile` for degrees of freedom that need not be whole (a pooled variance's): rounded
-/// down, and the normal quantile from 1000 on (t is within 0.1% of it there) or when infinite.
-pub fn quantile_real(df: f64, p: f64) -> f64 {
-    if !df.is_finite() || df >= 1000.0 {
-        normal_quantile(p)
-    } else {
-        quantile((df.floor() as usize).max(1), p)
-    }
-}
-
 /// The `p` quantile (0.5 < p < 1) of the standard normal, t's limit (Acklam's rational
 /// approximation, relative error below 1.2e-9).
 pub fn normal_quantile(p: f64) -> f64 {
