@@ -15,6 +15,9 @@ pub const EQUIVALENCE_FILE: &str = "equivalence.json";
 pub const RUN_LOCK_FILE: &str = ".augbench-run.lock";
 /// The record of a submitted cloud run, in the output folder.
 pub const CLOUD_RUN_FILE: &str = "cloud_run.json";
+/// The record of a baseline of repeated invocations (`augbench run --invocations N`), in the
+/// output folder beside the invocations' own folders (`invocation_dir`).
+pub const BASELINE_FILE: &str = "baseline.json";
 /// Local folder of a cloud run's files (job JSON, task script, shards, fetched tasks).
 pub const CLOUD_DIR: &str = "cloud";
 
@@ -101,6 +104,16 @@ pub fn cloud_run(out: &Path) -> PathBuf {
 
 pub fn cloud_dir(out: &Path) -> PathBuf {
     out.join(CLOUD_DIR)
+}
+
+/// `<out>/baseline.json`.
+pub fn baseline(out: &Path) -> PathBuf {
+    out.join(BASELINE_FILE)
+}
+
+/// The folder name of invocation `i` (from 1) of a baseline of repeated invocations.
+pub fn invocation_name(i: usize) -> String {
+    format!("invocation-{i}")
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
 //! augbench-report: turns results (our result JSON, the public reference format, cell logs) into
 //! what people read. `load` and `model` read them; `judge` decides (A/B verdicts, run against
-//! run, instruction counts) and produces data; the rest renders that data:
+//! run, instruction counts) and produces data; `baseline` records a baseline of repeated
+//! invocations and expands it for the gate; the rest renders that data:
 //! comparison tables (`table`) and their exporters (`export`, one file per format), plots (SVG
 //! and PNG), one self-contained HTML page, the run summary, and refreshed README tables.
 
+pub mod baseline;
 pub mod docs;
 pub mod export;
 pub mod figure;

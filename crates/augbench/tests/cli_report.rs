@@ -215,6 +215,65 @@ fn three_baseline_invocations_estimate_the_drift_and_gate() {
         .stdout(predicate::str::contains("0 regression(s)"));
 }
 
+/// Three invocations of the demo results (1.0, 1.01 and 0.99 of it) in `invocation-1..3` of one
+/// folder, recorded as a baseline the way `run --invocations 3` records it.
+fn baseline_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (1..=3)
+        .map(augbench_core::naming::invocation_name)
+        .collect();
+    for (name, k) in names.iter().zip([1.0, 1.01, 0.99]) {
+        let files: Vec<_> = sample::demo()
+            .iter()
+            .map(|f| sample::scaled(f, k))
+            .collect();
+        write(&dir.path().join(name), &files);
+    }
+    let loaded: Vec<_> = names
+        .iter()
+        .map(|n| augbench_report::load_paths(&[dir.path().join(n)]).unwrap())
+        .collect();
+    let record = augbench_report::baseline::write(dir.path(), &names, &loaded).unwrap();
+    assert!(record.drift.is_some_and(|d| d.fraction > 0.0), "{record:?}");
+    dir
+}
+
+#[test]
+fn a_baseline_folder_of_invocations_gates_as_its_invocations_repeated() {
+    let base = baseline_folder();
+    let slower = tempfile::tempdir().unwrap();
+    let files: Vec<_> = sample::demo()
+        .iter()
+        .map(|f| sample::scaled(f, 0.8))
+        .collect();
+    write(slower.path(), &files);
+    against(&[base.path()], slower.path())
+        .arg("--fail-on-regression")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("from 3 baseline invocations over"));
+}
+
+#[test]
+fn a_baseline_invocation_from_another_machine_is_named_row_by_row() {
+    let base = baseline_folder();
+    let files: Vec<_> = sample::demo()
+        .into_iter()
+        .map(|mut f| {
+            f.metadata.system_info.processor = "Some Other CPU".into();
+            f
+        })
+        .collect();
+    write(&base.path().join("invocation-3"), &files);
+    let current = base.path().join("invocation-1");
+    against(&[base.path()], &current)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "ran on other machines: baseline Some Other CPU",
+        ));
+}
+
 #[test]
 fn rows_measured_on_another_machine_are_not_comparable() {
     let base = demo();

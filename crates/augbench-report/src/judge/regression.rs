@@ -180,7 +180,7 @@ pub fn compare_runs(
         rows: Vec::new(),
         not_measured: Unmeasured::default(),
     };
-    let machines = Machines::of(baseline, current);
+    let machines = Machines::of(invocations, current);
     for k in keys {
         let (br, cr) = (b.get(k).copied(), c.get(k).copied());
         if !is_measured(br) && !is_measured(cr) {
@@ -189,14 +189,21 @@ pub fn compare_runs(
                 .push(k.0.clone(), &state(br), &state(cr));
             continue;
         }
-        if let Some(note) = br.zip(cr).and_then(|(b, c)| machines.differ(b, c)) {
+        let repeats: Vec<&Row> = others.iter().filter_map(|ix| ix.get(k).copied()).collect();
+        // Every baseline invocation against the current run: a drift estimated over invocations
+        // from other machines is no drift of this one.
+        let differ = |c| {
+            br.iter()
+                .chain(&repeats)
+                .find_map(|b| machines.differ(b, c))
+        };
+        if let Some(note) = cr.and_then(differ) {
             report.rows.push(not_comparable(k, br, cr, note));
             continue;
         }
         let counted = br
             .zip(cr)
             .and_then(|(b, c)| crate::judge::counts::verdict(b, c, count_min_effect));
-        let repeats: Vec<&Row> = others.iter().filter_map(|ix| ix.get(k).copied()).collect();
         let rule = Rule {
             min_effect,
             family,
@@ -216,10 +223,10 @@ struct Machines<'a> {
 }
 
 impl<'a> Machines<'a> {
-    fn of(baseline: &'a Dataset, current: &'a Dataset) -> Machines<'a> {
-        let cards = baseline
-            .sources
+    fn of(invocations: &'a [Dataset], current: &'a Dataset) -> Machines<'a> {
+        let cards = invocations
             .iter()
+            .flat_map(|d| &d.sources)
             .chain(&current.sources)
             .map(|s| (s.path.as_path(), machine_kind(&s.system_info)))
             .collect();

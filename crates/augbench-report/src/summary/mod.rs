@@ -83,6 +83,30 @@ pub fn cells_line(r: &AppendReport) -> String {
     )
 }
 
+/// The line after `run --invocations N`: where the baseline is, the drift between its
+/// invocations (or why there is none), and the command that gates against it.
+pub fn baseline_line(out: &std::path::Path, r: &crate::baseline::Record) -> String {
+    let n = r.invocations.len();
+    let drift = match &r.drift {
+        Some(d) => format!(
+            "a figure moves ±{:.1}% (sd) between them, over {} rows (recorded as drift.fraction {:.4}, what --drift takes)",
+            d.spread * 100.0,
+            d.rows,
+            d.fraction
+        ),
+        None => format!(
+            "the drift between them is not estimated (it needs {} invocations with a row measured in each)",
+            augbench_core::policy::DRIFT_MIN_INVOCATIONS
+        ),
+    };
+    format!(
+        "baseline: {n} invocation{} in {}; {drift}; gate a later run with `augbench compare --baseline {} --current <run> --fail-on-regression`",
+        if n == 1 { "" } else { "s" },
+        out.display(),
+        out.display()
+    )
+}
+
 /// The whole summary of a run, in print order.
 pub fn render(view: &RunView) -> Vec<Line> {
     let mut out = if view.decode {

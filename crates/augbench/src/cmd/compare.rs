@@ -91,7 +91,8 @@ pub struct Args {
     pub out: Option<PathBuf>,
     /// Regression mode: the earlier run (folder, result file or cell log); given again for each
     /// further invocation of the same baseline, from which the drift between invocations is
-    /// estimated (docs/ci.md).
+    /// estimated (docs/ci.md). A folder written by `augbench run --invocations N` stands for all
+    /// its invocations.
     #[arg(long, value_name = "RESULTS", requires = "current")]
     pub baseline: Vec<PathBuf>,
     /// Regression mode: the drift of a figure between invocations on this runner class (sd, as a
@@ -317,7 +318,7 @@ fn run_regression(
     {
         return production_change(args, baseline, current);
     }
-    let invocations = baselines
+    let invocations = augbench_report::baseline::expand(baselines)?
         .iter()
         .map(|b| load(std::slice::from_ref(b)))
         .collect::<anyhow::Result<Vec<_>>>()?;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use augbench_core::Media;
+use augbench_core::{Media, RunConfig};
 use augbench_exec::equivalence::in_run;
 use augbench_exec::orchestrate::{JobStatus, RunReport};
 use augbench_exec::session::{self, Outcome};
@@ -28,6 +28,11 @@ pub struct Args {
     /// Cloud configs: wait for the Batch job, show its tasks, and fetch the results at the end.
     #[arg(long, conflicts_with = "gcp_dry_run")]
     pub gcp_attached: bool,
+    /// Run the config N times, one after another, each into its own folder of the output folder
+    /// (`invocation-1`, …), and record them as one baseline (`baseline.json`, with the drift
+    /// between them): `compare --baseline <output>` then reads all N (docs/ci.md).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with_all = ["gcp_dry_run", "gcp_attached"])]
+    pub invocations: Option<u32>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -47,8 +52,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let flag = Arc::clone(&stop);
     // A second Ctrl-C falls through to the default handler only if this one cannot be installed.
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    match args.invocations {
+        None => once(&cfg, &args, &stop).map(|(code, _)| code),
+        Some(n) => invocations(cfg, &args, n as usize, &stop),
+    }
+}
+
+/// One run of `cfg`, its summary printed: its exit code, and whether it finished cleanly.
+fn once(cfg: &RunConfig, args: &Args, stop: &AtomicBool) -> anyhow::Result<(ExitCode, bool)> {
     let mp = MultiProgress::new();
-    let outcome = session::run(&cfg, &args.config.config, &mp, &stop)?;
+    let outcome = session::run(cfg, &args.config.config, &mp, stop)?;
     if let Some(cells) = &outcome.cells {
         eprintln!("{}", summary::cells_line(cells));
     }
@@ -59,7 +72,48 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             println!("{}", line.text);
         }
     }
-    Ok(exit_code(&outcome.report))
+    let r = &outcome.report;
+    let clean = !(r.interrupted() || r.bad_input() || r.failed());
+    Ok((exit_code(r), clean))
+}
+
+/// `--invocations N`: `cfg` run N times into `<output>/invocation-i`, then the baseline record
+/// (`report::baseline`). An invocation that does not finish cleanly stops the series before the
+/// record is written (every finished invocation stays on disk; `--resume` goes on).
+fn invocations(
+    cfg: RunConfig,
+    args: &Args,
+    n: usize,
+    stop: &AtomicBool,
+) -> anyhow::Result<ExitCode> {
+    let out = augbench_core::naming::output_dir(&cfg);
+    let names: Vec<String> = (1..=n)
+        .map(augbench_core::naming::invocation_name)
+        .collect();
+    for (i, name) in names.iter().enumerate() {
+        let mut one = cfg.clone();
+        one.output.output_dir = Some(out.join(name));
+        eprintln!(
+            "augbench: invocation {} of {n} into {}",
+            i + 1,
+            out.join(name).display()
+        );
+        let (code, clean) = once(&one, args, stop)?;
+        if !clean {
+            eprintln!(
+                "invocation {} of {n} did not finish cleanly: no baseline record written",
+                i + 1
+            );
+            return Ok(code);
+        }
+    }
+    let loaded = names
+        .iter()
+        .map(|name| super::compare::load(&[out.join(name)]))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let record = augbench_report::baseline::write(&out, &names, &loaded)?;
+    eprintln!("{}", augbench_report::summary::baseline_line(&out, &record));
+    Ok(ExitCode::SUCCESS)
 }
 
 /// What the summary reads of the run.
