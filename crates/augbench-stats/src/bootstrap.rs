@@ -3,10 +3,11 @@
 //! Also the resampling units the figure, paired and log-scale intervals share: runs split into
 //! the consecutive worker processes that timed them. Pure; seeded.
 
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::quantile::{median, percentile_sorted, sorted};
+use super::draws::RankedDraws;
+use super::quantile::{median, percentile_in_place, sorted};
 use crate::policy;
 
 /// Percentile-bootstrap interval of the median with a seeded generator (reproducible).
@@ -17,25 +18,22 @@ pub fn bootstrap_median_ci(xs: &[f64], resamples: usize, confidence: f64, seed: 
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut medians = bootstrap_medians(xs, resamples, &mut rng);
-    medians.sort_by(f64::total_cmp);
     let alpha = (1.0 - confidence) / 2.0 * 100.0;
-    let lo = percentile_sorted(&medians, alpha);
-    let hi = percentile_sorted(&medians, 100.0 - alpha);
+    let lo = percentile_in_place(&mut medians, alpha);
+    let hi = percentile_in_place(&mut medians, 100.0 - alpha);
     let m = median(xs);
     (lo.min(m), hi.max(m))
 }
 
 /// Medians of `resamples` bootstrap resamples of `xs` (sorted first, so the result does not
-/// depend on the order the values arrived in), drawn from one seeded generator.
+/// depend on the order the values arrived in), drawn from one seeded generator: each resample
+/// is `xs.len()` positions of the sorted values, with replacement (`RankedDraws::draw_values`).
 fn bootstrap_medians(xs: &[f64], resamples: usize, rng: &mut ChaCha8Rng) -> Vec<f64> {
-    let xs = &sorted(xs);
-    let mut buf = vec![0.0; xs.len()];
+    let mut draws = RankedDraws::new(&[sorted(xs)]);
     (0..resamples)
         .map(|_| {
-            for slot in buf.iter_mut() {
-                *slot = xs[rng.random_range(0..xs.len())];
-            }
-            median(&buf)
+            draws.draw_values(rng);
+            draws.percentile(50.0)
         })
         .collect()
 }
@@ -75,10 +73,9 @@ pub fn bootstrap_rerun_interval(
         1.0
     };
     let mut d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| (x - y) * scale).collect();
-    d.sort_by(f64::total_cmp);
     let alpha = (1.0 - confidence) / 2.0 * 100.0;
-    let lo = m + percentile_sorted(&d, alpha);
-    let hi = m + percentile_sorted(&d, 100.0 - alpha);
+    let lo = m + percentile_in_place(&mut d, alpha);
+    let hi = m + percentile_in_place(&mut d, 100.0 - alpha);
     (lo.min(m), hi.max(m))
 }
 
@@ -116,23 +113,17 @@ pub(crate) fn groups_split(groups: &[usize], n: usize) -> bool {
 /// counts the within-process noise a second time, so it errs wide when process effects are small
 /// (97% coverage in a simulation). Resampling whole processes only would be exact in the limit,
 /// but with 3 processes it has 10 distinct outcomes and covered a repeat's median 75% of the time
-/// in the seeded test below.
+/// in the seeded test below. Each resample is `RankedDraws::draw_units`.
 pub(crate) fn grouped_medians(
     units: &[Vec<f64>],
     resamples: usize,
     rng: &mut ChaCha8Rng,
 ) -> Vec<f64> {
-    let mut buf = Vec::new();
+    let mut draws = RankedDraws::new(units);
     (0..resamples)
         .map(|_| {
-            buf.clear();
-            for _ in 0..units.len() {
-                let unit = &units[rng.random_range(0..units.len())];
-                for _ in 0..unit.len() {
-                    buf.push(unit[rng.random_range(0..unit.len())]);
-                }
-            }
-            median(&buf)
+            draws.draw_units(rng);
+            draws.percentile(50.0)
         })
         .collect()
 }

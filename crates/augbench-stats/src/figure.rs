@@ -8,7 +8,8 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use super::bootstrap::{groups_split, split_groups};
-use super::quantile::{median, percentile_sorted, sorted};
+use super::draws::RankedDraws;
+use super::quantile::{median, median_in_place, percentile_in_place, percentile_sorted, sorted};
 use crate::policy;
 
 pub use crate::estimator::Estimator;
@@ -29,6 +30,23 @@ impl Estimator {
                     .filter_map(|u| u.iter().copied().max_by(f64::total_cmp))
                     .collect();
                 median(&maxima)
+            }
+        }
+    }
+
+    /// `of_units` of the current draw of `draws` (its drawn units), bit for bit, without
+    /// sorting it: percentiles off the draw's counts, the processes' fastest runs off the highest
+    /// place drawn from each. `scratch` holds those fastest runs (whatever it held is dropped).
+    fn of_draw(self, draws: &RankedDraws, scratch: &mut Vec<f64>) -> f64 {
+        match self {
+            Estimator::Median => draws.percentile(50.0),
+            Estimator::P75 => draws.percentile(75.0),
+            Estimator::P90 => draws.percentile(90.0),
+            Estimator::Max => draws.largest(),
+            Estimator::ProcessMaxMedian => {
+                scratch.clear();
+                scratch.extend(draws.unit_maxima());
+                median_in_place(scratch)
             }
         }
     }
@@ -103,6 +121,7 @@ pub fn sampled_log_half_width(xs: &[f64], groups: &[usize]) -> f64 {
 }
 
 /// Half-width on the log scale of the rerun interval of `estimator` (0 for fewer than 2 runs).
+/// Each resample is `RankedDraws::draw_units`: units with replacement, then runs within each.
 fn log_half_width(estimator: Estimator, xs: &[f64], groups: &[usize]) -> f64 {
     let units = rerun_units(xs, groups);
     let n: usize = units.iter().map(Vec::len).sum();
@@ -110,16 +129,20 @@ fn log_half_width(estimator: Estimator, xs: &[f64], groups: &[usize]) -> f64 {
         return 0.0;
     }
     let mut rng = ChaCha8Rng::seed_from_u64(policy::BOOTSTRAP_SEED);
+    let (mut draws, mut scratch) = (RankedDraws::new(&units), Vec::new());
+    let mut estimate = |rng: &mut ChaCha8Rng| {
+        draws.draw_units(rng);
+        estimator.of_draw(&draws, &mut scratch)
+    };
     let mut d: Vec<f64> = (0..policy::BOOTSTRAP_RESAMPLES)
         .map(|_| {
-            let a = estimator.of_units(&resample(&units, &mut rng));
-            let b = estimator.of_units(&resample(&units, &mut rng));
+            let a = estimate(&mut rng);
+            let b = estimate(&mut rng);
             (a.ln() - b.ln()).abs()
         })
         .filter(|x| x.is_finite())
         .collect();
-    d.sort_by(f64::total_cmp);
-    percentile_sorted(&d, policy::CONFIDENCE * 100.0) * small_sample_scale(units.len(), n)
+    percentile_in_place(&mut d, policy::CONFIDENCE * 100.0) * small_sample_scale(units.len(), n)
 }
 
 /// Small-sample correction of the bootstrap spread over G units: √(G/(G−1)) for the bootstrap's
@@ -171,19 +194,6 @@ fn rerun_units(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {
     } else {
         vec![sorted(&usable)]
     }
-}
-
-/// Units with replacement, then runs with replacement within each.
-fn resample(units: &[Vec<f64>], rng: &mut ChaCha8Rng) -> Vec<Vec<f64>> {
-    use rand::Rng;
-    (0..units.len())
-        .map(|_| {
-            let u = &units[rng.random_range(0..units.len())];
-            (0..u.len())
-                .map(|_| u[rng.random_range(0..u.len())])
-                .collect()
-        })
-        .collect()
 }
 
 /// The figure of a row as a reader sees it, whatever the source recorded.
@@ -322,6 +332,27 @@ mod tests {
         }
     }
 
+    /// The definition of a resample: units with replacement, then runs with replacement within
+    /// each, as lists of values.
+    fn resample(units: &[Vec<f64>], rng: &mut ChaCha8Rng) -> Vec<Vec<f64>> {
+        use rand::Rng;
+        (0..units.len())
+            .map(|_| {
+                let u = &units[rng.random_range(0..units.len())];
+                (0..u.len())
+                    .map(|_| u[rng.random_range(0..u.len())])
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Ragged units of runs with repeats, signed zeros, infinities and NaNs among them.
+    fn ragged_units() -> impl Strategy<Value = Vec<Vec<f64>>> {
+        let special = prop::sample::select(vec![0.0, -0.0, f64::INFINITY, f64::NAN, -1.0]);
+        let run = prop_oneof![4 => 1e-3f64..1e3, 3 => (1u8..4).prop_map(f64::from), 1 => special];
+        prop::collection::vec(prop::collection::vec(run, 1..8), 1..7)
+    }
+
     fn runs() -> impl Strategy<Value = (Vec<f64>, Vec<usize>)> {
         (1usize..5, 1usize..5).prop_flat_map(|(procs, per)| {
             (
@@ -329,6 +360,23 @@ mod tests {
                 Just(vec![per; procs]),
             )
         })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1000, rng_seed: proptest::test_runner::RngSeed::Fixed(44), ..ProptestConfig::default() })]
+        #[test]
+        fn an_estimate_of_a_counted_draw_is_the_estimate_of_its_runs(units in ragged_units(), seed in 0u64..1000) {
+            let mut draws = RankedDraws::new(&units);
+            let mut scratch = Vec::new();
+            for e in [Estimator::Median, Estimator::P75, Estimator::P90, Estimator::Max, Estimator::ProcessMaxMedian] {
+                let (mut ours, mut theirs) = (ChaCha8Rng::seed_from_u64(seed), ChaCha8Rng::seed_from_u64(seed));
+                for _ in 0..3 {
+                    draws.draw_units(&mut ours);
+                    let want = e.of_units(&resample(&units, &mut theirs));
+                    prop_assert_eq!(e.of_draw(&draws, &mut scratch).to_bits(), want.to_bits(), "{:?} {:?}", e, units);
+                }
+            }
+        }
     }
 
     proptest! {

@@ -1,7 +1,8 @@
 //! augbench-stats: the pure statistics of augbench's measurements (the model is criterion's
 //! `stats` crate), one concern a module: percentiles and the median
 //! in `quantile`, the seeded bootstrap and rerun intervals of the median (and the resampling
-//! units, runs split into worker processes) in `bootstrap`, a row's `Summary` and its `unstable`
+//! units, runs split into worker processes) in `bootstrap`, a bootstrap draw's percentile read
+//! off counts of ranks instead of a sort in `draws`, a row's `Summary` and its `unstable`
 //! rule in `summary`, the headline figure of a row and its read in `figure`, paired statistics of
 //! two libraries measured in the same rounds in `paired`, log-scale ratio intervals in
 //! `logscale`, Student's t and the normal quantile in `student`, the precision rule in `precision`, the interval over process pairs in `pair`, the verdict
@@ -23,6 +24,7 @@ pub mod student;
 pub mod verdict;
 
 mod bootstrap;
+mod draws;
 mod quantile;
 mod summary;
 

@@ -3,11 +3,12 @@
 //! (ratio·e^−h to ratio·e^h), and the interval of b/a is exactly the reciprocal of a/b's. Used
 //! by paired speedups and their rerun intervals, and by regression ratios. Pure; seeded.
 
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::bootstrap::groups_split;
-use super::quantile::percentile_sorted;
+use super::draws::RankedDraws;
+use super::quantile::{median, percentile_in_place};
 use crate::policy;
 
 /// The interval ratio·e^∓h (h ≥ 0 on the log scale); the ratio itself for a non-positive one.
@@ -22,9 +23,7 @@ pub fn around(ratio: f64, h: f64) -> (f64, f64) {
 /// The median of log values (`exp` of it is the geometric middle of the ratios: the median
 /// ratio for an odd count, the geometric mean of the two middle ratios for an even one).
 pub fn median_log(logs: &[f64]) -> f64 {
-    let mut s = logs.to_vec();
-    s.sort_by(f64::total_cmp);
-    percentile_sorted(&s, 50.0)
+    median(logs)
 }
 
 /// Half-widths on the log scale of the median of `logs` (per-round ln ratios, processes of
@@ -32,7 +31,8 @@ pub fn median_log(logs: &[f64]) -> f64 {
 /// two-level percentile bootstrap, so the interval is symmetric), and the rerun interval (95% of
 /// |median of one resample − median of another|, scaled by √(G/(G−1)) for G units). Values and
 /// units are ordered by magnitude first, so negating every value (swapping the two libraries)
-/// gives the same resamples, negated: the interval of b/a is the reciprocal of a/b's.
+/// gives the same resamples, negated: the interval of b/a is the reciprocal of a/b's. Each
+/// resample is `RankedDraws::draw_units` (units with replacement, then values within each).
 pub fn median_log_half_widths(logs: &[f64], groups: &[usize]) -> (f64, f64) {
     let m = median_log(logs);
     if logs.len() < 2 || !m.is_finite() {
@@ -41,15 +41,17 @@ pub fn median_log_half_widths(logs: &[f64], groups: &[usize]) -> (f64, f64) {
     let units = magnitude_units(logs, groups);
     let g = units.len();
     let mut rng = ChaCha8Rng::seed_from_u64(policy::BOOTSTRAP_SEED);
-    let mut draw = || median_log(&resample(&units, &mut rng));
+    let mut draws = RankedDraws::new(&units);
+    let mut draw = || {
+        draws.draw_units(&mut rng);
+        draws.percentile(50.0)
+    };
     let n = policy::BOOTSTRAP_RESAMPLES;
     let mut meds: Vec<f64> = (0..n).map(|_| draw()).collect();
     let mut diffs: Vec<f64> = (0..n).map(|_| (draw() - draw()).abs()).collect();
-    meds.sort_by(f64::total_cmp);
-    diffs.sort_by(f64::total_cmp);
     let alpha = (1.0 - policy::CONFIDENCE) / 2.0 * 100.0;
-    let ci = (m - percentile_sorted(&meds, alpha))
-        .max(percentile_sorted(&meds, 100.0 - alpha) - m)
+    let ci = (m - percentile_in_place(&mut meds, alpha))
+        .max(percentile_in_place(&mut meds, 100.0 - alpha) - m)
         .max(0.0);
     let scale = if g > 1 {
         (g as f64 / (g - 1) as f64).sqrt()
@@ -58,7 +60,7 @@ pub fn median_log_half_widths(logs: &[f64], groups: &[usize]) -> (f64, f64) {
     };
     (
         ci,
-        percentile_sorted(&diffs, policy::CONFIDENCE * 100.0) * scale,
+        percentile_in_place(&mut diffs, policy::CONFIDENCE * 100.0) * scale,
     )
 }
 
@@ -154,18 +156,6 @@ fn magnitude_units(xs: &[f64], groups: &[usize]) -> Vec<Vec<f64>> {
         .collect();
     units.sort_by(|a, b| a.iter().map(key).cmp(b.iter().map(key)));
     units
-}
-
-/// Units with replacement, then values within each, flattened.
-fn resample(units: &[Vec<f64>], rng: &mut ChaCha8Rng) -> Vec<f64> {
-    let mut out = Vec::new();
-    for _ in 0..units.len() {
-        let u = &units[rng.random_range(0..units.len())];
-        for _ in 0..u.len() {
-            out.push(u[rng.random_range(0..u.len())]);
-        }
-    }
-    out
 }
 
 /// The ratio a/b of two figures with log-scale half-widths `ha`, `hb` (independent), and its
