@@ -42,6 +42,21 @@ fn demo() -> tempfile::TempDir {
     dir
 }
 
+/// The demo results with every throughput times `k`.
+fn scaled(k: f64) -> Vec<augbench_core::results::ResultFile> {
+    sample::demo()
+        .iter()
+        .map(|f| sample::scaled(f, k))
+        .collect()
+}
+
+/// A folder of `scaled(k)`.
+fn scaled_demo(k: f64) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &scaled(k));
+    dir
+}
+
 #[test]
 fn compare_prints_one_table_per_group() {
     let dir = demo();
@@ -129,12 +144,7 @@ fn newer_format_version_exits_2() {
 #[test]
 fn regression_exit_codes() {
     let base = demo();
-    let slower = tempfile::tempdir().unwrap();
-    let files: Vec<_> = sample::demo()
-        .iter()
-        .map(|f| sample::scaled(f, 0.8))
-        .collect();
-    write(slower.path(), &files);
+    let slower = scaled_demo(0.8);
     let compare = |current: &Path, fail: bool| {
         let mut c = against(&[base.path()], current);
         if fail {
@@ -183,24 +193,8 @@ fn a_gate_over_one_baseline_invocation_without_a_drift_is_refused() {
 
 #[test]
 fn three_baseline_invocations_estimate_the_drift_and_gate() {
-    let invocations: Vec<_> = [1.0, 1.01, 0.99]
-        .iter()
-        .map(|k| {
-            let dir = tempfile::tempdir().unwrap();
-            let files: Vec<_> = sample::demo()
-                .iter()
-                .map(|f| sample::scaled(f, *k))
-                .collect();
-            write(dir.path(), &files);
-            dir
-        })
-        .collect();
-    let slower = tempfile::tempdir().unwrap();
-    let files: Vec<_> = sample::demo()
-        .iter()
-        .map(|f| sample::scaled(f, 0.8))
-        .collect();
-    write(slower.path(), &files);
+    let invocations: Vec<_> = [1.0, 1.01, 0.99].iter().map(|k| scaled_demo(*k)).collect();
+    let slower = scaled_demo(0.8);
     let baselines: Vec<&Path> = invocations.iter().map(|d| d.path()).collect();
     let gate = |current: &Path| {
         against(&baselines, current)
@@ -223,11 +217,7 @@ fn baseline_folder() -> tempfile::TempDir {
         .map(augbench_core::naming::invocation_name)
         .collect();
     for (name, k) in names.iter().zip([1.0, 1.01, 0.99]) {
-        let files: Vec<_> = sample::demo()
-            .iter()
-            .map(|f| sample::scaled(f, k))
-            .collect();
-        write(&dir.path().join(name), &files);
+        write(&dir.path().join(name), &scaled(k));
     }
     let loaded: Vec<_> = names
         .iter()
@@ -241,12 +231,7 @@ fn baseline_folder() -> tempfile::TempDir {
 #[test]
 fn a_baseline_folder_of_invocations_gates_as_its_invocations_repeated() {
     let base = baseline_folder();
-    let slower = tempfile::tempdir().unwrap();
-    let files: Vec<_> = sample::demo()
-        .iter()
-        .map(|f| sample::scaled(f, 0.8))
-        .collect();
-    write(slower.path(), &files);
+    let slower = scaled_demo(0.8);
     against(&[base.path()], slower.path())
         .arg("--fail-on-regression")
         .assert()
@@ -298,12 +283,7 @@ fn undecided_rows_fail_only_with_fail_on_undecided() {
     let base = demo();
     // 1% faster with ±2% intervals at a 1% minimum effect: each interval covers 1 and reaches
     // past the band's edge, so the data can neither call a change nor rule one out.
-    let nudged = tempfile::tempdir().unwrap();
-    let files: Vec<_> = sample::demo()
-        .iter()
-        .map(|f| sample::scaled(f, 1.01))
-        .collect();
-    write(nudged.path(), &files);
+    let nudged = scaled_demo(1.01);
     let compare = |current: &Path, flag: &str, min_effect: &str| {
         against(&[base.path()], current)
             .arg(flag)
