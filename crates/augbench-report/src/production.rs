@@ -18,6 +18,78 @@ use crate::html::esc;
 /// Entries by (recipe row, implementation).
 pub(crate) type Table = BTreeMap<(String, String), Entry>;
 
+/// The cells a run asked for, in config order: implementations, recipe rows and seeds. A pair
+/// with no cell on disk is one the run has not measured yet (an interrupted run), which the
+/// tables say apart from one the implementation cannot build.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Planned {
+    pub implementations: Vec<String>,
+    pub rows: Vec<String>,
+    pub seeds: usize,
+}
+
+impl Planned {
+    /// What a production config asks for.
+    pub fn of(p: &augbench_core::production::Production) -> Planned {
+        Planned {
+            implementations: p.implementations.iter().map(|i| i.name.clone()).collect(),
+            rows: p.recipes.iter().map(|r| r.row.clone()).collect(),
+            seeds: p.seeds.len(),
+        }
+    }
+
+    /// What a run record's settings name (`implementations`, `rows`, `seeds`); a record written
+    /// before rows were kept names recipe ids only, and then the rows come from the cells.
+    fn from_record(settings: &serde_json::Value, cells: &[Cell]) -> Planned {
+        let names = |key: &str| -> Vec<String> {
+            settings[key]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let (cell_rows, cell_imps) = order(cells);
+        let rows = match names("rows") {
+            rows if !rows.is_empty() => rows,
+            _ => names("recipes")
+                .iter()
+                .map(|id| {
+                    cells
+                        .iter()
+                        .find(|c| &c.id.recipe == id)
+                        .map_or_else(|| id.clone(), |c| c.row.clone())
+                })
+                .collect(),
+        };
+        let implementations = names("implementations");
+        Planned {
+            implementations: if implementations.is_empty() {
+                cell_imps
+            } else {
+                implementations
+            },
+            rows: if rows.is_empty() { cell_rows } else { rows },
+            seeds: settings["seeds"].as_array().map_or_else(
+                || {
+                    let mut seeds: Vec<u64> = cells.iter().map(|c| c.id.seed).collect();
+                    seeds.sort_unstable();
+                    seeds.dedup();
+                    seeds.len()
+                },
+                Vec::len,
+            ),
+        }
+    }
+
+    /// The number of cells the run asked for.
+    pub fn cells(&self) -> usize {
+        self.implementations.len() * self.rows.len() * self.seeds
+    }
+}
+
 /// One (recipe, implementation) entry: the median over its measured seeds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Entry {
@@ -118,18 +190,46 @@ pub(crate) fn order(cells: &[Cell]) -> (Vec<String>, Vec<String>) {
     (rows, imps)
 }
 
-fn what_else(cells: &[Cell], row: &str, imp: &str) -> &'static str {
-    let error = cells
+/// What a pair without a figure shows: `error` where a cell of it failed, `unsupported` where
+/// every seed's cell says the implementation cannot build the recipe, otherwise `not measured`
+/// (no cell on disk yet: an interrupted run).
+fn what_else(cells: &[Cell], planned: &Planned, row: &str, imp: &str) -> &'static str {
+    let of_pair: Vec<&Cell> = cells
         .iter()
-        .any(|c| c.row == row && c.id.implementation == imp && c.status == CellStatus::Error);
-    if error { "error" } else { "—" }
+        .filter(|c| c.row == row && c.id.implementation == imp)
+        .collect();
+    if of_pair.iter().any(|c| c.status == CellStatus::Error) {
+        "error"
+    } else if !of_pair.is_empty()
+        && of_pair.len() >= planned.seeds
+        && of_pair.iter().all(|c| c.status == CellStatus::Unsupported)
+    {
+        "unsupported"
+    } else {
+        "not measured"
+    }
+}
+
+/// `cells: 40 of 57 on disk; 17 not measured yet (…)` when the run is incomplete.
+fn completeness(cells: &[Cell], planned: &Planned) -> String {
+    let asked = planned.cells();
+    let have = cells.len();
+    if have >= asked {
+        return format!("All {asked} cells of the run are on disk.\n\n");
+    }
+    format!(
+        "**Incomplete: {have} of {asked} cells on disk, {} not measured yet** (run the same command \
+         again: it keeps the cells on disk and measures the rest).\n\n",
+        asked - have
+    )
 }
 
 /// The run's tables as Markdown.
-pub fn markdown(cells: &[Cell]) -> String {
-    let (rows, imps) = order(cells);
+pub fn markdown(cells: &[Cell], planned: &Planned) -> String {
+    let (rows, imps) = (&planned.rows, &planned.implementations);
     let table = entries(cells);
-    let mut out = String::from(
+    let mut out = completeness(cells, planned);
+    out.push_str(
         "## Throughput (items/s, median over seeds, ± half the seeds' range; peak PSS of the loader's processes)\n\n",
     );
     out.push_str(&format!(
@@ -137,26 +237,45 @@ pub fn markdown(cells: &[Cell]) -> String {
         imps.join(" | "),
         "---:|".repeat(imps.len())
     ));
-    for row in &rows {
+    for row in rows {
         let values: Vec<String> = imps
             .iter()
             .map(|imp| match table.get(&(row.clone(), imp.clone())) {
                 Some(e) => shown(e),
-                None => what_else(cells, row, imp).to_string(),
+                None => what_else(cells, planned, row, imp).to_string(),
             })
             .collect();
         out.push_str(&format!("| {row} | {} |\n", values.join(" | ")));
     }
     out.push_str("\n## Coverage\n\n");
-    for imp in &imps {
+    for imp in imps {
+        out.push_str(&coverage_line(cells, planned, &table, imp));
+    }
+    out.push_str(&speedups(rows, imps, &table));
+    out
+}
+
+/// `- a_cpu: 11/12 recipes measured, 1 unsupported`: the recipes the implementation has a figure
+/// for, then those it cannot build, failed or has not measured yet, each where there are any.
+fn coverage_line(cells: &[Cell], planned: &Planned, table: &Table, imp: &str) -> String {
+    let rows = &planned.rows;
+    let measured = rows
+        .iter()
+        .filter(|r| table.contains_key(&((*r).clone(), imp.to_string())))
+        .count();
+    let mut line = format!("- {imp}: {measured}/{} recipes measured", rows.len());
+    for what in ["unsupported", "error", "not measured"] {
         let n = rows
             .iter()
-            .filter(|r| table.contains_key(&((*r).clone(), imp.clone())))
+            .filter(|r| !table.contains_key(&((*r).clone(), imp.to_string())))
+            .filter(|r| what_else(cells, planned, r, imp) == what)
             .count();
-        out.push_str(&format!("- {imp}: {n}/{} recipes measured\n", rows.len()));
+        if n > 0 {
+            line.push_str(&format!(", {n} {what}"));
+        }
     }
-    out.push_str(&speedups(&rows, &imps, &table));
-    out
+    line.push('\n');
+    line
 }
 
 /// Speed ratios over a set of recipes: their geometric mean, how many, and the lowest and highest
@@ -254,6 +373,8 @@ fn speedups(rows: &[String], imps: &[String], table: &Table) -> String {
 pub struct LatestRun {
     pub run_id: String,
     pub cells: Vec<Cell>,
+    /// The cells the run asked for (its record; the cells themselves for a record without it).
+    pub planned: Planned,
     /// Cell files that could not be read or failed validation, each with why (left out).
     pub unreadable: Vec<String>,
 }
@@ -282,6 +403,7 @@ pub fn latest(out: &Path) -> anyhow::Result<LatestRun> {
     let mut run = LatestRun {
         run_id,
         cells: Vec::new(),
+        planned: Planned::default(),
         unreadable: Vec::new(),
     };
     for path in files(&dir.join("cells")) {
@@ -303,6 +425,7 @@ pub fn latest(out: &Path) -> anyhow::Result<LatestRun> {
             c.id.seed,
         )
     });
+    run.planned = Planned::from_record(&order, &run.cells);
     Ok(run)
 }
 
@@ -327,8 +450,8 @@ fn files(dir: &Path) -> Vec<std::path::PathBuf> {
 /// One figure of every (recipe, implementation) entry as a heatmap's grid: a pair without the
 /// figure is `–`, or `error` where a cell of it failed.
 fn grid(
-    cells: &[Cell],
-    (rows, imps, table): (&[String], &[String], &Table),
+    (cells, planned): (&[Cell], &Planned),
+    table: &Table,
     (what, unit): (String, &'static str),
     figure: impl Fn(&Entry) -> Option<f64>,
 ) -> crate::plot::Grid {
@@ -343,31 +466,33 @@ fn grid(
                 ci_high: None,
                 form: None,
             },
-            None if what_else(cells, row, imp) == "error" => Shown::Error { reason: None },
+            None if what_else(cells, planned, row, imp) == "error" => Shown::Error { reason: None },
             None => Shown::Missing,
         };
     crate::plot::Grid {
         title: format!("{what} ({unit})"),
         unit,
         axes: ("Implementation", "Recipe"),
-        rows: rows
+        rows: planned
+            .rows
             .iter()
-            .map(|r| (r.clone(), imps.iter().map(|i| shown(r, i)).collect()))
+            .map(|r| {
+                let row = planned.implementations.iter().map(|i| shown(r, i));
+                (r.clone(), row.collect())
+            })
             .collect(),
-        columns: imps.to_vec(),
+        columns: planned.implementations.clone(),
     }
 }
 
 /// The throughput and memory heatmaps (recipes × implementations, log colour scales) as inline
 /// SVG; a chart that cannot be drawn is a line saying why, and the tables stay.
-fn heatmaps(run_id: &str, cells: &[Cell]) -> String {
+fn heatmaps(run_id: &str, cells: &[Cell], planned: &Planned) -> String {
     use crate::plot::{Chart, Heatmap};
-    let (rows, imps) = order(cells);
     let table = entries(cells);
-    let at = (&rows[..], &imps[..], &table);
     let speed = grid(
-        cells,
-        at,
+        (cells, planned),
+        &table,
         (
             format!("Throughput, median over seeds — run {run_id}"),
             "items/s",
@@ -375,8 +500,8 @@ fn heatmaps(run_id: &str, cells: &[Cell]) -> String {
         |e| Some(e.items_per_sec),
     );
     let memory = grid(
-        cells,
-        at,
+        (cells, planned),
+        &table,
         (
             format!("Peak PSS of the loader's processes — run {run_id}"),
             "MiB",
@@ -399,10 +524,10 @@ fn heatmaps(run_id: &str, cells: &[Cell]) -> String {
 }
 
 /// The run's tables, then its heatmaps, as one self-contained HTML page.
-pub fn html(run_id: &str, cells: &[Cell]) -> String {
+pub fn html(run_id: &str, cells: &[Cell], planned: &Planned) -> String {
     let mut body = String::new();
     let mut in_table = false;
-    for line in markdown(cells).lines() {
+    for line in markdown(cells, planned).lines() {
         let row = line.starts_with('|');
         if row != in_table {
             body.push_str(if row { "<table>\n" } else { "</table>\n" });
@@ -413,7 +538,7 @@ pub fn html(run_id: &str, cells: &[Cell]) -> String {
     if in_table {
         body.push_str("</table>\n");
     }
-    body.push_str(&heatmaps(run_id, cells));
+    body.push_str(&heatmaps(run_id, cells, planned));
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>augbench production run {run_id}</title>\n\
          <style>body{{font-family:system-ui,sans-serif;margin:2em}}table{{border-collapse:collapse}}\
@@ -441,7 +566,10 @@ fn html_line(line: &str) -> String {
             .collect();
         return format!("<tr>{}</tr>\n", cells.concat());
     }
-    String::new()
+    match line.trim() {
+        "" => String::new(),
+        text => format!("<p>{}</p>\n", esc(&text.replace("**", ""))),
+    }
 }
 
 /// A cell as the tests of this file and `production_change` build them.
@@ -486,6 +614,74 @@ mod tests {
         test_cell(imp, row, seed, rate, serde_json::Value::Null)
     }
 
+    /// The tables of `cells` as a run that asked for exactly the cells there are.
+    fn md(cells: &[Cell]) -> String {
+        markdown(
+            cells,
+            &Planned::from_record(&serde_json::Value::Null, cells),
+        )
+    }
+
+    #[test]
+    fn an_interrupted_run_says_how_many_cells_are_missing_and_which() {
+        let planned = Planned {
+            implementations: vec!["a_cpu".into(), "b_cpu".into()],
+            rows: vec!["Resize".into(), "Pad".into(), "Invert".into()],
+            seeds: 2,
+        };
+        let mut failed = cell("a_cpu", "Invert", 1, None);
+        failed.status = CellStatus::Error;
+        let cells = vec![
+            cell("a_cpu", "Resize", 1, Some(100.0)),
+            cell("a_cpu", "Resize", 2, Some(100.0)),
+            cell("b_cpu", "Resize", 1, Some(200.0)),
+            cell("b_cpu", "Pad", 1, None),
+            cell("b_cpu", "Pad", 2, None),
+            failed,
+        ];
+        let text = markdown(&cells, &planned);
+        assert!(
+            text.contains("Incomplete: 6 of 12 cells on disk, 6 not measured yet"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| Pad | not measured | unsupported |"),
+            "{text}"
+        );
+        assert!(text.contains("| Invert | error | not measured |"), "{text}");
+        assert!(
+            text.contains("- a_cpu: 1/3 recipes measured, 1 error, 1 not measured\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("- b_cpu: 1/3 recipes measured, 1 unsupported, 1 not measured\n"),
+            "{text}"
+        );
+        let complete = md(&cells[..1]);
+        assert!(
+            complete.starts_with("All 1 cells of the run are on disk."),
+            "{complete}"
+        );
+        let page = html("r", &cells, &planned);
+        assert!(
+            page.contains("<p>Incomplete: 6 of 12 cells on disk"),
+            "{page}"
+        );
+    }
+
+    #[test]
+    fn a_record_without_rows_takes_them_from_the_cells_and_its_recipe_ids() {
+        let settings = serde_json::json!({
+            "implementations": ["a_cpu", "b_cpu"],
+            "recipes": ["Resize+Normalize+ToTensor", "Pad+Normalize+ToTensor"],
+            "seeds": [137],
+        });
+        let planned = Planned::from_record(&settings, &[cell("b_cpu", "Resize", 137, Some(1.0))]);
+        assert_eq!(planned.rows, ["Resize", "Pad+Normalize+ToTensor"]);
+        assert_eq!(planned.implementations, ["a_cpu", "b_cpu"]);
+        assert_eq!(planned.cells(), 4);
+    }
+
     #[test]
     fn speedups_cover_only_the_recipes_both_measured_and_say_how_many() {
         let cells = vec![
@@ -497,12 +693,15 @@ mod tests {
             cell("a_cpu", "Invert", 1, None),
             cell("b_cpu", "Invert", 1, Some(50.0)),
         ];
-        let md = markdown(&cells);
+        let md = md(&cells);
         assert!(
             md.contains("| Resize | 200 ±50% (memory n/a) | 400 (memory n/a) |"),
             "{md}"
         );
-        assert!(md.contains("| Pad | 100 (memory n/a) | — |"), "{md}");
+        assert!(
+            md.contains("| Pad | 100 (memory n/a) | not measured |"),
+            "two seeds asked: {md}"
+        );
         assert!(md.contains("- a_cpu: 2/3 recipes measured"), "{md}");
         assert!(md.contains("- b_cpu: 2.00× over 1/3 recipes\n"), "{md}");
         assert!(
@@ -521,7 +720,7 @@ mod tests {
             cell("b_cpu", "Pad", 1, Some(800.0)),
             cell("c_cpu", "Pad", 1, None),
         ];
-        let md = markdown(&cells);
+        let md = md(&cells);
         assert!(
             md.contains("- b_cpu: 4.00× over 2/2 recipes (per recipe 2.00–8.00×)"),
             "{md}"
@@ -538,7 +737,7 @@ mod tests {
     fn a_gpu_cell_shows_its_device_peak_beside_its_pss() {
         let mut gpu = cell("torchvision_gpu", "Resize", 1, Some(900.0));
         gpu.measured = serde_json::json!({"gpu_memory": {"peak_allocated_bytes": 3 * 1048576, "peak_reserved_bytes": 4 * 1048576}});
-        let md = markdown(&[cell("torchvision_cpu", "Resize", 1, Some(300.0)), gpu]);
+        let md = md(&[cell("torchvision_cpu", "Resize", 1, Some(300.0)), gpu]);
         assert!(
             md.contains("| Resize | 300 (memory n/a) | 900 (memory n/a, GPU 3 MiB) |"),
             "{md}"

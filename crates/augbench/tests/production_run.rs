@@ -373,13 +373,27 @@ fn a_run_killed_mid_way_goes_on_with_only_the_missing_cells() {
             before.iter().map(|(p, _)| p).collect::<Vec<_>>()
         );
     }
+    let shown = augbench().arg("compare").arg(&out).output().unwrap();
+    let table = String::from_utf8_lossy(&shown.stdout);
+    let missing = 12 - before.len();
+    assert!(
+        table.contains(&format!(
+            "Incomplete: {} of 12 cells on disk, {missing} not measured yet",
+            before.len()
+        )) && table.contains("not measured |"),
+        "{}",
+        text(&shown)
+    );
     let resumed = run(&cfg, &out);
     let log = text(&resumed);
     assert!(resumed.status.success(), "{log}");
-    let measured_now = 12 - before.len();
+    assert!(
+        log.contains("All 12 cells of the run are on disk."),
+        "{log}"
+    );
     assert!(
         log.contains(&format!(
-            "{measured_now} cells measured now, {} kept",
+            "{missing} cells measured now, {} kept",
             before.len()
         )),
         "{log}"

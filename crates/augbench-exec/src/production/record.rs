@@ -36,6 +36,7 @@ pub fn open(
         settings: serde_json::json!({
             "implementations": p.implementations.iter().map(|i| &i.name).collect::<Vec<_>>(),
             "recipes": p.recipes.iter().map(|r| &r.id).collect::<Vec<_>>(),
+            "rows": p.recipes.iter().map(|r| &r.row).collect::<Vec<_>>(),
             "seeds": p.seeds,
             "cell": p.settings,
         }),

@@ -240,7 +240,7 @@ fn production(args: &Args, folder: &std::path::Path) -> anyhow::Result<ExitCode>
     let text = format!(
         "# Production run {}\n\n{}",
         run.run_id,
-        augbench_report::production::markdown(&run.cells)
+        augbench_report::production::markdown(&run.cells, &run.planned)
     );
     emit(&text, args.out.as_ref())?;
     Ok(ExitCode::SUCCESS)

@@ -57,7 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     let mp = MultiProgress::new();
     let run = production::run(&p, !args.no_refresh_requirements, &mp, &stop)?;
-    let md = tables::markdown(&run.cells);
+    let md = tables::markdown(&run.cells, &tables::Planned::of(&p));
     let path = run.run_dir.join(augbench_core::production::SUMMARY_FILE);
     write_atomic(&path, md.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
     println!("{md}");

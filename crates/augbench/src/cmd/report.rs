@@ -38,7 +38,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         && augbench_report::production::is_output_folder(folder)
     {
         let run = augbench_report::production::latest(folder)?;
-        let html = augbench_report::production::html(&run.run_id, &run.cells);
+        let html = augbench_report::production::html(&run.run_id, &run.cells, &run.planned);
         augbench_host::fsutil::write_atomic(&args.out, html.as_bytes())?;
         println!("{}", args.out.display());
         return Ok(ExitCode::SUCCESS);

@@ -38,6 +38,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = args.config.resolve()?;
     if cfg.is_cloud() {
+        refuse_cloud_invocations(&args)?;
         session::preflight(&cfg, &args.config.config)?;
         return super::cloud::run_config(&cfg, args.gcp_dry_run, args.gcp_attached);
     }
@@ -55,6 +56,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.invocations {
         None => once(&cfg, &args, &stop).map(|(code, _)| code),
         Some(n) => invocations(cfg, &args, n as usize, &stop),
+    }
+}
+
+/// `--invocations` runs a config here N times; a cloud config's shards run elsewhere, once.
+fn refuse_cloud_invocations(args: &Args) -> anyhow::Result<()> {
+    match args.invocations {
+        None => Ok(()),
+        Some(_) => Err(augbench_core::UsageError::new(
+            format!(
+                "{} has a `cloud:` section: its shards run on the cloud, once, so --invocations cannot repeat them here",
+                args.config.config.display()
+            ),
+            "drop --invocations, or remove the `cloud:` section to build a baseline of repeated runs on this machine",
+        )
+        .into()),
     }
 }
 
