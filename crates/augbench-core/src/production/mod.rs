@@ -21,6 +21,10 @@ pub const LATEST_FILE: &str = "latest.json";
 pub const RECORD_FILE: &str = "run.json";
 pub const SUMMARY_FILE: &str = "summary.md";
 
+/// The file order of every cell: the reference's, `numpy.random.default_rng(seed).permutation(n)`
+/// (drawn by augbench-exec's `production::order`).
+pub const FILE_ORDER: &str = "numpy-pcg64";
+
 /// The folder of run `run_id` under the output folder `out`.
 pub fn run_dir(out: &Path, run_id: &str) -> PathBuf {
     out.join("runs").join(run_id)
@@ -79,6 +83,8 @@ pub struct CellSettings {
     pub prefetch: u64,
     pub dtype: String,
     pub sample_memory: bool,
+    /// How each seed orders the files (`FILE_ORDER`).
+    pub order: &'static str,
     pub height: u64,
     pub width: u64,
     pub mean: [f64; 3],
@@ -396,6 +402,7 @@ fn settings(
         prefetch: positive("prefetch", p.prefetch, e.prefetch)?,
         dtype: p.dtype.unwrap_or(o.dtype).to_string(),
         sample_memory: p.memory.unwrap_or(true),
+        order: FILE_ORDER,
         height: o.height,
         width: o.width,
         mean: o.normalize.mean,

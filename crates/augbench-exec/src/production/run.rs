@@ -35,9 +35,10 @@ pub struct ProductionRun {
     pub interrupted: bool,
 }
 
-/// The seed's permutation of `count` items, shared by every implementation.
+/// The seed's permutation of `count` items, shared by every implementation: the reference's
+/// (`order::permutation`).
 pub fn seed_order(count: u64, seed: u64) -> Vec<u64> {
-    crate::pipeline::seeded_order(count, seed)
+    super::order::permutation(count, seed)
 }
 
 /// Runs every missing cell of `p`; cells already on disk and valid are kept as they are.
