@@ -100,6 +100,8 @@ pub(crate) struct Entry {
     pub(crate) pss_bytes: Option<u64>,
     /// GPU cells: the torch allocator's peak allocated bytes (median over seeds).
     pub(crate) gpu_bytes: Option<u64>,
+    /// Seconds from building the loader to its first batch (median over seeds).
+    pub(crate) first_batch_s: Option<f64>,
 }
 
 /// Half of `values`' range over `mid`; `None` for fewer than two values.
@@ -162,6 +164,11 @@ pub(crate) fn entries(cells: &[Cell]) -> Table {
             let pss_bytes = (!pss.is_empty()).then(|| median(&pss) as u64);
             let gpu: Vec<f64> = cs.iter().filter_map(|c| gpu_peak(c)).collect();
             let gpu_bytes = (!gpu.is_empty()).then(|| median(&gpu) as u64);
+            let first: Vec<f64> = cs
+                .iter()
+                .filter_map(|c| c.measured.get("time_to_first_batch")?.as_f64())
+                .collect();
+            let first_batch_s = (!first.is_empty()).then(|| median(&first));
             (
                 k,
                 Entry {
@@ -169,6 +176,7 @@ pub(crate) fn entries(cells: &[Cell]) -> Table {
                     seed_spread: half_range(&rates, rate),
                     pss_bytes,
                     gpu_bytes,
+                    first_batch_s,
                 },
             )
         })
@@ -226,32 +234,49 @@ fn completeness(cells: &[Cell], planned: &Planned) -> String {
 
 /// The run's tables as Markdown.
 pub fn markdown(cells: &[Cell], planned: &Planned) -> String {
-    let (rows, imps) = (&planned.rows, &planned.implementations);
     let table = entries(cells);
     let mut out = completeness(cells, planned);
     out.push_str(
         "## Throughput (items/s, median over seeds, ± half the seeds' range; peak PSS of the loader's processes)\n\n",
     );
-    out.push_str(&format!(
+    out.push_str(&grid_table((cells, planned), &table, |e| Some(shown(e))));
+    out.push_str(
+        "\n## Time to first batch (s from building the loader to its first batch: worker start-up, first decode and recipe; median over seeds)\n\n",
+    );
+    out.push_str(&grid_table((cells, planned), &table, |e| {
+        e.first_batch_s.map(|s| format!("{s:.2}"))
+    }));
+    out.push_str("\n## Coverage\n\n");
+    for imp in &planned.implementations {
+        out.push_str(&coverage_line(cells, planned, &table, imp));
+    }
+    out.push_str(&speedups(&planned.rows, &planned.implementations, &table));
+    out
+}
+
+/// One Markdown table, recipes × implementations, of what `figure` shows of each entry; a pair
+/// without an entry (or without that figure: `n/a`) says why (`what_else`).
+fn grid_table(
+    (cells, planned): (&[Cell], &Planned),
+    table: &Table,
+    figure: impl Fn(&Entry) -> Option<String>,
+) -> String {
+    let imps = &planned.implementations;
+    let mut out = format!(
         "| recipe | {} |\n|---|{}\n",
         imps.join(" | "),
         "---:|".repeat(imps.len())
-    ));
-    for row in rows {
+    );
+    for row in &planned.rows {
         let values: Vec<String> = imps
             .iter()
             .map(|imp| match table.get(&(row.clone(), imp.clone())) {
-                Some(e) => shown(e),
+                Some(e) => figure(e).unwrap_or_else(|| "n/a".to_string()),
                 None => what_else(cells, planned, row, imp).to_string(),
             })
             .collect();
         out.push_str(&format!("| {row} | {} |\n", values.join(" | ")));
     }
-    out.push_str("\n## Coverage\n\n");
-    for imp in imps {
-        out.push_str(&coverage_line(cells, planned, &table, imp));
-    }
-    out.push_str(&speedups(rows, imps, &table));
     out
 }
 
@@ -731,6 +756,22 @@ mod tests {
             ),
             "{md}"
         );
+    }
+
+    #[test]
+    fn time_to_first_batch_is_a_table_of_its_own_median_over_seeds() {
+        let mut cells = vec![
+            cell("a_cpu", "Resize", 1, Some(100.0)),
+            cell("a_cpu", "Resize", 2, Some(100.0)),
+            cell("a_cpu", "Resize", 3, Some(100.0)),
+            cell("b_cpu", "Resize", 1, Some(100.0)),
+        ];
+        for (c, s) in cells.iter_mut().zip([1.5, 0.5, 2.25]) {
+            c.measured = serde_json::json!({ "time_to_first_batch": s });
+        }
+        let text = md(&cells);
+        let table = text.split("## Time to first batch").nth(1).unwrap();
+        assert!(table.contains("| Resize | 1.50 | n/a |"), "{text}");
     }
 
     #[test]

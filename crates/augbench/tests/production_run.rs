@@ -152,7 +152,29 @@ fn each_cell_is_a_file_with_its_identity_batch_and_memory_and_a_rerun_keeps_it()
         }
     }
     assert!(with_memory > 0, "no cell read its loader's memory: {log}");
-    assert!(log.contains("- pillow_cpu: 2/3 recipes measured"), "{log}");
+    assert!(
+        log.contains("- pillow_cpu: 2/3 recipes measured, 1 unsupported"),
+        "{log}"
+    );
+    let first_batch = log
+        .split("## Time to first batch")
+        .nth(1)
+        .unwrap_or_default();
+    let seconds: Vec<f64> = first_batch
+        .lines()
+        .skip_while(|l| !l.starts_with("| Resize"))
+        .take(1)
+        .flat_map(|l| {
+            l.split(" | ")
+                .skip(1)
+                .map(|v| v.trim_end_matches(" |").parse::<f64>())
+        })
+        .collect::<Result<_, _>>()
+        .unwrap_or_default();
+    assert!(
+        seconds.len() == 2 && seconds.iter().all(|s| *s > 0.0),
+        "each implementation's Resize cells report their time to first batch: {log}"
+    );
     assert!(
         log.contains("- torchvision_cpu:") && log.contains("over 2/3 recipes"),
         "{log}"
