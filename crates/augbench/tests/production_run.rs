@@ -519,4 +519,31 @@ fn a_changed_input_starts_a_new_run_and_names_the_input() {
     assert!(log.contains("1 cells measured now, 0 kept"), "{log}");
     let runs = std::fs::read_dir(out.join("runs")).unwrap().count();
     assert_eq!(runs, 2, "each input set has its own run folder");
+
+    // The same build facts in other bytes (a rebuild from edited sources): a new run.
+    let rebuilt = out.parent().unwrap().join("augbench-rebuilt");
+    let mut bytes = std::fs::read(assert_cmd::cargo::cargo_bin("augbench")).unwrap();
+    bytes.extend_from_slice(b"edited");
+    std::fs::write(&rebuilt, bytes).unwrap();
+    std::fs::set_permissions(
+        &rebuilt,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let by_rebuilt = std::process::Command::new(&rebuilt)
+        .args([
+            "production",
+            "--no-refresh-requirements",
+            "--num-items",
+            "6",
+            "--config",
+        ])
+        .arg(&path)
+        .arg("--output-dir")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let log = text(&by_rebuilt);
+    assert!(by_rebuilt.status.success(), "{log}");
+    assert!(log.contains("changed inputs: augbench\n"), "{log}");
 }

@@ -22,7 +22,7 @@ use augbench_protocol::protocol::{
 use indicatif::{MultiProgress, ProgressBar};
 
 use super::identity::{RunInputs, dataset_bytes};
-use augbench_core::production::cell::{self, CELL_SCHEMA, Cell, CellId, CellStatus};
+use augbench_core::production::cell::{self, CELL_SCHEMA, Cell, CellId, CellStatus, sha256_hex};
 
 /// Where a production run wrote its cells.
 pub struct ProductionRun {
@@ -265,11 +265,18 @@ fn run_inputs(
         locks.push_str(&format!("[{}]\n{}\n", env.group, env.lock()?));
     }
     inputs.add("environments", locks.as_bytes());
-    // The build (version, commit, profile) is augbench's input, the rest the machine's: the card's
-    // fixed facts (a job's runtime, time and load are not the machine's).
+    // augbench's input is its build facts (version, commit, profile) and the coordinator binary's
+    // own bytes (a rebuild from edited sources keeps the facts); the rest is the machine's: the
+    // card's fixed facts (a job's runtime, time and load are not the machine's).
     let mut card = augbench_host::machine::card().fixed();
     let build = serde_json::to_string(&card.build).unwrap_or_default();
-    inputs.add("augbench", build.as_bytes());
+    let exe = std::env::current_exe().context("finding augbench's own binary to hash it")?;
+    let bytes = std::fs::read(&exe)
+        .with_context(|| format!("reading augbench's binary {} to hash it", exe.display()))?;
+    inputs.add(
+        "augbench",
+        format!("{build}\n{}", sha256_hex(&bytes)).as_bytes(),
+    );
     card.build = None;
     inputs.add(
         "machine",
