@@ -218,6 +218,50 @@ fn what_else(cells: &[Cell], planned: &Planned, row: &str, imp: &str) -> &'stati
     }
 }
 
+/// Where the batches end, the cells' timing boundary: one line when every implementation ends in
+/// the same place, and a warning naming each one's when they differ (their ratios then compare
+/// different work: a host batch skips the copy to the device).
+fn boundaries(cells: &[Cell], planned: &Planned) -> String {
+    let mut by_imp: Vec<(String, String)> = Vec::new();
+    for imp in &planned.implementations {
+        let mut seen: Vec<&str> = cells
+            .iter()
+            .filter(|c| &c.id.implementation == imp && c.status == CellStatus::Ok)
+            .map(|c| c.boundary.as_deref().unwrap_or("not recorded"))
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        if !seen.is_empty() {
+            by_imp.push((imp.clone(), seen.join(" and ")));
+        }
+    }
+    let mut kinds: Vec<&str> = by_imp.iter().map(|(_, b)| b.as_str()).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    match kinds.as_slice() {
+        [] => String::new(),
+        [one] => format!(
+            "Timing boundary: every batch ends as {one}{}.\n\n",
+            if one.starts_with("host") {
+                " (normalized and cast on the CPU by the main process; the reference's CPU \
+                 implementations end on a CUDA device instead)"
+            } else {
+                ""
+            }
+        ),
+        _ => {
+            let each: Vec<String> = by_imp
+                .iter()
+                .map(|(i, b)| format!("{i} ends as {b}"))
+                .collect();
+            format!(
+                "**Mixed timing boundaries: {}.** Ratios between them compare different work.\n\n",
+                each.join(", ")
+            )
+        }
+    }
+}
+
 /// `cells: 40 of 57 on disk; 17 not measured yet (…)` when the run is incomplete.
 fn completeness(cells: &[Cell], planned: &Planned) -> String {
     let asked = planned.cells();
@@ -236,6 +280,7 @@ fn completeness(cells: &[Cell], planned: &Planned) -> String {
 pub fn markdown(cells: &[Cell], planned: &Planned) -> String {
     let table = entries(cells);
     let mut out = completeness(cells, planned);
+    out.push_str(&boundaries(cells, planned));
     out.push_str(
         "## Throughput (items/s, median over seeds, ± half the seeds' range; peak PSS of the loader's processes)\n\n",
     );
@@ -625,6 +670,14 @@ pub(crate) fn test_cell(
         items_per_sec: rate,
         memory: None,
         measured: serde_json::Value::Null,
+        boundary: Some(format!(
+            "{} float16",
+            if imp.ends_with("_gpu") {
+                "cuda"
+            } else {
+                "host"
+            }
+        )),
         settings,
         versions: serde_json::Value::Null,
         digest: String::new(),
@@ -756,6 +809,30 @@ mod tests {
             ),
             "{md}"
         );
+    }
+
+    #[test]
+    fn the_timing_boundary_is_named_and_a_mix_is_a_warning() {
+        let cpu = [
+            cell("a_cpu", "Resize", 1, Some(1.0)),
+            cell("b_cpu", "Resize", 1, Some(1.0)),
+        ];
+        assert!(md(&cpu).contains("Timing boundary: every batch ends as host float16 (normalized"));
+        let mixed = [
+            cell("a_cpu", "Resize", 1, Some(1.0)),
+            cell("a_gpu", "Resize", 1, Some(1.0)),
+        ];
+        let text = md(&mixed);
+        assert!(
+            text.contains("**Mixed timing boundaries: a_cpu ends as host float16, a_gpu ends as cuda float16.**"),
+            "{text}"
+        );
+        let page = html(
+            "r",
+            &mixed,
+            &Planned::from_record(&serde_json::Value::Null, &mixed),
+        );
+        assert!(page.contains("<p>Mixed timing boundaries"), "{page}");
     }
 
     #[test]

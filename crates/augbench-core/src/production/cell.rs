@@ -55,6 +55,10 @@ pub struct Cell {
     pub measured: serde_json::Value,
     /// Settings the cell ran with (batch size, batches, workers, prefetch, dtype, size).
     pub settings: serde_json::Value,
+    /// Where its batches end (`Implementation::boundary`: `host float16`, `cuda float16`);
+    /// absent in cells written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boundary: Option<String>,
     /// Library versions the worker reported.
     #[serde(default)]
     pub versions: serde_json::Value,
@@ -148,6 +152,7 @@ mod tests {
             memory: None,
             measured: serde_json::json!({"ns": [1, 2]}),
             settings: serde_json::json!({}),
+            boundary: Some("host float16".into()),
             versions: serde_json::json!({}),
             digest: String::new(),
         }

@@ -102,6 +102,19 @@ pub struct Implementation {
     pub native: bool,
 }
 
+impl Implementation {
+    /// Where and in what form its batches end, the cell's timing boundary: `host float16` (the
+    /// main process normalizes and casts on the CPU; the reference's CPU implementations end on
+    /// the device instead), or `cuda float16` (normalized and cast on the device, synchronized).
+    pub fn boundary(&self, settings: &CellSettings) -> String {
+        let place = match self.device {
+            crate::Device::Cuda => "cuda",
+            _ => "host",
+        };
+        format!("{place} {}", settings.dtype)
+    }
+}
+
 /// A config resolved against its catalog: what every cell runs with.
 #[derive(Debug, Clone)]
 pub struct Production {

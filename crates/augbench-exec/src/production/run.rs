@@ -421,6 +421,7 @@ fn measure_cell(
         memory: None,
         measured: serde_json::Value::Null,
         settings: serde_json::to_value(&p.settings).unwrap_or_default(),
+        boundary: Some(slot.imp.boundary(&p.settings)),
         versions: serde_json::Value::Null,
         digest: String::new(),
         id,
