@@ -285,6 +285,7 @@ pub fn markdown(cells: &[Cell], planned: &Planned) -> String {
         "## Throughput (items/s, median over seeds, ± half the seeds' range; peak PSS of the loader's processes)\n\n",
     );
     out.push_str(&grid_table((cells, planned), &table, |e| Some(shown(e))));
+    out.push_str(&sampling_line(cells));
     out.push_str(
         "\n## Time to first batch (s from building the loader to its first batch: worker start-up, first decode and recipe; median over seeds)\n\n",
     );
@@ -297,6 +298,30 @@ pub fn markdown(cells: &[Cell], planned: &Planned) -> String {
     }
     out.push_str(&speedups(&planned.rows, &planned.implementations, &table));
     out
+}
+
+/// How often the memory sampler actually read the loader's processes (span ÷ readings, per
+/// cell): the configured period is a floor that a large process tree stretches, so a peak
+/// shorter than the achieved interval can be missed.
+fn sampling_line(cells: &[Cell]) -> String {
+    let intervals: Vec<f64> = cells
+        .iter()
+        .filter_map(|c| c.memory.as_ref())
+        .filter(|m| m.unavailable.is_none() && m.samples > 1)
+        .map(|m| m.span_ms as f64 / 1000.0 / (m.samples - 1) as f64)
+        .collect();
+    if intervals.is_empty() {
+        return String::new();
+    }
+    let low = intervals.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = intervals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!(
+        "\nMemory was read every {low:.2}–{high:.2} s (median {:.2} s over {} cells; configured every {:.2} s, stretched where reading a large process tree costs more than {:.0}% of a core).\n",
+        median(&intervals),
+        intervals.len(),
+        augbench_core::policy::MEMORY_SAMPLE_PERIOD_MS as f64 / 1000.0,
+        augbench_core::policy::MEMORY_SAMPLE_MAX_SHARE * 100.0,
+    )
 }
 
 /// One Markdown table, recipes × implementations, of what `figure` shows of each entry; a pair
@@ -809,6 +834,23 @@ mod tests {
             ),
             "{md}"
         );
+    }
+
+    #[test]
+    fn the_achieved_sampling_interval_is_shown() {
+        let mut cells = vec![
+            cell("a_cpu", "Resize", 1, Some(1.0)),
+            cell("a_cpu", "Pad", 1, Some(1.0)),
+        ];
+        for (c, (span, samples)) in cells.iter_mut().zip([(1000, 11), (3000, 4)]) {
+            c.memory = Some(augbench_core::results::MemoryPeaks {
+                samples,
+                span_ms: span,
+                ..Default::default()
+            });
+        }
+        let text = md(&cells);
+        assert!(text.contains("Memory was read every 0.10–1.00 s (median 0.55 s over 2 cells; configured every 0.05 s"), "{text}");
     }
 
     #[test]
