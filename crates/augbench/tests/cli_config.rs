@@ -733,3 +733,58 @@ fn plan_settles_device_auto_by_the_machines_cuda_devices() {
         "{without}"
     );
 }
+
+/// `augbench init`: the examples come out of the binary, outside any clone, and run as written.
+#[test]
+fn init_writes_the_built_in_examples_where_there_is_no_clone() {
+    let dir = tempfile::tempdir().unwrap();
+    let here = || {
+        let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("augbench");
+        cmd.current_dir(dir.path());
+        cmd
+    };
+    let listed = here().arg("init").assert().success().get_output().clone();
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    for entry in std::fs::read_dir(root().join("configs/examples")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let stem = name.trim_end_matches(".yaml");
+        assert!(
+            listed.contains(&format!("  {stem} ")),
+            "{stem} not listed:\n{listed}"
+        );
+    }
+    here()
+        .args(["init", "quickstart"])
+        .assert()
+        .success()
+        .stdout(contains("run it:  augbench run --config quickstart.yaml"));
+    let written = std::fs::read_to_string(dir.path().join("quickstart.yaml")).unwrap();
+    assert_eq!(
+        written,
+        std::fs::read_to_string(root().join(QUICKSTART)).unwrap()
+    );
+    here()
+        .args(["validate", "--config", "quickstart.yaml"])
+        .assert()
+        .success();
+    here()
+        .args(["init", "production_rgb_small", "--out", "small.yaml"])
+        .assert()
+        .success()
+        .stdout(contains("augbench production --config small.yaml"));
+    here()
+        .args(["init", "quickstart"])
+        .assert()
+        .code(2)
+        .stderr(contains("quickstart.yaml already exists").and(contains("hint:")));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("quickstart.yaml")).unwrap(),
+        written,
+        "an existing file is never overwritten"
+    );
+    here()
+        .args(["init", "quickstrat"])
+        .assert()
+        .code(2)
+        .stderr(contains("did you mean `quickstart`?"));
+}

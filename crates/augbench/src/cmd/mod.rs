@@ -11,6 +11,7 @@ pub mod docs;
 pub mod doctor;
 pub mod env;
 pub mod help;
+pub mod init;
 pub mod list;
 mod output;
 pub mod plan;
@@ -38,6 +39,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write an example config built into augbench into the current folder (no name: list them).
+    Init(init::Args),
     /// Measure: run every job of the plan and write results, cells and the resolved config.
     Run(run::Args),
     /// Print the resolved config, the jobs and the files a run would write (YAML).
@@ -90,6 +93,7 @@ pub fn parse() -> Cli {
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Init(a) => init::run(a),
         Command::Run(a) => run::run(a),
         Command::Plan(a) => plan::run(a),
         Command::Validate(a) => validate::run(a),

@@ -1,0 +1,96 @@
+//! The example configs built into the binary (`configs/examples/*.yaml`, byte for byte), so
+//! `augbench init <name>` can write one where there is no clone of the repository. One registry:
+//! a test walks the folder and this list both ways.
+
+/// One example: its name (the file's stem) and its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Example {
+    pub name: &'static str,
+    pub text: &'static str,
+}
+
+impl Example {
+    /// The file name it is written under (`quickstart.yaml`).
+    pub fn file_name(&self) -> String {
+        format!("{}.yaml", self.name)
+    }
+
+    /// Its first comment line, without the `# `: what it measures, in one line.
+    pub fn summary(&self) -> &'static str {
+        self.text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix('#'))
+            .map_or("", str::trim)
+    }
+}
+
+macro_rules! example {
+    ($name:literal) => {
+        Example {
+            name: $name,
+            text: include_str!(concat!("../../../configs/examples/", $name, ".yaml")),
+        }
+    };
+}
+
+/// Every example, in name order.
+pub const EXAMPLES: &[Example] = &[
+    example!("ab_versions"),
+    example!("gpu_check_dali"),
+    example!("gpu_check_micro"),
+    example!("gpu_check_pipeline"),
+    example!("gpu_check_production"),
+    example!("instructions"),
+    example!("kornia_batched"),
+    example!("local_9ch_micro_cpu"),
+    example!("local_rgb_micro_cpu"),
+    example!("local_rgb_pipeline_cpu"),
+    example!("local_video_decode"),
+    example!("local_video_micro_cpu"),
+    example!("local_video_pipeline_cpu"),
+    example!("production_rgb"),
+    example!("production_rgb_gpu"),
+    example!("production_rgb_native"),
+    example!("production_rgb_small"),
+    example!("quickstart"),
+    example!("rgb_micro_matrix"),
+];
+
+/// The example called `name`.
+pub fn find(name: &str) -> Option<&'static Example> {
+    EXAMPLES.iter().find(|e| e.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The registry and `configs/examples/` hold the same files, byte for byte.
+    #[test]
+    fn every_example_file_is_built_in_and_nothing_else_is() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/examples");
+        let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".yaml"))
+            .collect();
+        on_disk.sort();
+        let built_in: Vec<String> = EXAMPLES.iter().map(Example::file_name).collect();
+        assert_eq!(
+            on_disk, built_in,
+            "add the file to EXAMPLES (or remove it from both)"
+        );
+        for e in EXAMPLES {
+            let file = std::fs::read_to_string(dir.join(e.file_name())).unwrap();
+            assert_eq!(file, e.text, "{}", e.name);
+            assert!(
+                !e.summary().is_empty(),
+                "{} opens with no comment line",
+                e.name
+            );
+        }
+        assert_eq!(find("quickstart").map(|e| e.name), Some("quickstart"));
+        assert_eq!(find("nope"), None);
+    }
+}
