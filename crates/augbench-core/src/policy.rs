@@ -53,6 +53,10 @@ pub fn default_thread_policy(mode: Mode) -> crate::config::ThreadPolicy {
     }
 }
 
+/// The most loader workers a config may ask for: each is a process with its own copy of the
+/// library, so beyond this a value is a typo (`1500` for `15`) rather than a machine.
+pub const MAX_LOADER_WORKERS: u64 = 256;
+
 /// Default loader workers per mode (micro must be 0).
 pub fn default_workers(mode: Mode) -> u64 {
     match mode {

@@ -239,6 +239,16 @@ fn no_decode_keys(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Che
 
 fn micro_needs_no_workers(cfg: &RunConfig, src: &Source) -> Check {
     let workers = cfg.execution.workers.unwrap_or(0);
+    if workers > crate::policy::MAX_LOADER_WORKERS {
+        return Err(src.error(
+            &["execution", "workers"],
+            format!(
+                "`workers: {workers}` is more loader processes than augbench starts (at most {})",
+                crate::policy::MAX_LOADER_WORKERS
+            ),
+            "loader workers are processes on this machine: use about as many as it has cores",
+        ));
+    }
     if cfg.selection.mode == Some(Mode::Micro) && workers != 0 {
         return Err(src.error(
             &["execution", "workers"],

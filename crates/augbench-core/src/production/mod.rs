@@ -411,7 +411,22 @@ fn settings(
         batch_size: positive("batch_size", p.batch_size, e.batch_size)?,
         warmup_batches: positive("warmup_batches", p.warmup_batches, e.warmup_batches)?,
         measured_batches: positive("measured_batches", p.measured_batches, e.measured_batches)?,
-        workers: p.workers.unwrap_or(e.workers),
+        workers: match p.workers.unwrap_or(e.workers) {
+            w if w > crate::policy::MAX_LOADER_WORKERS => {
+                return Err(err(
+                    "workers",
+                    format!(
+                        "`workers: {w}` is more loader processes than augbench starts (at most {})",
+                        crate::policy::MAX_LOADER_WORKERS
+                    ),
+                    format!(
+                        "the catalog's value is {}: about as many as the machine has cores",
+                        e.workers
+                    ),
+                ));
+            }
+            w => w,
+        },
         prefetch: positive("prefetch", p.prefetch, e.prefetch)?,
         dtype: p.dtype.unwrap_or(o.dtype).to_string(),
         sample_memory: p.memory.unwrap_or(true),
