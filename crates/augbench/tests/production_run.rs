@@ -493,14 +493,9 @@ fn gpu_implementations_without_a_cuda_device_are_refused_before_anything_runs() 
     assert!(text(&dali).contains("gpu.yaml:3"), "{}", text(&dali));
 }
 
-#[test]
-fn a_changed_input_starts_a_new_run_and_names_the_input() {
-    let (_dir, out, path, first) = first_run(
-        "one.yaml",
-        "version: 1\nproduction:\n  implementations: [pillow_cpu]\n  recipes: [Resize]\n  seeds: [137]\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: 2\n  workers: 0\ndata:\n  num_items: 8\n",
-    );
-    assert!(first.status.success(), "{}", text(&first));
-    let with_fewer = augbench()
+/// `program production` of `config` into `out` over only the first 6 images.
+fn six_items(program: &Path, config: &Path, out: &Path) -> Output {
+    std::process::Command::new(program)
         .args([
             "production",
             "--no-refresh-requirements",
@@ -508,11 +503,22 @@ fn a_changed_input_starts_a_new_run_and_names_the_input() {
             "6",
             "--config",
         ])
-        .arg(&path)
+        .arg(config)
         .arg("--output-dir")
-        .arg(&out)
+        .arg(out)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn a_changed_input_starts_a_new_run_and_names_the_input() {
+    let (_dir, out, path, first) = first_run(
+        "one.yaml",
+        "version: 1\nproduction:\n  implementations: [pillow_cpu]\n  recipes: [Resize]\n  seeds: [137]\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: 2\n  workers: 0\ndata:\n  num_items: 8\n",
+    );
+    assert!(first.status.success(), "{}", text(&first));
+    let augbench_bin = assert_cmd::cargo::cargo_bin("augbench");
+    let with_fewer = six_items(&augbench_bin, &path, &out);
     let log = text(&with_fewer);
     assert!(with_fewer.status.success(), "{log}");
     assert!(log.contains("changed inputs: dataset"), "{log}");
@@ -522,7 +528,7 @@ fn a_changed_input_starts_a_new_run_and_names_the_input() {
 
     // The same build facts in other bytes (a rebuild from edited sources): a new run.
     let rebuilt = out.parent().unwrap().join("augbench-rebuilt");
-    let mut bytes = std::fs::read(assert_cmd::cargo::cargo_bin("augbench")).unwrap();
+    let mut bytes = std::fs::read(&augbench_bin).unwrap();
     bytes.extend_from_slice(b"edited");
     std::fs::write(&rebuilt, bytes).unwrap();
     std::fs::set_permissions(
@@ -530,19 +536,7 @@ fn a_changed_input_starts_a_new_run_and_names_the_input() {
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )
     .unwrap();
-    let by_rebuilt = std::process::Command::new(&rebuilt)
-        .args([
-            "production",
-            "--no-refresh-requirements",
-            "--num-items",
-            "6",
-            "--config",
-        ])
-        .arg(&path)
-        .arg("--output-dir")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let by_rebuilt = six_items(&rebuilt, &path, &out);
     let log = text(&by_rebuilt);
     assert!(by_rebuilt.status.success(), "{log}");
     assert!(log.contains("changed inputs: augbench\n"), "{log}");
