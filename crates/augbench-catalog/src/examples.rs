@@ -15,15 +15,29 @@ impl Example {
         format!("{}.yaml", self.name)
     }
 
-    /// Its first comment line, without the `# `: what it measures, in one line.
-    pub fn summary(&self) -> &'static str {
-        self.text
+    /// The first sentence of its opening comment, at most `SUMMARY_CHARS` characters (cut at a
+    /// word, with `…`): what it measures, in one line.
+    pub fn summary(&self) -> String {
+        let comment: Vec<&str> = self
+            .text
             .lines()
-            .next()
-            .and_then(|l| l.strip_prefix('#'))
-            .map_or("", str::trim)
+            .map_while(|l| l.strip_prefix('#'))
+            .map(str::trim)
+            .collect();
+        let joined = comment.join(" ");
+        let sentence = joined.split_once(". ").map_or(joined.as_str(), |(s, _)| s);
+        let sentence = sentence.trim_end_matches('.');
+        if sentence.chars().count() <= SUMMARY_CHARS {
+            return sentence.to_string();
+        }
+        let cut: String = sentence.chars().take(SUMMARY_CHARS).collect();
+        let at_word = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
+        format!("{}…", at_word.trim_end_matches([',', ';', ':']))
     }
 }
+
+/// The longest summary `augbench init` lists.
+const SUMMARY_CHARS: usize = 120;
 
 macro_rules! example {
     ($name:literal) => {
@@ -91,6 +105,16 @@ mod tests {
             );
         }
         assert_eq!(find("quickstart").map(|e| e.name), Some("quickstart"));
+        let quickstart = find("quickstart").unwrap().summary();
+        assert!(
+            quickstart.starts_with("Quickstart: ~100 synthetic") && quickstart.ends_with("Pillow"),
+            "{quickstart}"
+        );
+        assert!(
+            EXAMPLES
+                .iter()
+                .all(|e| e.summary().chars().count() <= SUMMARY_CHARS + 1)
+        );
         assert_eq!(find("nope"), None);
     }
 }
