@@ -25,7 +25,7 @@ pub(crate) type Table = BTreeMap<(String, String), Entry>;
 pub struct Planned {
     pub implementations: Vec<String>,
     pub rows: Vec<String>,
-    pub seeds: usize,
+    pub seeds: Vec<u64>,
 }
 
 impl Planned {
@@ -34,7 +34,7 @@ impl Planned {
         Planned {
             implementations: p.implementations.iter().map(|i| i.name.clone()).collect(),
             rows: p.recipes.iter().map(|r| r.row.clone()).collect(),
-            seeds: p.seeds.len(),
+            seeds: p.seeds.clone(),
         }
     }
 
@@ -77,16 +77,24 @@ impl Planned {
                     let mut seeds: Vec<u64> = cells.iter().map(|c| c.id.seed).collect();
                     seeds.sort_unstable();
                     seeds.dedup();
-                    seeds.len()
+                    seeds
                 },
-                Vec::len,
+                |a| a.iter().filter_map(serde_json::Value::as_u64).collect(),
             ),
         }
     }
 
     /// The number of cells the run asked for.
     pub fn cells(&self) -> usize {
-        self.implementations.len() * self.rows.len() * self.seeds
+        self.implementations.len() * self.rows.len() * self.seeds.len()
+    }
+
+    /// Whether `cell` is one the run asked for (a run grown or shrunk under the same id keeps
+    /// the cells of its other settings on disk).
+    fn asks_for(&self, cell: &Cell) -> bool {
+        self.implementations.contains(&cell.id.implementation)
+            && self.rows.contains(&cell.row)
+            && self.seeds.contains(&cell.id.seed)
     }
 }
 
@@ -209,7 +217,7 @@ fn what_else(cells: &[Cell], planned: &Planned, row: &str, imp: &str) -> &'stati
     if of_pair.iter().any(|c| c.status == CellStatus::Error) {
         "error"
     } else if !of_pair.is_empty()
-        && of_pair.len() >= planned.seeds
+        && of_pair.len() >= planned.seeds.len()
         && of_pair.iter().all(|c| c.status == CellStatus::Unsupported)
     {
         "unsupported"
@@ -265,7 +273,7 @@ fn boundaries(cells: &[Cell], planned: &Planned) -> String {
 /// `cells: 40 of 57 on disk; 17 not measured yet (…)` when the run is incomplete.
 fn completeness(cells: &[Cell], planned: &Planned) -> String {
     let asked = planned.cells();
-    let have = cells.len();
+    let have = cells.iter().filter(|c| planned.asks_for(c)).count();
     if have >= asked {
         return format!("All {asked} cells of the run are on disk.\n\n");
     }
@@ -490,11 +498,16 @@ pub fn latest(out: &Path) -> anyhow::Result<LatestRun> {
         .with_context(|| format!("{} names no run_id", latest.display()))?
         .to_string();
     let dir = run_dir(out, &run_id);
-    let order = std::fs::read(dir.join(RECORD_FILE))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .map(|r| r["settings"].clone())
-        .unwrap_or_default();
+    // The latest invocation's settings (`latest.json` is rewritten by every run; the run's own
+    // `run.json` keeps the first invocation's): the cells the latest run asked for.
+    let order = match &record["settings"] {
+        serde_json::Value::Null => std::fs::read(dir.join(RECORD_FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .map(|r| r["settings"].clone())
+            .unwrap_or_default(),
+        settings => settings.clone(),
+    };
     let mut run = LatestRun {
         run_id,
         cells: Vec::new(),
@@ -730,7 +743,7 @@ mod tests {
         let planned = Planned {
             implementations: vec!["a_cpu".into(), "b_cpu".into()],
             rows: vec!["Resize".into(), "Pad".into(), "Invert".into()],
-            seeds: 2,
+            seeds: vec![1, 2],
         };
         let mut failed = cell("a_cpu", "Invert", 1, None);
         failed.status = CellStatus::Error;
@@ -741,6 +754,8 @@ mod tests {
             cell("b_cpu", "Pad", 1, None),
             cell("b_cpu", "Pad", 2, None),
             failed,
+            // a cell of a seed the latest invocation did not ask for (a run shrunk by a seed)
+            cell("b_cpu", "Resize", 3, Some(200.0)),
         ];
         let text = markdown(&cells, &planned);
         assert!(
@@ -783,6 +798,7 @@ mod tests {
         assert_eq!(planned.rows, ["Resize", "Pad+Normalize+ToTensor"]);
         assert_eq!(planned.implementations, ["a_cpu", "b_cpu"]);
         assert_eq!(planned.cells(), 4);
+        assert_eq!(planned.seeds, [137]);
     }
 
     #[test]
