@@ -1,8 +1,9 @@
-//! `augbench cloud fetch`: mirror the run's task folders from GCS into `<output>/cloud/tasks/`,
-//! then merge every task that wrote `DONE.json` into the local output: result files (each
-//! shard's transforms into one file per job, as a local run writes them) and the cell log (one
-//! run id, rows replaced by key). Fetching again changes nothing. A task without `DONE.json` is
-//! reported with its Batch state and log tail, and never merged.
+//! `augbench cloud fetch`: mirror the run's task folders from its store (GCS or the shared folder)
+//! into `<output>/cloud/tasks/`, then merge every task that wrote `DONE.json` into the local
+//! output: result files (each shard's transforms into one file per job, as a local run writes
+//! them) and the cell log (one run id, rows replaced by key). Fetching again changes nothing. A
+//! task without `DONE.json` is reported with its engine's state and log tail, never merged, and
+//! can be resubmitted alone (`resubmit_failed`, Slurm).
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -14,16 +15,19 @@ use augbench_core::{RunConfig, naming, policy};
 use augbench_host::child::last_lines;
 use augbench_host::fsutil::write_atomic;
 
-use crate::gcloud::{self, TaskStatus};
-use crate::record::CloudRun;
+use crate::engine::TaskStatus;
+use crate::record::{CloudRun, JobRecord};
 
 /// A task that cannot be merged.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Missing {
     pub index: u64,
-    /// `failed`, `preempted`, `exited 0 without DONE.json`, or the Batch state.
+    /// `failed`, `preempted`, `exited 0 without DONE.json`, or the engine's state.
     pub reason: String,
     pub log_tail: String,
+    /// Whether the engine is done with it (failed, cancelled, or gone): resubmitting it cannot
+    /// run it twice at once.
+    pub ended: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -45,27 +49,61 @@ fn task_dir(out: &Path, index: u64) -> PathBuf {
 pub fn fetch(out: &Path, run: &CloudRun) -> anyhow::Result<FetchReport> {
     let local = naming::cloud_dir(out).join("tasks");
     std::fs::create_dir_all(&local).with_context(|| format!("creating {}", local.display()))?;
-    gcloud::rsync(&format!("{}/tasks", run.run_uri), &local.to_string_lossy())
+    let store = run.engine().store();
+    store
+        .mirror(&format!("{}/tasks", run.run_uri), &local)
         .context("fetching the run's task folders")?;
     let cfg_path = local.join("..").join(naming::RESOLVED_CONFIG_FILE);
-    gcloud::cp(
-        &format!("{}/bundle/{}", run.run_uri, naming::RESOLVED_CONFIG_FILE),
-        &cfg_path.to_string_lossy(),
-    )
-    .context("fetching the run's resolved config")?;
+    store
+        .get(
+            &format!("{}/bundle/{}", run.run_uri, naming::RESOLVED_CONFIG_FILE),
+            &cfg_path,
+        )
+        .context("fetching the run's resolved config")?;
     let cfg = RunConfig::load(&cfg_path)?;
     let states = task_states(run);
     merge(out, run, &cfg, &states)
 }
 
-/// Batch task states by index, or none when gcloud does not answer (the files still decide).
+/// Task states by index (a resubmission's over the job the task failed in), or none where the
+/// engine does not answer (the files still decide).
 pub fn task_states(run: &CloudRun) -> BTreeMap<u64, TaskStatus> {
-    run.jobs
+    crate::follow::newest_states(run, run.engine().as_ref()).unwrap_or_default()
+}
+
+/// Submits each ended task without `DONE.json` again, alone (one new job per job they failed
+/// in), and records the new jobs in the run record; returns (task index, new job id).
+pub fn resubmit_failed(
+    out: &Path,
+    run: &mut CloudRun,
+    missing: &[Missing],
+) -> anyhow::Result<Vec<(u64, String)>> {
+    let engine = run.engine();
+    let cloud_dir = naming::cloud_dir(out);
+    let ended: HashSet<u64> = missing
         .iter()
-        .filter_map(|j| gcloud::tasks(&j.job).ok())
-        .flatten()
-        .map(|t| (t.index, t))
-        .collect()
+        .filter(|m| m.ended)
+        .map(|m| m.index)
+        .collect();
+    let mut by_job: BTreeMap<String, (crate::job::JobRef, Vec<_>)> = BTreeMap::new();
+    for (job, shard) in run.shards() {
+        if ended.contains(&shard.index) {
+            let entry = by_job
+                .entry(job.name.clone())
+                .or_insert((job.clone(), Vec::new()));
+            entry.1.push(shard.clone());
+        }
+    }
+    let mut sent = Vec::new();
+    for (job, shards) in by_job.into_values() {
+        let indices: Vec<u64> = shards.iter().map(|s| s.index).collect();
+        let new = engine.resubmit(&job, &indices, &cloud_dir)?;
+        let id = new.id.clone().unwrap_or_default();
+        sent.extend(indices.iter().map(|i| (*i, id.clone())));
+        run.jobs.push(JobRecord { job: new, shards });
+    }
+    run.write(out)?;
+    Ok(sent)
 }
 
 /// Merges the fetched task folders under `<out>/cloud/tasks/` into `out`.
@@ -94,21 +132,35 @@ pub fn merge(
 }
 
 fn missing(index: u64, dir: &Path, state: Option<&TaskStatus>) -> Missing {
+    let slurm_word = state
+        .and_then(|t| t.events.last())
+        .filter(|e| e.starts_with("Slurm"));
     let reason = match state {
         Some(t) if t.state == "FAILED" && t.preempted() => "preempted (retries used up)".into(),
-        Some(t) if t.state == "FAILED" => "failed".into(),
+        Some(t) if t.state == "FAILED" => match slurm_word {
+            Some(e) => format!("failed: {e}"),
+            None => "failed".into(),
+        },
         Some(t) if t.state == "SUCCEEDED" => "exited 0 without DONE.json".into(),
         Some(t) => format!("not finished ({})", t.state),
-        None => "no DONE.json (Batch state unknown)".into(),
+        None => "no DONE.json (the engine no longer knows the task)".into(),
     };
-    let log_tail = std::fs::read_to_string(dir.join("task.log"))
-        .map(|t| last_lines(&t, policy::STDERR_TAIL_LINES))
-        .unwrap_or_else(|_| "(no task log was uploaded)".into());
     Missing {
         index,
         reason,
-        log_tail,
+        log_tail: log_tail(dir),
+        ended: state.is_none_or(TaskStatus::finished),
     }
+}
+
+/// The end of the task's own log, else of what the engine captured (a task killed before it
+/// uploaded its log), else why there is none.
+fn log_tail(dir: &Path) -> String {
+    ["task.log", "slurm.out"]
+        .iter()
+        .find_map(|name| std::fs::read_to_string(dir.join(name)).ok())
+        .map(|t| last_lines(&t, policy::STDERR_TAIL_LINES))
+        .unwrap_or_else(|| "(no task log was uploaded)".into())
 }
 
 /// Result files under a task's `out/`, by path relative to it.

@@ -1,5 +1,6 @@
-//! Following a submitted run: task states (`augbench cloud status`), waiting with a labelled
-//! progress bar and the log tail of each task that fails (`--gcp-attached`), and `cancel`.
+//! Following a submitted run on either engine: task states (`augbench cloud status`), waiting
+//! with a labelled progress bar and the log tail of each task that fails (`--gcp-attached`), and
+//! `cancel`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -8,7 +9,7 @@ use augbench_core::policy;
 use augbench_host::child::last_lines;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::gcloud::{self, GcloudError, TaskStatus};
+use crate::engine::TaskStatus;
 use crate::record::CloudRun;
 
 /// A job's state and its tasks' states.
@@ -19,14 +20,15 @@ pub struct JobStatus {
     pub tasks: Vec<TaskStatus>,
 }
 
-pub fn status(run: &CloudRun) -> Result<Vec<JobStatus>, GcloudError> {
+pub fn status(run: &CloudRun) -> anyhow::Result<Vec<JobStatus>> {
+    let engine = run.engine();
     run.jobs
         .iter()
         .map(|j| {
             Ok(JobStatus {
                 name: j.job.name.clone(),
-                state: gcloud::job_state(&j.job)?,
-                tasks: gcloud::tasks(&j.job)?,
+                state: engine.job_state(&j.job)?,
+                tasks: engine.tasks(&j.job)?,
             })
         })
         .collect()
@@ -42,10 +44,13 @@ pub fn summary(tasks: &[TaskStatus]) -> String {
     parts.join(", ")
 }
 
-/// The last lines of a task's log in GCS, or why there is none.
+/// The last lines of a task's log in the store (its own, else the engine's capture), or why
+/// there is none.
 pub fn log_tail(run: &CloudRun, index: u64) -> String {
+    let store = run.engine().store();
     let uri = format!("{}/tasks/{index}/task.log", run.run_uri);
-    match gcloud::run(&["storage", "cat", &uri]) {
+    let captured = format!("{}/tasks/{index}/slurm.out", run.run_uri);
+    match store.read(&uri).or_else(|_| store.read(&captured)) {
         Ok(text) => last_lines(&text, policy::STDERR_TAIL_LINES),
         Err(_) => format!("(no log at {uri})"),
     }
@@ -53,8 +58,9 @@ pub fn log_tail(run: &CloudRun, index: u64) -> String {
 
 /// Waits until every task has finished, drawing a progress bar and printing the log tail of
 /// each task as it fails. Returns the final task states.
-pub fn wait(run: &CloudRun) -> Result<BTreeMap<u64, TaskStatus>, GcloudError> {
-    let total: usize = run.jobs.iter().map(|j| j.shards.len()).sum();
+pub fn wait(run: &CloudRun) -> anyhow::Result<BTreeMap<u64, TaskStatus>> {
+    let engine = run.engine();
+    let total = run.shards().len();
     let bar = ProgressBar::new(total as u64);
     bar.set_style(
         ProgressStyle::with_template(
@@ -63,17 +69,10 @@ pub fn wait(run: &CloudRun) -> Result<BTreeMap<u64, TaskStatus>, GcloudError> {
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> "),
     );
-    bar.set_prefix(format!("Cloud run {}", run.run_name));
+    bar.set_prefix(format!("Run {}", run.run_name));
     let mut reported = BTreeSet::new();
     loop {
-        let tasks: Vec<TaskStatus> = run
-            .jobs
-            .iter()
-            .map(|j| gcloud::tasks(&j.job))
-            .collect::<Result<Vec<_>, _>>()?
-            .into_iter()
-            .flatten()
-            .collect();
+        let tasks: Vec<TaskStatus> = newest_states(run, engine.as_ref())?.into_values().collect();
         for t in tasks.iter().filter(|t| t.state == "FAILED") {
             if reported.insert(t.index) {
                 bar.suspend(|| {
@@ -93,10 +92,28 @@ pub fn wait(run: &CloudRun) -> Result<BTreeMap<u64, TaskStatus>, GcloudError> {
     }
 }
 
-/// Deletes every job of the run (Batch stops its tasks and deletes its VMs).
-pub fn cancel(run: &CloudRun) -> Result<(), GcloudError> {
+/// Each task's state from the newest job that runs it (a resubmission over the job it failed in).
+pub fn newest_states(
+    run: &CloudRun,
+    engine: &dyn crate::engine::Engine,
+) -> anyhow::Result<BTreeMap<u64, TaskStatus>> {
+    let mut states = BTreeMap::new();
     for j in &run.jobs {
-        gcloud::delete(&j.job)?;
+        let ours: BTreeSet<u64> = j.shards.iter().map(|s| s.index).collect();
+        for t in engine.tasks(&j.job)? {
+            if ours.contains(&t.index) {
+                states.insert(t.index, t);
+            }
+        }
+    }
+    Ok(states)
+}
+
+/// Cancels every job of the run (Batch stops its tasks and deletes its VMs; Slurm `scancel`).
+pub fn cancel(run: &CloudRun) -> anyhow::Result<()> {
+    let engine = run.engine();
+    for j in &run.jobs {
+        engine.cancel(&j.job)?;
     }
     Ok(())
 }

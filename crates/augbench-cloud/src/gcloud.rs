@@ -7,9 +7,9 @@ use std::path::Path;
 use std::process::Command;
 
 use augbench_host::child;
-use serde::Deserialize;
 use serde_json::Value;
 
+use crate::engine::TaskStatus;
 use crate::job::JobRef;
 
 /// Lines of gcloud's stderr kept in an error.
@@ -87,29 +87,6 @@ pub fn job_state(job: &JobRef) -> Result<String, GcloudError> {
         .as_str()
         .unwrap_or("UNKNOWN")
         .to_string())
-}
-
-/// One Batch task as `gcloud batch tasks list --format=json` reports it.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct TaskStatus {
-    pub index: u64,
-    pub state: String,
-    /// The status events' descriptions, oldest first (preemptions and exit codes show here).
-    pub events: Vec<String>,
-}
-
-impl TaskStatus {
-    pub fn finished(&self) -> bool {
-        matches!(self.state.as_str(), "SUCCEEDED" | "FAILED")
-    }
-
-    /// Whether any attempt of the task ended in a Spot preemption.
-    pub fn preempted(&self) -> bool {
-        let code = crate::job::PREEMPTED_EXIT_CODE.to_string();
-        self.events
-            .iter()
-            .any(|e| e.contains(&code) || e.to_ascii_lowercase().contains("preempt"))
-    }
 }
 
 pub fn tasks(job: &JobRef) -> Result<Vec<TaskStatus>, GcloudError> {

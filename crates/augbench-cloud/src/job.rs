@@ -1,19 +1,23 @@
-//! What a cloud run submits, built from a resolved config and pure: the run's GCS layout, one
-//! config per shard, the task script (from `templates/task.sh`) and the Google Cloud Batch job
-//! JSON (one job per machine shape; one task per shard, one task per VM).
+//! What a run on another engine submits, built from a resolved config and pure: the run's layout
+//! in its store, one config per shard, the task script (`templates/task.sh` with the engine's
+//! prelude) and the job spec: the Google Cloud Batch job JSON (one task per shard, one task per
+//! VM) or the Slurm array's `sbatch` options (one array task per shard, `--exclusive`).
 
 use augbench_core::cloud::{self, Shard};
-use augbench_core::config::{CloudConfig, RunConfig};
+use augbench_core::config::{CloudConfig, CloudProvider, RunConfig};
 use augbench_core::{Matrix, Mode, policy};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 const TASK_TEMPLATE: &str = include_str!("../templates/task.sh");
+const BATCH_PRELUDE: &str = include_str!("../templates/batch.sh");
+const SLURM_PRELUDE: &str = include_str!("../templates/slurm.sh");
 /// Batch's exit code for a task whose Spot VM was preempted (Batch troubleshooting, reserved
 /// exit codes); the only failure a cloud run retries.
 pub const PREEMPTED_EXIT_CODE: i64 = 50001;
 
-/// Where one run lives in GCS, under `output.gcs_results_uri`.
+/// Where one run lives in its store: under `output.gcs_results_uri` (Batch) or
+/// `cloud.shared_dir` (Slurm).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
     pub results_uri: String,
@@ -46,18 +50,21 @@ impl Layout {
     }
 }
 
-/// How gcloud names a Batch job: its name, location (region) and project.
+/// How an engine names a job: its name, location (Batch: the region; Slurm: the partition, or
+/// empty for the default), project (Batch), and the id the engine gave it (Slurm's job id).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobRef {
-    /// Batch job name (lower case letters, digits and `-`, at most 63 characters).
+    /// Job name (lower case letters, digits and `-`, at most 63 characters).
     pub name: String,
     pub location: String,
     pub project: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
-/// The Batch job of one machine shape.
+/// The job of one machine shape, as its engine is asked to run it.
 #[derive(Debug, Clone)]
-pub struct BatchJob {
+pub struct JobSpec {
     pub job: JobRef,
     pub shards: Vec<Shard>,
     pub json: Value,
@@ -71,7 +78,7 @@ pub struct Submission {
     pub task_script: String,
     /// (task index, config YAML) of each shard.
     pub shard_configs: Vec<(u64, String)>,
-    pub jobs: Vec<BatchJob>,
+    pub jobs: Vec<JobSpec>,
 }
 
 /// A valid Batch job name from a run name: `augbench-<run>`, cut to 63 characters.
@@ -87,7 +94,8 @@ pub fn job_name(run_name: &str) -> String {
     cut.trim_end_matches('-').to_string()
 }
 
-/// Builds the submission of a resolved cloud config. `data_uri` is the dataset tarball in GCS.
+/// Builds the submission of a resolved cloud config. `data_uri` is the dataset tarball in the
+/// store, or empty where the tasks generate the embedded dataset (Slurm without `data_dir`).
 pub fn build(cfg: &RunConfig, layout: Layout, data_uri: &str) -> anyhow::Result<Submission> {
     let c = cfg
         .cloud
@@ -99,13 +107,22 @@ pub fn build(cfg: &RunConfig, layout: Layout, data_uri: &str) -> anyhow::Result<
         .map(|s| Ok((s.index, shard_config(cfg, s)?)))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let task_script = task_script(cfg, &layout, data_uri, shards.len());
-    let job = BatchJob {
+    let tasks = shards.len() as u64;
+    let slurm = cfg.cloud_provider() == Some(CloudProvider::Slurm);
+    let job = JobSpec {
         job: JobRef {
             name: job_name(&layout.run_name),
-            location: cloud::region(c).unwrap_or_default(),
+            location: match slurm {
+                true => c.partition.clone().unwrap_or_default(),
+                false => cloud::region(c).unwrap_or_default(),
+            },
             project: c.project.clone(),
+            id: None,
         },
-        json: job_json(cfg, c, &layout, shards.len() as u64),
+        json: match slurm {
+            true => sbatch_spec(c, &layout, tasks),
+            false => job_json(cfg, c, &layout, tasks),
+        },
         shards,
     };
     Ok(Submission {
@@ -161,26 +178,77 @@ fn env_groups(cfg: &RunConfig) -> Vec<String> {
     groups
 }
 
-/// The task script: `templates/task.sh` with the run's values filled in.
-pub fn task_script(cfg: &RunConfig, layout: &Layout, data_uri: &str, shards: usize) -> String {
-    let c = cfg.cloud.clone().unwrap_or_default();
-    let cache = match c.venv_cache {
-        Some(false) => String::new(),
-        _ => c.venv_cache_uri.unwrap_or_default(),
-    };
+/// The engine's part of the task script: the task index, the task's folders, the cache, and
+/// `store_get`/`store_put`/`store_put_dir` for its store.
+fn prelude(cfg: &RunConfig, c: &CloudConfig) -> (String, &'static str) {
+    if cfg.cloud_provider() == Some(CloudProvider::Slurm) {
+        let cache = c
+            .node_cache_dir
+            .as_ref()
+            .map(|d| format!("export AUGBENCH_CACHE='{}'", d.display()))
+            .unwrap_or_else(|| "# the augbench cache: each node's default".to_string());
+        return (SLURM_PRELUDE.replace("{{NODE_CACHE}}", &cache), "Slurm");
+    }
     let data_dir = cfg
         .data
         .remote_data_dir
         .clone()
         .unwrap_or_else(|| policy::CLOUD_REMOTE_DATA_DIR.to_string());
+    let text = BATCH_PRELUDE.replace("{{REMOTE_DATA_DIR}}", &data_dir);
+    (text, "Google Cloud Batch")
+}
+
+/// The task script: `templates/task.sh` with the engine's prelude and the run's values.
+pub fn task_script(cfg: &RunConfig, layout: &Layout, data_uri: &str, shards: usize) -> String {
+    let c = cfg.cloud.clone().unwrap_or_default();
+    let cache = match c.venv_cache {
+        Some(false) => String::new(),
+        _ => c.venv_cache_uri.clone().unwrap_or_default(),
+    };
+    let (engine, engine_name) = prelude(cfg, &c);
     TASK_TEMPLATE
+        .replace("{{ENGINE}}", engine.trim_end())
+        .replace("{{ENGINE_NAME}}", engine_name)
         .replace("{{RUN_NAME}}", &layout.run_name)
         .replace("{{RUN_URI}}", &layout.run_uri)
         .replace("{{DATA_URI}}", data_uri)
         .replace("{{ENV_GROUPS}}", &env_groups(cfg).join(" "))
         .replace("{{VENV_CACHE_URI}}", &cache)
-        .replace("{{REMOTE_DATA_DIR}}", &data_dir)
         .replace("{{SHARD_COUNT}}", &shards.to_string())
+}
+
+/// The Slurm array's `sbatch` options: `array` (every shard, at most `parallelism` at once) and
+/// the options every submission of the run shares (a resubmission replaces only `array`).
+pub fn sbatch_spec(c: &CloudConfig, layout: &Layout, tasks: u64) -> Value {
+    let parallel = c.parallelism.unwrap_or(tasks).min(tasks);
+    let minutes = c
+        .max_run_duration_sec
+        .unwrap_or(policy::CLOUD_MAX_RUN_DURATION_SEC)
+        .div_ceil(60);
+    let mut options = vec![
+        format!("--job-name={}", job_name(&layout.run_name)),
+        "--exclusive".to_string(),
+        format!("--time={minutes}"),
+        format!("--output={}/%a/slurm.out", layout.tasks()),
+    ];
+    let named = [
+        ("partition", &c.partition),
+        ("account", &c.account),
+        ("constraint", &c.constraint),
+        ("gres", &c.gres),
+    ];
+    for (flag, value) in named {
+        if let Some(v) = value {
+            options.push(format!("--{flag}={v}"));
+        }
+    }
+    json!({
+        "engine": "slurm",
+        "array": format!("0-{}%{parallel}", tasks.saturating_sub(1)),
+        "options": options,
+        "script": layout.bundle("task.sh"),
+        "tasks": layout.tasks(),
+    })
 }
 
 /// The Batch runnable: fetch the task script from the bundle and run it.

@@ -1,10 +1,12 @@
-//! `<output>/cloud_run.json`: what a cloud run submitted (job names, run prefix, shards, the
-//! cell run id), so `augbench cloud status|fetch|cancel` can follow it from the output folder.
+//! `<output>/cloud_run.json`: what a run on another engine submitted (engine, job names and ids,
+//! run prefix, shards, the cell run id, resubmissions), so `augbench cloud status|fetch|cancel`
+//! can follow it from the output folder.
 
 use std::path::Path;
 
 use anyhow::Context;
 use augbench_core::cloud::Shard;
+use augbench_core::config::CloudProvider;
 use augbench_core::{UsageError, naming};
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +14,9 @@ use crate::job::JobRef;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CloudRun {
+    /// The engine (records written before Slurm was added have none: Cloud Batch).
+    #[serde(default = "batch")]
+    pub provider: CloudProvider,
     pub run_name: String,
     pub run_uri: String,
     pub data_uri: String,
@@ -23,6 +28,11 @@ pub struct CloudRun {
     pub follow: Vec<String>,
 }
 
+fn batch() -> CloudProvider {
+    CloudProvider::Gcp
+}
+
+/// One submitted job; a resubmission of failed tasks is a job of its own, holding only them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobRecord {
     #[serde(flatten)]
@@ -52,10 +62,19 @@ impl CloudRun {
             .with_context(|| format!("{} is not a cloud run record", path.display()))
     }
 
-    /// Every shard of every job, with its job.
-    pub fn shards(&self) -> impl Iterator<Item = (&JobRef, &Shard)> {
-        self.jobs
-            .iter()
-            .flat_map(|j| j.shards.iter().map(move |s| (&j.job, s)))
+    /// Every shard once, with the newest job that runs it (a resubmission replaces the job a
+    /// shard failed in), in task index order.
+    pub fn shards(&self) -> Vec<(&JobRef, &Shard)> {
+        let mut newest = std::collections::BTreeMap::new();
+        for j in &self.jobs {
+            for s in &j.shards {
+                newest.insert(s.index, (&j.job, s));
+            }
+        }
+        newest.into_values().collect()
+    }
+
+    pub fn engine(&self) -> Box<dyn crate::engine::Engine> {
+        crate::engine::of(self.provider)
     }
 }

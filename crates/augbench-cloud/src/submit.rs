@@ -1,15 +1,17 @@
-//! A cloud run from the output folder's side: write the job JSON, task script, shard configs and
-//! plan under `<output>/cloud/`; unless it is a dry run, stage and upload the dataset, upload the
-//! bundle (this augbench binary and those files), submit the Batch job and write
-//! `<output>/cloud_run.json`. Nothing is submitted when an upload fails.
+//! A run on another engine from the output folder's side: write the job spec, task script, shard
+//! configs and plan under `<output>/cloud/`; unless it is a dry run, check the engine, stage and
+//! upload the dataset, upload the bundle (this augbench binary and those files) to the run's
+//! store, submit the job and write `<output>/cloud_run.json`. Nothing is submitted when a check
+//! or an upload fails, and an output folder that already follows a run is never reused.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use augbench_core::{RunConfig, naming};
+use augbench_core::config::CloudProvider;
+use augbench_core::{RunConfig, UsageError, naming};
 use augbench_host::fsutil::write_atomic;
 
-use crate::gcloud;
+use crate::engine::{self, Engine};
 use crate::job::{self, Layout, Submission};
 use crate::record::{CloudRun, JobRecord};
 use crate::stage;
@@ -54,14 +56,16 @@ pub fn run_name(cfg: &RunConfig, cell_run_id: &str) -> String {
 pub fn prepare(cfg: &RunConfig, opts: &Options) -> anyhow::Result<Prepared> {
     let out = augbench_core::naming::output_dir(cfg);
     let cloud_dir = naming::cloud_dir(&out);
-    let results = cfg.output.gcs_results_uri.clone().unwrap_or_default();
-    let layout = Layout::new(&results, &opts.run_name);
+    let layout = Layout::new(&store_root(cfg), &opts.run_name);
+    let slurm = cfg.cloud_provider() == Some(CloudProvider::Slurm);
     let (data_uri, staged) = match (&cfg.data.data_dir, &cfg.data.gcs_uri) {
         (Some(dir), _) => {
             let staged = stage::stage(dir, &cloud_dir.join("data.tar"))?;
             (layout.staged_data(&staged.sha256), Some(staged))
         }
         (None, Some(uri)) => (uri.clone(), None),
+        // Slurm tasks generate the embedded dataset themselves (the same seeded images).
+        (None, None) if slurm => (String::new(), None),
         (None, None) => anyhow::bail!("a cloud run needs `data.data_dir` or `data.gcs_uri`"),
     };
     let submission = job::build(cfg, layout, &data_uri)?;
@@ -71,6 +75,35 @@ pub fn prepare(cfg: &RunConfig, opts: &Options) -> anyhow::Result<Prepared> {
         cloud_dir,
         staged,
     })
+}
+
+/// The run's store root: `output.gcs_results_uri` (Batch) or `cloud.shared_dir` (Slurm).
+fn store_root(cfg: &RunConfig) -> String {
+    let shared = cfg.cloud.as_ref().and_then(|c| c.shared_dir.as_ref());
+    match (cfg.cloud_provider(), shared) {
+        (Some(CloudProvider::Slurm), Some(dir)) => dir.to_string_lossy().into_owned(),
+        _ => cfg.output.gcs_results_uri.clone().unwrap_or_default(),
+    }
+}
+
+/// An output folder follows one run: submitting a second into it would hide the first.
+fn refuse_reuse(out: &Path) -> anyhow::Result<()> {
+    let Ok(earlier) = CloudRun::read(out) else {
+        return Ok(());
+    };
+    Err(UsageError::new(
+        format!(
+            "{} already follows run {} (submitted {}); its results would be mixed with this run's",
+            out.display(),
+            earlier.run_name,
+            earlier.submitted_utc
+        ),
+        format!(
+            "pass another --output, or follow that run: augbench cloud fetch --output {}",
+            out.display()
+        ),
+    )
+    .into())
 }
 
 fn bundle_dir(cloud_dir: &Path) -> PathBuf {
@@ -109,23 +142,30 @@ pub fn job_file(cloud_dir: &Path, job: &str) -> PathBuf {
     cloud_dir.join(format!("{job}.json"))
 }
 
-/// Uploads the dataset (unless already there), the binary and the bundle; then submits every
-/// job and writes the run record. An upload failure stops before anything is submitted.
+/// Checks the engine, uploads the dataset (unless already there), the binary and the bundle;
+/// then submits every job and writes the run record. A failed check or upload stops before
+/// anything is submitted.
 pub fn submit(cfg: &RunConfig, prepared: &Prepared, opts: &Options) -> anyhow::Result<CloudRun> {
     let sub = &prepared.submission;
-    upload(prepared, opts).context("uploading the run; nothing was submitted")?;
+    let out = augbench_core::naming::output_dir(cfg);
+    refuse_reuse(&out)?;
+    let provider = cfg.cloud_provider().unwrap_or(CloudProvider::Gcp);
+    let engine = engine::of(provider);
+    engine.preflight(cfg)?;
+    upload(engine.as_ref(), prepared, opts).context("uploading the run; nothing was submitted")?;
     let mut jobs = Vec::new();
     for j in &sub.jobs {
-        gcloud::submit(&j.job, &job_file(&prepared.cloud_dir, &j.job.name))
-            .with_context(|| format!("submitting Batch job {}", j.job.name))?;
+        let job = engine
+            .submit(j, &prepared.cloud_dir)
+            .with_context(|| format!("submitting job {}", j.job.name))?;
         jobs.push(JobRecord {
-            job: j.job.clone(),
+            job,
             shards: j.shards.clone(),
         });
     }
-    let out = augbench_core::naming::output_dir(cfg);
     let shown = out.display();
     let record = CloudRun {
+        provider,
         run_name: sub.layout.run_name.clone(),
         run_uri: sub.layout.run_uri.clone(),
         data_uri: sub.data_uri.clone(),
@@ -142,25 +182,23 @@ pub fn submit(cfg: &RunConfig, prepared: &Prepared, opts: &Options) -> anyhow::R
     Ok(record)
 }
 
-fn upload(prepared: &Prepared, opts: &Options) -> anyhow::Result<()> {
+fn upload(engine: &dyn Engine, prepared: &Prepared, opts: &Options) -> anyhow::Result<()> {
     let sub = &prepared.submission;
+    let store = engine.store();
     if let Some(staged) = &prepared.staged {
-        if gcloud::exists(&sub.data_uri) {
+        if store.exists(&sub.data_uri) {
             eprintln!("dataset: {} is already uploaded", sub.data_uri);
         } else {
             eprintln!(
                 "dataset: uploading {} files ({} bytes) to {}",
                 staged.files, staged.bytes, sub.data_uri
             );
-            gcloud::cp_path(&staged.path, &sub.data_uri)?;
+            store.put(&staged.path, &sub.data_uri)?;
         }
     }
     eprintln!("bundle: uploading to {}", sub.layout.bundle(""));
-    gcloud::cp_path(&opts.binary, &sub.layout.bundle("augbench"))?;
+    store.put(&opts.binary, &sub.layout.bundle("augbench"))?;
     let bundle = bundle_dir(&prepared.cloud_dir);
-    gcloud::rsync(
-        &bundle.to_string_lossy(),
-        sub.layout.bundle("").trim_end_matches('/'),
-    )?;
+    store.put_dir(&bundle, sub.layout.bundle("").trim_end_matches('/'))?;
     Ok(())
 }

@@ -1,6 +1,7 @@
-//! Cloud runs (docs/cloud.md), the pure part: the defaults of the `cloud:` section, its validation
-//! rules (each naming the line), and the split of a resolved plan into shards, one Google Cloud
-//! Batch task each. Submission, scripts and collection live in the augbench-cloud crate.
+//! Runs on another engine (docs/cluster.md), the pure part: the defaults of the `cloud:` section
+//! for Google Cloud Batch and for Slurm, its validation rules (each naming the line), and the
+//! split of a resolved plan into shards, one task each on either engine. Submission, scripts and
+//! collection live in the augbench-cloud crate.
 
 use serde::{Deserialize, Serialize};
 
@@ -39,7 +40,25 @@ pub fn fill(cfg: &mut RunConfig) {
         .unwrap_or_else(|| default_shards(cfg));
     let results = cfg.output.gcs_results_uri.clone();
     let Some(c) = cfg.cloud.as_mut() else { return };
-    c.provider.get_or_insert(CloudProvider::Gcp);
+    c.shards = Some(shards);
+    c.parallelism.get_or_insert(shards);
+    c.max_run_duration_sec
+        .get_or_insert(policy::CLOUD_MAX_RUN_DURATION_SEC);
+    let cache = *c.venv_cache.get_or_insert(true);
+    c.dry_run.get_or_insert(false);
+    c.attached.get_or_insert(false);
+    if *c.provider.get_or_insert(CloudProvider::Gcp) == CloudProvider::Slurm {
+        if cache && c.venv_cache_uri.is_none() {
+            let shared = c.shared_dir.as_ref();
+            c.venv_cache_uri = shared.map(|d| d.join("envs").to_string_lossy().into_owned());
+        }
+        return;
+    }
+    fill_batch(c, results);
+}
+
+/// The Cloud Batch defaults: location, machine shape, disk, Spot, the environment cache.
+fn fill_batch(c: &mut CloudConfig, results: Option<String>) {
     if c.region.is_none() {
         c.region = region(c);
     }
@@ -56,16 +75,9 @@ pub fn fill(cfg: &mut RunConfig) {
     });
     c.disk_size_gb.get_or_insert(policy::CLOUD_DISK_SIZE_GB);
     c.preemptible.get_or_insert(false);
-    c.dry_run.get_or_insert(false);
-    c.attached.get_or_insert(false);
-    let cache = *c.venv_cache.get_or_insert(true);
-    if cache && c.venv_cache_uri.is_none() {
+    if c.venv_cache == Some(true) && c.venv_cache_uri.is_none() {
         c.venv_cache_uri = results.map(|r| format!("{}/envs", r.trim_end_matches('/')));
     }
-    c.shards = Some(shards);
-    c.parallelism.get_or_insert(shards);
-    c.max_run_duration_sec
-        .get_or_insert(policy::CLOUD_MAX_RUN_DURATION_SEC);
 }
 
 /// Transforms split across shards: the selection without the pipeline ceiling row, which every
@@ -164,9 +176,14 @@ fn split(items: &[String], n: usize) -> Vec<Vec<String>> {
 /// The cloud rules on a resolved config.
 pub fn check(cfg: &RunConfig, src: &Source) -> Check {
     let Some(c) = &cfg.cloud else { return Ok(()) };
-    uris(cfg, c, src)?;
-    location(c, src)?;
-    machine_shape(cfg, c, src)?;
+    if c.provider == Some(CloudProvider::Slurm) {
+        slurm(cfg, c, src)?;
+    } else {
+        batch_only_keys(c, src)?;
+        uris(cfg, c, src)?;
+        location(c, src)?;
+        machine_shape(cfg, c, src)?;
+    }
     counts(c, src)?;
     shard_count(cfg, c, src)?;
     if cfg.selection.spec.is_some() {
@@ -178,6 +195,84 @@ pub fn check(cfg: &RunConfig, src: &Source) -> Check {
         ));
     }
     Ok(())
+}
+
+/// Keys that only one engine reads, each with the engine that reads it.
+fn keys_set(c: &CloudConfig, slurm_keys: bool) -> Vec<&'static str> {
+    let set: Vec<(&'static str, bool)> = if slurm_keys {
+        vec![
+            ("shared_dir", c.shared_dir.is_some()),
+            ("partition", c.partition.is_some()),
+            ("account", c.account.is_some()),
+            ("constraint", c.constraint.is_some()),
+            ("gres", c.gres.is_some()),
+            ("node_cache_dir", c.node_cache_dir.is_some()),
+        ]
+    } else {
+        vec![
+            ("project", c.project.is_some()),
+            ("region", c.region.is_some()),
+            ("zone", c.zone.is_some()),
+            ("machine_type", c.machine_type.is_some()),
+            ("gpu_type", c.gpu_type.is_some()),
+            ("gpu_count", c.gpu_count.is_some()),
+            ("disk_size_gb", c.disk_size_gb.is_some()),
+            ("preemptible", c.preemptible.is_some()),
+        ]
+    };
+    set.into_iter()
+        .filter(|(_, on)| *on)
+        .map(|(k, _)| k)
+        .collect()
+}
+
+fn batch_only_keys(c: &CloudConfig, src: &Source) -> Check {
+    match keys_set(c, true).first() {
+        Some(key) => Err(src.error(
+            &["cloud", key],
+            format!("`{key}` is a Slurm setting, and this run goes to Google Cloud Batch"),
+            "add `provider: slurm` to the `cloud:` section, or remove the key",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The Slurm rules: an absolute shared folder, no Batch or GCS keys.
+fn slurm(cfg: &RunConfig, c: &CloudConfig, src: &Source) -> Check {
+    if let Some(key) = keys_set(c, false).first() {
+        return Err(src.error(
+            &["cloud", key],
+            format!("`{key}` is a Google Cloud Batch setting, and this run goes to Slurm"),
+            "remove it (Slurm: partition, account, constraint, gres, max_run_duration_sec)",
+        ));
+    }
+    let gcs: [(&[&str], bool); 2] = [
+        (
+            &["output", "gcs_results_uri"],
+            cfg.output.gcs_results_uri.is_some(),
+        ),
+        (&["data", "gcs_uri"], cfg.data.gcs_uri.is_some()),
+    ];
+    if let Some((key, _)) = gcs.iter().find(|(_, on)| *on) {
+        return Err(src.error(
+            key,
+            "a Slurm run keeps its files on `cloud.shared_dir`, not in GCS".into(),
+            "remove the gs:// setting; give `data.data_dir` (staged onto the shared folder) or nothing (the embedded dataset)",
+        ));
+    }
+    match &c.shared_dir {
+        Some(d) if d.is_absolute() => Ok(()),
+        Some(d) => Err(src.error(
+            &["cloud", "shared_dir"],
+            format!("`shared_dir: {}` is relative; every node must find it by the same path", d.display()),
+            "give an absolute path on the cluster's shared filesystem",
+        )),
+        None => Err(src.error(
+            &["cloud"],
+            "a Slurm run needs `cloud.shared_dir`".into(),
+            "set `shared_dir:` to a folder every node mounts at the same path (bundle, task folders, environment cache)",
+        )),
+    }
 }
 
 fn gs(uri: &str) -> bool {

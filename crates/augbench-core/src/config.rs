@@ -250,12 +250,16 @@ pub struct OutputConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CloudProvider {
+    /// Google Cloud Batch, through `gcloud`; files in a GCS bucket.
     Gcp,
+    /// A Slurm cluster, through `sbatch`/`squeue`/`scancel`; files on a shared folder.
+    Slurm,
 }
 
-/// A cloud run on Google Cloud Batch (docs/cloud.md): one Batch task per shard of the plan, one VM
-/// per task, results under `output.gcs_results_uri`. Omitted fields are filled by `resolve`
-/// (`crate::cloud`) from policy.
+/// A run sent to another engine (docs/cluster.md): one task per shard of the plan, one machine per
+/// task. `provider: gcp` (the default) runs on Google Cloud Batch with results under
+/// `output.gcs_results_uri`; `provider: slurm` runs one `sbatch --array` job with its files under
+/// `shared_dir`. Omitted fields are filled by `resolve` (`crate::cloud`) from policy.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CloudConfig {
@@ -286,8 +290,26 @@ pub struct CloudConfig {
     /// Tasks the plan is split into (interleaved: slices of the transform list, every library in
     /// each; sequential: one library per task).
     pub shards: Option<u64>,
-    /// A task running longer than this is stopped by Batch.
+    /// A task running longer than this is stopped by Batch (Slurm: the array's `--time`).
     pub max_run_duration_sec: Option<u64>,
+    /// Slurm: a folder every node reads and writes (bundle, task folders, environment cache).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_dir: Option<PathBuf>,
+    /// Slurm: `--partition`; absent means the cluster's default partition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
+    /// Slurm: `--account`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
+    /// Slurm: `--constraint` (node features, e.g. one CPU model for every task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constraint: Option<String>,
+    /// Slurm: `--gres` for GPU tasks (e.g. `gpu:1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gres: Option<String>,
+    /// Slurm: the augbench cache on each node (environments); absent means each node's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_cache_dir: Option<PathBuf>,
 }
 
 /// Command-line overrides. `None` means the user did not type the flag, so the file wins.
@@ -425,6 +447,12 @@ impl RunConfig {
 
     pub fn is_cloud(&self) -> bool {
         self.cloud.is_some()
+    }
+
+    /// The engine of a run with a `cloud:` section (Cloud Batch unless it names Slurm).
+    pub fn cloud_provider(&self) -> Option<CloudProvider> {
+        let c = self.cloud.as_ref()?;
+        Some(c.provider.unwrap_or(CloudProvider::Gcp))
     }
 }
 

@@ -1,5 +1,6 @@
-//! `augbench cloud status|fetch|cancel`: follow a submitted cloud run from its output folder
-//! (`cloud_run.json`), and the cloud side of `augbench run` (dry run, detached, attached).
+//! `augbench cloud status|fetch|cancel`: follow a run submitted to Cloud Batch or Slurm from its
+//! output folder (`cloud_run.json`), and that side of `augbench run` (dry run, detached,
+//! attached).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -8,17 +9,28 @@ use augbench_cloud::fetch::{self, FetchReport};
 use augbench_cloud::follow;
 use augbench_cloud::record::CloudRun;
 use augbench_cloud::submit::{self, Options};
+use augbench_core::config::CloudProvider;
 use augbench_core::results::ResultFile;
 use augbench_core::{Media, RunConfig, policy};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum CloudCommand {
-    /// Batch job and task states of the run submitted into an output folder.
+    /// Job and task states of the run submitted into an output folder (Batch or Slurm).
     Status(OutputArg),
     /// Download the run's tasks and merge every finished one into the output folder and cell log.
-    Fetch(OutputArg),
-    /// Delete the run's Batch jobs (Batch stops their tasks and deletes their VMs).
+    Fetch(FetchArgs),
+    /// Cancel the run's jobs (Batch stops their tasks and deletes their VMs; Slurm `scancel`).
     Cancel(OutputArg),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FetchArgs {
+    #[command(flatten)]
+    pub output: OutputArg,
+    /// Submit each task that ended without results again, alone (Slurm); finished shards are
+    /// never rerun.
+    #[arg(long)]
+    pub retry_failed: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -32,34 +44,107 @@ pub fn run(cmd: CloudCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         CloudCommand::Status(a) => status(&a.output),
         CloudCommand::Fetch(a) => {
-            let record = CloudRun::read(&a.output)?;
-            fetch_and_show(&a.output, &record)
+            let out = &a.output.output;
+            let mut record = CloudRun::read(out)?;
+            if a.retry_failed
+                && record.provider != CloudProvider::Slurm
+                && let Some(j) = record.jobs.first()
+            {
+                record.engine().resubmit(&j.job, &[], out)?; // refuses, naming why
+            }
+            let (code, report) = fetch_and_show(out, &record)?;
+            if a.retry_failed {
+                retry(out, &mut record, &report)?;
+            }
+            Ok(code)
         }
         CloudCommand::Cancel(a) => {
             let record = CloudRun::read(&a.output)?;
             follow::cancel(&record)?;
             for j in &record.jobs {
-                println!("deleted Batch job {} ({})", j.job.name, j.job.location);
+                println!(
+                    "cancelled job {} ({})",
+                    job_label(&j.job),
+                    engine_name(record.provider)
+                );
             }
             Ok(ExitCode::SUCCESS)
         }
     }
 }
 
+fn engine_name(p: CloudProvider) -> &'static str {
+    match p {
+        CloudProvider::Gcp => "Cloud Batch",
+        CloudProvider::Slurm => "Slurm",
+    }
+}
+
+/// A job's name, with the engine's id where it gave one (Slurm).
+fn job_label(j: &augbench_cloud::job::JobRef) -> String {
+    match &j.id {
+        Some(id) => format!("{} (id {id})", j.name),
+        None => j.name.clone(),
+    }
+}
+
+/// Resubmits the tasks the fetch could not merge that have ended, and says what it sent.
+fn retry(out: &Path, record: &mut CloudRun, report: &FetchReport) -> anyhow::Result<()> {
+    let waiting: Vec<String> = report
+        .missing
+        .iter()
+        .filter(|m| !m.ended)
+        .map(|m| m.index.to_string())
+        .collect();
+    if !waiting.is_empty() {
+        println!(
+            "not resubmitted, still queued or running: task {}",
+            waiting.join(", ")
+        );
+    }
+    let sent = fetch::resubmit_failed(out, record, &report.missing)?;
+    if sent.is_empty() {
+        println!("nothing to resubmit: every ended task was merged");
+    }
+    for (index, id) in &sent {
+        println!("resubmitted task {index} as job {id}");
+    }
+    if !sent.is_empty() {
+        println!(
+            "  follow it: augbench cloud status --output {0}; then augbench cloud fetch --output {0}",
+            out.display()
+        );
+    }
+    Ok(())
+}
+
 fn status(out: &Path) -> anyhow::Result<ExitCode> {
     let record = CloudRun::read(out)?;
     println!("run {} ({})", record.run_name, record.run_uri);
+    let engine = engine_name(record.provider);
+    let newest = record.shards();
     for (job, record_job) in follow::status(&record)?.iter().zip(&record.jobs) {
-        println!("job {}: {}", job.name, job.state);
+        println!("{engine} job {}: {}", job_label(&record_job.job), job.state);
         for shard in &record_job.shards {
             let task = job.tasks.iter().find(|t| t.index == shard.index);
-            let state = task.map_or("PENDING", |t| t.state.as_str());
-            let note = match task {
-                Some(t) if t.preempted() => " (preempted)",
-                _ => "",
+            let resent = newest
+                .iter()
+                .find(|(_, s)| s.index == shard.index)
+                .filter(|(j, _)| **j != record_job.job);
+            // A job that reports some tasks but not this one has forgotten it (Slurm: a pending
+            // task cancelled, or a job older than the controller keeps).
+            let state = match task {
+                Some(t) => t.state.as_str(),
+                None if job.tasks.is_empty() => "PENDING",
+                None => "UNKNOWN",
+            };
+            let note = match (task, resent) {
+                (_, Some((j, _))) => format!(" (resubmitted as {})", job_label(j)),
+                (Some(t), None) if t.preempted() => " (preempted)".to_string(),
+                _ => String::new(),
             };
             println!(
-                "  task {:<3} {:<10}{note} {} × {} transforms",
+                "  task {:<3} {:<10} {} × {} transforms{note}",
                 shard.index,
                 state,
                 shard.libraries.join(", "),
@@ -72,14 +157,15 @@ fn status(out: &Path) -> anyhow::Result<ExitCode> {
 }
 
 /// Fetches, merges and shows what came back; exit 1 when a task could not be merged.
-fn fetch_and_show(out: &Path, record: &CloudRun) -> anyhow::Result<ExitCode> {
+fn fetch_and_show(out: &Path, record: &CloudRun) -> anyhow::Result<(ExitCode, FetchReport)> {
     let report = fetch::fetch(out, record)?;
     show_fetch(out, &report);
-    Ok(if report.missing.is_empty() {
+    let code = if report.missing.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    })
+    };
+    Ok((code, report))
 }
 
 fn show_fetch(out: &Path, r: &FetchReport) {
@@ -124,19 +210,7 @@ pub fn run_config(cfg: &RunConfig, dry_run: bool, attached: bool) -> anyhow::Res
     };
     let prepared = submit::prepare(cfg, &opts)?;
     for j in &prepared.submission.jobs {
-        let gpu = c
-            .gpu_type
-            .as_deref()
-            .map(|g| format!(" + {g}"))
-            .unwrap_or_default();
-        eprintln!(
-            "cloud run {}: Batch job {} with {} tasks on {}{gpu} in {}",
-            opts.run_name,
-            j.job.name,
-            j.shards.len(),
-            c.machine_type.as_deref().unwrap_or_default(),
-            j.job.location
-        );
+        eprintln!("{}", announce(cfg, &opts.run_name, j));
     }
     let cloud_dir = prepared.cloud_dir.display();
     if dry_run {
@@ -155,9 +229,33 @@ pub fn run_config(cfg: &RunConfig, dry_run: bool, attached: bool) -> anyhow::Res
         return Ok(ExitCode::SUCCESS);
     }
     follow::wait(&record)?;
-    let code = fetch_and_show(&out, &record)?;
+    let (code, _) = fetch_and_show(&out, &record)?;
     print_table(cfg, &plan);
     Ok(code)
+}
+
+/// One line naming what a job will run where.
+fn announce(cfg: &RunConfig, run_name: &str, j: &augbench_cloud::job::JobSpec) -> String {
+    let c = cfg.cloud.clone().unwrap_or_default();
+    let tasks = j.shards.len();
+    if cfg.cloud_provider() == Some(CloudProvider::Slurm) {
+        let partition = c.partition.as_deref().unwrap_or("the default partition");
+        return format!(
+            "run {run_name}: Slurm array job {} with {tasks} tasks, one node each (--exclusive), on {partition}",
+            j.job.name
+        );
+    }
+    let gpu = c
+        .gpu_type
+        .as_deref()
+        .map(|g| format!(" + {g}"))
+        .unwrap_or_default();
+    format!(
+        "cloud run {run_name}: Batch job {} with {tasks} tasks on {}{gpu} in {}",
+        j.job.name,
+        c.machine_type.as_deref().unwrap_or_default(),
+        j.job.location
+    )
 }
 
 /// The summary table of a local run, from the merged result files.

@@ -21,12 +21,17 @@ use super::config_args::ConfigArgs;
 pub struct Args {
     #[command(flatten)]
     pub config: ConfigArgs,
-    /// Cloud configs: write the Batch job JSON, task script, shard configs and plan into the
-    /// output folder, and call nothing.
-    #[arg(long)]
+    /// Configs with a `cloud:` section (Batch or Slurm): write the job spec, task script, shard
+    /// configs and plan into the output folder, and call nothing.
+    #[arg(long, visible_alias = "remote-dry-run")]
     pub gcp_dry_run: bool,
-    /// Cloud configs: wait for the Batch job, show its tasks, and fetch the results at the end.
-    #[arg(long, conflicts_with = "gcp_dry_run")]
+    /// Configs with a `cloud:` section (Batch or Slurm): wait for the job, show its tasks, and
+    /// fetch the results at the end.
+    #[arg(
+        long,
+        visible_alias = "remote-attached",
+        conflicts_with = "gcp_dry_run"
+    )]
     pub gcp_attached: bool,
     /// Run the config N times, one after another, each into its own folder of the output folder
     /// (`invocation-1`, …), and record them as one baseline (`baseline.json`, with the drift

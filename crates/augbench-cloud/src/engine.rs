@@ -1,0 +1,61 @@
+//! The engines a run's shards go to, behind one trait: Google Cloud Batch (`batch`) and Slurm
+//! (`slurm`). Each holds only what differs between them (checks before submitting, submit,
+//! task states, cancel, resubmitting failed tasks, where files live); the shard plan, the bundle,
+//! the task script and the merge are shared (`job`, `submit`, `fetch`).
+
+use std::path::Path;
+
+use augbench_core::config::CloudProvider;
+use serde::Deserialize;
+
+use crate::job::{JobRef, JobSpec};
+use crate::store::Store;
+
+/// One task as its engine reports it, in Batch's words (`PENDING`, `RUNNING`, `SUCCEEDED`,
+/// `FAILED`, …), so status, waiting and fetch read both engines alike.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct TaskStatus {
+    pub index: u64,
+    pub state: String,
+    /// What the engine says happened, oldest first (exit codes, preemptions, Slurm's own state).
+    pub events: Vec<String>,
+}
+
+impl TaskStatus {
+    pub fn finished(&self) -> bool {
+        matches!(self.state.as_str(), "SUCCEEDED" | "FAILED")
+    }
+
+    /// Whether any attempt of the task ended in a Spot preemption (or a Slurm preemption).
+    pub fn preempted(&self) -> bool {
+        let code = crate::job::PREEMPTED_EXIT_CODE.to_string();
+        self.events
+            .iter()
+            .any(|e| e.contains(&code) || e.to_ascii_lowercase().contains("preempt"))
+    }
+}
+
+/// What differs between the engines.
+pub trait Engine {
+    /// Where the run's bundle and task folders live.
+    fn store(&self) -> Store;
+    /// Engine checks that can fail before anything is uploaded (a missing tool, a partition
+    /// that does not exist, a shared folder that is not writable).
+    fn preflight(&self, cfg: &augbench_core::RunConfig) -> anyhow::Result<()>;
+    /// Submits a prepared job (its spec file is under `cloud_dir`); returns it with its id.
+    fn submit(&self, job: &JobSpec, cloud_dir: &Path) -> anyhow::Result<JobRef>;
+    /// The job's state, in Batch's words.
+    fn job_state(&self, job: &JobRef) -> anyhow::Result<String>;
+    fn tasks(&self, job: &JobRef) -> anyhow::Result<Vec<TaskStatus>>;
+    fn cancel(&self, job: &JobRef) -> anyhow::Result<()>;
+    /// Submits only these tasks of a job again, as a new job.
+    fn resubmit(&self, job: &JobRef, indices: &[u64], cloud_dir: &Path) -> anyhow::Result<JobRef>;
+}
+
+/// The engine of a provider.
+pub fn of(provider: CloudProvider) -> Box<dyn Engine> {
+    match provider {
+        CloudProvider::Gcp => Box::new(crate::batch::Batch),
+        CloudProvider::Slurm => Box::new(crate::slurm::Slurm),
+    }
+}
