@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (README "Test" section; .ci/run calls exactly this).
 # On a fresh machine it installs what the tests need — uv, a test venv with pytest/pyarrow,
-# Chromium for the HTML report check, Valgrind, FFmpeg for torchvision's video decoder, the
+# Chromium for the HTML report check, Valgrind, FFmpeg for torchvision's video decoder, Slurm and
+# munge (each Slurm test starts and stops a one-node cluster, scripts/slurm_cluster.sh), the
 # Python library environments (cached by augbench) — then runs the Rust tests and the Python
 # suites.
 set -euo pipefail
@@ -37,6 +38,10 @@ apt_tool valgrind valgrind
 
 step "tools: FFmpeg (torchvision's video decoder, torchcodec, loads its shared libraries)"
 apt_tool ffmpeg ffmpeg
+
+step "tools: Slurm and munge (the Slurm engine's tests start a one-node cluster of their own)"
+apt_tool slurmctld slurm-wlm
+apt_tool munged munge
 
 step "python: test venv"
 "$UV" venv --quiet --allow-existing --python "$PY" .venv-test

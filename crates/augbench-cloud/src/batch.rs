@@ -19,6 +19,10 @@ impl Engine for Batch {
         Store::Gcs
     }
 
+    fn poll_sec(&self) -> u64 {
+        augbench_core::policy::CLOUD_POLL_SEC
+    }
+
     fn preflight(&self, _cfg: &RunConfig) -> anyhow::Result<()> {
         Ok(())
     }

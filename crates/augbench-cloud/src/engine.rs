@@ -39,6 +39,8 @@ impl TaskStatus {
 pub trait Engine {
     /// Where the run's bundle and task folders live.
     fn store(&self) -> Store;
+    /// Seconds between two looks at an attached run's tasks.
+    fn poll_sec(&self) -> u64;
     /// Engine checks that can fail before anything is uploaded (a missing tool, a partition
     /// that does not exist, a shared folder that is not writable).
     fn preflight(&self, cfg: &augbench_core::RunConfig) -> anyhow::Result<()>;

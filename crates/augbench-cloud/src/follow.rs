@@ -88,7 +88,7 @@ pub fn wait(run: &CloudRun) -> anyhow::Result<BTreeMap<u64, TaskStatus>> {
             bar.finish();
             return Ok(tasks.into_iter().map(|t| (t.index, t)).collect());
         }
-        std::thread::sleep(Duration::from_secs(policy::CLOUD_POLL_SEC));
+        std::thread::sleep(Duration::from_secs(engine.poll_sec()));
     }
 }
 

@@ -105,6 +105,10 @@ impl Engine for Slurm {
         Store::Shared
     }
 
+    fn poll_sec(&self) -> u64 {
+        augbench_core::policy::SLURM_POLL_SEC
+    }
+
     fn preflight(&self, cfg: &RunConfig) -> anyhow::Result<()> {
         run("sbatch", &["--version"])?;
         let c = cfg.cloud.clone().unwrap_or_default();

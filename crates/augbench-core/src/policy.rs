@@ -358,8 +358,11 @@ pub const EST_LOADER_START_SEC: f64 = 0.3;
 pub const CLOUD_EST_EXTRA_PASSES: u64 = 2;
 /// Cloud: where the task script unpacks the dataset on the VM when `data.remote_data_dir` is absent.
 pub const CLOUD_REMOTE_DATA_DIR: &str = "/mnt/disks/augbench/data";
-/// Cloud: seconds between two looks at an attached run's tasks.
+/// Cloud Batch: seconds between two looks at an attached run's tasks (each look is an API call).
 pub const CLOUD_POLL_SEC: u64 = 20;
+/// Slurm: seconds between two looks at an attached run's tasks (`scontrol show job`, answered
+/// by the controller from memory).
+pub const SLURM_POLL_SEC: u64 = 3;
 
 /// Instruction counts (`execution.measure: instructions`, docs/methodology.md "Instruction
 /// counts"): the smallest relative change of instructions per item that is a regression or an

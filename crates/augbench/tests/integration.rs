@@ -23,6 +23,7 @@ mod cli_video;
 mod cli_video_decode;
 mod cli_worker;
 mod cloud_fake;
+mod cluster_slurm;
 mod crash_safety;
 mod crate_edges;
 mod docs_examples;
