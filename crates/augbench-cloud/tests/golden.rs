@@ -105,3 +105,19 @@ fn spot_retries_only_preemption() {
     assert_eq!(spec["maxRetryCount"], 0);
     assert!(spec.get("lifecyclePolicies").is_none());
 }
+
+/// A Slurm run's `sbatch` options and task script (Slurm's prelude, the embedded dataset).
+#[test]
+fn slurm_job_spec_and_task_script() {
+    let text = "version: 1\nselection:\n  scenario: image-rgb\n  libraries: [image, pillow]\n  transforms: [HorizontalFlip, Resize, Pad]\n\
+                data:\n  num_items: 6\noutput:\n  output_dir: out\ncloud:\n  provider: slurm\n  shared_dir: /shared/augbench\n\
+                \x20 partition: cpu\n  account: lab\n  constraint: icelake\n  shards: 3\n  parallelism: 2\n  max_run_duration_sec: 3601\n";
+    let path = Path::new("slurm.yaml");
+    let cfg = RunConfig::from_yaml(text, path).unwrap();
+    let cfg = resolve::resolve(cfg, &Source::new(path, text)).unwrap_or_else(|e| panic!("{e}"));
+    let sub = job::build(&cfg, Layout::new("/shared/augbench", "golden-run"), "").unwrap();
+    assert_eq!(sub.jobs[0].shards.len(), 3);
+    assert_eq!(sub.jobs[0].job.location, "cpu");
+    insta::assert_json_snapshot!("slurm_job", sub.jobs[0].json);
+    insta::assert_snapshot!("slurm_task_script", sub.task_script);
+}

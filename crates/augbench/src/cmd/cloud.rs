@@ -215,7 +215,7 @@ pub fn run_config(cfg: &RunConfig, dry_run: bool, attached: bool) -> anyhow::Res
     let cloud_dir = prepared.cloud_dir.display();
     if dry_run {
         println!(
-            "dry run: job JSON, task script, shard configs and plan are in {cloud_dir}; nothing was uploaded or submitted"
+            "dry run: job spec, task script, shard configs and plan are in {cloud_dir}; nothing was uploaded or submitted"
         );
         return Ok(ExitCode::SUCCESS);
     }
