@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use augbench_core::{RunConfig, UsageError};
+use augbench_core::UsageError;
 
 use crate::engine::{Engine, TaskStatus};
 use crate::gcloud;
@@ -23,7 +23,7 @@ impl Engine for Batch {
         augbench_core::policy::CLOUD_POLL_SEC
     }
 
-    fn preflight(&self, _cfg: &RunConfig) -> anyhow::Result<()> {
+    fn preflight(&self, _cloud: &augbench_core::config::CloudConfig) -> anyhow::Result<()> {
         Ok(())
     }
 

@@ -43,7 +43,7 @@ pub trait Engine {
     fn poll_sec(&self) -> u64;
     /// Engine checks that can fail before anything is uploaded (a missing tool, a partition
     /// that does not exist, a shared folder that is not writable).
-    fn preflight(&self, cfg: &augbench_core::RunConfig) -> anyhow::Result<()>;
+    fn preflight(&self, cloud: &augbench_core::config::CloudConfig) -> anyhow::Result<()>;
     /// Submits a prepared job (its spec file is under `cloud_dir`); returns it with its id.
     fn submit(&self, job: &JobSpec, cloud_dir: &Path) -> anyhow::Result<JobRef>;
     /// The job's state, in Batch's words.

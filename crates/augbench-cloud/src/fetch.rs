@@ -17,6 +17,7 @@ use augbench_host::fsutil::write_atomic;
 
 use crate::engine::TaskStatus;
 use crate::record::{CloudRun, JobRecord};
+use crate::request::Kind;
 
 /// A task that cannot be merged.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,9 +40,12 @@ pub struct FetchReport {
     pub unchanged: usize,
     pub cells_appended: usize,
     pub cells_replaced: usize,
+    /// What a merged task wrote that was not merged, each with why (a production cell of
+    /// another run id, a cell that fails validation).
+    pub skipped: Vec<String>,
 }
 
-fn task_dir(out: &Path, index: u64) -> PathBuf {
+pub(crate) fn task_dir(out: &Path, index: u64) -> PathBuf {
     naming::cloud_dir(out).join("tasks").join(index.to_string())
 }
 
@@ -60,9 +64,33 @@ pub fn fetch(out: &Path, run: &CloudRun) -> anyhow::Result<FetchReport> {
             &cfg_path,
         )
         .context("fetching the run's resolved config")?;
-    let cfg = RunConfig::load(&cfg_path)?;
     let states = task_states(run);
+    if run.kind == Kind::Production {
+        let p = augbench_core::production::load(&cfg_path)?;
+        return crate::production_merge::merge(out, run, &p, &states);
+    }
+    let cfg = RunConfig::load(&cfg_path)?;
     merge(out, run, &cfg, &states)
+}
+
+/// The shards whose task wrote `DONE.json` (merged) and the others, each with why.
+pub(crate) fn classify(
+    out: &Path,
+    run: &CloudRun,
+    states: &BTreeMap<u64, TaskStatus>,
+) -> FetchReport {
+    let mut report = FetchReport::default();
+    for (_, shard) in run.shards() {
+        let dir = task_dir(out, shard.index);
+        if dir.join("DONE.json").is_file() {
+            report.merged.push(shard.index);
+        } else {
+            report
+                .missing
+                .push(missing(shard.index, &dir, states.get(&shard.index)));
+        }
+    }
+    report
 }
 
 /// Task states by index (a resubmission's over the job the task failed in), or none where the
@@ -113,17 +141,7 @@ pub fn merge(
     cfg: &RunConfig,
     states: &BTreeMap<u64, TaskStatus>,
 ) -> anyhow::Result<FetchReport> {
-    let mut report = FetchReport::default();
-    for (_, shard) in run.shards() {
-        let dir = task_dir(out, shard.index);
-        if dir.join("DONE.json").is_file() {
-            report.merged.push(shard.index);
-        } else {
-            report
-                .missing
-                .push(missing(shard.index, &dir, states.get(&shard.index)));
-        }
-    }
+    let mut report = classify(out, run, states);
     merge_results(out, cfg, &report.merged.clone(), &mut report)?;
     merge_cells(out, run, &report.merged.clone(), &mut report)?;
     let resolved = naming::resolved_config(out);
@@ -221,7 +239,11 @@ fn merge_results(
     Ok(())
 }
 
-fn write_if_changed(path: &Path, bytes: &[u8], report: &mut FetchReport) -> anyhow::Result<()> {
+pub(crate) fn write_if_changed(
+    path: &Path,
+    bytes: &[u8],
+    report: &mut FetchReport,
+) -> anyhow::Result<()> {
     if std::fs::read(path).is_ok_and(|old| old == bytes) {
         report.unchanged += 1;
         return Ok(());

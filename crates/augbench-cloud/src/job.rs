@@ -4,8 +4,10 @@
 //! VM) or the Slurm array's `sbatch` options (one array task per shard, `--exclusive`).
 
 use augbench_core::cloud::{self, Shard};
-use augbench_core::config::{CloudConfig, CloudProvider, RunConfig};
-use augbench_core::{Matrix, Mode, policy};
+use augbench_core::config::{CloudConfig, CloudProvider};
+use augbench_core::policy;
+
+pub use crate::request::{Kind, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -94,21 +96,13 @@ pub fn job_name(run_name: &str) -> String {
     cut.trim_end_matches('-').to_string()
 }
 
-/// Builds the submission of a resolved cloud config. `data_uri` is the dataset tarball in the
-/// store, or empty where the tasks generate the embedded dataset (Slurm without `data_dir`).
-pub fn build(cfg: &RunConfig, layout: Layout, data_uri: &str) -> anyhow::Result<Submission> {
-    let c = cfg
-        .cloud
-        .as_ref()
-        .ok_or_else(|| anyhow::anyhow!("the config has no `cloud:` section"))?;
-    let shards = cloud::shards(cfg);
-    let shard_configs = shards
-        .iter()
-        .map(|s| Ok((s.index, shard_config(cfg, s)?)))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let task_script = task_script(cfg, &layout, data_uri, shards.len());
-    let tasks = shards.len() as u64;
-    let slurm = cfg.cloud_provider() == Some(CloudProvider::Slurm);
+/// Builds the submission of a request. `data_uri` is the dataset tarball in the store, or empty
+/// where the tasks generate the embedded dataset (Slurm without `data_dir`).
+pub fn build(req: &Request, layout: Layout, data_uri: &str) -> anyhow::Result<Submission> {
+    let c = &req.cloud;
+    let task_script = task_script(req, &layout, data_uri);
+    let tasks = req.shards.len() as u64;
+    let slurm = c.provider == Some(CloudProvider::Slurm);
     let job = JobSpec {
         job: JobRef {
             name: job_name(&layout.run_name),
@@ -121,67 +115,24 @@ pub fn build(cfg: &RunConfig, layout: Layout, data_uri: &str) -> anyhow::Result<
         },
         json: match slurm {
             true => sbatch_spec(c, &layout, tasks),
-            false => job_json(cfg, c, &layout, tasks),
+            false => job_json(&req.label, c, &layout, tasks),
         },
-        shards,
+        shards: req.shards.clone(),
     };
     Ok(Submission {
         layout,
         data_uri: data_uri.to_string(),
         task_script,
-        shard_configs,
+        shard_configs: req.shard_configs.clone(),
         jobs: vec![job],
     })
 }
 
-/// The config one task runs: the resolved config without its cloud parts, narrowed to the
-/// shard's libraries and transforms, with the committed locks (the environment cache key).
-pub fn shard_config(cfg: &RunConfig, shard: &Shard) -> anyhow::Result<String> {
-    let mut s = cfg.clone();
-    s.cloud = None;
-    s.output.gcs_results_uri = None;
-    s.output.output_dir = None;
-    s.data.gcs_uri = None;
-    s.data.remote_data_dir = None;
-    s.data.data_dir = None;
-    s.selection.libraries = Some(shard.libraries.clone());
-    s.selection.transforms = Some(shard.transforms.clone());
-    s.selection.transform_set = None;
-    s.execution.refresh_requirements = Some(false);
-    s.execution.resume = Some(false);
-    let head = format!(
-        "# Shard {} of a cloud run: `augbench run --config THIS --data-dir DATA --output OUT`.\n",
-        shard.index
-    );
-    Ok(head + &serde_saphyr::to_string(&s)?)
-}
-
-/// The Python environment groups the run's libraries need (sorted, no duplicates; the native
-/// group needs none).
-fn env_groups(cfg: &RunConfig) -> Vec<String> {
-    let m = Matrix::get();
-    let mode = cfg.selection.mode.unwrap_or(Mode::Micro);
-    let mut groups: Vec<String> = cfg
-        .selection
-        .libraries
-        .iter()
-        .flatten()
-        .filter_map(|l| m.library(l))
-        .map(|l| l.env_group_for(mode).to_string())
-        .filter(|g| augbench_env::group_assets(g).is_some())
-        .collect();
-    if cfg.selection.media == Some(augbench_core::Media::Video) {
-        groups.push(augbench_env::VIDEO_DECODE_GROUP.to_string());
-    }
-    groups.sort();
-    groups.dedup();
-    groups
-}
-
 /// The engine's part of the task script: the task index, the task's folders, the cache, and
 /// `store_get`/`store_put`/`store_put_dir` for its store.
-fn prelude(cfg: &RunConfig, c: &CloudConfig) -> (String, &'static str) {
-    if cfg.cloud_provider() == Some(CloudProvider::Slurm) {
+fn prelude(req: &Request) -> (String, &'static str) {
+    let c = &req.cloud;
+    if c.provider == Some(CloudProvider::Slurm) {
         let cache = c
             .node_cache_dir
             .as_ref()
@@ -189,7 +140,7 @@ fn prelude(cfg: &RunConfig, c: &CloudConfig) -> (String, &'static str) {
             .unwrap_or_else(|| "# the augbench cache: each node's default".to_string());
         return (SLURM_PRELUDE.replace("{{NODE_CACHE}}", &cache), "Slurm");
     }
-    let data_dir = cfg
+    let data_dir = req
         .data
         .remote_data_dir
         .clone()
@@ -199,22 +150,28 @@ fn prelude(cfg: &RunConfig, c: &CloudConfig) -> (String, &'static str) {
 }
 
 /// The task script: `templates/task.sh` with the engine's prelude and the run's values.
-pub fn task_script(cfg: &RunConfig, layout: &Layout, data_uri: &str, shards: usize) -> String {
-    let c = cfg.cloud.clone().unwrap_or_default();
+pub fn task_script(req: &Request, layout: &Layout, data_uri: &str) -> String {
+    let c = &req.cloud;
     let cache = match c.venv_cache {
         Some(false) => String::new(),
         _ => c.venv_cache_uri.clone().unwrap_or_default(),
     };
-    let (engine, engine_name) = prelude(cfg, &c);
+    let (engine, engine_name) = prelude(req);
+    let (command, output_flag) = match req.kind {
+        Kind::Run => ("run", "--output"),
+        Kind::Production => ("production", "--output-dir"),
+    };
     TASK_TEMPLATE
         .replace("{{ENGINE}}", engine.trim_end())
         .replace("{{ENGINE_NAME}}", engine_name)
         .replace("{{RUN_NAME}}", &layout.run_name)
         .replace("{{RUN_URI}}", &layout.run_uri)
         .replace("{{DATA_URI}}", data_uri)
-        .replace("{{ENV_GROUPS}}", &env_groups(cfg).join(" "))
+        .replace("{{ENV_GROUPS}}", &req.env_groups.join(" "))
+        .replace("{{COMMAND}}", command)
+        .replace("{{OUTPUT_FLAG}}", output_flag)
         .replace("{{VENV_CACHE_URI}}", &cache)
-        .replace("{{SHARD_COUNT}}", &shards.to_string())
+        .replace("{{SHARD_COUNT}}", &req.shards.len().to_string())
 }
 
 /// The Slurm array's `sbatch` options: `array` (every shard, at most `parallelism` at once) and
@@ -260,7 +217,7 @@ fn bootstrap(layout: &Layout) -> String {
 }
 
 /// The Batch job JSON (`gcloud batch jobs submit --config`).
-pub fn job_json(cfg: &RunConfig, c: &CloudConfig, layout: &Layout, tasks: u64) -> Value {
+pub fn job_json(label_text: &str, c: &CloudConfig, layout: &Layout, tasks: u64) -> Value {
     let spot = c.preemptible.unwrap_or(false);
     let mut task_spec = json!({
         "runnables": [{ "script": { "text": bootstrap(layout) } }],
@@ -304,7 +261,7 @@ pub fn job_json(cfg: &RunConfig, c: &CloudConfig, layout: &Layout, tasks: u64) -
         },
         "labels": {
             "augbench-run": label(&layout.run_name),
-            "augbench-scenario": label(cfg.selection.scenario.as_deref().unwrap_or_default()),
+            "augbench-scenario": label(label_text),
         },
         "logsPolicy": { "destination": "CLOUD_LOGGING" },
     })

@@ -17,6 +17,9 @@ pub struct CloudRun {
     /// The engine (records written before Slurm was added have none: Cloud Batch).
     #[serde(default = "batch")]
     pub provider: CloudProvider,
+    /// What the tasks run (records without it: `augbench run`).
+    #[serde(default)]
+    pub kind: crate::request::Kind,
     pub run_name: String,
     pub run_uri: String,
     pub data_uri: String,

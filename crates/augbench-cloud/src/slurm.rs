@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::Context;
-use augbench_core::{RunConfig, UsageError};
+use augbench_core::UsageError;
 use augbench_host::child;
 use serde_json::Value;
 
@@ -109,9 +109,8 @@ impl Engine for Slurm {
         augbench_core::policy::SLURM_POLL_SEC
     }
 
-    fn preflight(&self, cfg: &RunConfig) -> anyhow::Result<()> {
+    fn preflight(&self, c: &augbench_core::config::CloudConfig) -> anyhow::Result<()> {
         run("sbatch", &["--version"])?;
-        let c = cfg.cloud.clone().unwrap_or_default();
         if let Some(p) = &c.partition {
             check_partition(p)?;
         }

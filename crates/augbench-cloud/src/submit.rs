@@ -12,7 +12,7 @@ use augbench_core::{RunConfig, UsageError, naming};
 use augbench_host::fsutil::write_atomic;
 
 use crate::engine::{self, Engine};
-use crate::job::{self, Layout, Submission};
+use crate::job::{self, Layout, Request, Submission};
 use crate::record::{CloudRun, JobRecord};
 use crate::stage;
 
@@ -40,6 +40,13 @@ pub struct Prepared {
     pub staged: Option<stage::Staged>,
 }
 
+/// `production-<config hash>-<UTC time>` for a production request.
+pub fn production_run_name(req: &Request) -> String {
+    let hash = augbench_core::production::cell::sha256_hex(req.resolved_yaml.as_bytes());
+    let time = chrono::Utc::now().format("%Y%m%dt%H%M%S");
+    format!("production-{}-{time}", &hash[..12])
+}
+
 /// `<scenario>-<mode>-<config hash>-<UTC time>`.
 pub fn run_name(cfg: &RunConfig, cell_run_id: &str) -> String {
     let time = chrono::Utc::now().format("%Y%m%dt%H%M%S");
@@ -53,12 +60,11 @@ pub fn run_name(cfg: &RunConfig, cell_run_id: &str) -> String {
 }
 
 /// Stages the dataset when it is local and writes every file of the run under `<output>/cloud/`.
-pub fn prepare(cfg: &RunConfig, opts: &Options) -> anyhow::Result<Prepared> {
-    let out = augbench_core::naming::output_dir(cfg);
-    let cloud_dir = naming::cloud_dir(&out);
-    let layout = Layout::new(&store_root(cfg), &opts.run_name);
-    let slurm = cfg.cloud_provider() == Some(CloudProvider::Slurm);
-    let (data_uri, staged) = match (&cfg.data.data_dir, &cfg.data.gcs_uri) {
+pub fn prepare(req: &Request, opts: &Options) -> anyhow::Result<Prepared> {
+    let cloud_dir = naming::cloud_dir(&req.output);
+    let layout = Layout::new(&req.store_root, &opts.run_name);
+    let slurm = req.cloud.provider == Some(CloudProvider::Slurm);
+    let (data_uri, staged) = match (&req.data.data_dir, &req.data.gcs_uri) {
         (Some(dir), _) => {
             let staged = stage::stage(dir, &cloud_dir.join("data.tar"))?;
             (layout.staged_data(&staged.sha256), Some(staged))
@@ -68,22 +74,13 @@ pub fn prepare(cfg: &RunConfig, opts: &Options) -> anyhow::Result<Prepared> {
         (None, None) if slurm => (String::new(), None),
         (None, None) => anyhow::bail!("a cloud run needs `data.data_dir` or `data.gcs_uri`"),
     };
-    let submission = job::build(cfg, layout, &data_uri)?;
-    write_files(cfg, &submission, &cloud_dir, &opts.plan_yaml)?;
+    let submission = job::build(req, layout, &data_uri)?;
+    write_files(req, &submission, &cloud_dir, &opts.plan_yaml)?;
     Ok(Prepared {
         submission,
         cloud_dir,
         staged,
     })
-}
-
-/// The run's store root: `output.gcs_results_uri` (Batch) or `cloud.shared_dir` (Slurm).
-fn store_root(cfg: &RunConfig) -> String {
-    let shared = cfg.cloud.as_ref().and_then(|c| c.shared_dir.as_ref());
-    match (cfg.cloud_provider(), shared) {
-        (Some(CloudProvider::Slurm), Some(dir)) => dir.to_string_lossy().into_owned(),
-        _ => cfg.output.gcs_results_uri.clone().unwrap_or_default(),
-    }
 }
 
 /// An output folder follows one run: submitting a second into it would hide the first.
@@ -113,7 +110,7 @@ fn bundle_dir(cloud_dir: &Path) -> PathBuf {
 /// Job JSON per Batch job at `<cloud>/<job>.json`; the bundle (task script, shard configs,
 /// resolved config, plan) under `<cloud>/bundle/` exactly as it is uploaded.
 fn write_files(
-    cfg: &RunConfig,
+    req: &Request,
     sub: &Submission,
     cloud_dir: &Path,
     plan_yaml: &str,
@@ -129,7 +126,7 @@ fn write_files(
     write_atomic(&bundle.join("plan.yaml"), plan_yaml.as_bytes())?;
     write_atomic(
         &bundle.join(naming::RESOLVED_CONFIG_FILE),
-        cfg.to_yaml().as_bytes(),
+        req.resolved_yaml.as_bytes(),
     )?;
     for j in &sub.jobs {
         let json = serde_json::to_vec_pretty(&j.json).context("encoding the job JSON")?;
@@ -145,13 +142,13 @@ pub fn job_file(cloud_dir: &Path, job: &str) -> PathBuf {
 /// Checks the engine, uploads the dataset (unless already there), the binary and the bundle;
 /// then submits every job and writes the run record. A failed check or upload stops before
 /// anything is submitted.
-pub fn submit(cfg: &RunConfig, prepared: &Prepared, opts: &Options) -> anyhow::Result<CloudRun> {
+pub fn submit(req: &Request, prepared: &Prepared, opts: &Options) -> anyhow::Result<CloudRun> {
     let sub = &prepared.submission;
-    let out = augbench_core::naming::output_dir(cfg);
+    let out = req.output.clone();
     refuse_reuse(&out)?;
-    let provider = cfg.cloud_provider().unwrap_or(CloudProvider::Gcp);
+    let provider = req.cloud.provider.unwrap_or(CloudProvider::Gcp);
     let engine = engine::of(provider);
-    engine.preflight(cfg)?;
+    engine.preflight(&req.cloud)?;
     upload(engine.as_ref(), prepared, opts).context("uploading the run; nothing was submitted")?;
     let mut jobs = Vec::new();
     for j in &sub.jobs {
@@ -166,6 +163,7 @@ pub fn submit(cfg: &RunConfig, prepared: &Prepared, opts: &Options) -> anyhow::R
     let shown = out.display();
     let record = CloudRun {
         provider,
+        kind: req.kind,
         run_name: sub.layout.run_name.clone(),
         run_uri: sub.layout.run_uri.clone(),
         data_uri: sub.data_uri.clone(),

@@ -68,11 +68,11 @@ main() {
 
   step "run"
   status=0
-  "$AUGBENCH" run --config "$ROOT/shard.yaml" "${data_args[@]}" --output "$OUT" || status=$?
+  "$AUGBENCH" {{COMMAND}} --config "$ROOT/shard.yaml" "${data_args[@]}" {{OUTPUT_FLAG}} "$OUT" || status=$?
   step "upload: results and cells"
   store_put_dir "$OUT" "$TASK_URI/out"
   if [ "$status" -ne 0 ]; then
-    step "augbench run exited with $status: no DONE.json"
+    step "augbench {{COMMAND}} exited with $status: no DONE.json"
     exit "$status"
   fi
   printf '{"task": %s, "run": "%s", "finished_utc": "%s"}\n' \

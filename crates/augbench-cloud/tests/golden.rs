@@ -26,7 +26,7 @@ fn submission(name: &str) -> (RunConfig, job::Submission) {
     let cfg = paper(name);
     let layout = Layout::new(cfg.output.gcs_results_uri.as_deref().unwrap(), "golden-run");
     let data = cfg.data.gcs_uri.clone().unwrap();
-    let sub = job::build(&cfg, layout, &data).unwrap();
+    let sub = job::build(&job::Request::of_run(&cfg).unwrap(), layout, &data).unwrap();
     (cfg, sub)
 }
 
@@ -88,7 +88,7 @@ fn spot_retries_only_preemption() {
     let mut cfg = paper("gcp_rgb_micro");
     cfg.cloud.as_mut().unwrap().preemptible = Some(true);
     let layout = Layout::new("gs://b/r", "spot");
-    let sub = job::build(&cfg, layout, "gs://b/d.tar").unwrap();
+    let sub = job::build(&job::Request::of_run(&cfg).unwrap(), layout, "gs://b/d.tar").unwrap();
     let spec = &sub.jobs[0].json["taskGroups"][0]["taskSpec"];
     assert_eq!(
         sub.jobs[0].json["allocationPolicy"]["instances"][0]["policy"]["provisioningModel"],
@@ -115,7 +115,12 @@ fn slurm_job_spec_and_task_script() {
     let path = Path::new("slurm.yaml");
     let cfg = RunConfig::from_yaml(text, path).unwrap();
     let cfg = resolve::resolve(cfg, &Source::new(path, text)).unwrap_or_else(|e| panic!("{e}"));
-    let sub = job::build(&cfg, Layout::new("/shared/augbench", "golden-run"), "").unwrap();
+    let sub = job::build(
+        &job::Request::of_run(&cfg).unwrap(),
+        Layout::new("/shared/augbench", "golden-run"),
+        "",
+    )
+    .unwrap();
     assert_eq!(sub.jobs[0].shards.len(), 3);
     assert_eq!(sub.jobs[0].job.location, "cpu");
     insta::assert_json_snapshot!("slurm_job", sub.jobs[0].json);

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{CloudConfig, CloudProvider, RunConfig, Schedule};
+use crate::config::{CloudConfig, CloudProvider, DataConfig, OutputConfig, RunConfig, Schedule};
 use crate::plan;
 use crate::policy;
 use crate::selection::selected_transforms;
@@ -19,8 +19,13 @@ type Check = Result<(), ConfigError>;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shard {
     pub index: u64,
+    /// Libraries (production: implementations).
     pub libraries: Vec<String>,
+    /// Transforms (production: recipe ids).
     pub transforms: Vec<String>,
+    /// Production: the seed of the shard's cells.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seeds: Option<Vec<u64>>,
 }
 
 /// The Batch location: `region`, else the region of `zone` (`us-central1-a` → `us-central1`).
@@ -39,7 +44,14 @@ pub fn fill(cfg: &mut RunConfig) {
         .and_then(|c| c.shards)
         .unwrap_or_else(|| default_shards(cfg));
     let results = cfg.output.gcs_results_uri.clone();
-    let Some(c) = cfg.cloud.as_mut() else { return };
+    if let Some(c) = cfg.cloud.as_mut() {
+        fill_engine(c, shards, results);
+    }
+}
+
+/// The defaults every engine shares (`shards` resolved by the caller: a run's or a production
+/// config's), then the engine's own.
+pub fn fill_engine(c: &mut CloudConfig, shards: u64, results: Option<String>) {
     c.shards = Some(shards);
     c.parallelism.get_or_insert(shards);
     c.max_run_duration_sec
@@ -139,6 +151,7 @@ pub fn shards(cfg: &RunConfig) -> Vec<Shard> {
                 index,
                 libraries: vec![lib.clone()],
                 transforms: with_ceiling(transforms.clone()),
+                seeds: None,
             })
             .collect();
     }
@@ -155,12 +168,13 @@ pub fn shards(cfg: &RunConfig) -> Vec<Shard> {
             index,
             libraries: libraries.clone(),
             transforms: with_ceiling(slice),
+            seeds: None,
         })
         .collect()
 }
 
 /// `items` in `n` contiguous slices whose sizes differ by at most one (no empty slice).
-fn split(items: &[String], n: usize) -> Vec<Vec<String>> {
+pub(crate) fn split(items: &[String], n: usize) -> Vec<Vec<String>> {
     let n = n.clamp(1, items.len().max(1));
     let (base, extra) = (items.len() / n, items.len() % n);
     let mut out = Vec::with_capacity(n);
@@ -176,15 +190,10 @@ fn split(items: &[String], n: usize) -> Vec<Vec<String>> {
 /// The cloud rules on a resolved config.
 pub fn check(cfg: &RunConfig, src: &Source) -> Check {
     let Some(c) = &cfg.cloud else { return Ok(()) };
-    if c.provider == Some(CloudProvider::Slurm) {
-        slurm(cfg, c, src)?;
-    } else {
-        batch_only_keys(c, src)?;
-        uris(cfg, c, src)?;
-        location(c, src)?;
+    check_engine(c, &cfg.output, &cfg.data, src)?;
+    if c.provider != Some(CloudProvider::Slurm) {
         machine_shape(cfg, c, src)?;
     }
-    counts(c, src)?;
     shard_count(cfg, c, src)?;
     if cfg.selection.spec.is_some() {
         return Err(src.error(
@@ -195,6 +204,18 @@ pub fn check(cfg: &RunConfig, src: &Source) -> Check {
         ));
     }
     Ok(())
+}
+
+/// The rules of the engine a resolved cloud section names, for a run or a production config.
+pub fn check_engine(c: &CloudConfig, out: &OutputConfig, data: &DataConfig, src: &Source) -> Check {
+    if c.provider == Some(CloudProvider::Slurm) {
+        slurm(out, data, c, src)?;
+    } else {
+        batch_only_keys(c, src)?;
+        uris(out, data, c, src)?;
+        location(c, src)?;
+    }
+    counts(c, src)
 }
 
 /// Keys that only one engine reads, each with the engine that reads it.
@@ -238,7 +259,7 @@ fn batch_only_keys(c: &CloudConfig, src: &Source) -> Check {
 }
 
 /// The Slurm rules: an absolute shared folder, no Batch or GCS keys.
-fn slurm(cfg: &RunConfig, c: &CloudConfig, src: &Source) -> Check {
+fn slurm(out: &OutputConfig, data: &DataConfig, c: &CloudConfig, src: &Source) -> Check {
     if let Some(key) = keys_set(c, false).first() {
         return Err(src.error(
             &["cloud", key],
@@ -249,9 +270,9 @@ fn slurm(cfg: &RunConfig, c: &CloudConfig, src: &Source) -> Check {
     let gcs: [(&[&str], bool); 2] = [
         (
             &["output", "gcs_results_uri"],
-            cfg.output.gcs_results_uri.is_some(),
+            out.gcs_results_uri.is_some(),
         ),
-        (&["data", "gcs_uri"], cfg.data.gcs_uri.is_some()),
+        (&["data", "gcs_uri"], data.gcs_uri.is_some()),
     ];
     if let Some((key, _)) = gcs.iter().find(|(_, on)| *on) {
         return Err(src.error(
@@ -280,8 +301,8 @@ fn gs(uri: &str) -> bool {
         .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'))
 }
 
-fn uris(cfg: &RunConfig, c: &CloudConfig, src: &Source) -> Check {
-    let Some(results) = &cfg.output.gcs_results_uri else {
+fn uris(out: &OutputConfig, data: &DataConfig, c: &CloudConfig, src: &Source) -> Check {
+    let Some(results) = &out.gcs_results_uri else {
         return Err(src.error(
             &["cloud"],
             "cloud runs need `output.gcs_results_uri`".into(),
@@ -290,7 +311,7 @@ fn uris(cfg: &RunConfig, c: &CloudConfig, src: &Source) -> Check {
     };
     let checks: [(&[&str], Option<&String>); 3] = [
         (&["output", "gcs_results_uri"], Some(results)),
-        (&["data", "gcs_uri"], cfg.data.gcs_uri.as_ref()),
+        (&["data", "gcs_uri"], data.gcs_uri.as_ref()),
         (&["cloud", "venv_cache_uri"], c.venv_cache_uri.as_ref()),
     ];
     for (key, uri) in checks {
@@ -305,7 +326,7 @@ fn uris(cfg: &RunConfig, c: &CloudConfig, src: &Source) -> Check {
             ));
         }
     }
-    if cfg.data.data_dir.is_none() && cfg.data.gcs_uri.is_none() {
+    if data.data_dir.is_none() && data.gcs_uri.is_none() {
         return Err(src.error(
             &["cloud"],
             "cloud runs need a dataset: `data.data_dir` (staged and uploaded) or `data.gcs_uri`".into(),

@@ -343,3 +343,95 @@ fn mistakes_are_refused_before_anything_is_submitted() {
         .code(2)
         .stderr(contains("already follows run earlier"));
 }
+
+/// The cell files under a production output folder's runs, by path relative to it.
+fn cell_files(out: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![out.join("runs")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.components().any(|c| c.as_os_str() == "cells") {
+                found.push(p.strip_prefix(out).unwrap().display().to_string());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn a_production_config_in_four_shards_merges_into_the_local_run() {
+    let _one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let Some(cluster) = Cluster::start(&root.join("cluster")) else {
+        return;
+    };
+    let body = "version: 1\nproduction:\n  implementations: [image_cpu, fast_image_resize_cpu]\n  \
+                recipes: [Resize, HorizontalFlip, Pad, Invert]\n  seeds: [137, 138]\n  batch_size: 4\n  \
+                warmup_batches: 1\n  measured_batches: 3\n  workers: 1\ndata:\n  num_items: 12\n";
+    let slurm = format!(
+        "{body}output:\n  output_dir: {}\ncloud:\n  provider: slurm\n  shared_dir: {}\n  shards: 4\n",
+        root.join("out").display(),
+        root.join("shared").display()
+    );
+    let local = format!(
+        "{body}output:\n  output_dir: {}\n",
+        root.join("local").display()
+    );
+    std::fs::write(root.join("slurm.yaml"), slurm).unwrap();
+    std::fs::write(root.join("local.yaml"), local).unwrap();
+    let augbench = || {
+        let mut c = Command::cargo_bin("augbench").unwrap();
+        c.env("SLURM_CONF", &cluster.conf)
+            .env("AUGBENCH_CACHE", root.join("cache"));
+        c
+    };
+    augbench()
+        .args(["production", "--remote-attached", "--config"])
+        .arg(root.join("slurm.yaml"))
+        .timeout(Duration::from_secs(300))
+        .assert()
+        .success()
+        .stderr(contains("with 4 tasks"))
+        .stdout(contains("tasks merged: 0, 1, 2, 3"))
+        .stdout(contains("16 cells"));
+    augbench()
+        .args(["production", "--config"])
+        .arg(root.join("local.yaml"))
+        .assert()
+        .success();
+    let merged = cell_files(&root.join("out"));
+    assert_eq!(merged.len(), 16, "2 implementations × 4 recipes × 2 seeds");
+    assert_eq!(
+        merged,
+        cell_files(&root.join("local")),
+        "the same run id and cells as here"
+    );
+    assert!(root.join("out/latest.json").is_file());
+    // A cell of another run in a shard's folder is named and skipped; the others stay.
+    let run = std::fs::read_dir(root.join("shared"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("tasks").is_dir())
+        .unwrap();
+    let task = run.join("tasks/0/out");
+    let cells = task.join(cell_files(&task).first().unwrap());
+    let mut cell: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&cells).unwrap()).unwrap();
+    cell["id"]["run_id"] = "0123456789abcdef".into();
+    let stray = cells.with_file_name("seed-999.json");
+    std::fs::write(&stray, serde_json::to_vec(&cell).unwrap()).unwrap();
+    augbench()
+        .args(["cloud", "fetch", "--output"])
+        .arg(root.join("out"))
+        .assert()
+        .success()
+        .stderr(contains(
+            "seed-999.json: it belongs to run 0123456789abcdef",
+        ));
+    assert_eq!(cell_files(&root.join("out")), merged);
+}

@@ -49,6 +49,10 @@ pub struct ProductionConfig {
     pub data: DataConfig,
     #[serde(default)]
     pub output: OutputConfig,
+    /// Send the cells to Google Cloud Batch or Slurm, in shards (docs/cluster.md, "Production
+    /// cells"); the same section as a run config's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cloud: Option<crate::config::CloudConfig>,
 }
 
 /// What to measure; every field left out takes the catalog's value.
@@ -220,6 +224,22 @@ pub fn resolve(
         .into());
     }
     let settings = settings(p, &catalog, &err)?;
+    let mut config = config;
+    if config.cloud.is_some() && config.production.catalog.is_some() {
+        return Err(err(
+            "catalog",
+            "a catalog file is not sent with a run on another engine".into(),
+            "use the embedded catalog (remove `catalog:`), or run this config here".into(),
+        )
+        .into());
+    }
+    if let Some(c) = config.cloud.as_mut() {
+        let blocks = shard_blocks(c.shards, seeds.len(), recipes.len());
+        let results = config.output.gcs_results_uri.clone();
+        crate::cloud::fill_engine(c, blocks * seeds.len() as u64, results);
+        let src = crate::Source::new(file, text);
+        crate::cloud::check_engine(c, &config.output, &config.data, &src)?;
+    }
     Ok(Production {
         config,
         catalog,
@@ -228,6 +248,55 @@ pub fn resolve(
         recipes,
         seeds,
         settings,
+    })
+}
+
+/// Recipe blocks per seed for `shards` asked (absent: one block, so one shard per seed).
+fn shard_blocks(shards: Option<u64>, seeds: usize, recipes: usize) -> u64 {
+    let asked = shards.unwrap_or(seeds as u64).max(1);
+    asked
+        .div_ceil(seeds.max(1) as u64)
+        .clamp(1, recipes.max(1) as u64)
+}
+
+/// A production config's shards: (recipe block, seed), every implementation in each, so every
+/// ratio between implementations is measured on one machine, and a shard's cells share the
+/// run id of the whole (its inputs do not depend on which recipes or seeds it measures).
+pub fn shards(p: &Production) -> Vec<crate::cloud::Shard> {
+    let recipes: Vec<String> = p.recipes.iter().map(|r| r.id.clone()).collect();
+    // The resolved `shards` is blocks × seeds (`resolve`).
+    let seeds = p.seeds.len().max(1) as u64;
+    let resolved = p
+        .config
+        .cloud
+        .as_ref()
+        .and_then(|c| c.shards)
+        .unwrap_or(seeds);
+    let blocks = (resolved / seeds).max(1);
+    let implementations: Vec<String> = p.implementations.iter().map(|i| i.name.clone()).collect();
+    let mut out = Vec::new();
+    for &seed in &p.seeds {
+        for block in crate::cloud::split(&recipes, blocks as usize) {
+            out.push(crate::cloud::Shard {
+                index: out.len() as u64,
+                libraries: implementations.clone(),
+                transforms: block,
+                seeds: Some(vec![seed]),
+            });
+        }
+    }
+    out
+}
+
+/// The cells a run asks for, as its record keeps them (`run.json`, `latest.json`): what the
+/// tables count as planned.
+pub fn planned_settings(p: &Production) -> serde_json::Value {
+    serde_json::json!({
+        "implementations": p.implementations.iter().map(|i| &i.name).collect::<Vec<_>>(),
+        "recipes": p.recipes.iter().map(|r| &r.id).collect::<Vec<_>>(),
+        "rows": p.recipes.iter().map(|r| &r.row).collect::<Vec<_>>(),
+        "seeds": p.seeds,
+        "cell": p.settings,
     })
 }
 

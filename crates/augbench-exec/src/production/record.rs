@@ -33,13 +33,7 @@ pub fn open(
     let record = RunRecord {
         run_id: run_id.to_string(),
         inputs: inputs.clone(),
-        settings: serde_json::json!({
-            "implementations": p.implementations.iter().map(|i| &i.name).collect::<Vec<_>>(),
-            "recipes": p.recipes.iter().map(|r| &r.id).collect::<Vec<_>>(),
-            "rows": p.recipes.iter().map(|r| &r.row).collect::<Vec<_>>(),
-            "seeds": p.seeds,
-            "cell": p.settings,
-        }),
+        settings: augbench_core::production::planned_settings(p),
         machine: serde_json::to_value(augbench_host::machine::card()).unwrap_or_default(),
     };
     let bytes = serde_json::to_vec_pretty(&record)?;

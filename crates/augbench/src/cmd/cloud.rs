@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use augbench_cloud::fetch::{self, FetchReport};
 use augbench_cloud::follow;
 use augbench_cloud::record::CloudRun;
+use augbench_cloud::request::{Kind, Request};
 use augbench_cloud::submit::{self, Options};
 use augbench_core::config::CloudProvider;
 use augbench_core::results::ResultFile;
@@ -71,6 +72,23 @@ pub fn run(cmd: CloudCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The merged production run's tables, written where a local run writes them.
+fn production_summary(out: &Path) -> anyhow::Result<()> {
+    use augbench_report::production as tables;
+    let run = tables::latest(out)?;
+    let md = tables::markdown(&run.cells, &run.planned);
+    let dir = augbench_core::production::run_dir(out, &run.run_id);
+    let path = dir.join(augbench_core::production::SUMMARY_FILE);
+    augbench_host::fsutil::write_atomic(&path, md.as_bytes())?;
+    println!(
+        "production run {}: {} cells; tables in {}",
+        run.run_id,
+        run.cells.len(),
+        path.display()
+    );
+    Ok(())
 }
 
 fn engine_name(p: CloudProvider) -> &'static str {
@@ -160,6 +178,9 @@ fn status(out: &Path) -> anyhow::Result<ExitCode> {
 fn fetch_and_show(out: &Path, record: &CloudRun) -> anyhow::Result<(ExitCode, FetchReport)> {
     let report = fetch::fetch(out, record)?;
     show_fetch(out, &report);
+    if record.kind == Kind::Production && !report.merged.is_empty() {
+        production_summary(out)?;
+    }
     let code = if report.missing.is_empty() {
         ExitCode::SUCCESS
     } else {
@@ -183,6 +204,9 @@ fn show_fetch(out: &Path, r: &FetchReport) {
         r.cells_appended,
         r.cells_replaced
     );
+    for s in &r.skipped {
+        eprintln!("skipped: {s}");
+    }
     for m in &r.missing {
         eprintln!(
             "task {} not merged: {}; its log ends with:",
@@ -196,9 +220,6 @@ fn show_fetch(out: &Path, r: &FetchReport) {
 
 /// `augbench run` on a config with a `cloud:` section.
 pub fn run_config(cfg: &RunConfig, dry_run: bool, attached: bool) -> anyhow::Result<ExitCode> {
-    let c = cfg.cloud.clone().unwrap_or_default();
-    let dry_run = dry_run || c.dry_run.unwrap_or(false);
-    let attached = attached || c.attached.unwrap_or(false);
     let plan = augbench_core::plan::build(cfg);
     let cell_run_id = augbench_exec::cells_log::run_id(cfg);
     let opts = Options {
@@ -208,37 +229,69 @@ pub fn run_config(cfg: &RunConfig, dry_run: bool, attached: bool) -> anyhow::Res
         cell_run_id,
         plan_yaml: plan.to_yaml(),
     };
-    let prepared = submit::prepare(cfg, &opts)?;
+    let code = send(&Request::of_run(cfg)?, opts, dry_run, attached)?;
+    if code.is_some() {
+        print_table(cfg, &plan);
+    }
+    Ok(code.unwrap_or(ExitCode::SUCCESS))
+}
+
+/// `augbench production` on a config with a `cloud:` section: (recipe block, seed) shards.
+pub fn production_config(
+    p: &augbench_core::production::Production,
+    dry_run: bool,
+    attached: bool,
+) -> anyhow::Result<ExitCode> {
+    let req = Request::of_production(p)?;
+    let opts = Options {
+        dry_run,
+        binary: std::env::current_exe()?,
+        run_name: submit::production_run_name(&req),
+        cell_run_id: String::new(),
+        plan_yaml: String::new(),
+    };
+    Ok(send(&req, opts, dry_run, attached)?.unwrap_or(ExitCode::SUCCESS))
+}
+
+/// Prepares and (unless a dry run) submits a request; attached, waits and fetches, returning
+/// the fetch's exit code.
+fn send(
+    req: &Request,
+    opts: Options,
+    dry_run: bool,
+    attached: bool,
+) -> anyhow::Result<Option<ExitCode>> {
+    let dry_run = dry_run || req.cloud.dry_run.unwrap_or(false);
+    let attached = attached || req.cloud.attached.unwrap_or(false);
+    let prepared = submit::prepare(req, &opts)?;
     for j in &prepared.submission.jobs {
-        eprintln!("{}", announce(cfg, &opts.run_name, j));
+        eprintln!("{}", announce(req, &opts.run_name, j));
     }
     let cloud_dir = prepared.cloud_dir.display();
     if dry_run {
         println!(
             "dry run: job spec, task script, shard configs and plan are in {cloud_dir}; nothing was uploaded or submitted"
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(None);
     }
-    let record = submit::submit(cfg, &prepared, &opts)?;
-    let out = augbench_core::naming::output_dir(cfg);
+    let record = submit::submit(req, &prepared, &opts)?;
     println!("submitted {} to {}", record.run_name, record.run_uri);
     if !attached {
         for f in &record.follow {
             println!("  {f}");
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(None);
     }
     follow::wait(&record)?;
-    let (code, _) = fetch_and_show(&out, &record)?;
-    print_table(cfg, &plan);
-    Ok(code)
+    let (code, _) = fetch_and_show(&req.output, &record)?;
+    Ok(Some(code))
 }
 
 /// One line naming what a job will run where.
-fn announce(cfg: &RunConfig, run_name: &str, j: &augbench_cloud::job::JobSpec) -> String {
-    let c = cfg.cloud.clone().unwrap_or_default();
+fn announce(req: &Request, run_name: &str, j: &augbench_cloud::job::JobSpec) -> String {
+    let c = &req.cloud;
     let tasks = j.shards.len();
-    if cfg.cloud_provider() == Some(CloudProvider::Slurm) {
+    if c.provider == Some(CloudProvider::Slurm) {
         let partition = c.partition.as_deref().unwrap_or("the default partition");
         return format!(
             "run {run_name}: Slurm array job {} with {tasks} tasks, one node each (--exclusive), on {partition}",

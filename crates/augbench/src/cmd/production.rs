@@ -26,9 +26,19 @@ pub struct Args {
     /// Write under this folder instead of the config's `output.output_dir`.
     #[arg(long)]
     pub output_dir: Option<PathBuf>,
+    /// Read the images from this folder instead of the config's `data.data_dir`.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
     /// Use each environment's lock as it is, without resolving its requirements again.
     #[arg(long)]
     pub no_refresh_requirements: bool,
+    /// Configs with a `cloud:` section: write the job spec, task script and shard configs into
+    /// the output folder, and call nothing.
+    #[arg(long)]
+    pub remote_dry_run: bool,
+    /// Configs with a `cloud:` section: wait for the job, then fetch and merge its cells.
+    #[arg(long, conflicts_with = "remote_dry_run")]
+    pub remote_attached: bool,
     /// Print what the config would measure (cells, worker starts, a time estimate from the
     /// output folder's latest run) and measure nothing.
     #[arg(long)]
@@ -42,6 +52,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if let Some(dir) = args.output_dir {
         p.config.output.output_dir = Some(dir);
+    }
+    if let Some(dir) = args.data_dir {
+        p.config.data.data_dir = Some(dir);
+    }
+    if p.config.cloud.is_some() && !args.plan {
+        return super::cloud::production_config(&p, args.remote_dry_run, args.remote_attached);
+    }
+    if args.remote_dry_run || args.remote_attached {
+        return Err(augbench_core::UsageError::new(
+            format!("{} has no `cloud:` section, so there is no run to submit", args.config.display()),
+            "add a `cloud:` section (docs/cluster.md), or drop --remote-dry-run/--remote-attached to run here",
+        )
+        .into());
     }
     if args.plan {
         print!(
