@@ -6,11 +6,11 @@ use std::path::Path;
 
 use augbench_core::UsageError;
 
-use crate::engine::{Engine, TaskStatus};
+use crate::engine::Engine;
 use crate::gcloud;
-use crate::job::{JobRef, JobSpec};
+use crate::job::{JobRef, JobSpec, job_file};
 use crate::store::Store;
-use crate::submit::job_file;
+use crate::task::TaskStatus;
 
 pub struct Batch;
 

@@ -5,35 +5,9 @@
 
 use std::path::Path;
 
-use augbench_core::config::CloudProvider;
-use serde::Deserialize;
-
 use crate::job::{JobRef, JobSpec};
 use crate::store::Store;
-
-/// One task as its engine reports it, in Batch's words (`PENDING`, `RUNNING`, `SUCCEEDED`,
-/// `FAILED`, …), so status, waiting and fetch read both engines alike.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct TaskStatus {
-    pub index: u64,
-    pub state: String,
-    /// What the engine says happened, oldest first (exit codes, preemptions, Slurm's own state).
-    pub events: Vec<String>,
-}
-
-impl TaskStatus {
-    pub fn finished(&self) -> bool {
-        matches!(self.state.as_str(), "SUCCEEDED" | "FAILED")
-    }
-
-    /// Whether any attempt of the task ended in a Spot preemption (or a Slurm preemption).
-    pub fn preempted(&self) -> bool {
-        let code = crate::job::PREEMPTED_EXIT_CODE.to_string();
-        self.events
-            .iter()
-            .any(|e| e.contains(&code) || e.to_ascii_lowercase().contains("preempt"))
-    }
-}
+use crate::task::TaskStatus;
 
 /// What differs between the engines.
 pub trait Engine {
@@ -52,12 +26,4 @@ pub trait Engine {
     fn cancel(&self, job: &JobRef) -> anyhow::Result<()>;
     /// Submits only these tasks of a job again, as a new job.
     fn resubmit(&self, job: &JobRef, indices: &[u64], cloud_dir: &Path) -> anyhow::Result<JobRef>;
-}
-
-/// The engine of a provider.
-pub fn of(provider: CloudProvider) -> Box<dyn Engine> {
-    match provider {
-        CloudProvider::Gcp => Box::new(crate::batch::Batch),
-        CloudProvider::Slurm => Box::new(crate::slurm::Slurm),
-    }
 }

@@ -9,8 +9,8 @@ use augbench_core::policy;
 use augbench_host::child::last_lines;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::engine::TaskStatus;
 use crate::record::CloudRun;
+use crate::task::TaskStatus;
 
 /// A job's state and its tasks' states.
 #[derive(Debug, Clone)]

@@ -9,8 +9,8 @@ use std::process::Command;
 use augbench_host::child;
 use serde_json::Value;
 
-use crate::engine::TaskStatus;
 use crate::job::JobRef;
+use crate::task::TaskStatus;
 
 /// Lines of gcloud's stderr kept in an error.
 const ERROR_TAIL_LINES: usize = 12;

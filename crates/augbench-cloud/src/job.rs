@@ -14,9 +14,7 @@ use serde_json::{Value, json};
 const TASK_TEMPLATE: &str = include_str!("../templates/task.sh");
 const BATCH_PRELUDE: &str = include_str!("../templates/batch.sh");
 const SLURM_PRELUDE: &str = include_str!("../templates/slurm.sh");
-/// Batch's exit code for a task whose Spot VM was preempted (Batch troubleshooting, reserved
-/// exit codes); the only failure a cloud run retries.
-pub const PREEMPTED_EXIT_CODE: i64 = 50001;
+pub use crate::task::PREEMPTED_EXIT_CODE;
 
 /// Where one run lives in its store: under `output.gcs_results_uri` (Batch) or
 /// `cloud.shared_dir` (Slurm).
@@ -81,6 +79,11 @@ pub struct Submission {
     /// (task index, config YAML) of each shard.
     pub shard_configs: Vec<(u64, String)>,
     pub jobs: Vec<JobSpec>,
+}
+
+/// Where a job's spec is written under the run's `<output>/cloud/` folder.
+pub fn job_file(cloud_dir: &std::path::Path, job: &str) -> std::path::PathBuf {
+    cloud_dir.join(format!("{job}.json"))
 }
 
 /// A valid Batch job name from a run name: `augbench-<run>`, cut to 63 characters.

@@ -8,10 +8,12 @@
 
 pub mod batch;
 pub mod engine;
+pub mod engines;
 pub mod fetch;
 pub mod follow;
 pub mod gcloud;
 pub mod job;
+pub mod merge;
 pub mod production_merge;
 pub mod record;
 pub mod request;
@@ -19,3 +21,4 @@ pub mod slurm;
 pub mod stage;
 pub mod store;
 pub mod submit;
+pub mod task;

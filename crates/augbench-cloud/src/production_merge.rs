@@ -6,7 +6,7 @@
 //! is named with the inputs that differ and skipped, as is a cell file that fails validation.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
 use augbench_core::production::cell::read_valid;
@@ -14,9 +14,9 @@ use augbench_core::production::{LATEST_FILE, Production, RECORD_FILE, planned_se
 use augbench_host::fsutil::write_atomic;
 use serde_json::Value;
 
-use crate::engine::TaskStatus;
-use crate::fetch::{FetchReport, classify, task_dir, write_if_changed};
+use crate::merge::{FetchReport, classify, task_dir, write_if_changed};
 use crate::record::CloudRun;
+use crate::task::TaskStatus;
 
 /// Merges the fetched production shards under `<out>/cloud/tasks/` into `out`.
 pub fn merge(
@@ -90,7 +90,11 @@ fn changed(a: &Value, b: &Value) -> String {
 /// Every valid cell file of run `id` under `from` to the same place under `to`; a file already
 /// there is kept as it is.
 fn copy_cells(from: &Path, to: &Path, id: &str, report: &mut FetchReport) -> anyhow::Result<()> {
-    for path in files(&from.join("cells")) {
+    let cells = augbench_host::fsutil::files_under(&from.join("cells"));
+    for path in cells
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+    {
         let rel = path.strip_prefix(from)?.to_path_buf();
         let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
         if let Err(why) = read_valid(&bytes, id) {
@@ -107,21 +111,4 @@ fn copy_cells(from: &Path, to: &Path, id: &str, report: &mut FetchReport) -> any
         report.cells_appended += 1;
     }
     Ok(())
-}
-
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "json") {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    found
 }

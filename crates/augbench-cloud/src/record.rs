@@ -78,6 +78,6 @@ impl CloudRun {
     }
 
     pub fn engine(&self) -> Box<dyn crate::engine::Engine> {
-        crate::engine::of(self.provider)
+        crate::engines::of(self.provider)
     }
 }

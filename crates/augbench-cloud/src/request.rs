@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use augbench_core::cloud::{self, Shard};
-use augbench_core::config::{CloudConfig, DataConfig, RunConfig};
+use augbench_core::config::{CloudConfig, DataConfig, OutputConfig, RunConfig};
 use augbench_core::production::Production;
 use augbench_core::{Matrix, Mode, naming};
 use serde::{Deserialize, Serialize};
@@ -131,16 +131,21 @@ impl Request {
     }
 }
 
+/// A shard's config names no place: the task passes its own data folder and output folder.
+fn local_only(out: &mut OutputConfig, data: &mut DataConfig) {
+    out.gcs_results_uri = None;
+    out.output_dir = None;
+    data.gcs_uri = None;
+    data.remote_data_dir = None;
+    data.data_dir = None;
+}
+
 /// The config one task runs: the resolved config without its cloud parts, narrowed to the
 /// shard's libraries and transforms, with the committed locks (the environment cache key).
 fn run_shard_config(cfg: &RunConfig, shard: &Shard) -> anyhow::Result<String> {
     let mut s = cfg.clone();
     s.cloud = None;
-    s.output.gcs_results_uri = None;
-    s.output.output_dir = None;
-    s.data.gcs_uri = None;
-    s.data.remote_data_dir = None;
-    s.data.data_dir = None;
+    local_only(&mut s.output, &mut s.data);
     s.selection.libraries = Some(shard.libraries.clone());
     s.selection.transforms = Some(shard.transforms.clone());
     s.selection.transform_set = None;
@@ -157,11 +162,7 @@ fn run_shard_config(cfg: &RunConfig, shard: &Shard) -> anyhow::Result<String> {
 fn production_shard_config(p: &Production, shard: &Shard) -> anyhow::Result<String> {
     let mut s = p.config.clone();
     s.cloud = None;
-    s.output.gcs_results_uri = None;
-    s.output.output_dir = None;
-    s.data.gcs_uri = None;
-    s.data.remote_data_dir = None;
-    s.data.data_dir = None;
+    local_only(&mut s.output, &mut s.data);
     s.production.recipes = Some(shard.transforms.clone());
     s.production.seeds = shard.seeds.clone();
     let head = format!(

@@ -11,10 +11,10 @@ use augbench_core::UsageError;
 use augbench_host::child;
 use serde_json::Value;
 
-use crate::engine::{Engine, TaskStatus};
-use crate::job::{JobRef, JobSpec};
+use crate::engine::Engine;
+use crate::job::{JobRef, JobSpec, job_file};
 use crate::store::Store;
-use crate::submit::job_file;
+use crate::task::TaskStatus;
 
 /// Lines of a Slurm tool's stderr kept in an error.
 const ERROR_TAIL_LINES: usize = 12;

@@ -11,8 +11,9 @@ use augbench_core::config::CloudProvider;
 use augbench_core::{RunConfig, UsageError, naming};
 use augbench_host::fsutil::write_atomic;
 
-use crate::engine::{self, Engine};
-use crate::job::{self, Layout, Request, Submission};
+use crate::engine::Engine;
+use crate::engines;
+use crate::job::{self, Layout, Request, Submission, job_file};
 use crate::record::{CloudRun, JobRecord};
 use crate::stage;
 
@@ -135,10 +136,6 @@ fn write_files(
     Ok(())
 }
 
-pub fn job_file(cloud_dir: &Path, job: &str) -> PathBuf {
-    cloud_dir.join(format!("{job}.json"))
-}
-
 /// Checks the engine, uploads the dataset (unless already there), the binary and the bundle;
 /// then submits every job and writes the run record. A failed check or upload stops before
 /// anything is submitted.
@@ -147,7 +144,7 @@ pub fn submit(req: &Request, prepared: &Prepared, opts: &Options) -> anyhow::Res
     let out = req.output.clone();
     refuse_reuse(&out)?;
     let provider = req.cloud.provider.unwrap_or(CloudProvider::Gcp);
-    let engine = engine::of(provider);
+    let engine = engines::of(provider);
     engine.preflight(&req.cloud)?;
     upload(engine.as_ref(), prepared, opts).context("uploading the run; nothing was submitted")?;
     let mut jobs = Vec::new();

@@ -183,6 +183,24 @@ fn temp_name(name: &str) -> String {
 /// `tmp-<pid>-<n>`, unique to each call within this process: the process id alone is shared by
 /// its threads (tests build one environment or dataset from several at once), and one thread's
 /// fresh start would wipe another's work in progress.
+/// Every file below `dir` (a missing or unreadable folder holds none), sorted.
+pub fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 pub fn temp_suffix() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);

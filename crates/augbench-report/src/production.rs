@@ -514,7 +514,7 @@ pub fn latest(out: &Path) -> anyhow::Result<LatestRun> {
         planned: Planned::default(),
         unreadable: Vec::new(),
     };
-    for path in files(&dir.join("cells")) {
+    for path in augbench_host::fsutil::files_under(&dir.join("cells")) {
         let read = std::fs::read(&path).map_err(|e| e.to_string());
         match read.and_then(|b| augbench_core::production::cell::read_valid(&b, &run.run_id)) {
             Ok(c) => run.cells.push(c),
@@ -535,24 +535,6 @@ pub fn latest(out: &Path) -> anyhow::Result<LatestRun> {
     });
     run.planned = Planned::from_record(&order, &run.cells);
     Ok(run)
-}
-
-/// Every file below `dir`, sorted.
-fn files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    found
 }
 
 /// One figure of every (recipe, implementation) entry as a heatmap's grid: a pair without the
