@@ -105,16 +105,10 @@ impl Request {
             .iter()
             .map(|s| Ok((s.index, production_shard_config(p, s)?)))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        let native: Vec<&str> = p
-            .implementations
-            .iter()
-            .filter(|i| i.native)
-            .map(|i| i.name.as_str())
-            .collect();
         let libraries = p
             .implementations
             .iter()
-            .filter(|i| !native.contains(&i.name.as_str()))
+            .filter(|i| !i.native)
             .map(|i| i.library.clone());
         Ok(Request {
             kind: Kind::Production,

@@ -70,7 +70,12 @@ impl Store {
 
 fn copy_file(src: &Path, dst: &Path) -> anyhow::Result<()> {
     let bytes = std::fs::read(src).with_context(|| format!("reading {}", src.display()))?;
-    write_atomic(dst, &bytes)?;
+    write_with_mode(src, dst, &bytes)
+}
+
+/// Writes `bytes` (read from `src`) to `dst` atomically, with `src`'s mode.
+fn write_with_mode(src: &Path, dst: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_atomic(dst, bytes)?;
     let mode = std::fs::metadata(src)?.permissions();
     std::fs::set_permissions(dst, mode)
         .with_context(|| format!("setting the mode of {}", dst.display()))
@@ -84,8 +89,11 @@ fn copy_tree(src: &Path, dst: &Path) -> anyhow::Result<()> {
         let (from, to) = (entry.path(), dst.join(entry.file_name()));
         if from.is_dir() {
             copy_tree(&from, &to)?;
-        } else if std::fs::read(&to).ok() != std::fs::read(&from).ok() {
-            copy_file(&from, &to)?;
+            continue;
+        }
+        let bytes = std::fs::read(&from).with_context(|| format!("reading {}", from.display()))?;
+        if std::fs::read(&to).ok().as_deref() != Some(bytes.as_slice()) {
+            write_with_mode(&from, &to, &bytes)?;
         }
     }
     Ok(())
