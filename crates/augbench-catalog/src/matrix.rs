@@ -153,6 +153,10 @@ pub struct LibraryInfo {
     /// Scenarios the library is kept out of, each with why (said when a config names it there).
     #[serde(default)]
     pub refuses: std::collections::BTreeMap<String, String>,
+    /// Moves masks, boxes and keypoints with the image through its own API (target rows,
+    /// `selection.targets`); a library without it gets no target rows, and the plan says so.
+    #[serde(default)]
+    pub targets: bool,
 }
 
 impl LibraryInfo {

@@ -147,6 +147,10 @@ pub struct Selection {
     /// A/B: the label of the variant the others are compared against (default: the first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<String>,
+    /// Detection and segmentation: the target sets measured with the image, each beside the
+    /// image-only rows (`targets::TargetSet`, docs/targets.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<Vec<crate::targets::TargetSet>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -160,6 +164,23 @@ pub struct DataConfig {
     pub clip_length: Option<u64>,
     /// Seed of the built-in synthetic dataset (used when `data_dir` is absent).
     pub synthetic_seed: Option<u64>,
+    /// Target rows over a `data_dir`: its COCO annotations file (a relative path is read in
+    /// `data_dir`). Without it, target rows use the built-in annotated synthetic dataset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<PathBuf>,
+    /// What a bad annotation does: refuse the run (exit 2) or skip it, counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotation_errors: Option<AnnotationErrors>,
+}
+
+/// What a bad COCO annotation does (`data.annotation_errors`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnnotationErrors {
+    /// The first bad annotation stops the run with its file, id and what is wrong (exit 2).
+    Refuse,
+    /// A bad annotation is skipped, counted and named in the run's record.
+    Skip,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -9,6 +9,8 @@ use augbench_catalog::matrix::{Device, Mode};
 
 pub const RESOLVED_CONFIG_FILE: &str = "resolved_config.yaml";
 pub const CELLS_FILE: &str = "cells.parquet";
+/// The targets file of a run with `selection.targets`, in its output folder.
+pub const TARGETS_FILE: &str = "targets.json";
 /// The equivalence check of a run with `execution.check_equivalence` on, in its output folder.
 pub const EQUIVALENCE_FILE: &str = "equivalence.json";
 /// Held by the one `augbench run` writing into an output folder.
@@ -92,6 +94,11 @@ pub fn resolved_config(out: &Path) -> PathBuf {
 
 pub fn cells_log(out: &Path) -> PathBuf {
     out.join(CELLS_FILE)
+}
+
+/// `<out>/targets.json`: the targets the workers of a run with `selection.targets` load.
+pub fn targets_file(out: &Path) -> PathBuf {
+    out.join(TARGETS_FILE)
 }
 
 pub fn run_lock(out: &Path) -> PathBuf {

@@ -12,6 +12,7 @@ use crate::memory::{self, MemoryEstimate};
 use crate::naming::{self, JobKey, output_dir};
 use crate::policy;
 use crate::selection::selected_transforms;
+use crate::targets::{self, TargetSet};
 use crate::variant::Variant;
 use augbench_catalog::matrix::{Backend, Device, Matrix, Media, Mode};
 
@@ -31,6 +32,9 @@ pub struct Job {
     pub device: Device,
     pub output_file: PathBuf,
     pub transforms: Vec<String>,
+    /// Target rows: the targets moved with the image (`None`: image-only rows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub targets: Option<TargetSet>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -43,6 +47,8 @@ pub struct Plan {
     /// Why the schedule differs from the config's, when it does.
     pub schedule_note: Option<String>,
     pub memory: MemoryEstimate,
+    /// Target rows a selected library gets none of, each with why.
+    pub target_notes: Vec<String>,
 }
 
 /// The schedule a resolved config runs under. Interleaving needs two or more libraries and the
@@ -89,7 +95,29 @@ pub fn build(cfg: &RunConfig) -> Plan {
         schedule,
         schedule_note,
         memory: memory::estimate(cfg, schedule),
+        target_notes: target_notes(cfg),
     }
+}
+
+/// Why a selected library gets no target rows (it has no API that moves targets).
+fn target_notes(cfg: &RunConfig) -> Vec<String> {
+    if targets::sets(cfg).is_empty() {
+        return Vec::new();
+    }
+    let m = Matrix::get();
+    cfg.selection
+        .libraries
+        .iter()
+        .flatten()
+        .filter_map(|name| m.library(name))
+        .filter(|lib| !lib.targets)
+        .map(|lib| {
+            format!(
+                "{}: no target rows: it has no API that moves masks, boxes or keypoints with the image",
+                lib.name
+            )
+        })
+        .collect()
 }
 
 /// One job per selected decoder (decode scenarios): a Python worker in the decoder's group.
@@ -115,46 +143,60 @@ fn decode_jobs(cfg: &RunConfig) -> Vec<Job> {
                 device: Device::Cpu,
                 output_file: naming::result_file(&out, &key),
                 transforms: Vec::new(),
+                targets: None,
             }
         })
         .collect()
 }
 
-/// One job per selected library, then one per variant, each over the selected transforms.
+/// One job per selected library (then one per target set where the library moves targets, its
+/// column `<library>+<set>`), then one per variant, each over the selected transforms.
 fn transform_jobs(cfg: &RunConfig) -> Vec<Job> {
     let m = Matrix::get();
-    let transforms = selected_transforms(cfg);
-    let out = output_dir(cfg);
     let plain = cfg
         .selection
         .libraries
         .iter()
         .flatten()
         .filter_map(|name| m.library(name))
-        .map(|lib| (lib, lib.name.clone(), None));
+        .flat_map(|lib| {
+            let sets = targets::sets(cfg).iter().filter(|_| lib.targets);
+            let with = sets.map(move |set| (lib, targets::label(&lib.name, set), None, Some(set)));
+            std::iter::once((lib, lib.name.clone(), None, None)).chain(with)
+        });
     let variants = crate::variant::planned(cfg)
         .into_iter()
-        .filter_map(|v| Some((m.library(&v.library)?, v.label.clone(), Some(v))));
+        .filter_map(|v| Some((m.library(&v.library)?, v.label.clone(), Some(v), None)));
     plain
         .chain(variants)
-        .map(|(lib, label, variant)| {
-            let mut key = job_key(cfg, &lib.name);
-            key.library = &label;
-            Job {
-                scenario: key.scenario.to_string(),
-                mode: key.mode,
-                media: cfg.selection.media.unwrap_or(Media::Image),
-                library: label.clone(),
-                adapter: lib.name.clone(),
-                variant,
-                backend: lib.backend,
-                env_group: lib.env_group_for(key.mode).to_string(),
-                device: key.device,
-                output_file: naming::result_file(&out, &key),
-                transforms: transforms.clone(),
-            }
-        })
+        .map(|(lib, label, variant, set)| transform_job(cfg, lib, label, variant, set))
         .collect()
+}
+
+/// One library's job over the selected transforms, filling the column `label`.
+fn transform_job(
+    cfg: &RunConfig,
+    lib: &augbench_catalog::matrix::LibraryInfo,
+    label: String,
+    variant: Option<Variant>,
+    targets: Option<&TargetSet>,
+) -> Job {
+    let mut key = job_key(cfg, &lib.name);
+    key.library = &label;
+    Job {
+        scenario: key.scenario.to_string(),
+        mode: key.mode,
+        media: cfg.selection.media.unwrap_or(Media::Image),
+        library: label.clone(),
+        adapter: lib.name.clone(),
+        variant,
+        backend: lib.backend,
+        env_group: lib.env_group_for(key.mode).to_string(),
+        device: key.device,
+        output_file: naming::result_file(&output_dir(cfg), &key),
+        transforms: selected_transforms(cfg),
+        targets: targets.cloned(),
+    }
 }
 
 /// The naming key of one library's job under a resolved config.
@@ -202,6 +244,9 @@ impl Plan {
             library: Option<&'a str>,
             #[serde(skip_serializing_if = "Option::is_none")]
             decoder: Option<&'a str>,
+            /// Target rows: the targets moved with the image.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            targets: Option<String>,
             /// A/B: the library this variant is of, what it installs, and its role.
             #[serde(skip_serializing_if = "Option::is_none")]
             variant_of: Option<&'a str>,
@@ -238,6 +283,8 @@ impl Plan {
             config: &'a RunConfig,
             schedule: ScheduleView<'a>,
             jobs: Vec<JobView<'a>>,
+            #[serde(skip_serializing_if = "<[String]>::is_empty")]
+            no_target_rows: &'a [String],
             expected_files: &'a [PathBuf],
         }
         let jobs = self
@@ -254,6 +301,7 @@ impl Plan {
                     media: j.media,
                     library: decoder.is_none().then_some(j.library.as_str()),
                     decoder: decoder.map(|d| d.name.as_str()),
+                    targets: j.targets.as_ref().map(ToString::to_string),
                     variant_of: j.variant.as_ref().map(|v| v.library.as_str()),
                     installs: j.variant.as_ref().map(|v| v.source.to_string()),
                     compared_against: j
@@ -288,6 +336,7 @@ impl Plan {
             config: &self.config,
             schedule,
             jobs,
+            no_target_rows: &self.target_notes,
             expected_files: &self.expected_files,
         };
         serde_saphyr::to_string(&view).unwrap_or_default()

@@ -57,6 +57,30 @@ pub struct Metadata {
     /// A/B runs: the variant this file measured (`library` above is its label).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<crate::variant::VariantRecord>,
+    /// Target rows: what moved with each image, and from which annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<TargetsInfo>,
+}
+
+/// Target rows, for the whole file (docs/targets.md): the targets every row moved with the
+/// image, the library whose own call moved them, and where they came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetsInfo {
+    /// The target set (`mask+boxes`), in canonical order.
+    pub set: String,
+    /// The library measured (the file's `library` is its column, `<library>+<set>`).
+    pub library: String,
+    /// The annotations file read (COCO), or the annotated synthetic dataset's.
+    pub annotations: String,
+    /// Items measured with targets, and the dataset's items without any (image-only rows only).
+    pub items: u64,
+    pub items_without_targets: u64,
+    /// Annotations skipped as bad (`data.annotation_errors: skip`), each counted here.
+    pub skipped_annotations: u64,
+    /// Totals over the items measured, as the worker loaded them.
+    pub boxes: u64,
+    pub keypoints: u64,
 }
 
 /// Pipeline mode, for the whole file: what every row's clock covered and how the loader ran.

@@ -27,6 +27,8 @@ pub struct JobInput<'a> {
     pub dataset: DatasetInfo,
     /// With `execution.check_equivalence`: the run's check as this job's library saw it.
     pub equivalence: Option<augbench_catalog::equivalence::EquivalenceSummary>,
+    /// Target rows: the run's targets (this job loads its `paths`, the items that have them).
+    pub targets: Option<&'a crate::run_media::TargetsMedia>,
 }
 
 pub struct JobOutcome {
@@ -128,6 +130,7 @@ pub(crate) fn start_worker(
         device: device.clone(),
         pipeline: input.job.mode == Mode::Pipeline,
         preload: (input.job.mode == Mode::Pipeline).then(|| !pipeline_scope(input.cfg).decodes()),
+        targets: targets_request(input),
     };
     let library = input.job.library.as_str();
     let load: Result<LoadResponse, WorkerError> = crate::time_split::in_row(library, "", || {
@@ -154,6 +157,15 @@ pub(crate) fn start_worker(
         load,
         device,
         custom: spec_transforms(&raw),
+    })
+}
+
+/// The targets a target job's worker loads with its images (none for image-only rows).
+fn targets_request(input: &JobInput<'_>) -> Option<augbench_protocol::protocol::TargetsRequest> {
+    let (set, media) = input.job.targets.as_ref().zip(input.targets)?;
+    Some(augbench_protocol::protocol::TargetsRequest {
+        file: media.file.display().to_string(),
+        kinds: set.names(),
     })
 }
 

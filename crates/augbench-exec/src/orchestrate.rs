@@ -156,13 +156,15 @@ fn job_input<'a>(
     media: &'a Media,
     check: Option<&Check>,
 ) -> JobInput<'a> {
+    let targets = media.targets.as_ref().filter(|_| job.targets.is_some());
     JobInput {
         cfg,
         job,
         command,
-        paths: &media.paths,
+        paths: targets.map_or(&media.paths, |t| &t.paths),
         dataset: media.info.clone(),
         equivalence: check.map(|c| crate::equivalence::in_run::summary(c, &job.library)),
+        targets,
     }
 }
 

@@ -342,7 +342,27 @@ fn metadata(
             .variant
             .as_ref()
             .map(augbench_core::variant::VariantRecord::of),
+        targets: targets_info(input, load),
     }
+}
+
+/// Target rows: the set, the library that moved it, the annotations and what was loaded.
+fn targets_info(
+    input: &JobInput<'_>,
+    load: &LoadResponse,
+) -> Option<augbench_core::results::TargetsInfo> {
+    let (set, media) = input.job.targets.as_ref().zip(input.targets)?;
+    let loaded = load.targets.clone().unwrap_or_default();
+    Some(augbench_core::results::TargetsInfo {
+        set: set.to_string(),
+        library: input.job.adapter.clone(),
+        annotations: media.annotations.clone(),
+        items: load.count,
+        items_without_targets: media.without,
+        skipped_annotations: media.skipped_annotations,
+        boxes: loaded.boxes,
+        keypoints: loaded.keypoints,
+    })
 }
 
 /// The thread settings a worker reported in its `hello`, as text.

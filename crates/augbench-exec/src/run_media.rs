@@ -13,6 +13,23 @@ pub struct Media {
     pub info: augbench_core::results::DatasetInfo,
     /// Video: one clip-cache entry per input (readable or skipped with its reason), in input order.
     pub clip_entries: Vec<augbench_media::clip_decode::Entry>,
+    /// Target rows: the targets file the workers read and the items it covers.
+    pub targets: Option<TargetsMedia>,
+}
+
+/// The targets of a run with `selection.targets` (docs/targets.md): read from the COCO
+/// annotations of `data_dir`, or drawn with the annotated synthetic dataset.
+pub struct TargetsMedia {
+    /// The worker's targets file (`naming::targets_file`), every item with targets.
+    pub file: PathBuf,
+    /// The items with targets, as the workers load them (image-only rows load every item).
+    pub paths: Vec<String>,
+    /// The annotations file read.
+    pub annotations: String,
+    /// Items of the dataset without targets (measured in image-only rows alone).
+    pub without: u64,
+    /// Annotations skipped as bad (`annotation_errors: skip`).
+    pub skipped_annotations: u64,
 }
 
 pub fn prepare_media(cfg: &RunConfig, mp: &MultiProgress) -> anyhow::Result<Media> {
@@ -43,6 +60,7 @@ pub fn prepare_media(cfg: &RunConfig, mp: &MultiProgress) -> anyhow::Result<Medi
         paths,
         info,
         clip_entries,
+        targets: None,
     })
 }
 

@@ -152,6 +152,7 @@ fn identity_worker(cmd: &CommandLine, paths: &[String]) -> anyhow::Result<Worker
         device: Device::Cpu.to_string(),
         pipeline: false,
         preload: None,
+        targets: None,
     });
     let loaded: LoadResponse = w.call(&load, timeout())?;
     anyhow::ensure!(loaded.count == ITEMS, "worker loaded {}", loaded.count);

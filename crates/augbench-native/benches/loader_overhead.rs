@@ -108,6 +108,7 @@ fn start_loader(paths: &[String], workers: u64) -> anyhow::Result<Worker> {
         device: "cpu".into(),
         pipeline: true,
         preload: Some(true),
+        targets: None,
     };
     let _: LoadResponse = w.call(&Request::Load(load), timeout)?;
     let recipe = Recipe::get();

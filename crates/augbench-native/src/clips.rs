@@ -67,6 +67,7 @@ pub(crate) fn load(
         layout: LAYOUT.into(),
         skipped,
         converted: 0,
+        targets: None,
     };
     Ok((session, response))
 }
@@ -147,6 +148,7 @@ impl<A: Adapter> Session for Clips<A> {
             layout: LAYOUT.into(),
             output_contiguous: OUTPUT_CONTIGUOUS,
             force_share: FORCE_SHARE,
+            targets_out: None,
         })
     }
 

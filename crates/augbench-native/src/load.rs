@@ -86,6 +86,7 @@ pub(crate) fn load(
         layout: LAYOUT.into(),
         skipped: decoded.skipped,
         converted: decoded.converted,
+        targets: None,
     };
     Ok((session, response))
 }
@@ -105,6 +106,13 @@ pub(crate) fn check_request(lib: Library, req: &LoadRequest) -> Result<(), Failu
     }
     if req.device != "cpu" {
         let msg = format!("{} runs on cpu only, not `{}`", lib.name(), req.device);
+        return Err(failure(FailureKind::Unsupported, msg));
+    }
+    if req.targets.is_some() {
+        let msg = format!(
+            "{} has no API that moves masks, boxes or keypoints with the image",
+            lib.name()
+        );
         return Err(failure(FailureKind::Unsupported, msg));
     }
     let ok = matches!((lib, req.channels), (_, 3) | (Library::KorniaRs, 9));

@@ -313,6 +313,7 @@ impl<A: Adapter> Session for Loaded<A> {
             layout: LAYOUT.into(),
             output_contiguous: OUTPUT_CONTIGUOUS,
             force_share: FORCE_SHARE,
+            targets_out: None,
         })
     }
 

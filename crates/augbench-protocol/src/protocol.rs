@@ -275,6 +275,29 @@ pub struct LoadRequest {
     /// … and decoded now (memory scope) or kept as paths for the loader to decode (`false`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preload: Option<bool>,
+    /// Target rows: the targets file and the kinds moved with each image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<TargetsRequest>,
+}
+
+/// The targets of a `load` (docs/protocol.md, "Targets"): each item's entry in `file`, converted
+/// to the library's own types before any timed call, of the `kinds` named.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetsRequest {
+    pub file: String,
+    pub kinds: Vec<String>,
+}
+
+/// What a `load` with targets holds: the kinds, the items that carry them, and the totals.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct LoadedTargets {
+    pub kinds: Vec<String>,
+    #[serde(default)]
+    pub items: u64,
+    #[serde(default)]
+    pub boxes: u64,
+    #[serde(default)]
+    pub keypoints: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -396,6 +419,9 @@ pub struct LoadResponse {
     /// Items converted to the requested channel layout (grayscale/RGBA → RGB).
     #[serde(default)]
     pub converted: u64,
+    /// Target rows: what the worker holds besides the images.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<LoadedTargets>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -423,6 +449,9 @@ pub struct CheckResponse {
     /// Share of apply + force spent forcing the output, measured outside the timed runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub force_share: Option<f64>,
+    /// Target rows: the first item's targets after the call (counts, the mask's shape).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets_out: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

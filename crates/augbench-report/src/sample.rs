@@ -147,6 +147,7 @@ fn metadata(scenario: &str, mode: Mode, library: &str, version: &str, media: Med
         benchmark_params: params(media, mode),
         run_config: serde_json::json!({}),
         variant: None,
+        targets: None,
     }
 }
 

@@ -148,6 +148,7 @@ fn metadata(
         time_split: None,
         time_by_row: Vec::new(),
         variant: None,
+        targets: None,
     }
 }
 

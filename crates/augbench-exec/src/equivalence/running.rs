@@ -130,6 +130,7 @@ fn start(
         device: "cpu".into(),
         pipeline: false,
         preload: None,
+        targets: None,
     });
     let loaded: LoadResponse = worker
         .call(&load, timeout)

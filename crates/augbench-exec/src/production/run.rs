@@ -548,6 +548,7 @@ fn start_and_load(slot: &Slot<'_>) -> Result<(Worker, serde_json::Value), Worker
         device: slot.imp.device.to_string(),
         pipeline: true,
         preload: Some(false),
+        targets: None,
     };
     worker.request(&Request::Load(load), wait)?;
     Ok((worker, hello.get("versions").cloned().unwrap_or_default()))

@@ -98,6 +98,7 @@ fn load_as<A: Adapter>(
         .into(),
         skipped: read.skipped,
         converted: read.converted,
+        targets: None,
     };
     let pipe = Pipe::<A> {
         clip_length: video.then_some(req.clip_length as usize),
