@@ -208,6 +208,13 @@ fn annotations(cfg: &RunConfig, src: &Source) -> Check {
             "set `data_dir` to the folder the annotations name, or remove `annotations` to use the built-in annotated synthetic dataset",
         ));
     }
+    if cfg.selection.targets.is_some() && data.data_dir.is_some() && data.annotations.is_none() {
+        return Err(src.error(
+            &["selection", "targets"],
+            "target rows over a `data_dir` need that folder's annotations".into(),
+            "set `data.annotations` to its COCO instances file, or remove `data_dir` to use the built-in annotated synthetic dataset",
+        ));
+    }
     if data.annotations.is_none() && data.annotation_errors.is_some() {
         return Err(src.error(
             &["data", "annotation_errors"],

@@ -35,16 +35,22 @@ pub struct TargetsMedia {
 pub fn prepare_media(cfg: &RunConfig, mp: &MultiProgress) -> anyhow::Result<Media> {
     let media = cfg.selection.media.unwrap_or(augbench_core::Media::Image);
     let n = cfg.data.num_items;
-    let (mut items, mut info) = match &cfg.data.data_dir {
+    let with_targets = !augbench_core::targets::sets(cfg).is_empty();
+    let (mut items, mut info, annotations) = match &cfg.data.data_dir {
         Some(dir) => {
             let s = augbench_media::scan(dir, media, n)?;
-            (s.items, s.info)
+            let annotations = cfg.data.annotations.as_ref().map(|a| dir.join(a));
+            (s.items, s.info, annotations.map(|a| (dir.clone(), a)))
+        }
+        None if with_targets => {
+            let (seed, count) = synthetic_size(cfg, media);
+            let d = augbench_media::annotated_synthetic_dataset(seed, count, Some(mp))?;
+            (d.dir.items, d.dir.info, Some((d.dir.root, d.annotations)))
         }
         None => {
-            let seed = cfg.data.synthetic_seed.unwrap_or(policy::SYNTH_SEED);
-            let count = n.unwrap_or_else(|| policy::default_num_items(media));
+            let (seed, count) = synthetic_size(cfg, media);
             let d = augbench_media::synthetic_dataset(seed, count, media, Some(mp))?;
-            (d.items, d.info)
+            (d.items, d.info, None)
         }
     };
     let mut clip_entries = Vec::new();
@@ -55,13 +61,90 @@ pub fn prepare_media(cfg: &RunConfig, mp: &MultiProgress) -> anyhow::Result<Medi
         items = clips.clips;
         clip_entries = clips.entries;
     }
+    let targets = match annotations.filter(|_| with_targets) {
+        Some((root, file)) => Some(targets_media(cfg, &root, &file, &items, mp)?),
+        None => None,
+    };
     let paths = items.iter().map(|p| p.display().to_string()).collect();
     Ok(Media {
         paths,
         info,
         clip_entries,
-        targets: None,
+        targets,
     })
+}
+
+/// Seed and item count of the built-in synthetic dataset.
+fn synthetic_size(cfg: &RunConfig, media: augbench_core::Media) -> (u64, u64) {
+    let seed = cfg.data.synthetic_seed.unwrap_or(policy::SYNTH_SEED);
+    let count = cfg
+        .data
+        .num_items
+        .unwrap_or_else(|| policy::default_num_items(media));
+    (seed, count)
+}
+
+/// Reads the COCO annotations `file` of the items under `root`, writes the workers' targets
+/// file into the output folder, and says what was left out.
+fn targets_media(
+    cfg: &RunConfig,
+    root: &std::path::Path,
+    file: &std::path::Path,
+    items: &[PathBuf],
+    mp: &MultiProgress,
+) -> anyhow::Result<TargetsMedia> {
+    let errors = cfg
+        .data
+        .annotation_errors
+        .unwrap_or(augbench_core::config::AnnotationErrors::Refuse);
+    let annotations = augbench_media::Annotations::read(file, errors)?;
+    let matched = augbench_media::for_items(&annotations, root, items)?;
+    if matched.with.is_empty() {
+        let message = format!(
+            "none of the {} items of {} has an annotation in {}",
+            items.len(),
+            root.display(),
+            file.display()
+        );
+        let hint = "point `data.annotations` at the COCO file of this folder (its images' `file_name`s are paths relative to `data_dir`)";
+        return Err(augbench_core::UsageError::new(message, hint).into());
+    }
+    let out = augbench_core::naming::targets_file(&augbench_core::naming::output_dir(cfg));
+    let entries: Vec<(String, &augbench_media::ItemTargets)> = matched
+        .with
+        .iter()
+        .map(|m| (m.item.display().to_string(), &m.targets))
+        .collect();
+    augbench_media::write_targets_file(&out, &entries)?;
+    let media = TargetsMedia {
+        file: out,
+        paths: entries.into_iter().map(|(p, _)| p).collect(),
+        annotations: file.display().to_string(),
+        without: matched.without.len() as u64,
+        skipped_annotations: annotations.skipped.len() as u64,
+    };
+    mp.suspend(|| eprintln!("{}", targets_line(&media, &annotations)));
+    Ok(media)
+}
+
+/// `targets: 200 items from annotations.json (0 without annotations, measured image-only)`,
+/// with the skipped annotations named.
+fn targets_line(media: &TargetsMedia, annotations: &augbench_media::Annotations) -> String {
+    let mut line = format!(
+        "targets: {} items from {} ({} without annotations: image-only rows alone)",
+        media.paths.len(),
+        media.annotations,
+        media.without
+    );
+    if let Some(first) = annotations.skipped.first() {
+        line.push_str(&format!(
+            "; {} bad annotations skipped (first: id {}: {})",
+            annotations.skipped.len(),
+            first.annotation_id,
+            first.reason
+        ));
+    }
+    line
 }
 
 /// The clip cache of the video inputs (decoding them on first use), its skips reported.

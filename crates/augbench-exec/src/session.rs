@@ -57,6 +57,9 @@ pub fn run(
         plan.jobs.len(),
         resolved.display()
     );
+    for note in &plan.target_notes {
+        eprintln!("augbench: {note}");
+    }
     let media = time_split::part("dataset", || orchestrate::prepare_media(&settled, mp))?;
     let check = time_split::part("equivalence check", || equivalence_check(&plan, mp))?;
     let report = if settled.selection.mode == Some(Mode::Decode) {

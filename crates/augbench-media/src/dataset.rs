@@ -135,22 +135,35 @@ fn generate(
 
 /// The progress bar, labelled `Generate synthetic images (N)` or `… videos (N)`.
 fn bar(progress: Option<&MultiProgress>, media: Media, count: u64) -> ProgressBar {
-    let Some(multi) = progress else {
-        return ProgressBar::hidden();
-    };
     let what = if media == Media::Image {
         "images"
     } else {
         "videos"
     };
+    progress_bar(
+        progress,
+        format!("Generate synthetic {what} ({count})"),
+        count,
+    )
+}
+
+/// A generation progress bar of `count` steps labelled `message` (hidden without `progress`).
+pub(crate) fn progress_bar(
+    progress: Option<&MultiProgress>,
+    message: String,
+    count: u64,
+) -> ProgressBar {
+    let Some(multi) = progress else {
+        return ProgressBar::hidden();
+    };
     let style = ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} [{elapsed}]")
         .unwrap_or_else(|_| ProgressStyle::default_bar());
     let bar = multi.add(ProgressBar::new(count).with_style(style));
-    bar.set_message(format!("Generate synthetic {what} ({count})"));
+    bar.set_message(message);
     bar
 }
 
-fn existing(root: &Path, media: Media) -> anyhow::Result<DatasetDir> {
+pub(crate) fn existing(root: &Path, media: Media) -> anyhow::Result<DatasetDir> {
     let scanned = scan::scan(root, media, None)?;
     let mut info = scanned.info;
     info.synthetic = true;

@@ -10,3 +10,4 @@
 )]
 
 mod native_media;
+mod targets_data;

@@ -123,6 +123,12 @@ pub const COUNT_UNIT: &str = "items/Ginstr";
 /// The group variant of counted rows: their own tables, never mixed with timed rows.
 pub const COUNT_VARIANT: &str = "instructions";
 
+/// The group variant of target rows (`image + boxes`): their own tables, never mixed with the
+/// image-only rows.
+pub fn targets_variant(set: &str) -> String {
+    format!("image + {set}")
+}
+
 impl Row {
     pub fn key(&self) -> GroupKey {
         GroupKey {

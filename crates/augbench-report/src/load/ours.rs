@@ -146,6 +146,9 @@ fn variant(file: &ResultFile) -> String {
     if p.measure.as_deref() == Some(crate::model::COUNT_VARIANT) {
         return crate::model::COUNT_VARIANT.to_string();
     }
+    if let Some(t) = &m.targets {
+        return crate::model::targets_variant(&t.set);
+    }
     if m.mode != "pipeline" {
         return p
             .micro_batch

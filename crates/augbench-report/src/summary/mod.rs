@@ -6,6 +6,7 @@
 pub mod decode;
 pub mod lines;
 mod table;
+pub mod targets;
 
 use std::path::PathBuf;
 
@@ -136,27 +137,16 @@ fn transform_lines(view: &RunView) -> Vec<Line> {
     let counted = files
         .iter()
         .any(|f| f.metadata.benchmark_params.measure.is_some());
-    if !files.is_empty() {
-        let reference = reference_of(files, view.reference);
-        let unit = table_unit(view, counted);
-        let table = table(
-            files,
-            &view.transforms,
-            &unit,
-            clip_length(view),
-            &reference.library,
-        );
-        out.push(Line::out(format!("\n{table}")));
-        if counted {
-            out.push(Line::out(COUNT_FIGURE_LINE));
-        } else if let Some(line) = lines::figure_line(files) {
-            out.push(Line::out(line));
-        }
-        out.push(Line::out(format!(
-            "reference: {} ({})",
-            reference.library,
-            reference.why.describe()
-        )));
+    let image_only = targets::files_of(files, None);
+    if !image_only.is_empty() {
+        out.extend(table_lines(view, &image_only, counted, None));
+    }
+    for set in targets::sets(files) {
+        let with = targets::files_of(files, Some(&set));
+        out.extend(table_lines(view, &with, counted, Some(&set)));
+    }
+    if let Some(cost) = targets::cost_lines(files, &view.transforms) {
+        out.push(Line::out(cost));
     }
     let counts = lines::status_counts(files);
     let counts: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
@@ -165,6 +155,41 @@ fn transform_lines(view: &RunView) -> Vec<Line> {
     out.extend(optional.into_iter().flatten().map(Line::out));
     out.extend(view.time_split.iter().cloned().map(Line::out));
     out.extend(lines::time_lines(files).into_iter().map(Line::out));
+    out
+}
+
+/// One table of `files` (all image-only, or all of one target set, titled `image + <set>`),
+/// then its figure and reference lines.
+fn table_lines(
+    view: &RunView,
+    files: &[&ResultFile],
+    counted: bool,
+    set: Option<&str>,
+) -> Vec<Line> {
+    let reference = reference_of(files, view.reference);
+    let unit = table_unit(view, counted);
+    let table = table(
+        files,
+        &view.transforms,
+        &unit,
+        clip_length(view),
+        &reference.library,
+    );
+    let title = set.map_or(String::new(), |s| format!("\nimage + {s}:"));
+    let mut out = vec![Line::out(format!("{title}\n{table}"))];
+    // The figure line is said once, under the image-only table.
+    if set.is_none() {
+        if counted {
+            out.push(Line::out(COUNT_FIGURE_LINE));
+        } else if let Some(line) = lines::figure_line(files) {
+            out.push(Line::out(line));
+        }
+    }
+    out.push(Line::out(format!(
+        "reference: {} ({})",
+        reference.library,
+        reference.why.describe()
+    )));
     out
 }
 
