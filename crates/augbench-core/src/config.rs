@@ -337,6 +337,8 @@ pub struct CloudConfig {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overrides {
     pub data_dir: Option<PathBuf>,
+    pub annotations: Option<PathBuf>,
+    pub targets: Option<Vec<crate::targets::TargetSet>>,
     pub output: Option<PathBuf>,
     pub libraries: Option<Vec<String>>,
     pub decoders: Option<Vec<String>>,
@@ -367,6 +369,8 @@ impl Overrides {
     /// Applies only what the user typed.
     pub fn apply(&self, cfg: &mut RunConfig) {
         set_if(&mut cfg.data.data_dir, &self.data_dir);
+        set_if(&mut cfg.data.annotations, &self.annotations);
+        set_if(&mut cfg.selection.targets, &self.targets);
         set_if(&mut cfg.output.output_dir, &self.output);
         set_if(&mut cfg.selection.libraries, &self.libraries);
         set_if(&mut cfg.selection.decoders, &self.decoders);

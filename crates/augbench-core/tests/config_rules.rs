@@ -891,6 +891,8 @@ fn with_overrides(
 fn every_override() -> Overrides {
     Overrides {
         data_dir: Some("flag_media".into()),
+        annotations: None,
+        targets: None,
         output: Some("flag_out".into()),
         libraries: Some(vec!["torchvision".into(), "albumentationsx".into()]),
         decoders: None,

@@ -112,8 +112,7 @@ enum RawCounts {
     Compressed(String),
 }
 
-const SKIP_HINT: &str =
-    "fix or remove the annotation, or read the annotations in skip mode to leave bad ones out";
+const SKIP_HINT: &str = "fix or remove the annotation, or set `data.annotation_errors: skip` to leave bad ones out (counted)";
 
 impl Annotations {
     /// Reads and validates the COCO instances file at `path`.
@@ -522,7 +521,7 @@ fn missing_error(annotations: &Annotations, data_dir: &Path, missing: &[String])
             data_dir.display(),
             shown.join(", ")
         ),
-        "point data.annotations at the annotations of this folder, or read them in skip mode",
+        "point `data.annotations` at the annotations of this folder, or set `data.annotation_errors: skip`",
     )
 }
 

@@ -158,7 +158,7 @@ fn every_bad_annotation_is_refused_by_id_or_counted_when_skipping() {
         assert!(text.contains(&path.display().to_string()), "{text}");
         assert!(text.contains("annotation 7"), "{text}");
         assert!(text.contains(what), "expected {what:?} in {text}");
-        assert!(text.contains("skip mode"), "{text}");
+        assert!(text.contains("annotation_errors: skip"), "{text}");
 
         let kept = Annotations::read(&path, AnnotationErrors::Skip).unwrap();
         assert_eq!(kept.skipped.len(), 1, "{what}");

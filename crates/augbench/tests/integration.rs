@@ -38,4 +38,5 @@ mod python_run;
 mod run_engine;
 mod run_interleaved;
 mod summary_table;
+mod targets_run;
 mod video_pipeline_run;

@@ -6,7 +6,8 @@ Both distributions install the module ``albumentations``. The builders that use 
 are shared with the AlbumentationsX adapter; the transforms whose arguments AlbumentationsX renamed
 (``blur_limit`` → ``blur_range``, ``limit`` → ``angle_range``, …) are built here with the 2.0.8
 names. The parameter guard (tests/test_guard.py) builds every one of them and fails on an argument
-2.0.8 would drop.
+2.0.8 would drop. Targets go through the same Compose as AlbumentationsX's, with 2.0.8's ``format=``
+in ``BboxParams`` / ``KeypointParams``.
 """
 
 from __future__ import annotations
@@ -208,6 +209,8 @@ class AlbumentationsAdapter(ax.AlbumentationsXAdapter):
     builders = BUILDERS
     reasons = REASONS
     rgb_only = RGB_ONLY
+    target_reasons: dict[tuple[str, str], str] = {}  # 2.0.8 moves every target of the paper set
+    format_argument = "format"  # 2.0.8's BboxParams / KeypointParams name (AlbumentationsX: coord_format)
 
     def versions(self) -> dict[str, str]:
         versions = super().versions()

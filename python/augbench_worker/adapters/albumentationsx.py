@@ -1,6 +1,16 @@
 """AlbumentationsX adapter: media are NumPy HWC uint8 arrays decoded by OpenCV (RGB order);
 each transform is built with p=1 and called as ``transform(image=img)["image"]``, and its output is
 forced with ``np.ascontiguousarray``. Multichannel media stack the RGB array along the last axis.
+
+Targets (docs/protocol.md, "Targets"): the transform goes into the Compose a user writes for a
+detection / segmentation sample, built once at prepare and seeded as the pipelines seed theirs:
+``A.Compose([t], bbox_params=A.BboxParams("pascal_voc", label_fields=["labels"]),
+keypoint_params=A.KeypointParams("xy"), seed=<prepare's seed>)`` (only the params of the loaded
+kinds), called as ``compose(image=, mask=, bboxes=, labels=, keypoints=)`` with the loaded kinds
+(mask H×W uint8, bboxes N×4 float32 pixels, labels N int64, keypoints K×2 float32). The library's
+own box and keypoint rules apply (boxes clipped and dropped once outside, keypoints dropped once
+outside): the counts after the call are reported. Each output array is forced with
+``np.ascontiguousarray``.
 """
 
 from __future__ import annotations
@@ -453,6 +463,15 @@ def _native(apply: Any, name: str) -> Any:
     return transform
 
 
+# (transform, target kind) → why AlbumentationsX cannot move that target with the image.
+TARGET_REASONS: dict[tuple[str, str], str] = {}
+if A.__version__ == "2.5.1":
+    TARGET_REASONS[("Perspective", "mask")] = (
+        "AlbumentationsX 2.5.1's Perspective raises IndexError on a single-channel array over 256x256 "
+        "(its per-frame warp indexes a channel axis the H×W mask lacks)"
+    )
+
+
 class AlbumentationsXAdapter(Adapter):
     library = "albumentationsx"
     layout = "HWC"
@@ -460,7 +479,60 @@ class AlbumentationsXAdapter(Adapter):
     native_type = "numpy.ndarray"
     builders = BUILDERS
     rgb_only = RGB_ONLY
+    target_reasons = TARGET_REASONS
     decoder = "opencv (cv2.imread, RGB)"
+    format_argument = "coord_format"  # BboxParams / KeypointParams: AlbumentationsX's name of the format
+
+    # ----- targets: the Compose a user writes for image + mask + boxes + keypoints -------------
+    def check_targets(self, kinds: tuple[str, ...]) -> None:
+        """Albumentations moves every kind with the image."""
+
+    def target_sample(self, image: np.ndarray, entry: dict[str, np.ndarray], kinds: tuple[str, ...]) -> dict:
+        sample: dict[str, Any] = {"image": image}
+        if "mask" in kinds:
+            sample["mask"] = entry["mask"]
+        if "boxes" in kinds:
+            sample["bboxes"], sample["labels"] = entry["boxes"], entry["labels"]
+        if "keypoints" in kinds:
+            sample["keypoints"] = entry["keypoints"]
+        return sample
+
+    def build_targets(self, name: str, params: dict, kinds: tuple[str, ...]) -> Any:
+        transform = _native(self.build(name, params), name)
+        extra: dict[str, Any] = {}
+        if "boxes" in kinds:
+            extra["bbox_params"] = A.BboxParams(label_fields=["labels"], **{self.format_argument: "pascal_voc"})
+        if "keypoints" in kinds:
+            extra["keypoint_params"] = A.KeypointParams(**{self.format_argument: "xy"})
+        compose = A.Compose([transform], seed=self.current_seed, **extra)
+
+        def apply(sample: dict) -> dict:
+            return compose(**sample)
+
+        apply.transform = compose  # type: ignore[attr-defined]
+        return apply
+
+    def target_image(self, out: dict) -> Any:
+        return out["image"]
+
+    def force_targets(self, out: dict) -> dict:
+        for key in ("image", "mask", "bboxes", "keypoints"):
+            if key in out:
+                out[key] = np.ascontiguousarray(out[key])
+        return out
+
+    def target_arrays(self, out: dict) -> dict[str, np.ndarray]:
+        arrays: dict[str, np.ndarray] = {}
+        if "mask" in out:
+            arrays["mask"] = np.asarray(out["mask"])
+        if "bboxes" in out:
+            boxes = np.asarray(out["bboxes"], dtype=np.float64)
+            arrays["boxes"] = boxes.reshape(0, 4) if boxes.size == 0 else boxes
+            arrays["labels"] = np.asarray(out["labels"], dtype=np.int64)
+        if "keypoints" in out:
+            points = np.asarray(out["keypoints"], dtype=np.float64)
+            arrays["keypoints"] = points.reshape(0, 2) if points.size == 0 else points
+        return arrays
 
     def build_recipe(self, crop, name, params, mean, std, split):  # type: ignore[no-untyped-def]
         if split:

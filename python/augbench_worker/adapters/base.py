@@ -5,10 +5,17 @@ A library module subclasses ``Adapter`` and supplies the hooks marked "library h
 its native layout, forcing lazy outputs (and saying whether an output needed it), describing
 shapes, and a ``BUILDERS`` table mapping each canonical transform name (specs/transforms.yaml) to
 a function ``params -> callable(image)``.
+
+Targets (``load`` with ``targets``, docs/protocol.md): the worker parses the targets file into
+NumPy arrays per item here; a library that moves masks, boxes and keypoints with the image fills
+the target hooks (``check_targets``, ``target_sample``, ``build_targets``, ``target_image``,
+``force_targets``, ``target_arrays``): each item becomes the library's own sample at load, and
+the timed call is the library's own joint call on it. The image-only path is untouched by them.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import time
@@ -66,12 +73,19 @@ def registry() -> tuple[dict[str, Builder], Callable[[str], Callable[[Builder], 
     return table, builds
 
 
+# The target kinds a ``load`` may ask for, in the order replies list them.
+TARGET_KINDS = ("mask", "boxes", "keypoints")
+TARGETS_VERSION = 1
+
+
 @dataclass
 class Prepared:
     name: str
     apply: Apply  # the library call alone (checked for the native output type)
     run: Apply  # apply + forcing lazy work: what the timed loop calls
     batch: int  # 1 = per-image regime; > 1 = batched regime (Kornia)
+    force: Apply | None = None  # what ``run`` forces with (None: ``Adapter.force``)
+    targets: tuple[str, ...] = ()  # the target kinds moved with the image (empty: image only)
 
 
 class Adapter:
@@ -85,6 +99,9 @@ class Adapter:
     reasons: dict[str, str] = {}  # transforms known to be missing, with why
     rgb_only: dict[str, str] = {}  # transforms that need exactly 3 channels, with why
     device_reasons: dict[tuple[str, str], str] = {}  # (transform, device) exclusions
+    # (transform, target kind) → why the library cannot move that target with the image
+    target_reasons: dict[tuple[str, str], str] = {}
+    target_kinds: tuple[str, ...] = ()  # the kinds loaded with the items (set per load)
     decoder = ""  # pipeline mode: the decoder the library reads files with, for the record
     # Pipeline mode: the decoder by device where it differs from ``decoder`` on that device
     # (DALI: ``mixed`` decode on cuda); the coordinator records the one of the job's device.
@@ -101,6 +118,12 @@ class Adapter:
         self.preloaded = True  # pipeline decode scopes hold paths and decode inside the loader
         self.pipeline = False  # media loaded for pipeline mode (read with the pipeline decoder)
         self.video = False  # items are clips (``video_layout``), one transform call per clip
+        # Targets loaded with the items: the kinds, each item's parsed arrays (NumPy) and its
+        # sample in the library's own types (``target_sample``); empty for image-only loads.
+        self.target_kinds: tuple[str, ...] = ()
+        self.entries: list[dict[str, np.ndarray]] = []
+        self.samples: list[Any] = []
+        self.target_params: dict = {}  # the prepared transform's params (a refusal's probe rebuilds it)
 
     # ----- library hooks -------------------------------------------------------------
     def versions(self) -> dict[str, str]:
@@ -250,8 +273,60 @@ class Adapter:
         except Unsupported as exc:
             raise Unsupported(f"stage {index + 1} ({op}): {exc.message}") from None
 
+    # ----- target hooks (``load`` with ``targets``; docs/protocol.md, "Targets") ---------------
+    def no_targets(self) -> Unsupported:
+        return Unsupported(f"{self.library} has no API that moves masks, boxes or keypoints with the image")
+
+    def check_targets(self, kinds: tuple[str, ...]) -> None:
+        """Refuse targets the library cannot move with the image (default: every kind)."""
+        raise self.no_targets()
+
+    def target_sample(self, image: Any, entry: dict[str, np.ndarray], kinds: tuple[str, ...]) -> Any:
+        """One item as the library's own sample: the native image plus ``entry``'s arrays (boxes
+        N×4 xyxy float32 with labels N int64, keypoints K×2 float32, mask H×W uint8) converted
+        to the library's types. Called at load, outside every timed window."""
+        raise self.no_targets()
+
+    def build_targets(self, name: str, params: dict, kinds: tuple[str, ...]) -> Apply:
+        """``sample -> out``: the transform ``name`` in the library's own joint call on a sample."""
+        raise self.no_targets()
+
+    def target_image(self, out: Any) -> Any:
+        """The image part of a joint output, in the native type (checked, shaped, emitted)."""
+        raise NotImplementedError
+
+    def force_targets(self, out: Any) -> Any:
+        """A joint output with the image and every target forced (what the timed ``run`` does)."""
+        raise NotImplementedError
+
+    def target_arrays(self, out: Any) -> dict[str, np.ndarray]:
+        """A joint output's targets as NumPy arrays, for the loaded kinds: ``mask`` (H×W uint8),
+        ``boxes`` (N×4 xyxy pixels), ``labels`` (N), ``keypoints`` (K×2 xy pixels)."""
+        raise NotImplementedError
+
+    def targets_out(self, out: Any) -> dict[str, Any]:
+        """Counts of a joint output: ``boxes``, ``keypoints``, ``mask_shape`` [h, w] (loaded kinds)."""
+        return _target_counts(self.target_arrays(out), self.target_kinds)
+
+    def target_refusal(self, exc: BaseException) -> str | None:
+        """The library's own "cannot do this target" error, as a reason (None: another failure,
+        reported as it is). Default: ``NotImplementedError``."""
+        if isinstance(exc, NotImplementedError):
+            return f"NotImplementedError: {exc}" if str(exc) else "NotImplementedError"
+        return None
+
+    def refresh_sample(self, image: Any, entry: dict[str, np.ndarray]) -> Any:
+        """A sample rebuilt on a fresh copy of its image (fresh buffers)."""
+        return self.target_sample(image, {k: v.copy() for k, v in entry.items()}, self.target_kinds)
+
+    def image_hw(self, value: Any) -> list[int]:
+        """Height and width of a native image (HWC, CHW or 1×CHW)."""
+        shape, _ = self.shape_dtype(value)
+        return [int(n) for n in (shape[:2] if self.layout in ("HWC", "PIL") else shape[-2:])]
+
     # ----- protocol operations ------------------------------------------------------
     def load(self, request: dict) -> dict:
+        targets = self._targets_request(request)
         video = self._check_media(request.get("media", "image"), request)
         paths = request.get("paths")
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or not paths:
@@ -265,7 +340,9 @@ class Adapter:
         pipeline = request.get("pipeline", False) is True
         if pipeline and channels != 3:
             raise Unsupported(f"the pipeline recipe is RGB; {channels} channels requested")
+        table = _read_targets(targets["file"]) if targets else {}
         self.prepared, self.items, self.paths = None, [], []
+        self.target_kinds, self.entries, self.samples = (), [], []
         self.video, self.layout = video, (self.video_layout if video else type(self).layout)
         self.channels, self.device = channels, device
         self.pipeline = pipeline
@@ -282,14 +359,77 @@ class Adapter:
                 f"(first: {skipped[0]['path']}: {skipped[0]['reason']})",
                 "\n".join(f"{s['path']}: {s['reason']}" for s in skipped),
             )
+        reply_targets = self._attach_targets(targets["kinds"], table, skipped) if targets else None
         shape, dtype = self.shape_dtype(self.items[0]) if self.preloaded else ([], "path")
-        return {
+        reply = {
             "count": len(self.items),
             "decode_seconds": decode_seconds,
             "shape": shape,
             "dtype": dtype,
             "layout": self.layout,
             "skipped": skipped,
+        }
+        if reply_targets is not None:
+            reply["targets"] = reply_targets
+        return reply
+
+    def _targets_request(self, request: dict) -> dict | None:
+        """The ``targets`` field of a ``load`` (None without one), validated; refuses what this
+        worker cannot measure with targets."""
+        targets = request.get("targets")
+        if targets is None:
+            return None
+        if not isinstance(targets, dict) or not isinstance(targets.get("file"), str) or not targets["file"]:
+            raise BadRequest('"targets" must be an object {"file": <path of a targets JSON>, "kinds": [...]}')
+        kinds = targets.get("kinds")
+        if (
+            not isinstance(kinds, list)
+            or not kinds
+            or any(kind not in TARGET_KINDS for kind in kinds)
+            or len(set(kinds)) != len(kinds)
+        ):
+            raise BadRequest(
+                f'"targets.kinds" must be a non-empty list of distinct kinds from {list(TARGET_KINDS)}, got {kinds!r}'
+            )
+        ordered = tuple(kind for kind in TARGET_KINDS if kind in kinds)
+        self.check_targets(ordered)
+        if request.get("media", "image") == "video":
+            raise Unsupported("targets are measured on images only")
+        if request.get("pipeline", False) is True:
+            raise Unsupported("targets are measured in micro mode only: pipeline mode has no targets yet")
+        return {"file": targets["file"], "kinds": ordered}
+
+    def _attach_targets(self, kinds: tuple[str, ...], table: dict, skipped: list[dict[str, str]]) -> dict:
+        """Pairs each decoded item with its targets, converted to the library's sample (items
+        without usable targets are dropped and listed in ``skipped``)."""
+        items, paths, entries, samples, dropped = [], [], [], [], []
+        for item, path in zip(self.items, self.paths):
+            try:
+                entry = _parse_entry(table.get(path), kinds, self.image_hw(item))
+                sample = self.target_sample(item, entry, kinds)
+            except ValueError as exc:
+                dropped.append({"path": path, "reason": str(exc)})
+                continue
+            items.append(item)
+            paths.append(path)
+            entries.append(entry)
+            samples.append(sample)
+        skipped.extend(dropped)
+        if not items:
+            raise WorkerError(
+                BAD_INPUT,
+                f"none of the {len(self.items)} decoded items has usable targets "
+                f"(first: {dropped[0]['path']}: {dropped[0]['reason']})",
+                "\n".join(f"{s['path']}: {s['reason']}" for s in dropped),
+            )
+        self.items, self.paths, self.entries, self.samples = items, paths, entries, samples
+        self.target_kinds = kinds
+        self.sync()
+        return {
+            "kinds": list(kinds),
+            "items": len(items),
+            "boxes": sum(len(e["boxes"]) for e in entries) if "boxes" in kinds else 0,
+            "keypoints": sum(len(e["keypoints"]) for e in entries) if "keypoints" in kinds else 0,
         }
 
     def _check_media(self, media: Any, request: dict) -> bool:
@@ -340,6 +480,8 @@ class Adapter:
         batch = _int_field(request, "batch", 1, default=1)
         self.prepared = None
         self.current_seed = _int_field(request, "seed", 0, default=DEFAULT_SEED)
+        if self.target_kinds:
+            return self._prepare_targets(name, params, batch)
         self.seed(self.current_seed)
         with guard.building(name) as noted:
             apply = self.build(name, params)
@@ -362,6 +504,33 @@ class Adapter:
             reply["warnings"] = noted
         return reply
 
+    def _prepare_targets(self, name: str, params: dict, batch: int) -> dict:
+        """``prepare`` with targets loaded: the library's joint call, built once, per image."""
+        if batch > 1:
+            raise Unsupported("targets are measured per image: no batched regime")
+        if self.custom is not None:
+            raise Unsupported("a spec file's transforms take images only: no targets")
+        refused = [(k, self.target_reasons[(name, k)]) for k in self.target_kinds if (name, k) in self.target_reasons]
+        if refused:
+            kinds = " and the ".join(kind for kind, _ in refused)
+            reasons = "; ".join(reason for _, reason in refused)
+            raise Unsupported(f"{name} cannot move the {kinds} with the image in {self.library}: {reasons}")
+        self.seed(self.current_seed)
+        self.target_params = params
+        with guard.building(name) as noted:
+            apply = self.build_targets(name, params, self.target_kinds)
+        force = self.force_targets
+
+        def run(sample: Any) -> Any:
+            return force(apply(sample))
+
+        self.prepared = Prepared(name, apply, run, 1, force, self.target_kinds)
+        reply: dict[str, Any] = {"transform": name, "regime": "per_image", "batch": 1}
+        reply["targets"] = list(self.target_kinds)
+        if noted:
+            reply["warnings"] = noted
+        return reply
+
     def emit(self, request: dict) -> dict:
         """The prepared transform applied once to every loaded item (seeded), each output written
         as raw HWC uint8 bytes to ``<dir>/<index>.u8``: what the equivalence check compares."""
@@ -371,6 +540,8 @@ class Adapter:
         if self.prepared is None:
             raise BadRequest("emit before prepare: no transform is prepared")
         self.seed(_int_field(request, "seed", 0, default=self.current_seed))
+        if self.prepared.targets:
+            return {"outputs": [self._emit_targets(folder, i, s) for i, s in enumerate(self.samples)]}
         outputs = []
         for index, item in enumerate(self.items):
             pixels = self.to_hwc_uint8(self.prepared.run(item))
@@ -381,6 +552,36 @@ class Adapter:
                 handle.write(np.ascontiguousarray(pixels).tobytes())
             outputs.append({"file": path, "shape": [int(n) for n in pixels.shape]})
         return {"outputs": outputs}
+
+    def _emit_targets(self, folder: str, index: int, sample: Any) -> dict:
+        """One joint output: ``<index>.u8`` (the image, as without targets), ``<index>.targets.json``
+        (boxes, labels, keypoints of the loaded kinds) and, with masks, ``<index>.mask.u8``."""
+        assert self.prepared is not None
+        out = self.prepared.run(sample)
+        pixels = self.to_hwc_uint8(self.target_image(out))
+        if pixels.ndim == 2:
+            pixels = pixels[:, :, None]
+        path = os.path.join(folder, f"{index}.u8")
+        with open(path, "wb") as handle:
+            handle.write(np.ascontiguousarray(pixels).tobytes())
+        arrays = self.target_arrays(out)
+        listed: dict[str, Any] = {}
+        if "boxes" in arrays:
+            listed["boxes"] = np.asarray(arrays["boxes"], dtype=np.float64).reshape(-1, 4).tolist()
+            listed["labels"] = [int(n) for n in np.asarray(arrays["labels"]).reshape(-1)]
+        if "keypoints" in arrays:
+            listed["keypoints"] = np.asarray(arrays["keypoints"], dtype=np.float64).reshape(-1, 2).tolist()
+        targets_path = os.path.join(folder, f"{index}.targets.json")
+        with open(targets_path, "w", encoding="utf-8") as handle:
+            json.dump(listed, handle)
+        entry: dict[str, Any] = {"file": path, "shape": [int(n) for n in pixels.shape], "targets_file": targets_path}
+        if "mask" in arrays:
+            mask_path = os.path.join(folder, f"{index}.mask.u8")
+            with open(mask_path, "wb") as handle:
+                handle.write(np.ascontiguousarray(arrays["mask"], dtype=np.uint8).tobytes())
+            entry["mask_file"] = mask_path
+            entry["mask_shape"] = [int(n) for n in arrays["mask"].shape]
+        return entry
 
     def build(self, name: str, params: dict) -> Apply:
         """The apply callable for ``name``, or ``Unsupported`` with the reason."""
@@ -402,6 +603,8 @@ class Adapter:
 
     def check(self, request: dict) -> dict:
         prepared = self._require_prepared("check")
+        if prepared.targets:
+            return self._check_targets(prepared)
         sample = self.batch_inputs(0, prepared.batch)[0] if prepared.batch > 1 else self.items[0]
         clock = time.perf_counter_ns
         self.sync()
@@ -420,11 +623,82 @@ class Adapter:
         cold = (applied - started, clock() - forcing)
         return {**self._shapes(sample, out, prepared.batch), **self._output_form(prepared, raw, cold)}
 
+    def _check_targets(self, prepared: Prepared) -> dict:
+        """``check`` with targets: the joint call once on item 0; a library error that says it
+        cannot do a target answers ``unsupported``, naming the kinds that fail alone."""
+        sample = self.samples[0]
+        clock = time.perf_counter_ns
+        self.sync()
+        started = clock()
+        try:
+            raw = prepared.apply(sample)
+            self.sync()
+        except Exception as exc:
+            reason = self.target_refusal(exc)
+            if reason is None:
+                raise
+            self.prepared = None  # the next request must prepare again
+            failing = self._failing_kinds(prepared.name)
+            raise Unsupported(
+                f"{prepared.name} cannot move the {' and the '.join(failing or prepared.targets)} with the image "
+                f"in {self.library}: {reason}"
+            ) from None
+        applied = clock()
+        image = self.target_image(raw)
+        if not self.is_native(image):
+            raise WorkerError(
+                CONTRACT,
+                f"{prepared.name} returned an image of {type(image).__module__}.{type(image).__name__}, "
+                f"expected {self.native_type}",
+            )
+        forcing = clock()
+        out = self.force_targets(raw)
+        self.sync()
+        cold = (applied - started, clock() - forcing)
+        self._check_target_arrays(prepared.name, out)
+        targets_out = self.targets_out(out)
+        shapes = self._shapes(self.items[0], self.target_image(out), 1)
+        return {**shapes, "targets_out": targets_out, **self._output_form(prepared, raw, cold)}
+
+    def _failing_kinds(self, name: str) -> list[str]:
+        """The loaded kinds on which the library fails alone (untimed; after a refusal)."""
+        failing = []
+        for kind in self.target_kinds:
+            try:
+                apply = self.build_targets(name, self.target_params, (kind,))
+                apply(self.target_sample(self.items[0], self.entries[0], (kind,)))
+            except Exception:  # noqa: BLE001 - this kind fails alone: named in the refusal
+                failing.append(kind)
+        return failing
+
+    def _check_target_arrays(self, name: str, out: Any) -> None:
+        """A contract error when a target of the output is missing or has the wrong shape."""
+        arrays = self.target_arrays(out)
+        hw = self.image_hw(self.target_image(out))
+        for kind in self.target_kinds:
+            if kind not in arrays:
+                raise WorkerError(CONTRACT, f"{name} returned no {kind}")
+        if "mask" in arrays and list(arrays["mask"].shape) != hw:
+            raise WorkerError(
+                CONTRACT,
+                f"{name} returned a mask of shape {list(arrays['mask'].shape)} for an image of {hw[0]}x{hw[1]} (HxW)",
+            )
+        if "boxes" in arrays:
+            boxes, labels = np.asarray(arrays["boxes"]), np.asarray(arrays["labels"])
+            if boxes.ndim != 2 or boxes.shape[1] != 4:
+                raise WorkerError(CONTRACT, f"{name} returned boxes of shape {list(boxes.shape)}, expected N x 4")
+            if labels.shape != (boxes.shape[0],):
+                raise WorkerError(CONTRACT, f"{name} returned {list(labels.shape)} labels for {boxes.shape[0]} boxes")
+        if "keypoints" in arrays:
+            points = np.asarray(arrays["keypoints"])
+            if points.ndim != 2 or points.shape[1] != 2:
+                raise WorkerError(CONTRACT, f"{name} returned keypoints of shape {list(points.shape)}, expected K x 2")
+
     def _output_form(self, prepared: Prepared, first: Any, cold: tuple[int, int]) -> dict:
         """Whether the library's own outputs were contiguous, and the share of apply + force
         spent forcing them: measured here, outside every timed run, on the first few items
         (``cold``: the check's own first call, used alone when it already took long)."""
-        contiguous = self.is_contiguous(first)
+        contiguous = self.is_contiguous(self.target_image(first) if prepared.targets else first)
         apply_ns, force_ns = cold
         if sum(cold) < FORM_MAX_SECONDS * 1e9:
             looped = self._form_loop(prepared, contiguous)
@@ -442,6 +716,7 @@ class Adapter:
         An item the transform raises on ends the loop: the timed runs report it, with the item."""
         apply_ns = force_ns = 0
         clock, sync = time.perf_counter_ns, self.sync
+        force = prepared.force or self.force
         deadline = clock() + int(FORM_MAX_SECONDS * 1e9)
         for sample in self._form_samples(prepared):
             try:
@@ -450,12 +725,12 @@ class Adapter:
                 raw = prepared.apply(sample)
                 sync()
                 applied = clock()
-                self.force(raw)
+                force(raw)
                 sync()
             except Exception:  # noqa: BLE001 - not this measurement's to report
                 break
             apply_ns, force_ns = apply_ns + applied - started, force_ns + clock() - applied
-            seen = self.is_contiguous(raw)
+            seen = self.is_contiguous(self.target_image(raw) if prepared.targets else raw)
             contiguous = None if seen is None or contiguous is None else contiguous and seen
             if clock() > deadline:
                 break
@@ -465,6 +740,8 @@ class Adapter:
         """The inputs of the output-form measurement: the first items (or batches), in order."""
         if prepared.batch > 1:
             return [self.batch_inputs(i * prepared.batch, prepared.batch)[0] for i in range(FORM_ITEMS)]
+        if prepared.targets:
+            return self.samples[:FORM_ITEMS]
         return self.items[:FORM_ITEMS]
 
     def _shapes(self, sample: Any, out: Any, batch: int) -> dict:
@@ -494,6 +771,8 @@ class Adapter:
         previous = self._refresh_items() if os.environ.get(FRESH_BUFFERS_ENV) == "1" else None
         if prepared.batch > 1:
             inputs = self.batch_inputs(start, count)
+        elif self.target_kinds:  # a prepared transform after a targets load is a joint call
+            inputs = [self.samples[(start + i) % len(self.samples)] for i in range(count)]
         else:
             inputs = [self.items[(start + i) % len(self.items)] for i in range(count)]
         markers = bool(request.get("markers", False))
@@ -505,6 +784,9 @@ class Adapter:
         """Replaces every loaded item with a fresh copy; returns the old list (fresh buffers)."""
         previous = self.items
         self.items = [item.clone() if hasattr(item, "clone") else item.copy() for item in previous]
+        if self.target_kinds:  # the samples hold the images: rebuild them on the fresh copies
+            previous = [*previous, *self.samples]
+            self.samples = [self.refresh_sample(item, entry) for item, entry in zip(self.items, self.entries)]
         return previous
 
     def _timed_loops(
@@ -539,7 +821,7 @@ class Adapter:
 
     def _describe(self, current: Any) -> str:
         for index, item in enumerate(self.items):
-            if item is current:
+            if item is current or (self.target_kinds and self.samples[index] is current):
                 return f"item {index} ({self.paths[index]})"
         return "a batch of items" if self.prepared and self.prepared.batch > 1 else "an item"
 
@@ -547,3 +829,100 @@ class Adapter:
         if self.prepared is None:
             raise BadRequest(f"{op} before a successful prepare")
         return self.prepared
+
+
+# ----- targets file (docs/protocol.md, "Targets") ----------------------------------------------
+def _read_targets(path: str) -> dict[str, Any]:
+    """The ``items`` table of a targets file; an unusable file is the user's input to fix."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise WorkerError(BAD_INPUT, f"targets file {path}: {type(exc).__name__}: {exc}") from None
+    if not isinstance(document, dict) or document.get("version") != TARGETS_VERSION:
+        raise WorkerError(BAD_INPUT, f"targets file {path}: expected an object with \"version\": {TARGETS_VERSION}")
+    items = document.get("items")
+    if not isinstance(items, dict):
+        raise WorkerError(BAD_INPUT, f'targets file {path}: "items" must be an object keyed by image path')
+    return items
+
+
+def _numbers(value: Any, columns: int, what: str) -> np.ndarray:
+    """A list of ``columns``-number rows as an N×columns float32 array (finite)."""
+    if value is None:
+        return np.zeros((0, columns), dtype=np.float32)
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a list of [{columns} numbers]") from None
+    if array.size == 0:
+        return np.zeros((0, columns), dtype=np.float32)
+    if array.ndim != 2 or array.shape[1] != columns or not np.isfinite(array).all():
+        raise ValueError(f"{what} must be a list of [{columns} finite numbers]")
+    return array.astype(np.float32)
+
+
+def _parse_entry(entry: Any, kinds: tuple[str, ...], hw: list[int]) -> dict[str, np.ndarray]:
+    """One item's targets as NumPy arrays (only the loaded kinds); ``ValueError`` names why the
+    item cannot be used (the item is then skipped with that reason)."""
+    if entry is None:
+        raise ValueError("no targets for this item")
+    if not isinstance(entry, dict):
+        raise ValueError("its targets entry is not an object")
+    height, width = hw
+    size = (entry.get("width"), entry.get("height"))
+    if size != (width, height):
+        raise ValueError(
+            f"targets are for a {size[0]}x{size[1]} image (width x height) but the decoded image is {width}x{height}"
+        )
+    parsed: dict[str, np.ndarray] = {}
+    if "boxes" in kinds:
+        boxes = _numbers(entry.get("boxes"), 4, "boxes")
+        labels = entry.get("labels", [] if len(boxes) == 0 else None)
+        if not isinstance(labels, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in labels):
+            raise ValueError("labels must be a list of ints, one per box")
+        if len(labels) != len(boxes):
+            raise ValueError(f"{len(labels)} labels for {len(boxes)} boxes")
+        x0, y0, x1, y1 = boxes.T
+        if not ((0 <= x0) & (x0 < x1) & (x1 <= width) & (0 <= y0) & (y0 < y1) & (y1 <= height)).all():
+            raise ValueError(f"a box is empty or leaves the {width}x{height} image (xyxy pixels expected)")
+        parsed["boxes"], parsed["labels"] = boxes, np.asarray(labels, dtype=np.int64)
+    if "keypoints" in kinds:
+        points = _numbers(entry.get("keypoints"), 2, "keypoints")
+        x, y = points.T
+        if not ((0 <= x) & (x < width) & (0 <= y) & (y < height)).all():
+            raise ValueError(f"a keypoint lies outside the {width}x{height} image")
+        parsed["keypoints"] = points
+    if "mask" in kinds:
+        parsed["mask"] = _decode_mask(entry.get("mask"), height, width)
+    return parsed
+
+
+def _decode_mask(mask: Any, height: int, width: int) -> np.ndarray:
+    """The row-major run-length mask ``{"values", "runs"}`` as an H×W uint8 array."""
+    if not isinstance(mask, dict):
+        raise ValueError("no mask in this item's targets")
+    values, runs = mask.get("values"), mask.get("runs")
+    if not isinstance(values, list) or not isinstance(runs, list) or len(values) != len(runs):
+        raise ValueError('the mask must be {"values": [...], "runs": [...]} of equal length')
+    values_array = np.asarray(values)
+    runs_array = np.asarray(runs)
+    if values_array.size and (values_array.dtype.kind not in "iu" or values_array.min() < 0 or values_array.max() > 255):
+        raise ValueError("mask values must be ints 0..255")
+    if runs_array.size and (runs_array.dtype.kind not in "iu" or runs_array.min() < 0):
+        raise ValueError("mask runs must be non-negative ints")
+    total = int(runs_array.sum()) if runs_array.size else 0
+    if total != height * width:
+        raise ValueError(f"the mask runs cover {total} pixels, the image has {height}x{width} = {height * width}")
+    return np.repeat(values_array.astype(np.uint8), runs_array.astype(np.int64)).reshape(height, width)
+
+
+def _target_counts(arrays: dict[str, np.ndarray], kinds: tuple[str, ...]) -> dict[str, Any]:
+    counts: dict[str, Any] = {}
+    if "boxes" in kinds:
+        counts["boxes"] = int(len(arrays["boxes"]))
+    if "keypoints" in kinds:
+        counts["keypoints"] = int(len(arrays["keypoints"]))
+    if "mask" in kinds:
+        counts["mask_shape"] = [int(n) for n in arrays["mask"].shape]
+    return counts

@@ -297,6 +297,8 @@ class DaliAdapter(Adapter):
         return super()._check_media(media, request)
 
     def load(self, request: dict) -> dict:
+        if request.get("targets") is not None:
+            raise self.no_targets()
         if request.get("pipeline", False) is not True:
             raise Unsupported(MICRO_REASON)
         reply = super().load(request)

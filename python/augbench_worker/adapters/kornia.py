@@ -7,6 +7,16 @@ smallest height and width among them and stacked once, outside timing; each time
 applies the module to a slice of ``batch`` items with ``same_on_batch=False`` (Kornia's default:
 every item draws its own parameters). This mode is reported as ``regime: "batch"`` and must never be
 mixed with per-image numbers.
+
+Targets (docs/protocol.md, "Targets"): the module goes into ``K.AugmentationSequential(module,
+data_keys=["input", "mask", "bbox_xyxy", "keypoints"])`` (the loaded kinds, in that order), built
+once at prepare, and a sample is the batch of one a user feeds it: the image 1×C×H×W float32, the
+mask 1×1×H×W float32 (class ids as values), boxes 1×N×4 xyxy pixels, keypoints 1×K×2, all on the
+load's device; the output list is forced with ``.contiguous()``. Modules that only ``_unbatched``
+wraps go in as themselves; a transform built as a plain function (RandomJigsaw) has no module to
+put there. Kornia's RandomElasticTransform and RandomThinPlateSpline leave boxes and keypoints
+where they were (no transformation matrix), so they are refused for those kinds
+(``TARGET_REASONS``) rather than timed as if they moved them.
 """
 
 from __future__ import annotations
@@ -41,6 +51,19 @@ RGB_ONLY = {
 }
 RGB_ONLY["JpegCompression"] = "its differentiable JPEG works in YCbCr"
 DEVICE_REASONS = {("Shear", "cuda"): "Kornia's CUDA shear path fails moving its parameter generator to the GPU"}
+# Warps without a transformation matrix leave boxes and keypoints where they were (Kornia
+# transforms those by the module's matrix, the identity here): refused, not timed as if moved.
+# Kornia's own NotImplementedError (RandomThinPlateSpline on a mask) is found by the check.
+_ELASTIC = "RandomElasticTransform {what} (kornia/augmentation/_2d/geometric/elastic_transform.py)"
+_TPS = "RandomThinPlateSpline has no transformation matrix: it leaves {what} where they were"
+TARGET_REASONS = {
+    ("Elastic", "boxes"): _ELASTIC.format(what="returns boxes unchanged (apply_transform_box is the identity)"),
+    ("Elastic", "keypoints"): _ELASTIC.format(what="moves keypoints by its identity transformation matrix"),
+    ("ThinPlateSpline", "boxes"): _TPS.format(what="boxes"),
+    ("ThinPlateSpline", "keypoints"): _TPS.format(what="keypoints"),
+}
+# target kind → AugmentationSequential's data key
+_DATA_KEYS = {"mask": "mask", "boxes": "bbox_xyxy", "keypoints": "keypoints"}
 
 
 def _unbatched(module: Any) -> Any:
@@ -399,10 +422,65 @@ class KorniaAdapter(TorchAdapter):
     reasons = REASONS
     rgb_only = RGB_ONLY
     device_reasons = DEVICE_REASONS
+    target_reasons = TARGET_REASONS
 
     def __init__(self) -> None:
         super().__init__()
         self.stacked: torch.Tensor | None = None
+
+    # ----- targets: AugmentationSequential over a batch of one --------------------------------
+    def check_targets(self, kinds: tuple[str, ...]) -> None:
+        """AugmentationSequential moves masks, boxes and keypoints with the image."""
+
+    def target_sample(self, image: torch.Tensor, entry: dict[str, Any], kinds: tuple[str, ...]) -> tuple:
+        """``(inputs, labels)``: AugmentationSequential's inputs in data-key order, and the box
+        labels (an int64 tensor, or None), which Kornia does not take: they stay with the boxes."""
+        device = image.device
+        inputs = [image[None]]  # 1×C×H×W: a view of the loaded item
+        labels = None
+        if "mask" in kinds:
+            inputs.append(torch.from_numpy(entry["mask"]).to(device, torch.float32)[None, None])
+        if "boxes" in kinds:
+            inputs.append(torch.from_numpy(entry["boxes"]).to(device)[None])
+            labels = torch.from_numpy(entry["labels"]).to(device)
+        if "keypoints" in kinds:
+            inputs.append(torch.from_numpy(entry["keypoints"]).to(device)[None])
+        return tuple(inputs), labels
+
+    def build_targets(self, name: str, params: dict, kinds: tuple[str, ...]) -> Any:
+        built = self.build(name, params)
+        module = getattr(built, "module", built)  # ``_unbatched`` modules go in as themselves
+        if not isinstance(module, K.AugmentationBase2D):
+            raise Unsupported(
+                f"{name} is built here as a function, not a kornia.augmentation module: AugmentationSequential cannot take it"
+            )
+        sequential = K.AugmentationSequential(module, data_keys=["input", *(_DATA_KEYS[k] for k in kinds)])
+        sequential.to(self.device)
+
+        def apply(sample: tuple) -> tuple:
+            return sequential(*sample[0]), sample[1]
+
+        apply.module = sequential  # type: ignore[attr-defined]
+        return apply
+
+    def target_image(self, out: tuple) -> torch.Tensor:
+        return out[0][0][0]  # C×H×W of the batch of one
+
+    def force_targets(self, out: tuple) -> tuple:
+        return [value.contiguous() for value in out[0]], out[1]
+
+    def target_arrays(self, out: tuple) -> dict[str, Any]:
+        arrays: dict[str, Any] = {}
+        for kind, value in zip(self.target_kinds, out[0][1:]):
+            value = value.detach().to("cpu")
+            if kind == "mask":
+                arrays["mask"] = value[0, 0].round().clamp(0, 255).to(torch.uint8).numpy()
+            elif kind == "boxes":
+                arrays["boxes"] = value[0].to(torch.float64).numpy()
+                arrays["labels"] = out[1].detach().to("cpu").numpy()
+            else:
+                arrays["keypoints"] = value[0].to(torch.float64).numpy()
+        return arrays
 
     decoder = "kornia.io.load_image (kornia-rs), uint8"
 

@@ -1,6 +1,16 @@
 """torchvision adapter: media are uint8 CHW tensors from ``torchvision.io.decode_image``; each
 transform is a ``torchvision.transforms.v2`` transform applied with p=1, its output forced with
 ``.contiguous()`` (and a device sync on CUDA). Multichannel media stack the RGB tensor on dim 0.
+
+Targets (docs/protocol.md, "Targets"): a sample is the detection idiom ``(image, target)`` with
+``target = {"boxes": tv_tensors.BoundingBoxes(N×4, format="XYXY", canvas_size=(H, W)), "labels":
+int64 tensor, "masks": tv_tensors.Mask(H×W uint8), "keypoints": tv_tensors.KeyPoints(K×2,
+canvas_size=(H, W))}`` (the loaded kinds), and the timed call is the built v2 transform on it:
+``t(image, target)``. The image stays the plain uint8 tensor of image-only rows (v2 takes the
+first plain tensor as the image; labels pass through). Rule: no ``ClampBoundingBoxes`` or
+``SanitizeBoundingBoxes`` is added: the row times the transform alone, with whatever clamping its
+own kernels do (v2 clamps box coordinates to the canvas itself; a box that becomes empty stays).
+Each output tensor is forced with ``.contiguous()``.
 """
 
 from __future__ import annotations
@@ -9,6 +19,7 @@ from typing import Any
 
 import torch
 import torchvision
+from torchvision import tv_tensors
 from torchvision.io import ImageReadMode, decode_image
 from torchvision.transforms import InterpolationMode, v2
 
@@ -270,6 +281,57 @@ class TorchvisionAdapter(TorchAdapter):
 
     def decode(self, path: str) -> Any:
         return decode_image(path, mode=ImageReadMode.RGB)  # uint8 CHW
+
+    # ----- targets: v2 on an (image, target) detection sample ----------------------------------
+    def check_targets(self, kinds: tuple[str, ...]) -> None:
+        """transforms.v2 moves masks, boxes and keypoints (tv_tensors) with the image."""
+
+    def target_sample(self, image: torch.Tensor, entry: dict[str, Any], kinds: tuple[str, ...]) -> tuple:
+        canvas = (int(image.shape[-2]), int(image.shape[-1]))
+        device = image.device
+        target: dict[str, Any] = {}
+        if "boxes" in kinds:
+            boxes = torch.from_numpy(entry["boxes"]).to(device)
+            target["boxes"] = tv_tensors.BoundingBoxes(boxes, format="XYXY", canvas_size=canvas)
+            target["labels"] = torch.from_numpy(entry["labels"]).to(device)
+        if "mask" in kinds:
+            target["masks"] = tv_tensors.Mask(torch.from_numpy(entry["mask"]).to(device))
+        if "keypoints" in kinds:
+            target["keypoints"] = tv_tensors.KeyPoints(torch.from_numpy(entry["keypoints"]).to(device), canvas_size=canvas)
+        return image, target
+
+    def build_targets(self, name: str, params: dict, kinds: tuple[str, ...]) -> Any:
+        transform = self.build(name, params)
+
+        def apply(sample: tuple) -> tuple:
+            return transform(*sample)
+
+        return apply
+
+    def target_image(self, out: tuple) -> Any:
+        return out[0]
+
+    def target_refusal(self, exc: BaseException) -> str | None:
+        # v2's dispatcher: "<functional> supports inputs of type [...], but got KeyPoints instead."
+        if isinstance(exc, TypeError) and "supports inputs of type" in str(exc):
+            return f"TypeError: {exc}"
+        return super().target_refusal(exc)
+
+    def force_targets(self, out: tuple) -> tuple:
+        image, target = out
+        return image.contiguous(), {key: value.contiguous() for key, value in target.items()}
+
+    def target_arrays(self, out: tuple) -> dict[str, Any]:
+        target = out[1]
+        arrays: dict[str, Any] = {}
+        if "masks" in target:
+            arrays["mask"] = target["masks"].detach().to("cpu", torch.uint8).numpy()
+        if "boxes" in target:
+            arrays["boxes"] = target["boxes"].detach().to("cpu", torch.float64).numpy()
+            arrays["labels"] = target["labels"].detach().to("cpu").numpy()
+        if "keypoints" in target:
+            arrays["keypoints"] = target["keypoints"].detach().to("cpu", torch.float64).numpy()
+        return arrays
 
     def stack_clip(self, frames: list[Any]) -> Any:
         return torch.stack(frames).contiguous()  # TCHW uint8

@@ -67,6 +67,7 @@ impl Session for Log {
             layout: "HWC".into(),
             output_contiguous: Some(false),
             force_share: Some(0.75),
+            targets_out: None,
         })
     }
     fn time_clocked(&mut self, r: TimeRequest, _: Duration) -> Result<TimeResponse, WorkerError> {

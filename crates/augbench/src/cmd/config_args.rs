@@ -16,6 +16,13 @@ pub struct ConfigArgs {
     /// Folder of media (read recursively); without it the built-in synthetic dataset is used.
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// COCO instances file of the `--data-dir` images (target rows; a relative path is read there).
+    #[arg(long, value_name = "FILE")]
+    pub annotations: Option<PathBuf>,
+    /// Target sets measured with the image, beside the image-only rows (`boxes`,
+    /// `mask+boxes+keypoints`; space- or comma-separated).
+    #[arg(long, num_args = 1.., value_delimiter = ',', value_parser = parse_target_set)]
+    pub targets: Option<Vec<augbench_core::targets::TargetSet>>,
     /// Output folder for results, cells and the resolved config.
     #[arg(long, short = 'o', value_name = "DIR")]
     pub output: Option<PathBuf>,
@@ -74,6 +81,11 @@ pub struct ConfigArgs {
     /// Keep transforms already finished with the same parameters; measure only the rest.
     #[arg(long)]
     pub resume: bool,
+}
+
+/// `--targets boxes,mask+keypoints`: each value one target set.
+fn parse_target_set(value: &str) -> Result<augbench_core::targets::TargetSet, String> {
+    value.parse()
 }
 
 /// Help for `--num-items`, with policy's defaults per media.
@@ -153,6 +165,8 @@ impl ConfigArgs {
     fn overrides(&self) -> Overrides {
         Overrides {
             data_dir: self.data_dir.clone(),
+            annotations: self.annotations.clone(),
+            targets: self.targets.clone(),
             output: self.output.clone(),
             libraries: self.libraries.clone(),
             decoders: self.decoders.clone(),
@@ -192,8 +206,10 @@ impl ConfigArgs {
 
     /// (config key, flag) pairs the user set on the command line, for error messages.
     fn cli_keys(&self) -> Vec<(&'static str, &'static str)> {
-        let pairs: [(&'static str, &'static str, bool); 18] = [
+        let pairs: [(&'static str, &'static str, bool); 20] = [
             ("data_dir", "--data-dir", self.data_dir.is_some()),
+            ("annotations", "--annotations", self.annotations.is_some()),
+            ("targets", "--targets", self.targets.is_some()),
             ("output_dir", "--output", self.output.is_some()),
             ("libraries", "--libraries", self.libraries.is_some()),
             ("decoders", "--decoders", self.decoders.is_some()),
