@@ -69,6 +69,7 @@ pub const EXAMPLES: &[Example] = &[
     example!("production_rgb_small"),
     example!("quickstart"),
     example!("rgb_micro_matrix"),
+    example!("targets_micro"),
 ];
 
 /// The example called `name`.

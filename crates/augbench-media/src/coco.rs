@@ -371,13 +371,17 @@ fn check_keypoints(flat: &[f64]) -> Result<Vec<[f64; 2]>, String> {
     Ok(visible.map(|k| [k[0], k[1]]).collect())
 }
 
-/// The targets of one image: boxes, labels and keypoints in order, the mask painted.
+/// The targets of one image: boxes, labels and keypoints in order, the mask painted. Keypoints
+/// outside `[0, width − 1] × [0, height − 1]` are left out: some libraries refuse a point past
+/// the last pixel's centre, so every library gets only the points all of them take.
 fn render(entry: &ImageEntry) -> ItemTargets {
     let mut t = ItemTargets::empty(entry.width, entry.height);
+    let (w, h) = (f64::from(entry.width) - 1.0, f64::from(entry.height) - 1.0);
+    let inside = |p: &&[f64; 2]| (0.0..=w).contains(&p[0]) && (0.0..=h).contains(&p[1]);
     for inst in &entry.instances {
         t.boxes.push(inst.bbox);
         t.labels.push(inst.label);
-        t.keypoints.extend_from_slice(&inst.keypoints);
+        t.keypoints.extend(inst.keypoints.iter().filter(inside));
         paint(&mut t.mask, entry, inst);
     }
     t
