@@ -166,6 +166,18 @@ def has_library(library: str) -> bool:
     return True
 
 
+def require_library(library: str) -> None:
+    """Skip a library this interpreter lacks, unless AUGBENCH_EXPECT_LIBS names it (set by
+    scripts/test.sh for each environment group), where a failed import is a broken environment."""
+    expected = {n for n in os.environ.get("AUGBENCH_EXPECT_LIBS", "").split(",") if n}
+    if library in expected:
+        importlib.import_module(LIBRARY_MODULES[library])
+        assert has_library(library), f"{library}'s own distribution is not installed here"
+    elif not has_library(library):
+        require(LIBRARY_MODULES[library])
+        pytest.skip(f"{library} is not installed here (another distribution has its module)")
+
+
 def load_registry() -> dict[str, dict[str, Any]]:
     """Parse specs/transforms.yaml (flow-style entries; no YAML library in every env)."""
     entries: dict[str, dict[str, Any]] = {}

@@ -7,11 +7,9 @@ transform an adapter claims and then refuses is a failure. A library not importa
 
 from __future__ import annotations
 
-import importlib
-import os
 
 import pytest
-from conftest import has_library, LIBRARY_MODULES, load_registry, load_set, require, SharedWorkers, WorkerClient
+from conftest import require_library, LIBRARY_MODULES, load_registry, load_set, require, SharedWorkers, WorkerClient
 
 pytestmark = pytest.mark.environment("library")
 
@@ -25,18 +23,6 @@ CASES = [
     if not (library == "pillow" and scenario == "9ch")
 ]
 # (library, transform) → text of the library's own error on some of the synthetic sizes.
-def require_library(library: str) -> None:
-    """Skip a library this interpreter lacks — unless AUGBENCH_EXPECT_LIBS names it (set by
-    scripts/test.sh for each environment group), where a failed import is a broken environment."""
-    expected = {n for n in os.environ.get("AUGBENCH_EXPECT_LIBS", "").split(",") if n}
-    if library in expected:
-        importlib.import_module(LIBRARY_MODULES[library])
-        assert has_library(library), f"{library}'s own distribution is not installed here"
-    elif not has_library(library):
-        require(LIBRARY_MODULES[library])
-        pytest.skip(f"{library} is not installed here (another distribution has its module)")
-
-
 def loaded_worker(library: str, scenario: str, paths: list[str], pool: SharedWorkers) -> WorkerClient:
     """The library's long-lived worker holding the scenario's items, as the coordinator runs them."""
     require_library(library)

@@ -12,11 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import importlib
-import os
 
 import pytest
-from conftest import has_library, IMAGE_SIZES, LIBRARY_MODULES, load_registry, require, SharedWorkers
+from conftest import require_library, IMAGE_SIZES, load_registry, require, SharedWorkers
 
 pytestmark = pytest.mark.environment("library")
 
@@ -60,17 +58,6 @@ def _entry(index: int, height: int, width: int) -> dict:
     if index != 1:  # image 1: no boxes, no keypoints (valid)
         entry.update(boxes=_boxes(height, width), labels=[1, 2], keypoints=_keypoints(height, width))
     return entry
-
-
-def require_library(library: str) -> None:
-    """Skip a library this interpreter lacks, unless the run promises it (AUGBENCH_EXPECT_LIBS)."""
-    expected = {n for n in os.environ.get("AUGBENCH_EXPECT_LIBS", "").split(",") if n}
-    if library in expected:
-        importlib.import_module(LIBRARY_MODULES[library])
-        assert has_library(library), f"{library}'s own distribution is not installed here"
-    elif not has_library(library):
-        require(LIBRARY_MODULES[library])
-        pytest.skip(f"{library} is not installed here (another distribution has its module)")
 
 
 def _write(folder: Path, name: str, items: dict) -> str:
