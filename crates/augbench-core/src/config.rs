@@ -173,6 +173,13 @@ pub struct DataConfig {
     pub annotation_errors: Option<AnnotationErrors>,
 }
 
+impl RunConfig {
+    /// The target sets this config measures (none: image-only rows alone).
+    pub fn target_sets(&self) -> &[crate::targets::TargetSet] {
+        self.selection.targets.as_deref().unwrap_or_default()
+    }
+}
+
 /// What a bad COCO annotation does (`data.annotation_errors`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

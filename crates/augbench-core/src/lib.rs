@@ -19,6 +19,7 @@ pub mod resolve;
 pub mod results;
 pub mod selection;
 pub mod settle;
+pub mod target_rules;
 pub mod targets;
 pub mod text;
 pub mod time_split;

@@ -101,7 +101,7 @@ pub fn build(cfg: &RunConfig) -> Plan {
 
 /// Why a selected library gets no target rows (it has no API that moves targets).
 fn target_notes(cfg: &RunConfig) -> Vec<String> {
-    if targets::sets(cfg).is_empty() {
+    if cfg.target_sets().is_empty() {
         return Vec::new();
     }
     let m = Matrix::get();
@@ -160,7 +160,7 @@ fn transform_jobs(cfg: &RunConfig) -> Vec<Job> {
         .flatten()
         .filter_map(|name| m.library(name))
         .flat_map(|lib| {
-            let sets = targets::sets(cfg).iter().filter(|_| lib.targets);
+            let sets = cfg.target_sets().iter().filter(|_| lib.targets);
             let with = sets.map(move |set| (lib, targets::label(&lib.name, set), None, Some(set)));
             std::iter::once((lib, lib.name.clone(), None, None)).chain(with)
         });

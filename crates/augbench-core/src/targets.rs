@@ -1,16 +1,12 @@
 //! Detection and segmentation targets as a selection axis: the target kinds (`mask`, `boxes`,
-//! `keypoints`), the target sets a config lists (`boxes`, `mask+boxes+keypoints`), the column
-//! label of a library's rows with a set (`albumentationsx+boxes`), and the rules a run with
-//! targets must follow (docs/targets.md).
+//! `keypoints`), the target sets a config lists (`boxes`, `mask+boxes+keypoints`), and the column
+//! label of a library's rows with a set (`albumentationsx+boxes`) (docs/targets.md). The rules a
+//! run with targets follows are `target_rules`.
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-
-use crate::config::RunConfig;
-use augbench_catalog::config_error::{ConfigError, Source};
-use augbench_catalog::matrix::{Media, Mode};
 
 /// One kind of target moved with the image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -115,114 +111,12 @@ pub fn label(library: &str, set: &TargetSet) -> String {
     format!("{library}+{set}")
 }
 
-/// The target sets a resolved config measures (none: image-only rows alone).
-pub fn sets(cfg: &RunConfig) -> &[TargetSet] {
-    cfg.selection.targets.as_deref().unwrap_or_default()
-}
-
-type Check = Result<(), ConfigError>;
-
-/// What a run with targets can measure today: micro rows on RGB images, per image, with the
-/// registry's transforms, no A/B variants; each set listed once.
-pub fn check(cfg: &RunConfig, src: &Source) -> Check {
-    annotations(cfg, src)?;
-    let Some(sets) = &cfg.selection.targets else {
-        return Ok(());
-    };
-    let key: &[&str] = &["selection", "targets"];
-    if sets.is_empty() {
-        let hint = "list target sets (`mask`, `boxes`, `keypoints`, `mask+boxes+keypoints`), or remove the key for image-only rows";
-        return Err(src.error(key, "`targets` is empty".into(), hint));
-    }
-    if let Some(dup) = sets
-        .iter()
-        .enumerate()
-        .find(|(i, s)| sets[..*i].contains(s))
-    {
-        let msg = format!("target set `{}` is listed twice", dup.1);
-        return Err(src.error(key, msg, "list each target set once"));
-    }
-    if let Some((what, hint)) = refusal(cfg) {
-        let msg = format!("targets are not measured {what} yet");
-        return Err(src.error(key, msg, hint));
-    }
-    Ok(())
-}
-
-/// Why this config cannot carry targets (what, hint), if it cannot.
-fn refusal(cfg: &RunConfig) -> Option<(&'static str, &'static str)> {
-    let sel = &cfg.selection;
-    let micro = sel.mode.unwrap_or(Mode::Micro) == Mode::Micro;
-    let drop = "remove `targets` for image-only rows";
-    if !micro {
-        return Some((
-            "in pipeline or decode mode (micro rows only)",
-            "use `mode: micro`, or remove `targets`",
-        ));
-    }
-    if sel.media.unwrap_or(Media::Image) != Media::Image {
-        return Some(("on video", "use an image scenario, or remove `targets`"));
-    }
-    if sel.multichannel == Some(true) || cfg.data.num_channels.is_some_and(|c| c != 3) {
-        return Some(("on multichannel images", "use scenario `image-rgb`"));
-    }
-    if sel.spec.is_some() {
-        return Some(("with a spec file", drop));
-    }
-    if sel.variants.is_some() {
-        return Some(("in A/B runs (`variants`)", drop));
-    }
-    if cfg.execution.micro_batch.is_some_and(|b| b > 1) {
-        return Some((
-            "in the batched regime (targets are per image)",
-            "remove `micro_batch`",
-        ));
-    }
-    if cfg.is_cloud() {
-        return Some(("on Batch or Slurm", "run it locally"));
-    }
-    if cfg.execution.check_equivalence == Some(true) {
-        return Some((
-            "with `check_equivalence`",
-            "run `augbench check equivalence` apart",
-        ));
-    }
-    None
-}
-
-/// `data.annotations` belongs to a `data_dir` and is read for target rows only;
-/// `annotation_errors` belongs to `annotations`.
-fn annotations(cfg: &RunConfig, src: &Source) -> Check {
-    let data = &cfg.data;
-    if data.annotations.is_some() && cfg.selection.targets.is_none() {
-        return Err(src.error(
-            &["data", "annotations"],
-            "`annotations` is read only by runs with `selection.targets`".into(),
-            "add `targets: [boxes]` (or mask, keypoints) under `selection`, or remove `annotations`",
-        ));
-    }
-    if data.annotations.is_some() && data.data_dir.is_none() {
-        return Err(src.error(
-            &["data", "annotations"],
-            "`annotations` describes the images of a `data_dir`, and this config has none".into(),
-            "set `data_dir` to the folder the annotations name, or remove `annotations` to use the built-in annotated synthetic dataset",
-        ));
-    }
-    if cfg.selection.targets.is_some() && data.data_dir.is_some() && data.annotations.is_none() {
-        return Err(src.error(
-            &["selection", "targets"],
-            "target rows over a `data_dir` need that folder's annotations".into(),
-            "set `data.annotations` to its COCO instances file, or remove `data_dir` to use the built-in annotated synthetic dataset",
-        ));
-    }
-    if data.annotations.is_none() && data.annotation_errors.is_some() {
-        return Err(src.error(
-            &["data", "annotation_errors"],
-            "`annotation_errors` applies to `annotations`, which this config does not set".into(),
-            "remove `annotation_errors`",
-        ));
-    }
-    Ok(())
+/// The library and target set of a column label made by [`label`] (`None` for any other label:
+/// an image-only column, an A/B variant such as `pillow@11.3.0`).
+pub fn split_label(column: &str) -> Option<(&str, TargetSet)> {
+    let (library, set) = column.split_once('+')?;
+    augbench_catalog::matrix::Matrix::get().library(library)?;
+    Some((library, set.parse().ok()?))
 }
 
 #[cfg(test)]
@@ -235,6 +129,13 @@ mod tests {
         assert_eq!(set.to_string(), "mask+keypoints");
         assert_eq!(set.kinds(), &[TargetKind::Mask, TargetKind::Keypoints]);
         assert_eq!(label("kornia", &set), "kornia+mask+keypoints");
+        let (library, back) = split_label("kornia+mask+keypoints").unwrap();
+        assert_eq!((library, back), ("kornia", set));
+        assert!(split_label("kornia").is_none());
+        assert!(
+            split_label("pillow@1.0+local").is_none(),
+            "an A/B label is not a target column"
+        );
     }
 
     #[test]

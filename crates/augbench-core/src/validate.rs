@@ -103,7 +103,7 @@ pub fn rules(cfg: &RunConfig, scenario: &ScenarioInfo, src: &Source) -> Check {
     instructions(cfg, src)?;
     precision_runs_interleaved_micro(cfg, src)?;
     ab_processes(cfg, src)?;
-    crate::targets::check(cfg, src)?;
+    crate::target_rules::check(cfg, src)?;
     crate::cloud::check(cfg, src)
 }
 

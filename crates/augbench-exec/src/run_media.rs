@@ -35,7 +35,7 @@ pub struct TargetsMedia {
 pub fn prepare_media(cfg: &RunConfig, mp: &MultiProgress) -> anyhow::Result<Media> {
     let media = cfg.selection.media.unwrap_or(augbench_core::Media::Image);
     let n = cfg.data.num_items;
-    let with_targets = !augbench_core::targets::sets(cfg).is_empty();
+    let with_targets = !cfg.target_sets().is_empty();
     let (mut items, mut info, annotations) = match &cfg.data.data_dir {
         Some(dir) => {
             let s = augbench_media::scan(dir, media, n)?;

@@ -97,6 +97,8 @@ fn key(c: &BenchCell) -> GroupKey {
         device: c.device.clone(),
         variant: if c.mode == "pipeline" {
             format!("{} w{} b{}", c.scope, c.workers, c.batch_size)
+        } else if let Some((_, set)) = augbench_core::targets::split_label(&c.library) {
+            crate::model::targets_variant(&set.to_string())
         } else {
             String::new()
         },
