@@ -9,6 +9,8 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::equivalence_targets::{TargetKnownDifference, TargetTolerance, TargetsSpec};
+
 /// The scenario the check's images stand for (RGB images, one item per call).
 pub const SCENARIO: &str = "image-rgb";
 
@@ -39,6 +41,9 @@ pub struct EquivalenceSpec {
     /// Explained conventions of a library: reported, never counted as a mismatch.
     #[serde(default)]
     pub known_differences: Vec<KnownDifference>,
+    /// The targets check (`--targets`): its transforms, tolerances and known differences.
+    #[serde(default)]
+    pub targets: TargetsSpec,
 }
 
 /// A difference the check finds that is the library's convention, with the explanation.

@@ -22,6 +22,7 @@ pub mod scan;
 pub mod synth;
 pub mod synth_targets;
 pub mod synth_video;
+pub mod target_reference;
 pub mod targets;
 
 pub use annotated::{AnnotatedDataset, annotated_synthetic_dataset};

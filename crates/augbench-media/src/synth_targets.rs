@@ -109,6 +109,12 @@ fn shapes_rng(seed: u64, index: u64) -> ChaCha8Rng {
 /// The shapes of image `index` of the set with `seed`, in painting order.
 pub fn shapes(seed: u64, index: u64) -> Vec<SynthShape> {
     let (w, h) = synth::image_size(seed, index);
+    shapes_sized(seed, index, w, h)
+}
+
+/// The shapes stream `(seed, index)` draws over a `w`×`h` image (images of a size the dataset
+/// does not pick: the equivalence check's inputs).
+pub fn shapes_sized(seed: u64, index: u64, w: u32, h: u32) -> Vec<SynthShape> {
     let mut rng = shapes_rng(seed, index);
     let count = rng.random_range(3..=8);
     (0..count).map(|_| random_shape(&mut rng, w, h)).collect()
@@ -211,8 +217,13 @@ fn tidy(poly: Vec<[f64; 2]>) -> Vec<[f64; 2]> {
 /// The targets as drawn: boxes, categories, 4 keypoints per shape and the painted mask.
 pub fn drawn_targets(seed: u64, index: u64) -> ItemTargets {
     let (w, h) = synth::image_size(seed, index);
+    drawn_targets_sized(seed, index, w, h)
+}
+
+/// The targets of [`shapes_sized`] over a `w`×`h` image.
+pub fn drawn_targets_sized(seed: u64, index: u64, w: u32, h: u32) -> ItemTargets {
     let mut t = ItemTargets::empty(w, h);
-    for shape in shapes(seed, index) {
+    for shape in shapes_sized(seed, index, w, h) {
         t.boxes.push(shape.bbox());
         t.labels.push(shape.category);
         t.keypoints.extend(shape.keypoints());
@@ -224,13 +235,17 @@ pub fn drawn_targets(seed: u64, index: u64) -> ItemTargets {
 /// Image `index` with its shapes: `synth::image` with every mask pixel in its category colour.
 pub fn annotated_image(seed: u64, index: u64) -> RgbImage {
     let mut img = synth::image(seed, index);
-    let targets = drawn_targets(seed, index);
-    for (px, &class) in img.pixels_mut().zip(&targets.mask) {
+    paint(&mut img, &drawn_targets(seed, index).mask);
+    img
+}
+
+/// Paints every pixel of `img` whose `mask` value is a category in that category's colour.
+pub fn paint(img: &mut RgbImage, mask: &[u8]) {
+    for (px, &class) in img.pixels_mut().zip(mask) {
         if let Some((_, colour)) = CATEGORIES.get(usize::from(class).wrapping_sub(1)) {
             px.0 = *colour;
         }
     }
-    img
 }
 
 #[derive(Serialize)]

@@ -437,6 +437,7 @@ fn write_output(dir: &Path, index: usize, px: Pixels<'_>) -> Result<EmitOutput, 
     Ok(EmitOutput {
         file: path.display().to_string(),
         shape: vec![px.height as u64, px.width as u64, px.channels as u64],
+        ..EmitOutput::default()
     })
 }
 

@@ -321,11 +321,21 @@ pub struct EmitRequest {
     pub seed: Option<u64>,
 }
 
-/// One emitted output: its raw HWC uint8 file and `[height, width, channels]`.
+/// One emitted output: its raw HWC uint8 file and `[height, width, channels]`; after a `load`
+/// with targets also the output's targets (docs/protocol.md, "Targets").
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct EmitOutput {
     pub file: String,
     pub shape: Vec<u64>,
+    /// `<i>.targets.json`: boxes, labels and keypoints of the loaded kinds (`{}` with a mask alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets_file: Option<String>,
+    /// `<i>.mask.u8`: the output mask, raw H×W uint8 (masks loaded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mask_file: Option<String>,
+    /// `[height, width]` of the mask file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mask_shape: Option<Vec<u64>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

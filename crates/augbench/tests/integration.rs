@@ -13,6 +13,7 @@
 mod ab_variants;
 mod bad_input;
 mod check_equivalence;
+mod check_targets;
 mod cli_cells;
 mod cli_config;
 mod cli_data;

@@ -20,7 +20,7 @@ use augbench_host::child::CommandLine;
 use augbench_protocol::client::Worker;
 use augbench_protocol::protocol::{
     EmitRequest, EmitResponse, FailureKind, LoadRequest, LoadResponse, PrepareRequest,
-    PrepareResponse, Request,
+    PrepareResponse, Request, TargetsRequest,
 };
 
 use super::produced::{Output, Produced};
@@ -29,25 +29,35 @@ use super::verdict::{Check, is_deterministic, judge};
 /// Input image sizes (width, height): ImageNet-like, one with odd sides; all at most the
 /// registry's 512-pixel Resize, so resampling rows upsample (no antialiasing question).
 pub const INPUT_SIZES: [(u32, u32); 3] = [(500, 375), (333, 251), (448, 320)];
-/// Seed of the input images.
-const INPUT_SEED: u64 = 20_261_130;
+/// Seed of the input images (and of the targets check's shapes).
+pub(super) const INPUT_SEED: u64 = 20_261_130;
 /// The two seeds a random transform is emitted under.
 pub const SEEDS: [u64; 2] = [1, 2];
 
 /// Writes the inputs into `dir`; returns their paths.
 pub fn write_inputs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    input_images()
+        .iter()
+        .enumerate()
+        .map(|(i, img)| save_input(dir, i, img))
+        .collect()
+}
+
+/// The input images, one per [`INPUT_SIZES`] entry (the targets check paints shapes over them).
+pub(super) fn input_images() -> Vec<image::RgbImage> {
     let mut rng = ChaCha8Rng::seed_from_u64(INPUT_SEED);
     INPUT_SIZES
         .iter()
-        .enumerate()
-        .map(|(i, &(w, h))| {
-            let path = dir.join(format!("input_{i}_{w}x{h}.png"));
-            augbench_media::synth::render(&mut rng, w, h)
-                .save(&path)
-                .with_context(|| format!("writing {}", path.display()))?;
-            Ok(path)
-        })
+        .map(|&(w, h)| augbench_media::synth::render(&mut rng, w, h))
         .collect()
+}
+
+/// Saves input `i` as a lossless PNG named by its index and size; returns its path.
+pub(super) fn save_input(dir: &Path, i: usize, img: &image::RgbImage) -> anyhow::Result<PathBuf> {
+    let path = dir.join(format!("input_{i}_{}x{}.png", img.width(), img.height()));
+    img.save(&path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
 }
 
 /// The whole check for these libraries and transforms, in a scratch folder: writes the inputs,
@@ -82,7 +92,7 @@ pub fn collect(
             format!("Equivalence ({library})"),
             transforms.len() as u64,
         );
-        let produced = match start(library, inputs, refresh, mp) {
+        let produced = match start(library, inputs, None, refresh, mp) {
             Ok(mut worker) => {
                 let dir = scratch.join(library);
                 std::fs::create_dir_all(&dir)
@@ -109,10 +119,11 @@ pub fn collect(
     Ok(all)
 }
 
-/// Starts `library`'s worker and loads the inputs on the CPU.
-fn start(
+/// Starts `library`'s worker and loads the inputs on the CPU (with `targets`, their targets too).
+pub(super) fn start(
     library: &str,
     inputs: &[PathBuf],
+    targets: Option<TargetsRequest>,
     refresh: bool,
     mp: &MultiProgress,
 ) -> anyhow::Result<Worker> {
@@ -130,7 +141,7 @@ fn start(
         device: "cpu".into(),
         pipeline: false,
         preload: None,
-        targets: None,
+        targets,
     });
     let loaded: LoadResponse = worker
         .call(&load, timeout)
@@ -152,7 +163,7 @@ fn command(library: &str, refresh: bool, mp: &MultiProgress) -> anyhow::Result<C
     worker::command(target, role, ThreadPolicy::Single, refresh, mp)
 }
 
-fn timeout() -> std::time::Duration {
+pub(super) fn timeout() -> std::time::Duration {
     std::time::Duration::from_secs_f64(policy::REQUEST_TIMEOUT_SEC)
 }
 
@@ -184,6 +195,18 @@ fn emit_once(
     seed: u64,
     dir: &Path,
 ) -> Result<Vec<Output>, Produced> {
+    let emitted = prepare_and_emit(worker, transform, params, seed, dir)?;
+    emitted.outputs.iter().map(read_output).collect()
+}
+
+/// Prepares `transform` with `params` under `seed` and emits every loaded item into `dir`.
+pub(super) fn prepare_and_emit(
+    worker: &mut Worker,
+    transform: &str,
+    params: &serde_json::Value,
+    seed: u64,
+    dir: &Path,
+) -> Result<EmitResponse, Produced> {
     let prepare = Request::Prepare(PrepareRequest {
         transform: transform.into(),
         params: params.clone(),
@@ -196,8 +219,7 @@ fn emit_once(
         dir: dir.display().to_string(),
         seed: Some(seed),
     });
-    let emitted: EmitResponse = worker.call(&emit, timeout()).map_err(failed)?;
-    emitted.outputs.iter().map(read_output).collect()
+    worker.call(&emit, timeout()).map_err(failed)
 }
 
 fn read_output(o: &augbench_protocol::protocol::EmitOutput) -> Result<Output, Produced> {
@@ -210,7 +232,7 @@ fn read_output(o: &augbench_protocol::protocol::EmitOutput) -> Result<Output, Pr
     Ok(Output { shape, data })
 }
 
-fn failed(e: augbench_protocol::client::WorkerError) -> Produced {
+pub(super) fn failed(e: augbench_protocol::client::WorkerError) -> Produced {
     match &e {
         augbench_protocol::client::WorkerError::Failed { failure, .. }
             if failure.kind == FailureKind::Unsupported =>

@@ -3,33 +3,21 @@
 //! is from the reference library's (deterministic transforms) or whether its statistics hold
 //! (random ones). Exit 1 when a deterministic transform mismatches beyond its tolerance.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use augbench_catalog::equivalence::SCENARIO;
-use augbench_core::{Matrix, Mode, Registry, UsageError};
+use augbench_core::{Matrix, Registry, UsageError};
 use augbench_exec::equivalence;
 use indicatif::MultiProgress;
+
+use super::check_args::{EquivalenceArgs, libraries, write_json};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum CheckCommand {
     /// Same transform, same images, every library: pixel differences and a verdict per transform
     /// (tolerances in specs/equivalence.yaml).
     Equivalence(EquivalenceArgs),
-}
-
-#[derive(Debug, clap::Args)]
-pub struct EquivalenceArgs {
-    /// Libraries to compare (comma-separated; default: every CPU library of the image-rgb scenario).
-    #[arg(long, value_delimiter = ',')]
-    pub libraries: Vec<String>,
-    /// Transforms to check (comma-separated; default: the image-rgb scenario's curated set).
-    #[arg(long, value_delimiter = ',')]
-    pub transforms: Vec<String>,
-    /// Also write the whole check as JSON to this file.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
 }
 
 pub fn run(cmd: CheckCommand) -> anyhow::Result<ExitCode> {
@@ -39,6 +27,9 @@ pub fn run(cmd: CheckCommand) -> anyhow::Result<ExitCode> {
 }
 
 fn equivalence_cmd(a: EquivalenceArgs) -> anyhow::Result<ExitCode> {
+    if a.targets {
+        return super::check_targets::targets_cmd(&a);
+    }
     let libraries = libraries(&a.libraries)?;
     let transforms = transforms(&a.transforms)?;
     // The standalone check reuses locked environments as they are (no re-resolution).
@@ -46,46 +37,12 @@ fn equivalence_cmd(a: EquivalenceArgs) -> anyhow::Result<ExitCode> {
     print!("{}", equivalence::verdict::table(&check));
     println!();
     print!("{}", equivalence::verdict::summary(&check));
-    if let Some(path) = &a.json {
-        let text = serde_json::to_string_pretty(&check)?;
-        augbench_host::fsutil::write_atomic(path, text.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
+    write_json(a.json.as_deref(), &check)?;
     Ok(if check.mismatched() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
-}
-
-fn libraries(given: &[String]) -> anyhow::Result<Vec<String>> {
-    let matrix = Matrix::get();
-    let scenario = matrix
-        .scenario(SCENARIO)
-        .context("the support matrix has no image-rgb scenario")?;
-    let checkable: Vec<String> = scenario
-        .libraries
-        .iter()
-        .filter(|l| {
-            matrix.library(l).is_some_and(|i| {
-                i.modes.contains(&Mode::Micro) && i.supports_device(augbench_core::Device::Cpu)
-            })
-        })
-        .cloned()
-        .collect();
-    if given.is_empty() {
-        return Ok(checkable);
-    }
-    for l in given {
-        if !checkable.contains(l) {
-            return Err(UsageError::new(
-                format!("`{l}` cannot be checked: it is not a CPU micro library of {SCENARIO}"),
-                format!("choose from {}", checkable.join(", ")),
-            )
-            .into());
-        }
-    }
-    Ok(given.to_vec())
 }
 
 fn transforms(given: &[String]) -> anyhow::Result<Vec<String>> {

@@ -3,6 +3,8 @@
 
 pub mod cells;
 pub mod check;
+mod check_args;
+mod check_targets;
 pub mod cloud;
 pub mod compare;
 mod config_args;
