@@ -111,6 +111,36 @@ impl CellTable {
     pub fn value(&self, batch: usize, col: usize, row: usize) -> CellValue<'_> {
         value_at(self.batches[batch].column(col).as_ref(), row)
     }
+
+    /// The same table with every string value passed through `f` (nulls stay null; other
+    /// columns, the schema and the row order unchanged). `augbench publish` rewrites a log's
+    /// machine paths with it.
+    pub fn map_strings(&self, f: impl Fn(&str) -> String) -> Result<CellTable> {
+        let batches = self
+            .batches
+            .iter()
+            .map(|b| {
+                let columns: Vec<ArrayRef> = b
+                    .columns()
+                    .iter()
+                    .map(|c| match c.data_type() {
+                        DataType::Utf8 => Arc::new(
+                            c.as_string::<i32>()
+                                .iter()
+                                .map(|v| v.map(&f))
+                                .collect::<StringArray>(),
+                        ) as ArrayRef,
+                        _ => c.clone(),
+                    })
+                    .collect();
+                RecordBatch::try_new(b.schema(), columns).map_err(|e| CellsError::BadArgument {
+                    detail: format!("cannot rebuild a cell batch: {e}"),
+                    hint: "report this as a bug".into(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(CellTable::new(self.schema.clone(), batches))
+    }
 }
 
 /// Reads one value of a canonical-typed array.
@@ -258,6 +288,25 @@ mod tests {
 
     fn batch(cols: Vec<(&str, ArrayRef)>) -> RecordBatch {
         RecordBatch::try_from_iter(cols).unwrap()
+    }
+
+    #[test]
+    fn map_strings_rewrites_strings_and_keeps_everything_else() {
+        let b = batch(vec![
+            (
+                "path",
+                Arc::new(StringArray::from(vec![Some("/home/a/x"), None])) as ArrayRef,
+            ),
+            ("n", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+        ]);
+        let table = CellTable::new(b.schema(), vec![b]);
+        let mapped = table
+            .map_strings(|s| s.replace("/home/a", "~"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(mapped.value(0, 0, 0), CellValue::Str("~/x"));
+        assert_eq!(mapped.value(0, 0, 1), CellValue::Null);
+        assert_eq!(mapped.value(0, 1, 1), CellValue::Int(2));
+        assert_eq!(mapped.schema(), table.schema());
     }
 
     #[test]

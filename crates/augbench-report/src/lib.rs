@@ -3,7 +3,8 @@
 //! run, instruction counts) and produces data; `baseline` records a baseline of repeated
 //! invocations and expands it for the gate; the rest renders that data:
 //! comparison tables (`table`) and their exporters (`export`, one file per format), plots (SVG
-//! and PNG), one self-contained HTML page, the run summary, and refreshed README tables.
+//! and PNG), one self-contained HTML page, the run summary, refreshed README tables, and a
+//! published results folder (`publish`).
 
 pub mod baseline;
 pub mod docs;
@@ -18,6 +19,7 @@ pub mod output;
 pub mod plot;
 pub mod production;
 pub mod production_change;
+pub mod publish;
 pub mod reference;
 /// Deterministic fixtures: tests and demos only (`sample` feature).
 #[cfg(any(test, feature = "sample"))]

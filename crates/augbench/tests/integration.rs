@@ -19,6 +19,7 @@ mod cli_config;
 mod cli_data;
 mod cli_doctor;
 mod cli_lock;
+mod cli_publish;
 mod cli_report;
 mod cli_video;
 mod cli_video_decode;

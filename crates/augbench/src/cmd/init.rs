@@ -1,6 +1,6 @@
 //! `augbench init [NAME]`: writes one of the example configs built into the binary
 //! (`augbench_catalog::examples`) into the current folder, so a run needs no clone of the
-//! repository; without a name it lists them. An existing file is never overwritten.
+//! repository; without a name it lists them. An existing file is overwritten only with `--force`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,6 +15,9 @@ pub struct Args {
     /// Write it here instead of `<NAME>.yaml` in the current folder.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Overwrite the file when it exists.
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -25,10 +28,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let path = args
         .out
         .unwrap_or_else(|| PathBuf::from(example.file_name()));
-    if path.exists() {
+    if path.exists() && !args.force {
         return Err(augbench_core::UsageError::new(
             format!("{} already exists; nothing was written", path.display()),
-            "remove it, or write the example elsewhere with --out FILE",
+            "pass --force to overwrite it, or write the example elsewhere with --out FILE",
         )
         .into());
     }

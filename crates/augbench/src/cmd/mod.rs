@@ -20,6 +20,7 @@ pub mod plan;
 pub mod plot;
 pub mod production;
 mod production_plan;
+pub mod publish;
 pub mod report;
 pub mod run;
 pub mod stage;
@@ -65,6 +66,9 @@ pub enum Command {
     Plot(plot::Args),
     /// One self-contained HTML report.
     Report(report::Args),
+    /// A results folder a reader opens without running anything (page, tables, results, cell
+    /// log, machine card, versions, manifest), with no path of this machine in it.
+    Publish(publish::Args),
     /// Refresh result tables between AUGBENCH markers in a markdown file.
     #[command(subcommand)]
     Docs(docs::DocsCommand),
@@ -106,6 +110,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Production(a) => production::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Report(a) => report::run(a),
+        Command::Publish(a) => publish::run(a),
         Command::Docs(c) => docs::run(c),
         Command::Env(c) => env::run(c),
         Command::Doctor(a) => doctor::run(a),
