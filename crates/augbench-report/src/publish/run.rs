@@ -58,7 +58,7 @@ pub fn fill(dir: &Path, name: &str, f: &mut Folder<'_>) -> anyhow::Result<(Strin
     pages(f)?;
     f.json("machine.json", machine_json(&machine, &card, &sources))?;
     f.json("versions.json", versions(&sources))?;
-    let what = describe(&sources);
+    let what = format!("{}{}", describe(&sources), load_line(&sources));
     f.text("README.md", &readme(name, &what, &machine, &run_files(f)))?;
     let stamps: Vec<String> = sources
         .iter()
@@ -191,6 +191,28 @@ fn describe(sources: &[Source]) -> String {
         "{} transforms of the {scenario} scenario, {mode} mode, on {device}, for {}.",
         transforms.len(),
         libs.join(", ")
+    )
+}
+
+/// The machine's load around the jobs, in one sentence (empty when no card recorded it): the
+/// figures a reader needs to judge how quiet the machine was.
+fn load_line(sources: &[Source]) -> String {
+    let loads: Vec<f64> = sources
+        .iter()
+        .flat_map(|s| {
+            let c = &s.file.metadata.system_info;
+            [&c.before, &c.after].map(|m| m.as_ref().map(|m| m.load_per_thread))
+        })
+        .flatten()
+        .filter(|l| l.is_finite())
+        .collect();
+    let lo = loads.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = loads.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if loads.is_empty() {
+        return String::new();
+    }
+    format!(
+        " The 1-minute load per thread read {lo:.2}–{hi:.2} when the jobs started and ended (1.0: every thread busy; `machine.json` has each job's)."
     )
 }
 
