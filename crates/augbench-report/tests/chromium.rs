@@ -389,3 +389,49 @@ fn a_script_error_fails_the_check() {
     assert_eq!(run.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&run.stderr).contains("Uncaught ReferenceError"));
 }
+
+/// The repository's published results folders (`results/*`, docs/publish.md): every file the
+/// manifest lists has its size and SHA-256, and each page loads in Chromium without console
+/// output and is not blank.
+#[test]
+fn the_published_folders_match_their_manifests_and_open_in_chromium() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results");
+    let folders: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert!(
+        folders.len() >= 2,
+        "results/ keeps the matrix and production folders"
+    );
+    let browser = have_chromium();
+    for folder in folders {
+        let manifest: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(folder.join(augbench_report::publish::MANIFEST_FILE)).unwrap(),
+        )
+        .unwrap();
+        for f in manifest["files"].as_array().unwrap() {
+            let bytes = std::fs::read(folder.join(f["path"].as_str().unwrap())).unwrap();
+            assert_eq!(f["bytes"], bytes.len() as u64, "{}", folder.display());
+            let sha = augbench_core::production::cell::sha256_hex(&bytes);
+            assert_eq!(
+                f["sha256"].as_str().unwrap(),
+                sha,
+                "{f} in {}",
+                folder.display()
+            );
+        }
+        if browser {
+            let out = tempfile::tempdir().unwrap();
+            let run = check(&folder.join("index.html"), out.path(), "");
+            assert!(
+                run.status.success(),
+                "{}: {}",
+                folder.display(),
+                String::from_utf8_lossy(&run.stderr)
+            );
+        }
+    }
+}
