@@ -241,6 +241,11 @@ pub const REQUEST_TIMEOUT_SEC: f64 = 600.0;
 pub const SENTINEL_FLOOR_REPEATS: usize = 6;
 /// Synthetic dataset seed when the config does not give one.
 pub const SYNTH_SEED: u64 = 42;
+
+/// What a bad COCO annotation does when `data.annotations` is set and `data.annotation_errors`
+/// is not: it stops the run, naming the file, the annotation and the problem.
+pub const DEFAULT_ANNOTATION_ERRORS: crate::config::AnnotationErrors =
+    crate::config::AnnotationErrors::Refuse;
 /// Lines of a dead worker's stderr kept in an `error` record.
 pub const STDERR_TAIL_LINES: usize = 20;
 /// Default output directory.

@@ -108,6 +108,10 @@ fn fill_data(cfg: &mut RunConfig, scenario: &ScenarioInfo) {
     if d.data_dir.is_none() && cfg.cloud.is_none() {
         d.synthetic_seed.get_or_insert(policy::SYNTH_SEED);
     }
+    if d.annotations.is_some() {
+        d.annotation_errors
+            .get_or_insert(policy::DEFAULT_ANNOTATION_ERRORS);
+    }
 }
 
 fn fill_execution(cfg: &mut RunConfig) {

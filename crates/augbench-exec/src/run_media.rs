@@ -96,7 +96,7 @@ fn targets_media(
     let errors = cfg
         .data
         .annotation_errors
-        .unwrap_or(augbench_core::config::AnnotationErrors::Refuse);
+        .unwrap_or(augbench_core::policy::DEFAULT_ANNOTATION_ERRORS);
     let annotations = augbench_media::Annotations::read(file, errors)?;
     let matched = augbench_media::for_items(&annotations, root, items)?;
     if matched.with.is_empty() {

@@ -85,21 +85,42 @@ pub fn collect(
     refresh: bool,
     mp: &MultiProgress,
 ) -> anyhow::Result<BTreeMap<String, BTreeMap<String, Produced>>> {
+    per_library(
+        (libraries, transforms),
+        scratch,
+        mp,
+        "Equivalence",
+        &|library| start(library, inputs, None, refresh, mp),
+        &|worker, t, dir| Ok(emit_all(worker, t, dir)),
+        Produced::Failed,
+    )
+}
+
+/// Every library's output of every transform (`library → transform → T`): each library's worker
+/// started once (`start_worker`), then `emit(worker, transform, <scratch>/<library>)` per
+/// transform under a bar titled `<title> (<library>)`; a worker that does not start gives each
+/// of its transforms `failed(why)`.
+pub(super) fn per_library<T>(
+    (libraries, transforms): (&[String], &[String]),
+    scratch: &Path,
+    mp: &MultiProgress,
+    title: &str,
+    start_worker: &dyn Fn(&str) -> anyhow::Result<Worker>,
+    emit: &dyn Fn(&mut Worker, &str, &Path) -> anyhow::Result<T>,
+    failed: fn(String) -> T,
+) -> anyhow::Result<BTreeMap<String, BTreeMap<String, T>>> {
     let mut all = BTreeMap::new();
     for library in libraries {
-        let bar = crate::progress::steps_bar(
-            mp,
-            format!("Equivalence ({library})"),
-            transforms.len() as u64,
-        );
-        let produced = match start(library, inputs, None, refresh, mp) {
+        let label = format!("{title} ({library})");
+        let bar = crate::progress::steps_bar(mp, label, transforms.len() as u64);
+        let produced = match start_worker(library) {
             Ok(mut worker) => {
                 let dir = scratch.join(library);
                 std::fs::create_dir_all(&dir)
                     .with_context(|| format!("creating {}", dir.display()))?;
                 let mut map = BTreeMap::new();
                 for t in transforms {
-                    map.insert(t.clone(), emit_all(&mut worker, t, &dir));
+                    map.insert(t.clone(), emit(&mut worker, t, &dir)?);
                     bar.inc(1);
                 }
                 worker.shutdown();
@@ -109,7 +130,7 @@ pub fn collect(
                 let why = format!("{e:#}");
                 transforms
                     .iter()
-                    .map(|t| (t.clone(), Produced::Failed(why.clone())))
+                    .map(|t| (t.clone(), failed(why.clone())))
                     .collect()
             }
         };

@@ -18,7 +18,9 @@ use indicatif::MultiProgress;
 use serde::Deserialize;
 
 use super::super::produced::Produced;
-use super::super::running::{INPUT_SEED, SEEDS, input_images, prepare_and_emit, save_input, start};
+use super::super::running::{
+    INPUT_SEED, SEEDS, input_images, per_library, prepare_and_emit, save_input, start,
+};
 
 /// The check's inputs: image paths, their targets (same order) and the targets file.
 pub struct Inputs {
@@ -92,38 +94,19 @@ pub fn collect(
             .map(|k| k.name().to_string())
             .collect(),
     };
-    let mut all = BTreeMap::new();
-    for library in libraries {
-        let label = format!("Equivalence on targets ({library})");
-        let bar = crate::progress::steps_bar(mp, label, transforms.len() as u64);
-        let collected = match start(library, &inputs.paths, Some(request.clone()), refresh, mp) {
-            Ok(mut worker) => {
-                let dir = scratch.join(library);
-                std::fs::create_dir_all(&dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-                let mut map = BTreeMap::new();
-                for t in transforms {
-                    let sub = dir.join(t);
-                    std::fs::create_dir_all(&sub)
-                        .with_context(|| format!("creating {}", sub.display()))?;
-                    map.insert(t.clone(), emit(&mut worker, t, &sub));
-                    bar.inc(1);
-                }
-                worker.shutdown();
-                map
-            }
-            Err(e) => {
-                let why = format!("{e:#}");
-                transforms
-                    .iter()
-                    .map(|t| (t.clone(), Collected::Failed(why.clone())))
-                    .collect()
-            }
-        };
-        bar.finish_and_clear();
-        all.insert(library.clone(), collected);
-    }
-    Ok(all)
+    per_library(
+        (libraries, transforms),
+        scratch,
+        mp,
+        "Equivalence on targets",
+        &|library| start(library, &inputs.paths, Some(request.clone()), refresh, mp),
+        &|worker, t, dir| {
+            let sub = dir.join(t);
+            std::fs::create_dir_all(&sub).with_context(|| format!("creating {}", sub.display()))?;
+            Ok(emit(worker, t, &sub))
+        },
+        Collected::Failed,
+    )
 }
 
 /// `transform` once, with the registry's parameters, on every loaded item.
