@@ -109,6 +109,10 @@ pub struct Row {
     /// the ceiling row's figure).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ceiling_share: Option<f64>,
+    /// Pipeline: seconds from building the loader's iterator to its first batch (results'
+    /// `pipeline.time_to_first_batch`), kept out of every timed window; `None` elsewhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_batch_s: Option<f64>,
     /// `measure: instructions`: the row's instruction counts under Valgrind (its figure is then
     /// items per 10⁹ instructions, `COUNT_UNIT`, never img/s).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -155,6 +155,10 @@ pub struct TableRow {
     /// (the `DecodeOnly` row: decode → crop → normalize, no transform); none for the ceiling row.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub of_ceiling: Vec<Option<f64>>,
+    /// Pipeline groups: each cell's time to first batch in seconds (loader built → first batch),
+    /// by column; empty where no row of the group recorded one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub first_batch_s: Vec<Option<f64>>,
     /// Video groups: each measured cell in frames/s (clips/s × its file's clip length), by column.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub frames_per_sec: Vec<Option<f64>>,
@@ -300,6 +304,7 @@ fn build(group: &Group<'_>, choice: &crate::reference::Choice, sort: Sort) -> Ta
                 .map(|l| group.row(l, t).and_then(|r| r.ceiling_share))
                 .collect();
             row.of_ceiling = shares_of_ceiling(&row, &own, ceilings.as_ref());
+            row.first_batch_s = first_batches(group, t, &libs);
             row
         })
         .partition(|r| !is_unmeasured(&r.cells));
@@ -356,6 +361,24 @@ pub fn figure_label(group: &Group<'_>) -> String {
 }
 
 /// Each library's ceiling throughput in the group (by column), when the group has ceiling rows.
+/// The heading of the time-to-first-batch table every renderer draws under a pipeline group.
+pub const FIRST_BATCH_TITLE: &str =
+    "Time to first batch [s] (the loader built → its first batch, outside every timed window):";
+
+/// Each column's time to first batch for transform `t` (pipeline rows); empty when none of
+/// them recorded one.
+fn first_batches(group: &Group<'_>, t: &str, libs: &[&str]) -> Vec<Option<f64>> {
+    let v: Vec<Option<f64>> = libs
+        .iter()
+        .map(|l| group.row(l, t).and_then(|r| r.first_batch_s))
+        .collect();
+    if v.iter().all(Option::is_none) {
+        Vec::new()
+    } else {
+        v
+    }
+}
+
 fn ceiling_medians(group: &Group<'_>, libs: &[&str]) -> Option<(String, Vec<Option<f64>>)> {
     let name = &augbench_catalog::recipe::Recipe::get().ceiling;
     let medians: Vec<Option<f64>> = libs
@@ -438,6 +461,7 @@ fn table_row(
         speedup_ci: fastest_other.and_then(|r| r.ci_low.zip(r.ci_high).map(|(l, h)| [l, h])),
         ratios,
         of_ceiling: Vec::new(),
+        first_batch_s: Vec::new(),
         frames_per_sec: frames_per_sec(group, transform, libs),
     }
 }
@@ -534,6 +558,7 @@ mod tests {
             speedup_ci: None,
             ratios: Vec::new(),
             of_ceiling: Vec::new(),
+            first_batch_s: Vec::new(),
             frames_per_sec: Vec::new(),
         }
     }

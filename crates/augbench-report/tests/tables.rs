@@ -338,3 +338,48 @@ fn without_albumentationsx_the_library_measured_most_is_the_reference_and_empty_
     assert!(t.rows.iter().all(|r| r.transform != "CLAHE"));
     insta::assert_snapshot!(augbench_report::export::markdown::render_table(t));
 }
+
+/// Pipeline rows that recorded their time to first batch get a table of it under their group
+/// (markdown, and the page); a library without one reads `–` there.
+#[test]
+fn pipeline_groups_show_each_cells_time_to_first_batch() {
+    use augbench_core::results::PipelineDetail;
+    let dir = tempfile::tempdir().unwrap();
+    for (lib, first) in [("pillow", Some(0.42)), ("torchvision", None)] {
+        let mut f = sample::result_file(
+            "image-rgb",
+            Mode::Pipeline,
+            lib,
+            "1.0",
+            &[("Resize", runs(100.0)), ("HorizontalFlip", runs(200.0))],
+        );
+        if let Some(s) = first {
+            let r = f.results.get_mut("Resize").unwrap();
+            r.pipeline = Some(PipelineDetail {
+                time_to_first_batch: s,
+                ..PipelineDetail::default()
+            });
+        }
+        sample::write(dir.path(), &f).unwrap();
+    }
+    let tables = tables_of(dir.path(), &TableOptions::default());
+    let md = export::render(&tables, Format::Markdown).unwrap();
+    assert!(
+        md.contains(augbench_report::table::FIRST_BATCH_TITLE),
+        "{md}"
+    );
+    assert!(md.contains("| Resize | 0.42 | – |"), "{md}");
+    assert!(
+        !md.contains("| HorizontalFlip | –"),
+        "a row without any is left out: {md}"
+    );
+    let page = augbench_report::html::render(
+        &load_paths(&[dir.path().to_path_buf()]).unwrap(),
+        &TableOptions::default(),
+    )
+    .unwrap();
+    assert!(
+        page.contains("<td>Resize</td><td>0.42</td><td>–</td>"),
+        "page"
+    );
+}

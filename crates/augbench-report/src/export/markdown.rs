@@ -13,7 +13,7 @@ use crate::judge::regression::{self, Comparison, RegressionReport};
 use crate::judge::verdict::Verdict;
 use crate::model::{COUNT_UNIT, GroupKey};
 use crate::number::decimals;
-use crate::table::{Cell, Table, TableRow};
+use crate::table::{Cell, FIRST_BATCH_TITLE, Table, TableRow};
 
 /// Every table under a `### <group>` heading.
 pub fn render_all(tables: &[Table]) -> String {
@@ -45,8 +45,36 @@ pub fn render_table(t: &Table) -> String {
     if let Some(note) = t.unmeasured_note() {
         let _ = writeln!(out, "\n{}", escape(&note));
     }
+    out.push_str(&first_batch_table(t));
     let _ = writeln!(out, "\n{}\n", legend(t));
     out.push_str(&footer(t));
+    out
+}
+
+/// Pipeline groups: each cell's time to first batch, a table of its own (empty when no row
+/// recorded one).
+fn first_batch_table(t: &Table) -> String {
+    let rows: Vec<&TableRow> = t
+        .rows
+        .iter()
+        .filter(|r| !r.first_batch_s.is_empty())
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("\n{FIRST_BATCH_TITLE}\n\n| Transform |");
+    for c in &t.columns {
+        let _ = write!(out, " {} |", escape(&c.library));
+    }
+    let _ = writeln!(out, "\n|---|{}", "--:|".repeat(t.columns.len()));
+    for r in rows {
+        let cells: Vec<String> = r
+            .first_batch_s
+            .iter()
+            .map(|s| s.map_or_else(|| "–".to_string(), |s| format!("{s:.2}")))
+            .collect();
+        let _ = writeln!(out, "| {} | {} |", escape(&r.transform), cells.join(" | "));
+    }
     out
 }
 

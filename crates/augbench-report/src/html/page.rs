@@ -13,7 +13,7 @@ use crate::export::{
 use crate::judge::ab;
 use crate::model::Dataset;
 use crate::plot;
-use crate::table::{Cell, Table, TableOptions, build_tables};
+use crate::table::{Cell, FIRST_BATCH_TITLE, Table, TableOptions, build_tables};
 
 use super::markup::{anchor, esc};
 use super::{context, data, equivalence, machine};
@@ -327,6 +327,7 @@ fn results_table(out: &mut String, t: &Table) {
         );
     }
     out.push_str("</tbody></table>\n");
+    first_batch_html(out, t);
     if let Some(ceiling) = &t.ceiling {
         let note = format!(
             "(x%): share of the library's own decode ceiling ({ceiling}: decode → crop → normalize, no transform; \
@@ -346,6 +347,37 @@ fn results_table(out: &mut String, t: &Table) {
     if let Some(note) = forced_note(t) {
         let _ = writeln!(out, "<p class=\"legend forced\">{}</p>", esc(&note));
     }
+}
+
+/// Pipeline groups: each cell's time to first batch, a small table of its own under the main
+/// one (nothing when no row recorded one).
+fn first_batch_html(out: &mut String, t: &Table) {
+    let rows: Vec<_> = t
+        .rows
+        .iter()
+        .filter(|r| !r.first_batch_s.is_empty())
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = write!(
+        out,
+        "<p class=\"legend\">{}</p><table class=\"first-batch\"><thead><tr><th>Transform</th>",
+        esc(FIRST_BATCH_TITLE)
+    );
+    for c in &t.columns {
+        let _ = write!(out, "<th>{}</th>", esc(&c.library));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for r in rows {
+        let _ = write!(out, "<tr><td>{}</td>", esc(&r.transform));
+        for s in &r.first_batch_s {
+            let text = s.map_or_else(|| "–".to_string(), |s| format!("{s:.2}"));
+            let _ = write!(out, "<td>{text}</td>");
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>\n");
 }
 
 /// A row's opening and its transform cell; a pipeline group's ceiling row gets the `ceiling`

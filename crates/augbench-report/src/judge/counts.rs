@@ -143,6 +143,7 @@ mod tests {
             output_contiguous: None,
             force_share: None,
             ceiling_share: None,
+            first_batch_s: None,
             instructions: None,
             source: std::path::PathBuf::new(),
         }

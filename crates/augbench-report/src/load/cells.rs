@@ -155,6 +155,7 @@ fn row(c: &BenchCell, path: &Path, warnings: &mut Vec<String>) -> Row {
         output_contiguous: c.form.contiguous,
         force_share: c.form.force_share,
         ceiling_share: None, // the cell log keeps no pipeline detail
+        first_batch_s: None,
         instructions: None,
         source: path.to_path_buf(),
     }

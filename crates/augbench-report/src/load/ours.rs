@@ -99,6 +99,11 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
                 .as_ref()
                 .and_then(|p| p.ceiling.as_ref())
                 .map(|c| c.ratio),
+            first_batch_s: tr
+                .pipeline
+                .as_ref()
+                .map(|p| p.time_to_first_batch)
+                .filter(|s| s.is_finite() && *s > 0.0),
             instructions: tr.instructions.clone(),
             source: path.to_path_buf(),
         })

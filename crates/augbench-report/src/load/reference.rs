@@ -56,6 +56,7 @@ pub fn load(path: &Path, v: &Value) -> Dataset {
         output_contiguous: None, // the reference format does not record the output form
         force_share: None,
         ceiling_share: None,
+        first_batch_s: None,
         instructions: None,
         source: path.to_path_buf(),
     };
