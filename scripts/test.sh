@@ -58,6 +58,12 @@ step "python: library and video-decode environments (cached under the augbench c
 # the list of groups lives in envs/ and specs/matrix.yaml only.
 "$AUGBENCH_BIN" env build --no-refresh-requirements
 
+step "wheel: build from the same target folder, install into a fresh venv, quickstart from it"
+# pyproject.toml gives maturin the features the build above gave the binary, so this compiles
+# nothing and the wheel carries the binary the tests run; the quickstart finds Pillow's
+# environment built by the step above.
+bash scripts/wheel.sh
+
 step "rust: tests"
 # Most integration tests wait on worker processes (Python imports, timeouts) more than they
 # compute: four at a time keep both cores busy. One invocation of the whole workspace, as built

@@ -29,6 +29,14 @@ pub const PAGES: &[(&str, &str)] = &[
     ("check", "equivalence.md (tolerances, references, verdicts)"),
     ("plot", "results.md (what the plots are drawn from)"),
     ("report", "results.md (what the report is drawn from)"),
+    (
+        "publish",
+        "publish.md (what a published folder holds, what is refused)",
+    ),
+    (
+        "init",
+        "install.md (running from an installed binary or wheel)",
+    ),
     ("docs", "ci.md (keeping README tables current)"),
     ("env", "specs.md (environment groups and adding a library)"),
     ("data", "methodology.md (the synthetic dataset)"),
@@ -46,7 +54,7 @@ pub fn pointer(page: &str) -> String {
 }
 
 /// How to call `augbench` by name after building it (the README says the same).
-pub const ON_PATH: &str = "augbench on PATH: cargo install --path crates/augbench (or alias augbench=target/release/augbench)";
+pub const ON_PATH: &str = "augbench on PATH: uv tool install augbench-cli (a wheel, docs/install.md), or from a clone cargo install --path crates/augbench (or alias augbench=target/release/augbench)";
 
 /// Adds the docs pointer to the top-level help and to every subcommand, nested ones included;
 /// the top-level help also says how to put augbench on PATH.
