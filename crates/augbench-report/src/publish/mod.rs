@@ -5,6 +5,7 @@
 //! `manifest.json` (every file's size and SHA-256). Nothing in it names a path of the machine it
 //! was made on (`scrub`); results of two machines are refused.
 
+mod describe;
 mod folder;
 mod production;
 mod run;
@@ -13,6 +14,7 @@ pub mod scrub;
 use std::path::{Path, PathBuf};
 
 use augbench_core::UsageError;
+use describe::Kind;
 use folder::Folder;
 pub use folder::MANIFEST_FILE;
 use scrub::Scrub;
@@ -101,21 +103,6 @@ fn restore_or_drop<T>(
     placed
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Kind {
-    Run,
-    Production,
-}
-
-impl Kind {
-    fn word(self) -> &'static str {
-        match self {
-            Kind::Run => "run",
-            Kind::Production => "production",
-        }
-    }
-}
-
 /// Which kind of folder `results` is; a folder with neither result files nor a production run
 /// is refused.
 fn source_kind(results: &Path) -> anyhow::Result<Kind> {
@@ -166,51 +153,64 @@ fn published_name(out: &Path) -> String {
         .unwrap_or_else(|| "results".into())
 }
 
-/// The manifest's fields before its file list.
-fn head(name: &str, kind: Kind, machine: &str, measured: &[String]) -> serde_json::Value {
-    let (from, to) = (
-        measured.iter().min().cloned().unwrap_or_default(),
-        measured.iter().max().cloned().unwrap_or_default(),
-    );
-    serde_json::json!({
-        "format": 1,
-        "name": name,
-        "kind": kind.word(),
-        "machine": machine,
-        "measured_from": from,
-        "measured_to": to,
-        "published_with": format!("augbench {}", env!("CARGO_PKG_VERSION")),
-        "open": "index.html",
-    })
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use augbench_core::machine_card::MachineCard;
+    use augbench_core::production::{LATEST_FILE, RECORD_FILE, run_dir};
+    use serde_json::json;
 
-/// A machine card in one line: CPU, threads, memory, architecture, OS, GPUs.
-fn machine_line(card: &augbench_core::machine_card::MachineCard) -> String {
-    let gib = card.memory_total_bytes as f64 / (1u64 << 30) as f64;
-    let mut line = format!(
-        "{}, {} threads, {gib:.0} GiB, {} {}",
-        card.processor, card.cpu_count, card.machine, card.platform
-    );
-    if let Some(simd) = &card.simd {
-        line.push_str(&format!(", SIMD {}", simd.join(" ")));
+    /// A production folder of run `r` with two cells whose worker account names a path below
+    /// `dir`, as a real cell's decoder or data folder does.
+    fn folder(dir: &Path) -> std::path::PathBuf {
+        let out = dir.join("prod");
+        let cells = run_dir(&out, "r").join("cells");
+        std::fs::create_dir_all(&cells).unwrap();
+        for (imp, rate) in [("a_cpu", 100.0), ("b_cpu", 50.0)] {
+            let mut c = crate::production::test_cell(imp, "Resize", 1, Some(rate), json!({}));
+            c.measured = json!({"data": format!("{}/data/images", dir.display())});
+            std::fs::write(cells.join(format!("{imp}.json")), c.to_bytes()).unwrap();
+        }
+        let card = MachineCard {
+            processor: "Test CPU".into(),
+            cpu_count: 2,
+            ..MachineCard::default()
+        };
+        let record = json!({"run_id": "r", "machine": card, "settings": {}});
+        std::fs::write(run_dir(&out, "r").join(RECORD_FILE), record.to_string()).unwrap();
+        std::fs::write(out.join(LATEST_FILE), json!({"run_id": "r"}).to_string()).unwrap();
+        out
     }
-    if card.hypervisor == Some(true) {
-        line.push_str(", virtual machine");
-    }
-    for g in &card.gpus {
-        line.push_str(&format!(", GPU {}", g.name));
-    }
-    line
-}
 
-/// The published README: what it is, the machine, how to open it, what each file is.
-fn readme(name: &str, what: &str, machine: &str, files: &[(&str, &str)]) -> String {
-    let mut out = format!(
-        "# {name}\n\n{what}\n\nMeasured on: {machine}.\n\nOpen `index.html` in a browser (it loads nothing from the network). Published with augbench {}; `manifest.json` lists every file with its SHA-256.\n\n| file | what |\n|---|---|\n",
-        env!("CARGO_PKG_VERSION")
-    );
-    for (file, about) in files {
-        out.push_str(&format!("| `{file}` | {about} |\n"));
+    #[test]
+    fn a_published_production_run_reads_back_as_one_and_names_no_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let results = folder(tmp.path());
+        let out = tmp.path().join("site").join("prod-small");
+        let req = Request {
+            results,
+            out: out.clone(),
+            force: false,
+        };
+        let done = publish(&req).unwrap();
+        assert_eq!(done.kind, "production");
+        assert!(
+            done.machine.starts_with("Test CPU, 2 threads"),
+            "{}",
+            done.machine
+        );
+        let here = tmp.path().display().to_string();
+        for f in augbench_host::fsutil::files_under(&out) {
+            let text = std::fs::read_to_string(&f).unwrap();
+            assert!(!text.contains(&here), "{} names {here}", f.display());
+        }
+        // The copy is a production folder: its cells validate under their new digests.
+        let copy = crate::production::latest(&out).unwrap();
+        assert_eq!(copy.cells.len(), 2);
+        assert!(copy.unreadable.is_empty(), "{:?}", copy.unreadable);
+        assert_eq!(copy.cells[0].measured["data"], "<local>/images");
+        let tables = std::fs::read_to_string(out.join("tables.md")).unwrap();
+        assert!(tables.starts_with("# Production run r"), "{tables}");
+        assert!(out.join("index.html").is_file());
     }
-    out
 }

@@ -12,8 +12,8 @@ use augbench_core::production::cell::{Cell, read_valid};
 use augbench_core::production::{LATEST_FILE, RECORD_FILE, run_dir};
 use serde_json::{Value, json};
 
+use super::describe::{Kind, head, machine_line, readme};
 use super::folder::Folder;
-use super::{Kind, head, machine_line, readme};
 
 /// Fills `f` from the production folder `dir`; returns the machine's line and the manifest head.
 pub fn fill(dir: &Path, name: &str, f: &mut Folder<'_>) -> anyhow::Result<(String, Value)> {
@@ -125,64 +125,4 @@ fn versions(cells: &[Cell]) -> Value {
         .map(|c| (c.id.implementation.as_str(), &c.versions))
         .collect();
     json!({"augbench": env!("CARGO_PKG_VERSION"), "implementations": by})
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::publish::{Request, publish};
-
-    /// A production folder of run `r` with two cells whose worker account names a path below
-    /// `dir`, as a real cell's decoder or data folder does.
-    fn folder(dir: &Path) -> std::path::PathBuf {
-        let out = dir.join("prod");
-        let cells = run_dir(&out, "r").join("cells");
-        std::fs::create_dir_all(&cells).unwrap();
-        for (imp, rate) in [("a_cpu", 100.0), ("b_cpu", 50.0)] {
-            let mut c = crate::production::test_cell(imp, "Resize", 1, Some(rate), json!({}));
-            c.measured = json!({"data": format!("{}/data/images", dir.display())});
-            std::fs::write(cells.join(format!("{imp}.json")), c.to_bytes()).unwrap();
-        }
-        let card = MachineCard {
-            processor: "Test CPU".into(),
-            cpu_count: 2,
-            ..MachineCard::default()
-        };
-        let record = json!({"run_id": "r", "machine": card, "settings": {}});
-        std::fs::write(run_dir(&out, "r").join(RECORD_FILE), record.to_string()).unwrap();
-        std::fs::write(out.join(LATEST_FILE), json!({"run_id": "r"}).to_string()).unwrap();
-        out
-    }
-
-    #[test]
-    fn a_published_production_run_reads_back_as_one_and_names_no_path() {
-        let tmp = tempfile::tempdir().unwrap();
-        let results = folder(tmp.path());
-        let out = tmp.path().join("site").join("prod-small");
-        let req = Request {
-            results,
-            out: out.clone(),
-            force: false,
-        };
-        let done = publish(&req).unwrap();
-        assert_eq!(done.kind, "production");
-        assert!(
-            done.machine.starts_with("Test CPU, 2 threads"),
-            "{}",
-            done.machine
-        );
-        let here = tmp.path().display().to_string();
-        for f in augbench_host::fsutil::files_under(&out) {
-            let text = std::fs::read_to_string(&f).unwrap();
-            assert!(!text.contains(&here), "{} names {here}", f.display());
-        }
-        // The copy is a production folder: its cells validate under their new digests.
-        let copy = crate::production::latest(&out).unwrap();
-        assert_eq!(copy.cells.len(), 2);
-        assert!(copy.unreadable.is_empty(), "{:?}", copy.unreadable);
-        assert_eq!(copy.cells[0].measured["data"], "<local>/images");
-        let tables = std::fs::read_to_string(out.join("tables.md")).unwrap();
-        assert!(tables.starts_with("# Production run r"), "{tables}");
-        assert!(out.join("index.html").is_file());
-    }
 }

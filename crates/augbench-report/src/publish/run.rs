@@ -13,8 +13,8 @@ use augbench_core::policy;
 use augbench_core::results::ResultFile;
 use serde_json::{Value, json};
 
+use super::describe::{Kind, head, machine_line, readme};
 use super::folder::Folder;
-use super::{Kind, head, machine_line, readme};
 use crate::TableOptions;
 use crate::export::Format;
 use crate::export::compare::{self, Effects};
