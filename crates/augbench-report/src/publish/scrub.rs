@@ -183,7 +183,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn rules() -> Scrub {
-        let roots = ["usr", "home", "tmp", "work", "root"]
+        let roots = ["usr", "home", "tmp", "srv", "root"]
             .map(String::from)
             .into_iter()
             .collect();
@@ -194,7 +194,7 @@ mod tests {
                     "<augbench cache>",
                 ),
                 (PathBuf::from("/home/ann"), LOCAL),
-                (PathBuf::from("/work/out/matrix"), "<results>"),
+                (PathBuf::from("/srv/out/matrix"), "<results>"),
                 (PathBuf::from("/"), "never"),
                 (PathBuf::from("relative"), "never"),
             ],
@@ -211,7 +211,7 @@ mod tests {
         );
         assert_eq!(s.text("\"/home/ann/a/b c\""), "\"<local>/b c\"");
         assert_eq!(s.text("/home/ann"), "<local>");
-        assert_eq!(s.text("--output=/work/out/matrix"), "--output=<results>");
+        assert_eq!(s.text("--output=/srv/out/matrix"), "--output=<results>");
         // A folder whose name only starts like a named one is not that folder.
         assert_eq!(s.text("/home/annex/f"), "<local>/f");
     }
@@ -251,7 +251,7 @@ mod tests {
             s.leaks("x /usr/lib/z"),
             vec!["an absolute path of this machine"]
         );
-        let v = serde_json::json!({"/work/out/matrix/a": ["/home/ann/b", 1, null]});
+        let v = serde_json::json!({"/srv/out/matrix/a": ["/home/ann/b", 1, null]});
         assert_eq!(
             s.json(v),
             serde_json::json!({"<results>/a": ["<local>/b", 1, null]})
@@ -270,7 +270,7 @@ mod tests {
             which in 0usize..4,
         ) {
             let s = rules();
-            let root = ["/home/ann", "/home/ann/.cache/augbench", "/work/out/matrix", "/usr"][which];
+            let root = ["/home/ann", "/home/ann/.cache/augbench", "/srv/out/matrix", "/usr"][which];
             let text = format!("{before}{root}/{tail}{after}");
             let once = s.text(&text);
             prop_assert!(s.leaks(&once).is_empty(), "{text} -> {once}");
