@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Fidelity check: does augbench measure what pyperf measures?
 
-Five transforms of AlbumentationsX and Pillow are timed twice on the same decoded images, each in
-its library's own augbench environment: (a) by `augbench run` (medians read from its results
+Five transforms of AlbumentationsX and Pillow (or the `--libraries` given: any Python library of
+the support matrix, e.g. torchvision kornia) are timed twice on the same decoded images, each in
+its library's own augbench environment (pyperf comes from a folder of its own on PYTHONPATH): (a) by `augbench run` (medians read from its results
 JSON), (b) by pyperf's ``Runner.bench_time_func``, which times the very same callable that the
 augbench worker times (the worker's adapter builds it, with the parameters augbench recorded),
 in a process brought to the worker's state first: its thread variables, and its contract check
@@ -39,6 +40,7 @@ import json
 import os
 import random
 import statistics
+import re
 import subprocess
 import sys
 import tempfile
@@ -103,6 +105,15 @@ def run_augbench(a: argparse.Namespace, lib: str, transform: str, data: Path, ou
     return result
 
 
+def pyperf_folder(envpy: str, work: Path) -> Path:
+    """A folder holding pyperf alone, put on the pyperf processes' PYTHONPATH, so the library
+    environments stay exactly what their locks say (installed once per work folder)."""
+    folder = work / "pyperf-only"
+    if not (folder / "pyperf").is_dir():
+        sh(["uv", "pip", "install", "--quiet", "--python", envpy, "--target", str(folder), "pyperf"])
+    return folder
+
+
 def run_pyperf(a: argparse.Namespace, envpy: str, lib: str, transform: str, ours: dict, data: Path,
                work: Path) -> dict:
     """pyperf's {"median": img/s, "figure": img/s} for the transform, with as many values per
@@ -113,7 +124,7 @@ def run_pyperf(a: argparse.Namespace, envpy: str, lib: str, transform: str, ours
     job = work / f"{lib}_{transform}_job.json"
     job.write_text(json.dumps({"library": lib, "data": str(data), "params": {transform: params}}))
     summary = work / f"{lib}_{transform}_pyperf.json"
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    env = dict(os.environ, PYTHONPATH=f"{REPO / 'python'}{os.pathsep}{pyperf_folder(envpy, work)}")
     sh([envpy, __file__, CHILD_FLAG, str(job), "--summary", str(summary), "--quiet",
         "--processes", str(a.pyperf_processes), "--values", str(values),
         "--min-time", str(ours["_min_time"])], env=env)
@@ -200,6 +211,13 @@ def judge(a: argparse.Namespace, pooled: dict[tuple[str, str], tuple[list[float]
     return ok
 
 
+def env_groups(augbench: str) -> dict[str, str]:
+    """Each library's environment group, from the support matrix (`augbench list libraries`)."""
+    table = sh([augbench, "list", "libraries"], capture_output=True, text=True).stdout.splitlines()
+    rows = [re.split(r"  +", line.strip()) for line in table[1:]]
+    return {r[0]: r[4] for r in rows if len(r) > 4}
+
+
 def parent(argv: list[str]) -> int:
     a = parse_args(argv)
     started = time.monotonic()
@@ -216,7 +234,9 @@ def parent(argv: list[str]) -> int:
         print(f"{'library':<16} {'transform':<16} {'augbench':>9} {'pyperf':>9} {'ratio':>7}"
               f" {'augbench':>9} {'pyperf':>9} {'ratio':>7}  {'verdict':<14} load (1/5/15 min)"
               + (f"  ratio, first {a.pyperf_values} runs" if a.pyperf_values else ""))
-        envpys = {lib: sh([a.augbench, "env", "python", lib], capture_output=True, text=True).stdout.strip()
+        groups = env_groups(a.augbench)
+        envpys = {lib: sh([a.augbench, "env", "python", groups.get(lib, lib)], capture_output=True,
+                          text=True).stdout.strip()
                   for lib in a.libraries}
         pooled: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
         for _ in range(a.repeats):

@@ -4,8 +4,10 @@
 //! must fail the gate (exit 1); the same version as two variants (A/A) must pass it. Pipeline
 //! (Pillow's loader, over torch_stack) and video micro (Kornia) variants run the same way, each
 //! in its own environment, file and column, paired over the same rounds.
+//! A checkout whose extra time the CPU clock cannot see (a helper thread, a sleep) must read
+//! `slower` on the wall clock.
 //! Uses the shared environment cache on purpose (the variant environments build once).
-//! The two tests that read a regression verdict are in module `alone`:
+//! The tests that read a regression verdict are in module `alone`:
 //! `scripts/test.sh` skips them in the main run by that name and runs them last, one at a time,
 //! with nothing beside them.
 
@@ -102,6 +104,10 @@ fn result_files(dir: &Path) -> Vec<PathBuf> {
 /// example's runs), where a 5% slowdown read `slower` in 10 of 10 invocations.
 const SLOW_SHAPE: &[&str] = &["--num-items", "50"];
 
+/// The clock test's shape: a 1.5× change in wall time needs few items and runs to show (its
+/// ratio read 0.660, [0.650, 0.670], at 20 items × 3 runs).
+const CLOCK_SHAPE: &[&str] = &["--num-items", "8", "--num-runs", "2"];
+
 fn slow_checkout(dir: &Path) -> PathBuf {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/ab_fixture.sh");
     let checkout = dir.join("pillow-slow");
@@ -120,6 +126,53 @@ fn slow_checkout(dir: &Path) -> PathBuf {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
     checkout
+}
+
+/// A local checkout whose `Image.filter` takes `share` of its own time again, spent as `mode`
+/// says (scripts/ab_fixture.sh): `thread`, the extra work on a helper thread the caller waits for;
+/// `sleep`, the caller sleeping. Its thread CPU time and its wall time disagree.
+fn clock_checkout(dir: &Path, share: &str, mode: &str) -> PathBuf {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/ab_fixture.sh");
+    let checkout = dir.join(format!("pillow-{mode}"));
+    let out = std::process::Command::new("bash")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_augbench"))
+        .arg(&checkout)
+        .args([share, mode])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    checkout
+}
+
+/// The A/B rows of `compare DIR --format json`, by transform.
+fn ab_rows(out: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let shown = bin()
+        .arg("compare")
+        .arg(out)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(shown.status.success(), "{}", text(&shown));
+    let json: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let mut rows = std::collections::BTreeMap::new();
+    collect_rows(&json, &mut rows);
+    rows
+}
+
+fn collect_rows(
+    v: &serde_json::Value,
+    rows: &mut std::collections::BTreeMap<String, serde_json::Value>,
+) {
+    match v {
+        serde_json::Value::Object(m) if m.contains_key("baseline") && m.contains_key("verdict") => {
+            let name = m["transform"].as_str().unwrap_or_default().to_string();
+            rows.insert(name, v.clone());
+        }
+        serde_json::Value::Object(m) => m.values().for_each(|x| collect_rows(x, rows)),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| collect_rows(x, rows)),
+        _ => {}
+    }
 }
 
 #[test]
@@ -369,6 +422,39 @@ fn video_micro_variants_pair_clips_in_their_own_environments() {
         &out,
         &format!("A/B {cur} ÷ {base} · video-16f · micro · cpu"),
     );
+}
+
+/// A current variant whose extra time its timing thread's CPU clock cannot see (work moved to a
+/// helper thread it waits for; sleeping) is judged on the wall clock and says why, where the CPU
+/// clock alone would read no change; the untouched transform stays on the CPU clock. 50% more
+/// time, so the choice of clock holds beside the other tests; the verdict is never `same` there
+/// (a quiet machine reads `regression`: the tests in `alone` hold a verdict itself).
+#[test]
+fn time_on_a_helper_thread_or_asleep_is_judged_on_the_wall_clock() {
+    let _one = one_at_a_time();
+    let tmp = tempfile::tempdir().unwrap();
+    for mode in ["thread", "sleep"] {
+        let checkout = clock_checkout(tmp.path(), "0.5", mode);
+        let out = tmp.path().join(format!("ab-{mode}"));
+        let base = format!("pillow@released={}", locked_pillow());
+        let cur = format!("pillow@{mode}={}", checkout.display());
+        let run = ab_run_shaped(&out, &base, &cur, CLOCK_SHAPE);
+        assert!(run.status.success(), "{}", text(&run));
+        let rows = ab_rows(&out);
+        let blur = &rows["GaussianBlur"];
+        assert_eq!(blur["clock"], "wall", "{mode}: {blur:#}");
+        assert!(
+            blur["clock_note"].as_str().is_some_and(|n| !n.is_empty()),
+            "{mode}: {blur:#}"
+        );
+        assert!(
+            blur["verdict"] == "regression" || blur["verdict"] == "undecided",
+            "{mode}: {blur:#}"
+        );
+        let flip = &rows["HorizontalFlip"];
+        assert_eq!(flip["clock"], "cpu", "{mode}: {flip:#}");
+        assert_ne!(flip["verdict"], "regression", "{mode}: {flip:#}");
+    }
 }
 
 /// The verdict tests: the A/B gate must fail a slower checkout and pass the same version twice.
