@@ -125,16 +125,38 @@ pub fn build_dir<T>(
     let moved = built.and_then(|v| match std::fs::rename(&tmp, target) {
         Ok(()) => Ok(Placed::Built(v)),
         Err(_) if done(target) => Ok(Placed::Theirs),
-        Err(e) => Err(anyhow::Error::new(e).context(format!(
-            "cannot move {} into {}",
-            tmp.display(),
-            target.display()
-        ))),
+        Err(e) => Err(move_error(e, &tmp, target)),
     });
     if !matches!(moved, Ok(Placed::Built(_))) {
         let _ = std::fs::remove_dir_all(&tmp);
     }
     moved
+}
+
+/// `build_dir` for a folder no other process builds (a published folder): there is no race to
+/// lose, so a folder that appeared at `target` meanwhile is an error like any failed move.
+pub fn build_own_dir<T>(
+    target: &Path,
+    build: impl FnOnce(&Path) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let tmp = dir_sibling(target)?;
+    let moved = build(&tmp).and_then(|v| {
+        std::fs::rename(&tmp, target)
+            .map(|()| v)
+            .map_err(|e| move_error(e, &tmp, target))
+    });
+    if moved.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    moved
+}
+
+fn move_error(e: std::io::Error, tmp: &Path, target: &Path) -> anyhow::Error {
+    anyhow::Error::new(e).context(format!(
+        "cannot move {} into {}",
+        tmp.display(),
+        target.display()
+    ))
 }
 
 /// A fresh hidden sibling path for building `target` (its parent created, nothing at the path).
@@ -425,6 +447,23 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.to_string(), "installer failed");
         assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
+    }
+
+    #[test]
+    fn an_own_folder_is_placed_or_its_move_fails_even_when_a_finished_one_appeared() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("published");
+        let built = build_own_dir(&target, |tmp| fill(tmp, "mine").map(|()| 3)).unwrap();
+        assert_eq!(built, 3);
+        assert_eq!(names(dir.path()), ["published"]);
+        let other = dir.path().join("other");
+        let e = build_own_dir(&other, |tmp| {
+            fill(tmp, "mine")?;
+            fill(&other, "theirs") // what build_dir would keep as theirs
+        })
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("cannot move"), "{e:#}");
+        assert_eq!(names(dir.path()), ["other", "published"], "ours is removed");
     }
 
     #[test]

@@ -86,12 +86,12 @@ fn peaks_of_a_forked_tree_count_every_process_and_shared_pages_once_in_pss() {
     );
 }
 
-/// Forks short-lived children without pause for about a second: many of them exit between the
-/// sampler's listing of the tree and its reading of their memory.
+/// Forks short-lived children without pause for 2.5 s: many of them exit between the sampler's
+/// listing of the tree and its reading of their memory.
 const CHURN: &str = r#"
 import os, time
 print("ready", flush=True)
-end = time.monotonic() + 1.0
+end = time.monotonic() + 2.5
 while time.monotonic() < end:
     pids = [os.fork() for _ in range(4)]
     for p in pids:
@@ -109,7 +109,11 @@ fn children_that_exit_while_sampled_are_skipped_not_unavailable() {
     child.wait().unwrap();
     let peaks = sampler.stop();
     assert_eq!(peaks.unavailable, None, "{peaks:?}");
-    assert!(peaks.samples >= 10, "{peaks:?}");
+    // Readings went on through the churn. How many is the sampler's share cap's business
+    // (`policy::MEMORY_SAMPLE_MAX_SHARE`): reading a tree that forks without pause cost 30–60 ms
+    // here, which stretched the 2 ms period to 1–2 s (1–2 samples in a 1.1 s churn in 6 of 30
+    // tries on a 2-core VM, where `>= 10` failed).
+    assert!(peaks.samples >= 2, "{peaks:?}");
 }
 
 /// Prints "ready", then sleeps until killed.

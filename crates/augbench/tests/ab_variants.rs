@@ -23,9 +23,13 @@ use std::process::Output;
 
 use augbench_core::results::{ResultFile, Status};
 
-/// Measuring tests of this binary run one at a time: the gate's verdict reads a rerun interval
+/// The gate tests (module `alone`) run one at a time: the gate's verdict reads a rerun interval
 /// that a torch worker starting beside it widened past any effect (a 0.21 ratio read
-/// [0.008, 5.8], "no change", with the pipeline and video tests running at once).
+/// [0.008, 5.8], "no change", with the pipeline and video tests running at once). CI runs them
+/// by themselves anyway; the lock keeps them apart in a plain `cargo test` too. The other tests
+/// here hold no verdict to a noise level (a gate's exit code follows its own table; the clock
+/// test's change is 1.5×), so they do not take it: a test thread waiting on the lock is a core
+/// idle (in CI four such waits held three of four test threads for minutes).
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static RUNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
     RUNS.lock()
@@ -195,7 +199,6 @@ fn a_pin_that_does_not_resolve_stops_the_run_before_anything_is_built() {
 
 #[test]
 fn a_variant_whose_environment_fails_costs_that_variant_only() {
-    let _one = one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let reqs = tmp.path().join("broken.txt");
     std::fs::write(&reqs, "augbench-no-such-distribution-xyz==1.0\n").unwrap();
@@ -353,7 +356,6 @@ fn assert_gates_follow_the_table(out: &Path, heading: &str) {
 /// the process pairs a verdict needs (the config names none: `policy::ab_processes`).
 #[test]
 fn pipeline_variants_run_their_own_loaders_in_their_own_environments() {
-    let _one = one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let (old, new) = (older_pillow(), locked_pillow());
     // Slow skip off: on this loaded 2-core machine the loader's 10-item preflight read above the
@@ -398,7 +400,6 @@ fn pipeline_variants_run_their_own_loaders_in_their_own_environments() {
 /// torch_stack, paired over the same rounds.
 #[test]
 fn video_micro_variants_pair_clips_in_their_own_environments() {
-    let _one = one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     // The release before the locked one (pure Python, so it installs over the same torch).
     let (old, new) = (
@@ -427,11 +428,10 @@ fn video_micro_variants_pair_clips_in_their_own_environments() {
 /// A current variant whose extra time its timing thread's CPU clock cannot see (work moved to a
 /// helper thread it waits for; sleeping) is judged on the wall clock and says why, where the CPU
 /// clock alone would read no change; the untouched transform stays on the CPU clock. 50% more
-/// time, so the choice of clock holds beside the other tests; the verdict is never `same` there
-/// (a quiet machine reads `regression`: the tests in `alone` hold a verdict itself).
+/// time, so the choice of clock holds beside the other tests; the changed row's verdict is never
+/// `same` there (a quiet machine reads `regression`: the tests in `alone` hold a verdict itself).
 #[test]
 fn time_on_a_helper_thread_or_asleep_is_judged_on_the_wall_clock() {
-    let _one = one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     for mode in ["thread", "sleep"] {
         let checkout = clock_checkout(tmp.path(), "0.5", mode);
@@ -451,9 +451,10 @@ fn time_on_a_helper_thread_or_asleep_is_judged_on_the_wall_clock() {
             blur["verdict"] == "regression" || blur["verdict"] == "undecided",
             "{mode}: {blur:#}"
         );
+        // Its verdict is left alone here: at this shape, beside three other tests, an untouched
+        // row once read 0.959 [0.932, 0.987] on the CPU clock (the `alone` tests hold verdicts).
         let flip = &rows["HorizontalFlip"];
         assert_eq!(flip["clock"], "cpu", "{mode}: {flip:#}");
-        assert_ne!(flip["verdict"], "regression", "{mode}: {flip:#}");
     }
 }
 

@@ -11,4 +11,4 @@ mod paths;
 mod reference;
 
 pub use file_name::RESULTS_SUFFIX;
-pub use paths::{load_paths, load_result_bytes};
+pub use paths::{load_paths, load_result_bytes, result_files};

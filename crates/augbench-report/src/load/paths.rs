@@ -86,9 +86,7 @@ fn load_raw(path: &Path) -> anyhow::Result<Dataset> {
 }
 
 fn load_dir(dir: &Path) -> anyhow::Result<Dataset> {
-    let mut files = Vec::new();
-    collect_results(dir, &mut files)?;
-    files.sort();
+    let files = result_files(dir)?;
     if files.is_empty() {
         return Err(usage(
             format!(
@@ -105,6 +103,16 @@ fn load_dir(dir: &Path) -> anyhow::Result<Dataset> {
     Ok(data)
 }
 
+/// Every `*_results.json` below `dir`, sorted: what `report`, `compare` and `publish` read from a
+/// run's folder. Hidden entries (a folder built beside its final name, a staging copy) and a
+/// cloud run's per-task copies (`is_cloud_copy`) are left out: each would count rows twice.
+pub fn result_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    collect_results(dir, &mut files)?;
+    files.sort();
+    Ok(files)
+}
+
 fn collect_results(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
     let entries =
         std::fs::read_dir(dir).with_context(|| format!("reading folder {}", dir.display()))?;
@@ -112,6 +120,12 @@ fn collect_results(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
         let path = entry
             .with_context(|| format!("reading folder {}", dir.display()))?
             .path();
+        let hidden = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+        if hidden {
+            continue;
+        }
         if path.is_dir() {
             if !is_cloud_copy(dir, &path) {
                 collect_results(&path, out)?;

@@ -23,7 +23,7 @@ pub struct Entry {
     pub sha256: String,
 }
 
-/// A folder being filled (the hidden sibling `fsutil::build_dir` hands out).
+/// A folder being filled (the hidden sibling `fsutil::build_own_dir` hands out).
 pub struct Folder<'a> {
     root: PathBuf,
     scrub: &'a Scrub,

@@ -47,30 +47,21 @@ pub fn publish(req: &Request) -> anyhow::Result<Published> {
     let name = published_name(&req.out);
     let kind = source_kind(&req.results)?;
     let old = set_aside(&req.out)?;
-    let placed = augbench_host::fsutil::build_dir(
-        &req.out,
-        |tmp| {
-            let mut f = Folder::new(tmp, &scrub)?;
-            let (machine, head) = match kind {
-                Kind::Run => run::fill(&req.results, &name, &mut f)?,
-                Kind::Production => production::fill(&req.results, &name, &mut f)?,
-            };
-            let files = f.finish(head)?;
-            Ok((files, machine))
-        },
-        |_| false,
-    );
-    let placed = restore_or_drop(&req.out, old, placed)?;
-    match placed {
-        augbench_host::fsutil::Placed::Built((files, machine)) => Ok(Published {
-            files,
-            kind: kind.word(),
-            machine,
-        }),
-        augbench_host::fsutil::Placed::Theirs => {
-            anyhow::bail!("{} appeared while publishing", req.out.display())
-        }
-    }
+    let placed = augbench_host::fsutil::build_own_dir(&req.out, |tmp| {
+        let mut f = Folder::new(tmp, &scrub)?;
+        let (machine, head) = match kind {
+            Kind::Run => run::fill(&req.results, &name, &mut f)?,
+            Kind::Production => production::fill(&req.results, &name, &mut f)?,
+        };
+        let files = f.finish(head)?;
+        Ok((files, machine))
+    });
+    let (files, machine) = restore_or_drop(&req.out, old, placed)?;
+    Ok(Published {
+        files,
+        kind: kind.word(),
+        machine,
+    })
 }
 
 /// Moves an existing `out` (which `--force` replaces) to a hidden sibling, so a publish that
@@ -116,7 +107,7 @@ fn source_kind(results: &Path) -> anyhow::Result<Kind> {
     if crate::production::is_output_folder(results) {
         return Ok(Kind::Production);
     }
-    if run::result_files(results).is_empty() {
+    if crate::load::result_files(results)?.is_empty() {
         return Err(UsageError::new(
             format!("{} holds no results (no *_results.json, no latest.json)", results.display()),
             "give --results the output folder of `augbench run` or `augbench production`, after it measured something",

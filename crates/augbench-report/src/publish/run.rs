@@ -3,7 +3,7 @@
 //! and the versions. Result files of more than one machine are refused.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
 use augbench_core::UsageError;
@@ -25,20 +25,6 @@ struct Source {
     rel: String,
     value: Value,
     file: ResultFile,
-}
-
-/// The result files below `dir` (hidden folders, such as a half-built one, left out).
-pub fn result_files(dir: &Path) -> Vec<PathBuf> {
-    augbench_host::fsutil::files_under(dir)
-        .into_iter()
-        .filter(|p| {
-            let rel = p.strip_prefix(dir).unwrap_or(p);
-            let hidden = rel
-                .components()
-                .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
-            !hidden && p.to_string_lossy().ends_with("_results.json")
-        })
-        .collect()
 }
 
 /// Fills `f` from the run folder `dir`; returns the machine's line and the manifest head.
@@ -70,7 +56,7 @@ pub fn fill(dir: &Path, name: &str, f: &mut Folder<'_>) -> anyhow::Result<(Strin
 
 /// Every result file, read and checked against this augbench's result layout.
 fn read_sources(dir: &Path) -> anyhow::Result<Vec<Source>> {
-    result_files(dir)
+    crate::load::result_files(dir)?
         .into_iter()
         .map(|path| {
             let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
