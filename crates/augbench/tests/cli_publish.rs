@@ -97,13 +97,28 @@ fn a_published_run_opens_reads_back_and_names_no_path_of_the_machine() {
         );
     }
     assert_eq!(manifest["name"], "demo-run");
-    // The published results are results: `compare` reads them.
-    augbench()
+    // The published results are results: `compare` reads them, a row for every transform.
+    let shown = augbench()
         .arg("compare")
         .arg(out.join("results"))
         .assert()
-        .success()
-        .stdout(predicate::str::contains("Resize").or(predicate::str::contains("|")));
+        .success();
+    let table = String::from_utf8_lossy(&shown.get_output().stdout).into_owned();
+    for file in sample::demo() {
+        for transform in file.results.keys() {
+            assert!(
+                table.contains(&format!("| {transform} ")),
+                "{transform}:\n{table}"
+            );
+        }
+    }
+    // The run's files carry when they were measured; the manifest spans them.
+    assert!(
+        manifest["measured_from"]
+            .as_str()
+            .is_some_and(|t| !t.is_empty()),
+        "{manifest}"
+    );
 }
 
 #[test]

@@ -16,12 +16,11 @@ impl Kind {
     }
 }
 
-/// The manifest's fields before its file list.
+/// The manifest's fields before its file list. `measured` holds the sources' measurement times;
+/// where they record none (production cells and run records carry no clock time), the span is
+/// null, not an empty string that reads as a time.
 pub fn head(name: &str, kind: Kind, machine: &str, measured: &[String]) -> serde_json::Value {
-    let (from, to) = (
-        measured.iter().min().cloned().unwrap_or_default(),
-        measured.iter().max().cloned().unwrap_or_default(),
-    );
+    let (from, to) = (measured.iter().min(), measured.iter().max());
     serde_json::json!({
         "format": 1,
         "name": name,
