@@ -52,7 +52,6 @@ def test_a_stage_the_library_cannot_build_is_named(library, jpeg_paths) -> None:
         production.measure(adapter, request([CROP, {"op": "NoSuchOp", "params": {}}], len(jpeg_paths)))
 
 
-@pytest.mark.generic
 def test_the_shared_tail_scales_normalizes_and_casts() -> None:
     hwc = np.full((224, 224, 3), 255, dtype=np.uint8)
     chw = production.chw_tensor(hwc)
@@ -65,7 +64,6 @@ def test_the_shared_tail_scales_normalizes_and_casts() -> None:
     assert abs(float(floats[0, 0, 0, 0]) - expected) < 1e-5
 
 
-@pytest.mark.generic
 @pytest.mark.parametrize(("field", "value", "says"), [
     ("dtype", "bfloat16", '"dtype"'),
     ("order", [0, 99], '"order"'),
@@ -128,7 +126,6 @@ def test_a_stage_on_the_batch_the_library_cannot_build_is_named_by_its_place(lib
                                             stages_in_workers=1))
 
 
-@pytest.mark.generic
 def test_the_contract_names_a_batch_off_its_device_or_not_normalized() -> None:
     req = production.cell_request(request([CROP], 4), 4)
     good = torch.randn(2, 3, 224, 224, generator=torch.Generator().manual_seed(3)).to(torch.float16) * 0.1
