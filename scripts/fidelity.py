@@ -3,8 +3,8 @@
 
 Five transforms of AlbumentationsX and Pillow (or the `--libraries` given: any Python library of
 the support matrix, e.g. torchvision kornia) are timed twice on the same decoded images, each in
-its library's own augbench environment (pyperf comes from a folder of its own on PYTHONPATH): (a) by `augbench run` (medians read from its results
-JSON), (b) by pyperf's ``Runner.bench_time_func``, which times the very same callable that the
+its library's own augbench environment (pyperf comes from a folder of its own on PYTHONPATH):
+(a) by `augbench run` (medians read from its results JSON), (b) by pyperf's ``Runner.bench_time_func``, which times the very same callable that the
 augbench worker times (the worker's adapter builds it, with the parameters augbench recorded),
 in a process brought to the worker's state first: its thread variables, and its contract check
 (the transform applied once) before the first timed run.

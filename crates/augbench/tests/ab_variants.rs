@@ -113,40 +113,34 @@ const SLOW_SHAPE: &[&str] = &["--num-items", "50"];
 const CLOCK_SHAPE: &[&str] = &["--num-items", "8", "--num-runs", "2"];
 
 fn slow_checkout(dir: &Path) -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/ab_fixture.sh");
-    let checkout = dir.join("pillow-slow");
-    let out = std::process::Command::new("bash")
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_augbench"))
-        .arg(&checkout)
-        // A real slowdown just past the default 5% minimum effect: 6% more of the blur's work,
-        // as real work (ratio about 0.944, 5.9% slower in time), at the benchmark's shape
-        // (`SLOW_SHAPE`; at 20 images × 3 runs a CI run once left the interval at ±4.5%). 5% more
-        // work is not quite a 5% slowdown (the blur is most, not all, of the row's time): it
-        // read 0.950–0.956, 4.6–5.3% slower, on the band's edge 1/1.05, and `slower` in 9 of 10
-        // benchmark invocations and 5 of 5 runs of this test (docs/ab.md, "Measured").
-        .arg("0.06")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    checkout
+    // A real slowdown just past the default 5% minimum effect: 6% more of the blur's work,
+    // as real work (ratio about 0.944, 5.9% slower in time), at the benchmark's shape
+    // (`SLOW_SHAPE`; at 20 images × 3 runs a CI run once left the interval at ±4.5%). 5% more
+    // work is not quite a 5% slowdown (the blur is most, not all, of the row's time): it
+    // read 0.950–0.956, 4.6–5.3% slower, on the band's edge 1/1.05, and `slower` in 9 of 10
+    // benchmark invocations and 5 of 5 runs of this test (docs/ab.md, "Measured").
+    fixture_checkout(&dir.join("pillow-slow"), &["0.06"])
 }
 
 /// A local checkout whose `Image.filter` takes `share` of its own time again, spent as `mode`
 /// says (scripts/ab_fixture.sh): `thread`, the extra work on a helper thread the caller waits for;
 /// `sleep`, the caller sleeping. Its thread CPU time and its wall time disagree.
 fn clock_checkout(dir: &Path, share: &str, mode: &str) -> PathBuf {
+    fixture_checkout(&dir.join(format!("pillow-{mode}")), &[share, mode])
+}
+
+/// `scripts/ab_fixture.sh <augbench> <checkout> <args…>`: a slowed local checkout of Pillow.
+fn fixture_checkout(checkout: &Path, args: &[&str]) -> PathBuf {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/ab_fixture.sh");
-    let checkout = dir.join(format!("pillow-{mode}"));
     let out = std::process::Command::new("bash")
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_augbench"))
-        .arg(&checkout)
-        .args([share, mode])
+        .arg(checkout)
+        .args(args)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    checkout
+    checkout.to_path_buf()
 }
 
 /// The A/B rows of `compare DIR --format json`, by transform.
