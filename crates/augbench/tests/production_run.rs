@@ -359,13 +359,7 @@ fn native_crates_measure_the_recipes_they_build_and_name_the_stage_they_cannot()
 fn a_run_killed_mid_way_goes_on_with_only_the_missing_cells() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    // Native crates: what is killed and resumed is the run's bookkeeping, the same for every
-    // implementation, and their cells cost a fraction of a torch loader's.
-    let cfg = write_config(
-        dir.path(),
-        "killed.yaml",
-        "version: 1\nproduction:\n  implementations: [image_cpu, fast_image_resize_cpu]\n  recipes: [Resize, HorizontalFlip, Rotate]\n  seeds: [137, 138]\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: 100\n  workers: 1\ndata:\n  num_items: 12\n",
-    );
+    let cfg = config(dir.path(), "[137, 138]");
     let bin = assert_cmd::cargo::cargo_bin("augbench");
     let mut child = std::process::Command::new(bin)
         .args(["production", "--no-refresh-requirements", "--config"])
@@ -391,7 +385,7 @@ fn a_run_killed_mid_way_goes_on_with_only_the_missing_cells() {
         "{} cells before the kill",
         before.len()
     );
-    for imp in ["image_cpu", "fast_image_resize_cpu"] {
+    for imp in ["pillow_cpu", "torchvision_cpu"] {
         assert!(
             before
                 .iter()
