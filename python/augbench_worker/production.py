@@ -23,7 +23,7 @@ from torch.utils.data import DataLoader
 
 from . import pipeline
 from .pipeline_common import MEAN_BAND, rounded
-from .protocol import CONTRACT, EXCEPTION, BadRequest, WorkerError
+from .protocol import CONTRACT, EXCEPTION, BadRequest, Unsupported, WorkerError
 from .protocol import int_field as _int_field
 
 DTYPES = {"float16": torch.float16, "float32": torch.float32}
@@ -131,20 +131,36 @@ def batch_tail(mean: list[float], std: list[float], dtype: torch.dtype,
     return tail
 
 
-def check_batch(batch: Any, req: CellRequest, device: str = "cpu") -> dict[str, Any]:
-    """The output contract on a measured batch: B×3×H×W in the asked dtype, on ``device``, normalized."""
+def check_form(batch: Any, req: CellRequest, device: str = "cpu", which: str = "the batch") -> None:
+    """The output contract's form: B×3×H×W in the asked dtype, on ``device``. Attribute reads only
+    (microseconds against a batch's milliseconds), so every measured batch gets it inside the window."""
     expected = [req.batch_size, 3, *req.size]
-    what = pipeline.describe(batch)
     if not isinstance(batch, torch.Tensor) or list(batch.shape) != expected or batch.dtype != DTYPES[req.dtype]:
-        raise WorkerError(CONTRACT, f"the batch is {what}, expected {req.dtype} {expected}")
+        raise WorkerError(CONTRACT, f"{which} is {pipeline.describe(batch)}, expected {req.dtype} {expected}")
     if batch.device.type != device:
-        raise WorkerError(CONTRACT, f"the batch is on {batch.device}, expected {device}")
+        raise WorkerError(CONTRACT, f"{which} is on {batch.device}, expected {device}")
+
+
+def check_batch(batch: Any, req: CellRequest, device: str = "cpu", which: str = "the batch") -> dict[str, Any]:
+    """The whole output contract: the form (``check_form``) and the values normalized. The values
+    take a pass over the batch, so they are checked outside the window (first and last batch)."""
+    check_form(batch, req, device, which)
     # Reduced in float32 without a float32 copy of the batch (on the GPU it would count in the
     # cell's memory).
     means, low = torch.mean(batch, dim=(0, 2, 3), dtype=torch.float32).tolist(), float(batch.amin())
     if any(abs(v) > MEAN_BAND for v in means) or low >= 0:
-        raise WorkerError(CONTRACT, f"the batch is not normalized: channel means {rounded(means)}")
+        raise WorkerError(CONTRACT, f"{which} is not normalized: channel means {rounded(means)}")
     return {"shape": list(batch.shape), "dtype": req.dtype, "device": str(batch.device), "channel_mean": rounded(means)}
+
+
+def checked(req: CellRequest, check: Callable[[], Any]) -> Any:
+    """``check``'s result; a failure that is not the contract's own is reported with the recipe."""
+    try:
+        return check()
+    except WorkerError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - reported with the recipe
+        raise WorkerError(EXCEPTION, f"{req.recipe}: checking the batch: {exc}") from None
 
 
 def measure(adapter: Any, request: dict) -> dict:
@@ -168,6 +184,32 @@ def measure(adapter: Any, request: dict) -> dict:
     finally:
         release(device)
     return {**timing, "stages_in_workers": split, "decoder": adapter.decoder, "device": device}
+
+
+def builds(adapter: Any, request: dict) -> dict:
+    """``production_builds``: which of the request's recipes this library builds, each built as
+    its cell would build it (the loader workers' stages, then the batch's), nothing loaded or
+    timed: the coverage the coordinator's plan and ``list recipes`` show, asked of what runs.
+    Answers each recipe with ``refused``: ``None``, or the reason its cell would answer
+    ``unsupported`` with."""
+    recipes = request.get("recipes")
+    if not isinstance(recipes, list):
+        raise BadRequest('"recipes" must be a list of {"recipe": str, "stages": [...], "stages_in_workers": int}')
+    return {"recipes": [{"recipe": r.get("recipe"), "refused": _refusal(adapter, r)} for r in recipes]}
+
+
+def _refusal(adapter: Any, recipe: Any) -> str | None:
+    stages = recipe.get("stages") if isinstance(recipe, dict) else None
+    if not isinstance(stages, list) or not stages or not all(_stage_ok(s) for s in stages):
+        raise BadRequest('each recipe\'s "stages" must be a non-empty list of {"op": str, "params": object, "crop": bool}')
+    split = _int_field(recipe, "stages_in_workers", 1)
+    try:
+        _built_on_cpu(adapter, stages[:split])
+        if split < len(stages):
+            adapter.build_batch_chain(stages[split:], split)
+    except Unsupported as exc:
+        return exc.message
+    return None
 
 
 def _built_on_cpu(adapter: Any, stages: list[dict]) -> Callable[[Any], Any]:
@@ -238,14 +280,17 @@ def _measured_pass(adapter: Any, req: CellRequest, items: list[Any], read: Any, 
     session = pipeline.Session(pipeline.Recipe(req.recipe, sample, on_batch, adapter.decoder, split),
                                loader, iterator, req.batch_size, device, reports, req.workers)
     try:
-        pipeline.next_batch(session)  # the first batch: worker start and the first warm-up batch
+        first = pipeline.next_batch(session)  # worker start and the first warm-up batch
         ttfb = time.perf_counter() - started
+        checked(req, lambda: check_batch(first, req, device, "the first batch"))
+        del first  # not held while the next ones are made
         for _ in range(max(0, req.warmup_batches - 1)):
             pipeline.next_batch(session)
         ns, contract, gpu = _timed(session, req)
         threads = pipeline.collect_reports(session) or [pipeline.main_threads(adapter)]
     finally:
         pipeline.stop(session)
+    contract["checked"] = {"form": len(ns) + 1, "values": ["first", "last"]}
     return {"ns": ns, "items": len(ns) * req.batch_size, "time_to_first_batch": ttfb, "batch": contract,
             **({"gpu_memory": gpu} if gpu else {}),
             "warmup_batches": max(1, req.warmup_batches), "worker_threads": threads,
@@ -256,19 +301,16 @@ def _measured_pass(adapter: Any, req: CellRequest, items: list[Any], read: Any, 
 def _timed(session: pipeline.Session, req: CellRequest) -> tuple[list[int], dict, dict | None]:
     """The measured batches' arrival times (ns after the clock started, right after the last
     warm-up batch arrived; on CUDA each batch's work synchronized before its time is read), the
-    GPU peaks at the last arrival (on CUDA) and the last measured batch's contract, checked after
-    the clock stops and the peaks are read. At most one delivered batch is held while the next is
-    made (as a training loop holds its current one); no list of batches adds to the peaks."""
+    GPU peaks at the last arrival (on CUDA) and the contract: every batch's form after its time is
+    read, the last one's values after the clock stops and the peaks are read. At most one
+    delivered batch is held while the next is made (as a training loop holds its current one); no
+    list of batches adds to the peaks."""
     clock, times, batch = time.perf_counter_ns, [], None
     start = clock()
-    for _ in range(req.measured_batches):
+    for i in range(req.measured_batches):
         batch = pipeline.next_batch(session)
         times.append(clock() - start)
+        check_form(batch, req, session.device, f"measured batch {i + 1}")
     gpu = _gpu_peaks() if session.device == "cuda" else None
-    try:
-        contract = check_batch(batch, req, session.device)
-    except WorkerError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - reported with the recipe
-        raise WorkerError(EXCEPTION, f"{req.recipe}: checking the batch: {exc}") from None
+    contract = checked(req, lambda: check_batch(batch, req, session.device, "the last batch"))
     return times, contract, gpu

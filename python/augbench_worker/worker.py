@@ -16,7 +16,7 @@ from .protocol import EXCEPTION, BadRequest, ShutdownRequested, WorkerError
 
 MICRO_OPS = ("hello", "load", "prepare", "check", "time", "emit")
 PIPELINE_OPS = ("pipeline_prepare", "pipeline_start", "pipeline_run", "pipeline_stop")
-PRODUCTION_OPS = ("production_cell",)
+PRODUCTION_OPS = ("production_cell", "production_builds")
 ALL_OPS = MICRO_OPS + PIPELINE_OPS + PRODUCTION_OPS
 LOADER_SLOTS = ("row", "ceiling")
 
@@ -74,6 +74,8 @@ class Worker:
         if op in PRODUCTION_OPS:
             from . import production  # noqa: PLC0415 - production cells only (brings torch)
 
+            if op == "production_builds":
+                return production.builds(self.adapter, request)
             return production.measure(self.adapter, request)
         return getattr(self.adapter, op)(request)
 

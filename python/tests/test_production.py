@@ -13,7 +13,7 @@ pytestmark = pytest.mark.environment("library")
 
 torch = require("torch")
 
-from augbench_worker import adapters, production  # noqa: E402 - needs torch, skipped above
+from augbench_worker import adapters, pipeline, production  # noqa: E402 - needs torch, skipped above
 from augbench_worker.protocol import BadRequest, Unsupported  # noqa: E402
 
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
@@ -41,6 +41,8 @@ def test_a_recipe_becomes_a_normalized_float16_batch(library, jpeg_paths) -> Non
     out = production.measure(adapter, request(stages, len(jpeg_paths)))
     assert out["batch"]["shape"] == [2, 3, 224, 224] and out["batch"]["dtype"] == "float16"
     assert len(out["ns"]) == 3 and out["ns"][0] > 0
+    # The first batch and the 3 measured ones held to the contract's form, two to its values.
+    assert out["batch"]["checked"] == {"form": 4, "values": ["first", "last"]}
     # The loader ran in its worker process, which reported its threads.
     assert [r["worker"] for r in out["worker_threads"]] == [0], out["worker_threads"]
 
@@ -50,6 +52,18 @@ def test_a_stage_the_library_cannot_build_is_named(library, jpeg_paths) -> None:
     adapter = loaded(library, jpeg_paths)
     with pytest.raises(Unsupported, match=r"stage 2 \(NoSuchOp\)"):
         production.measure(adapter, request([CROP, {"op": "NoSuchOp", "params": {}}], len(jpeg_paths)))
+
+
+@pytest.mark.parametrize("library", CATALOG_LIBRARIES)
+def test_builds_answers_each_recipe_as_its_cell_would_with_nothing_loaded(library) -> None:
+    adapter = adapters.create(library)
+    flip = {"recipe": "flip", "stages": [CROP, {"op": "HorizontalFlip", "params": {}}], "stages_in_workers": 2}
+    other = {"recipe": "other", "stages": [CROP, {"op": "NoSuchOp", "params": {}}], "stages_in_workers": 2}
+    answer = production.builds(adapter, {"recipes": [flip, other]})["recipes"]
+    assert answer[0] == {"recipe": "flip", "refused": None}
+    assert answer[1]["recipe"] == "other" and answer[1]["refused"].startswith("stage 2 (NoSuchOp)"), answer
+    with pytest.raises(BadRequest, match='"recipes" must be a list'):
+        production.builds(adapter, {})
 
 
 def test_the_shared_tail_scales_normalizes_and_casts() -> None:
@@ -124,6 +138,15 @@ def test_a_stage_on_the_batch_the_library_cannot_build_is_named_by_its_place(lib
     with pytest.raises(Unsupported, match=r"stage 2 \(NoSuchOp\)"):
         production.measure(adapter, request([CROP, {"op": "NoSuchOp", "params": {}}], len(jpeg_paths),
                                             stages_in_workers=1))
+
+
+def test_every_measured_batch_is_held_to_the_contract_form() -> None:
+    req = production.cell_request(request([CROP], 4), 4)
+    good = torch.zeros(2, 3, 224, 224, dtype=torch.float16)
+    batches = iter([good, good[:, :, :200], good])  # the loader's output, a wrong one second
+    session = pipeline.Session(pipeline.Recipe("r", lambda x: x, None, "none", False), None, batches, 2, "cpu", None, 0)
+    with pytest.raises(production.WorkerError, match=r"measured batch 2 is .*200.*expected float16 \[2, 3, 224, 224\]"):
+        production._timed(session, req)
 
 
 def test_the_contract_names_a_batch_off_its_device_or_not_normalized() -> None:

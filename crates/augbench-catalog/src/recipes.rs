@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_saphyr::{Location, Spanned};
 
-use crate::config_error::{ConfigError, nearest, suggest};
+use crate::config_error::{ConfigError, locate_key, nearest, suggest};
 use crate::recipe::Normalize;
 
 const RGB_YAML: &str = include_str!("../../../specs/recipes/rgb.yaml");
@@ -254,6 +254,12 @@ pub enum CatalogError {
         param: String,
         value: String,
     },
+    #[error("{at}: `{key}: false` asks for a loader augbench does not run\n  hint: {hint}")]
+    Unhonoured {
+        at: Loc,
+        key: &'static str,
+        hint: &'static str,
+    },
     #[error("{at}: recipe `{recipe}`: unknown implementation `{name}`\n  hint: {hint}")]
     UnknownImplementation {
         at: Loc,
@@ -303,7 +309,8 @@ impl CatalogError {
             | UnknownImplementation { at, .. }
             | DuplicateImplementation { at, .. }
             | DuplicateId { at, .. }
-            | NotCollatable { at, .. } => (at.line > 0).then_some(at.line),
+            | NotCollatable { at, .. }
+            | Unhonoured { at, .. } => (at.line > 0).then_some(at.line),
         }
     }
 }
@@ -416,6 +423,7 @@ impl Catalog {
             }
             CatalogError::Parse(e)
         })?;
+        honoured(file, text, &raw.execution)?;
         raw.validate(file)
     }
 
@@ -552,6 +560,44 @@ impl RawCatalog {
             recipes,
         })
     }
+}
+
+/// The execution settings augbench has no other way to run, each refused at its line when off:
+/// a cell's loader workers live for its one pass; every file is read once, untimed, before the
+/// first cell (the run id hashes it); batches are pinned where they are copied to a GPU (on the
+/// host boundary nothing is copied, so nothing is pinned).
+const ALWAYS_ON: [(&str, &str); 3] = [
+    (
+        "persistent_workers",
+        "a cell's loader workers live for its one pass of batches; remove the line or set it true",
+    ),
+    (
+        "prewarm",
+        "augbench reads every file once before the first cell (hashing the dataset into the run id), so no cell pays for the page cache; set it true",
+    ),
+    (
+        "pin_memory",
+        "augbench pins a batch where it is copied to the GPU (`_gpu` implementations) and never on the host boundary; set it true",
+    ),
+];
+
+fn honoured(file: &Path, text: &str, e: &Execution) -> Result<(), CatalogError> {
+    let values = [e.persistent_workers, e.prewarm, e.pin_memory];
+    let Some(&(key, hint)) = ALWAYS_ON
+        .iter()
+        .zip(values)
+        .find(|(_, on)| !on)
+        .map(|(k, _)| k)
+    else {
+        return Ok(());
+    };
+    let (line, column) = locate_key(text, &["execution", key]).unwrap_or((0, 0));
+    let at = Loc {
+        file: file.to_path_buf(),
+        line,
+        column,
+    };
+    Err(CatalogError::Unhonoured { at, key, hint })
 }
 
 fn validate_ops(file: &Path, raw: SpannedMap<RawOp>) -> Result<Vec<Op>, CatalogError> {
@@ -1049,6 +1095,21 @@ recipes:
         // [H, W] is a size too.
         let stage = "{op: Resize, params: {target_size: [224, 224], interpolation: bilinear}, random: none}";
         assert!(parse(&catalog(&[("Resize", &[stage])])).is_ok());
+    }
+
+    /// Loader settings augbench cannot run otherwise are refused at their line, not ignored.
+    #[test]
+    fn execution_settings_that_are_always_on_are_refused_when_off() {
+        for key in ["persistent_workers", "prewarm", "pin_memory"] {
+            let text = catalog(&[("Crop", &[CROP])])
+                .replace(&format!("{key}: true"), &format!("{key}: false"));
+            let e = err(&text);
+            assert!(
+                matches!(e, CatalogError::Unhonoured { key: k, .. } if k == key),
+                "{key}: {e:?}"
+            );
+            assert_at(&e, line_of(&text, &format!("{key}: false")));
+        }
     }
 
     #[test]

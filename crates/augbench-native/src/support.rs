@@ -9,37 +9,65 @@ use crate::adapters::{Fir, ImageRs, Imageproc, Kornia, Zune};
 use crate::library::Library;
 use crate::params::Params;
 use crate::session::Adapter;
-use augbench_protocol::protocol::FailureKind;
+use augbench_protocol::protocol::{Failure, FailureKind};
 
 /// Whether `library` builds `transform` with `params`: `Some(false)` when its adapter answers
 /// `unsupported`, `None` when it fails otherwise (a parameter it reads at prepare time, say).
 pub fn builds(library: Library, transform: &str, params: &Value) -> Option<bool> {
-    let p = Params::new(transform, params);
-    let built = match library {
-        Library::Image => ImageRs::build(transform, &p).map(drop),
-        Library::Imageproc => Imageproc::build(transform, &p).map(drop),
-        Library::FastImageResize => Fir::build(transform, &p).map(drop),
-        Library::KorniaRs => Kornia::<3>::build(transform, &p).map(drop),
-        Library::ZuneImage => Zune::build(transform, &p).map(drop),
-    };
-    match built {
+    match build(library, transform, params) {
         Ok(()) => Some(true),
         Err(f) if f.kind == FailureKind::Unsupported => Some(false),
         Err(_) => None,
     }
 }
 
-/// Whether `library` builds every stage of a catalog recipe: the shared crop needs no transform
-/// of the crate's (`pipeline::production`); the first stage that does not build (or cannot be
-/// asked) decides.
-pub fn builds_recipe(library: Library, recipe: &augbench_catalog::recipes::Recipe) -> bool {
-    recipe.stages.iter().all(|stage| {
-        if crate::pipeline::is_shared_crop(&stage.op) {
-            return true;
-        }
+fn build(library: Library, transform: &str, params: &Value) -> Result<(), Failure> {
+    let p = Params::new(transform, params);
+    match library {
+        Library::Image => ImageRs::build(transform, &p).map(drop),
+        Library::Imageproc => Imageproc::build(transform, &p).map(drop),
+        Library::FastImageResize => Fir::build(transform, &p).map(drop),
+        Library::KorniaRs => Kornia::<3>::build(transform, &p).map(drop),
+        Library::ZuneImage => Zune::build(transform, &p).map(drop),
+    }
+}
+
+/// Why `library` would not measure a recipe of `stages` (each `(op, params, crop)`): the first
+/// stage it cannot build (or cannot be asked about), named as its cell names it; `None` where it
+/// builds every one. The shared crop needs no transform of the crate's (`pipeline::production`).
+pub fn refusal<'a>(
+    library: Library,
+    stages: impl IntoIterator<Item = (&'a str, Value, bool)>,
+) -> Option<String> {
+    stages
+        .into_iter()
+        .enumerate()
+        .find_map(|(i, (op, params, crop))| {
+            if crop && crate::pipeline::is_shared_crop(op) {
+                return None;
+            }
+            let error = build(library, op, &params).err()?.error;
+            Some(format!("stage {} ({op}): {error}", i + 1))
+        })
+}
+
+/// Why `library` would not measure a catalog recipe (`refusal`, each stage marked as the
+/// recipe's crop where it is one of the crop transforms); `None` where it builds every stage.
+pub fn recipe_refusal(
+    library: Library,
+    recipe: &augbench_catalog::recipes::Recipe,
+) -> Option<String> {
+    let crops = &augbench_catalog::recipe::Recipe::get().crop_transforms;
+    let stages = recipe.stages.iter().map(|stage| {
         let params = Value::Object(stage.params.clone().into_iter().collect());
-        builds(library, &stage.op, &params) == Some(true)
-    })
+        (stage.op.as_str(), params, crops.contains(&stage.op))
+    });
+    refusal(library, stages)
+}
+
+/// Whether `library` builds every stage of a catalog recipe (`recipe_refusal`).
+pub fn builds_recipe(library: Library, recipe: &augbench_catalog::recipes::Recipe) -> bool {
+    recipe_refusal(library, recipe).is_none()
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@ use anyhow::Context;
 use augbench_host::fsutil::TEST_FAULTS_ENV;
 use augbench_protocol::protocol::{
     EmitResponse, Failure, FailureKind, HelloResponse, LoadRequest, LoadResponse, LoaderSlot,
-    PROTOCOL_VERSION, PrepareResponse, Request, TimeResponse, failure_line, ok_line,
+    PROTOCOL_VERSION, PrepareResponse, ProductionBuildsRequest, ProductionBuildsResponse,
+    RecipeBuild, Request, TimeResponse, failure_line, ok_line,
 };
 
 use crate::library::Library;
@@ -139,12 +140,30 @@ impl Worker {
             Request::ProductionCell(req) => {
                 Ok(ok_line(&self.piped(LoaderSlot::Row)?.production(&req)?))
             }
+            Request::ProductionBuilds(req) => Ok(ok_line(&self.production_builds(&req))),
             Request::DecodeOpen(_) | Request::DecodeTime(_) => Err(failure(
                 FailureKind::BadRequest,
                 "decode ops are served by the Python decode worker (python -m augbench_clips.bench)"
                     .into(),
             )),
             Request::Shutdown => Ok(ok_line(&serde_json::json!({}))),
+        }
+    }
+
+    /// `production_builds`: each recipe asked of the crate's builders as its cell builds it.
+    fn production_builds(&self, req: &ProductionBuildsRequest) -> ProductionBuildsResponse {
+        let recipes = req.recipes.iter().map(|r| {
+            let stages = r
+                .stages
+                .iter()
+                .map(|s| (s.op.as_str(), s.params.clone(), s.crop));
+            RecipeBuild {
+                recipe: r.recipe.clone(),
+                refused: crate::support::refusal(self.lib, stages),
+            }
+        });
+        ProductionBuildsResponse {
+            recipes: recipes.collect(),
         }
     }
 

@@ -38,6 +38,10 @@ pub enum Request {
     /// warm-up batches untimed, measured batches timed (the coordinator samples memory).
     #[serde(rename = "production_cell")]
     ProductionCell(ProductionCellRequest),
+    /// Production coverage: which of the recipes the library builds, each built as its cell
+    /// would build it; nothing loaded, nothing timed (`production --plan`, `list recipes`).
+    #[serde(rename = "production_builds")]
+    ProductionBuilds(ProductionBuildsRequest),
     /// Decode mode (the Python decode worker): read every clip once, untimed, and check it.
     #[serde(rename = "decode_open")]
     DecodeOpen(DecodeOpenRequest),
@@ -77,6 +81,34 @@ pub struct ProductionCellRequest {
     pub prefetch: u64,
     pub warmup_batches: u64,
     pub measured_batches: u64,
+}
+
+/// The recipes a `production_builds` request asks about.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProductionBuildsRequest {
+    pub recipes: Vec<RecipeStages>,
+}
+
+/// One recipe as its cell request gives it: the stages and how many the loader workers run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecipeStages {
+    pub recipe: String,
+    pub stages: Vec<ChainStage>,
+    pub stages_in_workers: u64,
+}
+
+/// Per recipe of the request, in its order: `refused` is the reason its cell would answer
+/// `unsupported` with, `None` where the library builds it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProductionBuildsResponse {
+    pub recipes: Vec<RecipeBuild>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecipeBuild {
+    pub recipe: String,
+    #[serde(default)]
+    pub refused: Option<String>,
 }
 
 /// What a production cell measured (the loader's details kept as the worker wrote them).

@@ -302,7 +302,7 @@ fn list_transforms_has_a_row_per_transform() {
 }
 
 /// The embedded recipe catalog: a row per recipe with where the CPU prefix rule splits it, and
-/// each implementation's coverage out of every recipe.
+/// each implementation's coverage out of every recipe, asked of what runs.
 #[test]
 fn list_recipes_has_a_row_per_recipe_and_each_implementations_coverage() {
     let c = augbench_catalog::recipes::Catalog::embedded();
@@ -320,24 +320,64 @@ fn list_recipes_has_a_row_per_recipe_and_each_implementations_coverage() {
         let split = c.prefix(r).expect("the embedded catalog is collatable");
         assert!(line.contains(&r.stages[split].op), "{line}");
     }
+    // The catalog's implementations: what a run measures, asked of each worker (CI builds every
+    // environment), beside what the catalog lists; GPU ones without a device keep the list.
+    let line_of = |name: &str| {
+        let found = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name));
+        found.unwrap_or_else(|| panic!("no row for {name} in\n{out}"))
+    };
     for name in &c.implementations {
-        let row = format!("{}/{total}", c.covered(name));
-        assert!(
-            out.lines()
-                .any(|l| l.split_whitespace().collect::<Vec<_>>() == [name.as_str(), &row]),
-            "{name}: {row} not in\n{out}"
-        );
+        let line = line_of(name);
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        let listed = format!("{}/{total}", c.covered(name));
+        assert_eq!(cols[2], listed, "{line}");
+        let refused = line
+            .split("refuses ")
+            .nth(1)
+            .map_or(0, |r| r.split(", ").count());
+        let measures = c.covered(name) - refused;
+        let expected = if name.starts_with("dali") {
+            "0".into()
+        } else {
+            format!("{measures}/{total}")
+        };
+        assert_eq!(cols[1], expected, "{line}");
+        if name.ends_with("_cpu") {
+            assert!(line.contains("worker:"), "{line}");
+        }
     }
-    // The native crates follow, each with the recipes whose every stage it builds (the worker's
-    // own test checks the count against its replies).
+    // What the catalog claims and the adapters refuse (the run answers `unsupported`).
+    let refuses = |name: &str, recipe: &str| {
+        let line = line_of(name);
+        assert!(
+            line.contains("worker: refuses") && line.contains(recipe),
+            "{line}"
+        );
+    };
+    refuses("pillow_cpu", "RandomResizedCrop+Normalize+ToTensor");
+    refuses(
+        "kornia_cpu",
+        "RandomCrop224+OpticalDistortion+Normalize+ToTensor",
+    );
+    // The native crates follow, each with the recipes whose every stage it builds, as its worker
+    // answers: the same count as the crate's own builders in process.
     for lib in augbench_native::Library::ALL {
         let name = format!("{}_cpu", lib.name());
-        assert!(
-            out.lines().any(|l| l.starts_with(&name)
-                && l.contains("native")
-                && l.ends_with(&format!("/{total}"))),
-            "{name} not in\n{out}"
+        let builds = c
+            .recipes
+            .iter()
+            .filter(|r| augbench_native::support::builds_recipe(lib, r))
+            .count();
+        let line = line_of(&name);
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(
+            cols[1..3],
+            [format!("{builds}/{total}"), "-".into()],
+            "{line}"
         );
+        assert!(line.contains("worker: native crate"), "{line}");
     }
 }
 

@@ -107,6 +107,14 @@ pub struct Implementation {
 }
 
 impl Implementation {
+    /// The implementation `name` names outside a config (a catalog's list), resolved as a config
+    /// resolves it, or why augbench cannot run it.
+    pub fn named(name: &str) -> Result<Implementation, String> {
+        let err =
+            |_: &str, message: String, _: String| ConfigError::new(Path::new(""), message, "");
+        implementation(name, &err).map_err(|e| e.message)
+    }
+
     /// Where and in what form its batches end, the cell's timing boundary: `host float16` (the
     /// main process normalizes and casts on the CPU; the reference's CPU implementations end on
     /// the device instead), or `cuda float16` (normalized and cast on the device, synchronized).

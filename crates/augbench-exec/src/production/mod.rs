@@ -1,8 +1,10 @@
-//! Production cells on the coordinator side (docs/pipeline.md, "Production cells"): the run id
+//! Production cells on the coordinator side (docs/pipeline.md, "Production cells"): what each
+//! implementation builds of the catalog, asked of it (`coverage`), the run id
 //! over every input (`identity`), the run's record (`record`), and the loop that measures the
 //! missing cells and writes each as its own file (`run`; the file order per seed, `order`; the file format is augbench-core's
 //! `production::cell`, the tables augbench-report's `production`). Declares the modules only.
 
+pub mod coverage;
 pub mod identity;
 pub mod order;
 pub mod record;

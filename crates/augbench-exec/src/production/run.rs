@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
-use augbench_catalog::recipes::Recipe;
+use augbench_catalog::recipes::{Catalog, Recipe};
 use augbench_core::config::ThreadPolicy;
 use augbench_core::production::{Implementation, Production, run_dir};
 use augbench_core::{Matrix, Mode, RunConfig, policy};
@@ -561,20 +561,11 @@ fn cell_request(
     seed: u64,
     count: u64,
 ) -> ProductionCellRequest {
-    let crops = &augbench_catalog::recipe::Recipe::get().crop_transforms;
     let s = &p.settings;
     ProductionCellRequest {
-        stages_in_workers: stages_in_workers(p, imp, recipe),
+        stages_in_workers: stages_in_workers(&p.catalog, imp, recipe),
         recipe: recipe.id.clone(),
-        stages: recipe
-            .stages
-            .iter()
-            .map(|st| ChainStage {
-                op: st.op.clone(),
-                params: serde_json::to_value(&st.params).unwrap_or_default(),
-                crop: crops.contains(&st.op),
-            })
-            .collect(),
+        stages: chain_stages(recipe),
         dtype: s.dtype.clone(),
         mean: s.mean,
         std: s.std,
@@ -589,12 +580,23 @@ fn cell_request(
     }
 }
 
+/// The recipe's stages as a worker gets them, each marked where it is one of the crop transforms.
+pub(super) fn chain_stages(recipe: &Recipe) -> Vec<ChainStage> {
+    let crops = &augbench_catalog::recipe::Recipe::get().crop_transforms;
+    let stage = |st: &augbench_catalog::recipes::Stage| ChainStage {
+        op: st.op.clone(),
+        params: serde_json::to_value(&st.params).unwrap_or_default(),
+        crop: crops.contains(&st.op),
+    };
+    recipe.stages.iter().map(stage).collect()
+}
+
 /// How many of the recipe's stages the loader workers run (the CPU prefix rule): on the CPU all
 /// of them; on the GPU the collatable prefix, and the rest on the collated batch on the device.
-fn stages_in_workers(p: &Production, imp: &Implementation, recipe: &Recipe) -> u64 {
+pub(super) fn stages_in_workers(catalog: &Catalog, imp: &Implementation, recipe: &Recipe) -> u64 {
     let all = recipe.stages.len();
     let prefix = match imp.device {
-        augbench_core::Device::Cuda => p.catalog.prefix(recipe).map_or(all, |last| last + 1),
+        augbench_core::Device::Cuda => catalog.prefix(recipe).map_or(all, |last| last + 1),
         _ => all,
     };
     prefix as u64

@@ -327,7 +327,8 @@ fn take(loader: &mut Loader, tail: &mut Tail, n: u64) -> Result<(), Failure> {
 }
 
 /// The measured batches' arrivals (ns after the clock started, right after the last warm-up
-/// batch), each through the tail; the last one's contract is checked after the clock stops.
+/// batch), each through the tail; every batch's form (`form`) is checked after its time is read,
+/// the last one's whole contract after the clock stops.
 fn timed(
     loader: &mut Loader,
     tail: &mut Tail,
@@ -335,11 +336,13 @@ fn timed(
 ) -> Result<(Vec<u64>, serde_json::Value), Failure> {
     let mut ns = Vec::new();
     let mut last = None;
+    let expected = [req.batch_size, 3, req.size[0], req.size[1]];
     let t0 = Instant::now();
     for k in 0..req.measured_batches {
         let mut b = loader.next_batch().map_err(exception)?;
         tail.apply(&mut b);
         ns.push(u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX));
+        form(&b, expected, k)?;
         if k + 1 == req.measured_batches {
             last = Some(b);
         } else {
@@ -347,8 +350,23 @@ fn timed(
         }
     }
     let last = last.ok_or_else(|| bad("no measured batch"))?;
-    let contract = tail.contract(last, [req.size[0], req.size[1]])?;
+    let mut contract = tail.contract(last, [req.size[0], req.size[1]])?;
+    contract["checked"] = json!({ "form": ns.len(), "values": ["last"] });
     Ok((ns, contract))
+}
+
+/// The contract's form on measured batch `k` (from 0): `expected`, `B×3×H×W` at the cell's batch
+/// size and output size. A comparison of four numbers, so it runs inside the window.
+fn form(b: &Batch, expected: [u64; 4], k: u64) -> Result<(), Failure> {
+    if b.shape.map(|d| d as u64) == expected && b.frames.is_none() {
+        return Ok(());
+    }
+    let msg = format!(
+        "measured batch {} is {:?}, expected {expected:?}",
+        k + 1,
+        b.dims()
+    );
+    Err(failure(FailureKind::Contract, msg))
 }
 
 fn loader_label(req: &ProductionCellRequest) -> serde_json::Value {
@@ -372,4 +390,23 @@ fn exception(e: String) -> Failure {
 
 fn bad(e: &str) -> Failure {
     failure(FailureKind::BadRequest, e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_measured_batch_of_another_shape_breaks_the_contract_naming_it() {
+        let mut b = Batch::new(2);
+        b.shape = [2, 3, 224, 224];
+        assert!(form(&b, [2, 3, 224, 224], 0).is_ok());
+        b.shape = [2, 3, 200, 224];
+        let e = form(&b, [2, 3, 224, 224], 1).unwrap_err();
+        assert_eq!(e.kind, FailureKind::Contract);
+        assert_eq!(
+            e.error,
+            "measured batch 2 is [2, 3, 200, 224], expected [2, 3, 224, 224]"
+        );
+    }
 }

@@ -338,7 +338,14 @@ fn every_catalog_recipe_is_unsupported_at_a_named_stage_or_a_batch_of_the_contra
                 .iter()
                 .map(|r| production_cell(r, "float16", 1)),
         );
+        // `production_builds` over the same recipes answers what the cells answer.
+        let asked: Vec<Value> = requests[1..]
+            .iter()
+            .map(|c| json!({"recipe": c["recipe"], "stages": c["stages"], "stages_in_workers": c["stages_in_workers"]}))
+            .collect();
+        requests.push(json!({"op": "production_builds", "recipes": asked}));
         let replies = serve(lib, &requests);
+        let builds = &replies[replies.len() - 1]["recipes"];
         assert_eq!(
             replies[0]["ok"],
             json!(true),
@@ -347,7 +354,7 @@ fn every_catalog_recipe_is_unsupported_at_a_named_stage_or_a_batch_of_the_contra
             replies[0]
         );
         let mut measured = 0;
-        for (recipe, reply) in catalog.recipes.iter().zip(&replies[1..]) {
+        for (i, (recipe, reply)) in catalog.recipes.iter().zip(&replies[1..]).enumerate() {
             let what = format!("{} {}: {reply}", lib.name(), recipe.id);
             let listed = crate::support::builds_recipe(lib, recipe);
             assert_eq!(
@@ -360,6 +367,8 @@ fn every_catalog_recipe_is_unsupported_at_a_named_stage_or_a_batch_of_the_contra
                 assert_eq!(reply["batch"]["shape"], json!([2, 3, 224, 224]), "{what}");
                 assert_eq!(reply["batch"]["dtype"], json!("float16"), "{what}");
                 assert_eq!(reply["ns"].as_array().map(Vec::len), Some(2), "{what}");
+                let checked = json!({"form": 2, "values": ["last"]});
+                assert_eq!(reply["batch"]["checked"], checked, "{what}");
                 assert_eq!(reply["items"], json!(4), "{what}");
                 assert_eq!(
                     reply["stages_in_workers"],
@@ -371,6 +380,10 @@ fn every_catalog_recipe_is_unsupported_at_a_named_stage_or_a_batch_of_the_contra
                 let error = reply["error"].as_str().unwrap_or_default();
                 assert!(error.starts_with("stage "), "{what}");
             }
+            let answer = &builds[i];
+            assert_eq!(answer["recipe"], json!(recipe.id), "{what}");
+            let refused = (reply["ok"] != json!(true)).then(|| reply["error"].clone());
+            assert_eq!(answer["refused"], refused.unwrap_or(Value::Null), "{what}");
         }
         // RandomCrop224 alone is augbench's shared crop: every crate measures it.
         let crop_only = catalog

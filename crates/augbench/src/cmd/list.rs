@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use augbench_catalog::matrix::LibraryInfo;
 use augbench_catalog::registry::OutputRule;
 use augbench_core::{Backend, Matrix, Registry, UsageError};
+use augbench_exec::production::coverage::{self, Coverage};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -31,8 +32,8 @@ pub enum What {
         scenario: Option<String>,
     },
     /// The production recipe catalog: each recipe's stages, where the CPU prefix rule splits them
-    /// (loader workers, then the batch), and each implementation's coverage. Not yet run by
-    /// `augbench run`.
+    /// (loader workers, then the batch), and each implementation's coverage, asked of its worker
+    /// where its environment is built. Measured by `augbench production`.
     Recipes {
         /// A catalog file of your own, validated (exit 2 at its line); the embedded rgb catalog
         /// without it.
@@ -101,25 +102,60 @@ fn recipe_rows(catalog: &augbench_catalog::recipes::Catalog) -> Vec<Vec<String>>
     rows
 }
 
-/// Per implementation, the recipes it runs out of all of them: coverage, apart from any speed.
+/// Per implementation, the recipes a run would measure out of all of them (coverage, apart from
+/// any speed), asked of what runs (`augbench_exec::production::coverage`): the catalog's
+/// implementations beside what the catalog lists for them, then the native crates.
 fn coverage_rows(catalog: &augbench_catalog::recipes::Catalog) -> Vec<Vec<String>> {
+    use augbench_core::production::Implementation;
     let total = catalog.recipes.len();
-    let mut rows = vec![header(&["implementation", "recipes"])];
-    for name in &catalog.implementations {
-        let n = catalog.covered(name);
-        rows.push(vec![name.clone(), format!("{n}/{total}")]);
-    }
-    // The native crates: not the catalog's; a recipe counts when the crate builds every stage.
-    for lib in augbench_native::Library::ALL {
-        let n = catalog
-            .recipes
-            .iter()
-            .filter(|r| augbench_native::support::builds_recipe(lib, r))
-            .count();
-        let name = format!("{}_cpu (native: the stages it builds)", lib.name());
-        rows.push(vec![name, format!("{n}/{total}")]);
+    let native = augbench_native::Library::ALL.map(|lib| format!("{}_cpu", lib.name()));
+    let names: Vec<&String> = catalog.implementations.iter().chain(&native).collect();
+    let named: Vec<_> = names.iter().map(|n| Implementation::named(n)).collect();
+    let imps: Vec<Implementation> = named.iter().filter_map(|n| n.clone().ok()).collect();
+    let mut answers = coverage::ask_all(catalog, &imps, &catalog.recipes).into_iter();
+    let mut rows = vec![header(&[
+        "implementation",
+        "measures",
+        "catalog lists",
+        "asked",
+    ])];
+    for (name, imp) in names.into_iter().zip(named) {
+        let listed = match catalog.implementations.contains(name) {
+            true => format!("{}/{total}", catalog.covered(name)),
+            false => "-".into(),
+        };
+        let row = match imp {
+            Ok(imp) => {
+                // One answer per resolved implementation, in order.
+                let answer = answers.next().unwrap_or_else(|| Coverage::NotAsked {
+                    why: "no answer".into(),
+                });
+                let n = catalog
+                    .recipes
+                    .iter()
+                    .filter(|r| answer.measures(&imp, r))
+                    .count();
+                vec![format!("{n}/{total}"), listed, asked(&imp, &answer)]
+            }
+            Err(why) => vec!["0".into(), listed, format!("not measurable: {why}")],
+        };
+        rows.push([vec![name.clone()], row].concat());
     }
     rows
+}
+
+/// Where a coverage count comes from, in a word or a line.
+fn asked(imp: &augbench_core::production::Implementation, answer: &Coverage) -> String {
+    match answer {
+        // Every recipe is a native crate's to try: the count says it.
+        Coverage::Asked { .. } if imp.native => "worker: native crate, the stages it builds".into(),
+        Coverage::Asked { refused } if refused.is_empty() => "worker: builds every one".into(),
+        Coverage::Asked { refused } => {
+            let ids: Vec<&str> = refused.keys().map(String::as_str).collect();
+            format!("worker: refuses {}", ids.join(", "))
+        }
+        Coverage::NotAsked { why } => format!("not asked ({why}): the catalog's list"),
+    }
 }
 
 fn scenarios() -> Vec<Vec<String>> {

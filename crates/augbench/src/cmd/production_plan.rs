@@ -1,5 +1,6 @@
 //! `augbench production --plan`: what a production config would measure, before it measures
-//! anything: the cells per implementation (those the catalog lists, or a native crate builds),
+//! anything: the cells per implementation (the recipes listed for it that it builds, asked of
+//! its worker or crate: `augbench_exec::production::coverage`),
 //! the items each cell reads, the worker starts of the measuring order, and a time estimate from
 //! the output folder's latest run when its cells were measured with the same settings.
 
@@ -9,20 +10,11 @@ use std::path::Path;
 use augbench_catalog::recipes::Recipe;
 use augbench_core::production::cell::{Cell, CellStatus};
 use augbench_core::production::{Implementation, Production};
-
-/// Whether `imp` would measure `recipe` (not answer `unsupported` without measuring): the
-/// catalog's list, or for a native crate whether it builds every stage.
-fn measures(imp: &Implementation, recipe: &Recipe) -> bool {
-    if !imp.native {
-        return Production::listed(recipe, imp);
-    }
-    augbench_native::Library::parse(&imp.library)
-        .is_ok_and(|lib| augbench_native::support::builds_recipe(lib, recipe))
-}
+use augbench_exec::production::coverage::{self, Coverage};
 
 /// Worker starts of the measuring order: one per turn in which an implementation measures a
 /// cell (only one worker is up at a time).
-fn worker_starts(p: &Production) -> usize {
+fn worker_starts(p: &Production, asked: &[Coverage]) -> usize {
     let order = augbench_exec::production::run::cell_order(
         p.recipes.len(),
         p.seeds.len(),
@@ -32,7 +24,7 @@ fn worker_starts(p: &Production) -> usize {
     let measured = |turn: &&[augbench_exec::production::run::CellAt]| {
         turn.iter().any(|c| {
             let imp = &p.implementations[c.implementation];
-            measures(imp, &p.recipes[c.recipe])
+            asked[c.implementation].measures(imp, &p.recipes[c.recipe])
         })
     };
     order
@@ -115,23 +107,44 @@ pub fn show(p: &Production, config: &Path, out: &Path) -> String {
         s.dtype,
         out.display()
     );
+    let asked = coverage::ask_all(&p.catalog, &p.implementations, &p.recipes);
     let mut to_measure = Vec::new();
-    for imp in &p.implementations {
-        let recipes: Vec<&Recipe> = p.recipes.iter().filter(|r| measures(imp, r)).collect();
+    for (imp, answer) in p.implementations.iter().zip(&asked) {
+        let recipes: Vec<&Recipe> = p
+            .recipes
+            .iter()
+            .filter(|r| answer.measures(imp, r))
+            .collect();
         text.push_str(&format!(
-            "    - {{name: {}, recipes: {}/{}, cells_to_measure: {}}}\n",
+            "    - {{name: {}, recipes: {}/{}, cells_to_measure: {}}}{}\n",
             imp.name,
             recipes.len(),
             p.recipes.len(),
-            recipes.len() * p.seeds.len()
+            recipes.len() * p.seeds.len(),
+            coverage_comment(answer)
         ));
         to_measure.push((imp, recipes));
     }
-    let starts = worker_starts(p);
+    let starts = worker_starts(p, &asked);
     text.push_str(&format!("  worker_starts: {starts}\n"));
     let after_first = ((items - s.batch_size) as f64).max(0.0);
     text.push_str(&estimate(p, out, &to_measure, after_first, starts));
     text
+}
+
+/// Where an implementation's recipe count comes from, as a comment after its line.
+fn coverage_comment(answer: &Coverage) -> String {
+    match answer {
+        Coverage::Asked { refused } if refused.is_empty() => "  # asked: builds every one".into(),
+        Coverage::Asked { refused } => {
+            let each: Vec<String> = refused
+                .iter()
+                .map(|(r, why)| format!("{r} ({why})"))
+                .collect();
+            format!("  # asked: refuses {}", each.join("; "))
+        }
+        Coverage::NotAsked { why } => format!("  # the catalog's list, not asked: {why}"),
+    }
 }
 
 fn estimate(
