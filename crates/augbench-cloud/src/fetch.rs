@@ -71,7 +71,7 @@ pub fn resubmit_failed(
     for (job, shards) in by_job.into_values() {
         let indices: Vec<u64> = shards.iter().map(|s| s.index).collect();
         let new = engine.resubmit(&job, &indices, &cloud_dir)?;
-        let id = new.id.clone().unwrap_or_default();
+        let id = new.id.clone().unwrap_or_else(|| new.name.clone());
         sent.extend(indices.iter().map(|i| (*i, id.clone())));
         run.jobs.push(JobRecord { job: new, shards });
     }

@@ -60,6 +60,10 @@ pub struct JobRef {
     pub project: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// The shard each of the job's tasks runs, in task order, where that is not the task's own
+    /// index: a Batch job resubmitting some shards numbers its tasks from 0 (Slurm keeps them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_shards: Option<Vec<u64>>,
 }
 
 /// The job of one machine shape, as its engine is asked to run it.
@@ -115,6 +119,7 @@ pub fn build(req: &Request, layout: Layout, data_uri: &str) -> anyhow::Result<Su
             },
             project: c.project.clone(),
             id: None,
+            task_shards: None,
         },
         json: match slurm {
             true => sbatch_spec(c, &layout, tasks),

@@ -271,6 +271,55 @@ fn a_failing_task_shows_its_log_and_the_others_are_fetched() {
     }
 }
 
+/// `fetch --retry-failed` on Batch: the failed shard alone goes out as a job of its own whose
+/// one task runs that shard; the next fetch merges it, the finished shards never ran again.
+#[test]
+fn a_failed_task_is_resubmitted_alone_as_a_job_of_its_own() {
+    let env = Env::new();
+    env.run(&[])
+        .env("FAKE_GCLOUD_FAIL_TASK", "1")
+        .assert()
+        .success();
+    env.cloud("fetch")
+        .arg("--retry-failed")
+        .assert()
+        .code(1)
+        .stderr(contains("task 1 not merged: failed"))
+        .stdout(contains("resubmitted task 1 as job "));
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(env.out().join("cloud_run.json")).unwrap()).unwrap();
+    let retry = &record["jobs"][1];
+    let name = retry["name"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{record:#}"));
+    assert!(name.ends_with("-r1"), "{record:#}");
+    assert_eq!(retry["task_shards"], serde_json::json!([1]), "{record:#}");
+    // The retry job ran one task (Batch's index 0), on shard 1's transforms.
+    let vm = env.root.join("gcloud/vm").join(name);
+    let tasks: Vec<_> = std::fs::read_dir(&vm)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(tasks, ["0"], "{}", vm.display());
+    env.cloud("status")
+        .assert()
+        .success()
+        .stdout(contains(format!("job {name}")));
+    env.cloud("fetch")
+        .assert()
+        .success()
+        .stdout(contains("tasks merged: 0, 1, 2"));
+    for lib in LIBS {
+        assert_eq!(
+            env.transforms(&env.out(), lib),
+            sorted(&TRANSFORMS),
+            "{lib}"
+        );
+    }
+    let submits = env.calls().matches("\"submit\"").count();
+    assert_eq!(submits, 2, "one first job, one retry: {}", env.calls());
+}
+
 #[test]
 fn a_task_that_exits_0_without_done_json_is_reported_not_merged() {
     let env = Env::new();

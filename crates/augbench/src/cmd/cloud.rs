@@ -28,8 +28,8 @@ pub enum CloudCommand {
 pub struct FetchArgs {
     #[command(flatten)]
     pub output: OutputArg,
-    /// Submit each task that ended without results again, alone (Slurm); finished shards are
-    /// never rerun.
+    /// Submit each task that ended without results again (Slurm: the same array indices; Batch:
+    /// a job of their own); finished shards are never rerun.
     #[arg(long)]
     pub retry_failed: bool,
 }
@@ -47,12 +47,6 @@ pub fn run(cmd: CloudCommand) -> anyhow::Result<ExitCode> {
         CloudCommand::Fetch(a) => {
             let out = &a.output.output;
             let mut record = CloudRun::read(out)?;
-            if a.retry_failed
-                && record.provider != CloudProvider::Slurm
-                && let Some(j) = record.jobs.first()
-            {
-                record.engine().resubmit(&j.job, &[], out)?; // refuses, naming why
-            }
             let (code, report) = fetch_and_show(out, &record)?;
             if a.retry_failed {
                 retry(out, &mut record, &report)?;
