@@ -192,23 +192,32 @@ def builds(adapter: Any, request: dict) -> dict:
     timed: the coverage the coordinator's plan and ``list recipes`` show, asked of what runs.
     Answers each recipe with ``refused``: ``None``, or the reason its cell would answer
     ``unsupported`` with."""
-    recipes = request.get("recipes")
-    if not isinstance(recipes, list):
+    recipes, device = request.get("recipes"), request.get("device", "cpu")
+    if not isinstance(recipes, list) or not all(isinstance(r, dict) for r in recipes):
         raise BadRequest('"recipes" must be a list of {"recipe": str, "stages": [...], "stages_in_workers": int}')
-    return {"recipes": [{"recipe": r.get("recipe"), "refused": _refusal(adapter, r)} for r in recipes]}
+    if device not in ("cpu", "cuda"):
+        raise BadRequest(f'"device" must be "cpu" or "cuda", got {device!r}')
+    return {"recipes": [{"recipe": r.get("recipe"), "refused": _refusal(adapter, r, device)} for r in recipes]}
 
 
-def _refusal(adapter: Any, recipe: Any) -> str | None:
-    stages = recipe.get("stages") if isinstance(recipe, dict) else None
+def _refusal(adapter: Any, recipe: dict, device: str) -> str | None:
+    """Why the recipe's cell would not measure: ``unsupported``'s reason, or the error building
+    it raises (its cell would end in that error); ``None`` where every stage builds."""
+    stages = recipe.get("stages")
     if not isinstance(stages, list) or not stages or not all(_stage_ok(s) for s in stages):
         raise BadRequest('each recipe\'s "stages" must be a non-empty list of {"op": str, "params": object, "crop": bool}')
     split = _int_field(recipe, "stages_in_workers", 1)
+    loaded_on, adapter.device = adapter.device, device
     try:
         _built_on_cpu(adapter, stages[:split])
         if split < len(stages):
             adapter.build_batch_chain(stages[split:], split)
     except Unsupported as exc:
         return exc.message
+    except Exception as exc:  # noqa: BLE001 - the cell would fail with it: reported per recipe
+        return f"building it fails: {type(exc).__name__}: {exc}"
+    finally:
+        adapter.device = loaded_on
     return None
 
 

@@ -63,7 +63,10 @@ def test_builds_answers_each_recipe_as_its_cell_would_with_nothing_loaded(librar
     assert answer[0] == {"recipe": "flip", "refused": None}
     assert answer[1]["recipe"] == "other" and answer[1]["refused"].startswith("stage 2 (NoSuchOp)"), answer
     with pytest.raises(BadRequest, match='"recipes" must be a list'):
-        production.builds(adapter, {})
+        production.builds(adapter, {"recipes": ["flip"]})
+    # A stage whose parameters break its build: the cell would fail, so it is not measured.
+    broken = {"recipe": "broken", "stages": [CROP, {"op": "Resize", "params": {}}], "stages_in_workers": 2}
+    assert production.builds(adapter, {"recipes": [broken]})["recipes"][0]["refused"]
 
 
 def test_the_shared_tail_scales_normalizes_and_casts() -> None:

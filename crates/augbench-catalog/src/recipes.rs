@@ -569,7 +569,7 @@ impl RawCatalog {
 const ALWAYS_ON: [(&str, &str); 3] = [
     (
         "persistent_workers",
-        "a cell's loader workers live for its one pass of batches; remove the line or set it true",
+        "a cell's loader workers live for its one pass of batches; set it true",
     ),
     (
         "prewarm",

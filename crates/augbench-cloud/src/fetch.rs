@@ -1,7 +1,7 @@
 //! `augbench cloud fetch`: mirror the run's task folders from its store (GCS or the shared folder)
 //! into `<output>/cloud/tasks/` and merge them (`merge` for a run config, `production_merge` for
 //! a production config); the engine's task states; resubmitting ended tasks without `DONE.json`
-//! alone (`resubmit_failed`, Slurm).
+//! alone (`resubmit_failed`: Slurm's same array indices, a Batch job of their own).
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;

@@ -99,11 +99,21 @@ pub fn newest_states(
 ) -> anyhow::Result<BTreeMap<u64, TaskStatus>> {
     let mut states = BTreeMap::new();
     for j in &run.jobs {
-        let ours: BTreeSet<u64> = j.shards.iter().map(|s| s.index).collect();
+        let mut ours: BTreeSet<u64> = j.shards.iter().map(|s| s.index).collect();
         for t in engine.tasks(&j.job)? {
-            if ours.contains(&t.index) {
+            if ours.remove(&t.index) {
                 states.insert(t.index, t);
             }
+        }
+        // A Batch retry job whose tasks the engine lists not yet (queued) owns its shards all the
+        // same: pending, not the older job's failure (so not resubmitted again).
+        for index in ours.into_iter().filter(|_| j.job.task_shards.is_some()) {
+            let pending = TaskStatus {
+                index,
+                state: "PENDING".into(),
+                events: vec!["resubmitted; the engine lists no task for it yet".into()],
+            };
+            states.insert(index, pending);
         }
     }
     Ok(states)

@@ -1,7 +1,5 @@
 # Cloud Batch: a fresh VM per task, files in GCS through gcloud.
 TASK="${BATCH_TASK_INDEX:?BATCH_TASK_INDEX is set by Batch}"
-# A job resubmitting some shards lists them (comma-separated, in task order): task i runs the i-th.
-if [ -n "${AUGBENCH_SHARDS:-}" ]; then TASK="$(cut -d, -f"$((TASK + 1))" <<<"$AUGBENCH_SHARDS")"; fi
 ROOT="${AUGBENCH_TASK_ROOT:-/mnt/disks/augbench}"
 DATA="${AUGBENCH_DATA_DIR:-{{REMOTE_DATA_DIR}}}"
 export AUGBENCH_CACHE="${AUGBENCH_CACHE:-$ROOT/cache}"

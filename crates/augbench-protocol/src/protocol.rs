@@ -86,6 +86,8 @@ pub struct ProductionCellRequest {
 /// The recipes a `production_builds` request asks about.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProductionBuildsRequest {
+    /// Where the stages after the loader workers' would run (`cpu` or `cuda`), as a cell's load.
+    pub device: String,
     pub recipes: Vec<RecipeStages>,
 }
 

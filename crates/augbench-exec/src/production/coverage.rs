@@ -92,6 +92,7 @@ fn of_worker(
     )
     .map_err(|e| format!("{e:#}"))?;
     let request = ProductionBuildsRequest {
+        device: imp.device.to_string(),
         recipes: recipes
             .iter()
             .map(|r| RecipeStages {

@@ -343,7 +343,7 @@ fn every_catalog_recipe_is_unsupported_at_a_named_stage_or_a_batch_of_the_contra
             .iter()
             .map(|c| json!({"recipe": c["recipe"], "stages": c["stages"], "stages_in_workers": c["stages_in_workers"]}))
             .collect();
-        requests.push(json!({"op": "production_builds", "recipes": asked}));
+        requests.push(json!({"op": "production_builds", "device": "cpu", "recipes": asked}));
         let replies = serve(lib, &requests);
         let builds = &replies[replies.len() - 1]["recipes"];
         assert_eq!(

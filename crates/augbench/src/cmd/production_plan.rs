@@ -12,9 +12,10 @@ use augbench_core::production::cell::{Cell, CellStatus};
 use augbench_core::production::{Implementation, Production};
 use augbench_exec::production::coverage::{self, Coverage};
 
-/// Worker starts of the measuring order: one per turn in which an implementation measures a
-/// cell (only one worker is up at a time).
-fn worker_starts(p: &Production, asked: &[Coverage]) -> usize {
+/// Worker starts of the measuring order: one per turn in which an implementation has a cell
+/// listed for it (only one worker is up at a time; the run starts it for a recipe it then
+/// refuses, too).
+fn worker_starts(p: &Production) -> usize {
     let order = augbench_exec::production::run::cell_order(
         p.recipes.len(),
         p.seeds.len(),
@@ -22,10 +23,8 @@ fn worker_starts(p: &Production, asked: &[Coverage]) -> usize {
         augbench_core::policy::PRODUCTION_ORDER_BLOCK,
     );
     let measured = |turn: &&[augbench_exec::production::run::CellAt]| {
-        turn.iter().any(|c| {
-            let imp = &p.implementations[c.implementation];
-            asked[c.implementation].measures(imp, &p.recipes[c.recipe])
-        })
+        turn.iter()
+            .any(|c| Production::listed(&p.recipes[c.recipe], &p.implementations[c.implementation]))
     };
     order
         .chunk_by(|a, b| a.implementation == b.implementation)
@@ -125,7 +124,7 @@ pub fn show(p: &Production, config: &Path, out: &Path) -> String {
         ));
         to_measure.push((imp, recipes));
     }
-    let starts = worker_starts(p, &asked);
+    let starts = worker_starts(p);
     text.push_str(&format!("  worker_starts: {starts}\n"));
     let after_first = ((items - s.batch_size) as f64).max(0.0);
     text.push_str(&estimate(p, out, &to_measure, after_first, starts));
