@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::engine::Engine;
 use crate::gcloud;
-use crate::job::{JobRef, JobSpec, job_file};
+use crate::job::{JOB_NAME_MAX, JobRef, JobSpec, job_file};
 use crate::store::Store;
 use crate::task::TaskStatus;
 
@@ -91,7 +91,7 @@ const SHARD_OF_TASK: &str = r#"BATCH_TASK_INDEX="$(cut -d, -f"$((BATCH_TASK_INDE
 "#;
 
 /// The first job's JSON made a retry of `indices`: one task per shard, at most that many at
-/// once, each told its shard. `None` where the JSON lacks a task group with a script runnable.
+/// once, each told its shard. An error where the JSON lacks a task group with a script runnable.
 fn retry_json(json: &mut Value, indices: &[u64]) -> anyhow::Result<()> {
     let group = json
         .pointer_mut("/taskGroups/0")
@@ -104,11 +104,11 @@ fn retry_json(json: &mut Value, indices: &[u64]) -> anyhow::Result<()> {
     let list: Vec<String> = indices.iter().map(u64::to_string).collect();
     let spec = &mut group["taskSpec"];
     spec["environment"]["variables"]["AUGBENCH_SHARDS"] = list.join(",").into();
-    let script = spec
+    let text = spec
         .pointer_mut("/runnables/0/script/text")
-        .and_then(|t| t.as_str().map(str::to_string).zip(Some(t)))
+        .filter(|t| t.is_string())
         .context("no script runnable in taskSpec.runnables[0]")?;
-    *script.1 = format!("{SHARD_OF_TASK}{}", script.0).into();
+    *text = format!("{SHARD_OF_TASK}{}", text.as_str().unwrap_or_default()).into();
     Ok(())
 }
 
@@ -124,10 +124,10 @@ fn first_job_name(name: &str) -> &str {
     base
 }
 
-/// `<job>-r<n>`, cut so it stays a valid Batch job name (at most 63 characters).
+/// `<job>-r<n>`, cut so it stays a valid Batch job name (at most `JOB_NAME_MAX` characters).
 fn retry_name(job: &str, n: u32) -> String {
     let tail = format!("-r{n}");
-    let keep = job.len().min(63 - tail.len());
+    let keep = job.len().min(JOB_NAME_MAX - tail.len());
     format!("{}{tail}", job[..keep].trim_end_matches('-'))
 }
 

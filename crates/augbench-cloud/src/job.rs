@@ -90,7 +90,10 @@ pub fn job_file(cloud_dir: &std::path::Path, job: &str) -> std::path::PathBuf {
     cloud_dir.join(format!("{job}.json"))
 }
 
-/// A valid Batch job name from a run name: `augbench-<run>`, cut to 63 characters.
+/// The longest name Batch takes for a job.
+pub const JOB_NAME_MAX: usize = 63;
+
+/// A valid Batch job name from a run name: `augbench-<run>`, cut to `JOB_NAME_MAX` characters.
 pub fn job_name(run_name: &str) -> String {
     let clean: String = format!("augbench-{run_name}")
         .chars()
@@ -99,7 +102,7 @@ pub fn job_name(run_name: &str) -> String {
             _ => '-',
         })
         .collect();
-    let cut: String = clean.chars().take(63).collect();
+    let cut: String = clean.chars().take(JOB_NAME_MAX).collect();
     cut.trim_end_matches('-').to_string()
 }
 

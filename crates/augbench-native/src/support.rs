@@ -51,23 +51,15 @@ pub fn refusal<'a>(
         })
 }
 
-/// Why `library` would not measure a catalog recipe (`refusal`, each stage marked as the
-/// recipe's crop where it is one of the crop transforms); `None` where it builds every stage.
-pub fn recipe_refusal(
-    library: Library,
-    recipe: &augbench_catalog::recipes::Recipe,
-) -> Option<String> {
+/// Whether `library` builds every stage of a catalog recipe (`refusal`, each stage marked as the
+/// recipe's crop where it is one of the crop transforms).
+pub fn builds_recipe(library: Library, recipe: &augbench_catalog::recipes::Recipe) -> bool {
     let crops = &augbench_catalog::recipe::Recipe::get().crop_transforms;
     let stages = recipe.stages.iter().map(|stage| {
         let params = Value::Object(stage.params.clone().into_iter().collect());
         (stage.op.as_str(), params, crops.contains(&stage.op))
     });
-    refusal(library, stages)
-}
-
-/// Whether `library` builds every stage of a catalog recipe (`recipe_refusal`).
-pub fn builds_recipe(library: Library, recipe: &augbench_catalog::recipes::Recipe) -> bool {
-    recipe_refusal(library, recipe).is_none()
+    refusal(library, stages).is_none()
 }
 
 #[cfg(test)]
