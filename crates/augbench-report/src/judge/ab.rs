@@ -281,7 +281,7 @@ fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, j: &Judging) {
     };
     row.rerun = p.rerun;
     row.rounds = p.rounds;
-    let groups: Vec<usize> = c.process_runs.iter().map(|n| *n as usize).collect();
+    let groups = paired_groups(b, c, p.ratios.len());
     let read = crate::judge::interval::verdict_logs(b, c, p, &groups, j.min_effect);
     row.clock = Some(read.clock);
     row.clock_note = read.disagreement.map(|d| d.note());
@@ -308,6 +308,36 @@ fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, j: &Judging) {
         j.family,
         j.min_effect,
     );
+    let started = b.process_runs.len().max(c.process_runs.len());
+    if groups.len() < started {
+        let lost = format!(
+            "over the {} of {started} process pairs both variants finished",
+            groups.len()
+        );
+        row.note = Some(
+            row.note
+                .take()
+                .map_or(lost.clone(), |n| format!("{n}; {lost}")),
+        );
+    }
+}
+
+/// The worker-process split of a paired record's `n` rounds: the processes both rows finished
+/// with the same number of runs, in order (as the run pairs them: a later process one variant
+/// lost is left out); none (one unit) where they do not add up to `n`.
+fn paired_groups(b: &Row, c: &Row, n: usize) -> Vec<usize> {
+    let common: Vec<usize> = b
+        .process_runs
+        .iter()
+        .zip(&c.process_runs)
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| *x as usize)
+        .collect();
+    if common.iter().sum::<usize>() == n {
+        common
+    } else {
+        Vec::new()
+    }
 }
 
 /// `slower`, `faster`, `no change`, `undecided`, `not comparable`.
@@ -393,6 +423,13 @@ mod tests {
     /// each): current's wall throughput is `wall` × the baseline's and its CPU ÷ wall (thread
     /// CPU time over wall time of the same run) `share` × the baseline's (0.97).
     fn ab_run(wall: f64, share: f64) -> (Dataset, AbReport) {
+        let mut files = ab_files(wall, share);
+        sample::interleave(&mut files);
+        judged(&files)
+    }
+
+    /// Both variants' files as `ab_run` times them, not yet paired.
+    fn ab_files(wall: f64, share: f64) -> Vec<augbench_core::results::ResultFile> {
         let n = PAIRS * ROUNDS;
         let base_wall: Vec<f64> = (0..n)
             .map(|i| 1000.0 * (1.0 + 0.1 * wobble(i, 9)) * (1.0 + 0.01 * wobble(i, 1)))
@@ -404,11 +441,14 @@ mod tests {
         let cur_share: Vec<f64> = (0..n)
             .map(|i| base_share[i] * share * (1.0 + 0.01 * wobble(i, 4)))
             .collect();
-        let mut files = vec![
+        vec![
             variant("pillow@a", base_wall, &base_share),
             variant("pillow@b", cur_wall, &cur_share),
-        ];
-        sample::interleave(&mut files);
+        ]
+    }
+
+    /// The A/B report over `files` at a 5% minimum effect.
+    fn judged(files: &[augbench_core::results::ResultFile]) -> (Dataset, AbReport) {
         let mut data = Dataset::default();
         for (i, f) in files.iter().enumerate() {
             let bytes = serde_json::to_vec(f).unwrap();
@@ -465,6 +505,43 @@ mod tests {
         );
         assert_eq!(row.verdict_text(), "slower");
         assert!(summary(&report).contains(", on thread CPU time;"));
+    }
+
+    /// The current variant's last worker process ended slow: its runs are gone and the run
+    /// pairs the five processes both finished (`exec::rounds`). The verdict reads those five
+    /// pairs, on the clock their runs choose, and says it had five of six.
+    #[test]
+    fn a_process_one_variant_lost_is_judged_over_the_pairs_both_finished() {
+        let mut files = ab_files(0.9, 0.5);
+        let kept = (PAIRS - 1) * ROUNDS;
+        let base_tps = files[0].results["GaussianBlur"].throughputs[..kept].to_vec();
+        let cur = files[1].results.get_mut("GaussianBlur").unwrap();
+        cur.throughputs.truncate(kept);
+        cur.times.truncate(kept);
+        cur.cpu_times.truncate(kept);
+        cur.process_runs.truncate(PAIRS - 1);
+        let groups = vec![ROUNDS; PAIRS - 1];
+        let p = augbench_stats::paired("pillow@a", &cur.throughputs, &base_tps, &groups);
+        cur.paired = p.into_iter().collect();
+        cur.rounds_id = Some("r".into());
+        files[0].results.get_mut("GaussianBlur").unwrap().rounds_id = Some("r".into());
+        let (_, report) = judged(&files);
+        let row = &report.rows[0];
+        assert_eq!(
+            (row.verdict, row.clock),
+            (Verdict::Regression, Some(Clock::Wall)),
+            "{row:?}"
+        );
+        assert!(
+            row.clock_note
+                .as_deref()
+                .is_some_and(|n| n.starts_with(FALLBACK))
+        );
+        let note = row.note.as_deref().unwrap_or_default();
+        assert!(
+            note.ends_with("over the 5 of 6 process pairs both variants finished"),
+            "{note}"
+        );
     }
 
     /// Markdown, JSON, CSV and the page all carry the note; JSON keeps the clock.

@@ -77,6 +77,7 @@ pub fn verdict_logs(
         return wall(Some(d));
     }
     let pairs = cur.cpu_throughputs.iter().zip(&base.cpu_throughputs);
+    let pairs = pairs.take(p.ratios.len());
     VerdictLogs {
         logs: pairs.map(|(c, b)| (c / b).ln()).collect(),
         clock: Clock::Cpu,
@@ -84,7 +85,9 @@ pub fn verdict_logs(
     }
 }
 
-/// Both rows have wall and CPU throughputs for every round of `p`, in its order.
+/// Both rows have wall and CPU throughputs for every round of `p`, in its order. The record may
+/// cover fewer runs than a row holds: where a later worker process of one variant ended slow or
+/// failed, it pairs the processes both finished in full, the first runs of each row.
 fn cpu_aligned(base: &Row, cur: &Row, p: &PairedRatio) -> bool {
     let n = p.ratios.len();
     let sides = [
@@ -94,7 +97,7 @@ fn cpu_aligned(base: &Row, cur: &Row, p: &PairedRatio) -> bool {
         &cur.cpu_throughputs,
     ];
     n > 0
-        && sides.iter().all(|v| v.len() == n)
+        && sides.iter().all(|v| v.len() >= n)
         && (0..n).all(|i| {
             let wall = cur.throughputs[i] / base.throughputs[i];
             (wall / p.ratios[i] - 1.0).abs() < ROUND_MATCH
@@ -113,7 +116,8 @@ pub fn clocks_disagree(
     groups: &[usize],
     min_effect: f64,
 ) -> Option<ClockDisagreement> {
-    let (b, c) = (cpu_over_wall_logs(base), cpu_over_wall_logs(cur));
+    let n = groups.iter().sum::<usize>();
+    let (b, c) = (cpu_over_wall_logs(base, n), cpu_over_wall_logs(cur, n));
     let diff: Vec<f64> = c.iter().zip(&b).map(|(c, b)| c - b).collect();
     let est = pair_estimate(&diff, groups)?;
     let shown = est.interval();
@@ -125,9 +129,9 @@ pub fn clocks_disagree(
     })
 }
 
-/// ln(CPU ÷ wall) of each run: ln(wall throughput ÷ CPU throughput).
-fn cpu_over_wall_logs(r: &Row) -> Vec<f64> {
-    let runs = r.throughputs.iter().zip(&r.cpu_throughputs);
+/// ln(CPU ÷ wall) of each of the first `n` runs: ln(wall throughput ÷ CPU throughput).
+fn cpu_over_wall_logs(r: &Row, n: usize) -> Vec<f64> {
+    let runs = r.throughputs.iter().zip(&r.cpu_throughputs).take(n);
     runs.map(|(wall, cpu)| (wall / cpu).ln()).collect()
 }
 
@@ -283,7 +287,8 @@ mod tests {
 
     /// The clocks' disagreement per process pair: ln(CPU ÷ wall) of current minus baseline.
     fn disagreement_of(base: &Row, cur: &Row) -> PairEstimate {
-        let (b, c) = (cpu_over_wall_logs(base), cpu_over_wall_logs(cur));
+        let n = GROUPS.iter().sum();
+        let (b, c) = (cpu_over_wall_logs(base, n), cpu_over_wall_logs(cur, n));
         let d: Vec<f64> = c.iter().zip(&b).map(|(c, b)| c - b).collect();
         pair_estimate(&d, &GROUPS).unwrap()
     }
@@ -318,6 +323,27 @@ mod tests {
         assert!(d.mean_log.abs() > tolerance(), "{d:?}");
         assert!(shown.low < 1.0 && shown.high > 1.0, "{shown:?}");
         assert_eq!(clocks_disagree(&base, &cur, &GROUPS, M), None);
+    }
+
+    /// The current variant's last worker process ended slow (its runs are gone, the baseline's
+    /// stay): the record pairs the five processes both finished, and the clock is chosen over
+    /// those runs, a helper thread still read on wall time with its note, an equal CPU ÷ wall
+    /// still on the CPU clock. (A CI run under load once read wall time with no note here.)
+    #[test]
+    fn a_process_one_variant_lost_leaves_the_clock_to_the_pairs_both_finished() {
+        let kept = &GROUPS[..5];
+        let n: usize = kept.iter().sum();
+        for (share, clock) in [(0.5, Clock::Wall), (1.0, Clock::Cpu)] {
+            let (base, mut cur, mut p) = variants(0.9, share, 0.01);
+            cur.throughputs.truncate(n);
+            cur.cpu_throughputs.truncate(n);
+            cur.process_runs.truncate(5);
+            p.ratios.truncate(n);
+            let v = verdict_logs(&base, &cur, &p, kept, M);
+            assert_eq!(v.clock, clock, "{v:?}");
+            assert_eq!(v.disagreement.is_some(), clock == Clock::Wall, "{v:?}");
+            assert_eq!(v.logs.len(), n);
+        }
     }
 
     /// Rows without the CPU clock read wall time with no note.
