@@ -167,10 +167,11 @@ def measure(adapter: Any, request: dict) -> dict:
     """One cell: build the recipe (the workers' stages for the CPU, the rest for the batch on the
     load's device) and its loader, take the warm-up batches untimed and time the measured ones,
     each from the previous batch's arrival."""
-    items, read = adapter.items, (None if adapter.preloaded else adapter.pipeline_read)
+    items = adapter.items
     if not items:
         raise BadRequest("production_cell before load: no media are loaded")
     req = cell_request(request, len(items))
+    read, decoder = _reader(adapter, request.get("decoder"))
     device, split = adapter.device, req.stages_in_workers
     adapter.seed(req.seed)
     if device == "cuda":  # the peaks cover the cell from before its loader is built
@@ -183,7 +184,19 @@ def measure(adapter: Any, request: dict) -> dict:
                                 batch_stage(device, rest, tail))
     finally:
         release(device)
-    return {**timing, "stages_in_workers": split, "decoder": adapter.decoder, "device": device}
+    return {**timing, "stages_in_workers": split, "decoder": decoder, "device": device}
+
+
+def _reader(adapter: Any, name: Any) -> tuple[Any, str]:
+    """The cell's file reader and its decoder's record: the library's own, or the one the
+    request names (``decoders``, imported only then)."""
+    if name is None:
+        return (None if adapter.preloaded else adapter.pipeline_read), adapter.decoder
+    if not isinstance(name, str):
+        raise BadRequest(f'"decoder" must be a decoder\'s name, got {name!r}')
+    from . import decoders
+
+    return decoders.reader(adapter, name)
 
 
 def builds(adapter: Any, request: dict) -> dict:

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.environment("library")
 
 torch = require("torch")
 
-from augbench_worker import adapters, pipeline, production  # noqa: E402 - needs torch, skipped above
+from augbench_worker import adapters, decoders, pipeline, production  # noqa: E402 - needs torch, skipped above
 from augbench_worker.protocol import BadRequest, Unsupported  # noqa: E402
 
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
@@ -45,6 +45,47 @@ def test_a_recipe_becomes_a_normalized_float16_batch(library, jpeg_paths) -> Non
     assert out["batch"]["checked"] == {"form": 4, "values": ["first", "last"]}
     # The loader ran in its worker process, which reported its threads.
     assert [r["worker"] for r in out["worker_threads"]] == [0], out["worker_threads"]
+
+
+# The reference's decoder for each library (specs/recipes/rgb.yaml, `decoders:`).
+REFERENCE_DECODERS = {"albumentationsx": "simplejpeg", "kornia": "torchvision.io", "torchvision": "torchvision.io", "pillow": "pillow"}
+
+
+@pytest.mark.parametrize("library", CATALOG_LIBRARIES)
+def test_the_reference_decoder_reads_the_files_and_is_recorded(library, jpeg_paths) -> None:
+    adapter = loaded(library, jpeg_paths)
+    name = REFERENCE_DECODERS[library]
+    stages = [CROP, {"op": "HorizontalFlip", "params": {}}]
+    out = production.measure(adapter, request(stages, len(jpeg_paths), decoder=name))
+    assert out["batch"]["shape"] == [2, 3, 224, 224], out["batch"]
+    own = name == adapter.own_decoder
+    assert out["decoder"] == (adapter.decoder if own else decoders.FORMS[name][1]), out["decoder"]
+    if not own:  # the same pixels as the library's own decoder, in the same form
+        ours, theirs = adapter.pipeline_read(jpeg_paths[0]), decoders.READERS[name](jpeg_paths[0])
+        assert type(ours) is type(theirs) and tuple(ours.shape) == tuple(theirs.shape)
+        assert np.abs(np.asarray(ours, dtype=np.int16) - np.asarray(theirs, dtype=np.int16)).mean() < 2.0
+
+
+@pytest.mark.parametrize("library", CATALOG_LIBRARIES)
+def test_a_decoder_the_library_cannot_read_is_a_bad_request(library, jpeg_paths) -> None:
+    adapter = loaded(library, jpeg_paths)
+    wrong = "torchvision.io" if adapter.decoded_form != "chw-uint8" else "simplejpeg"
+    with pytest.raises(BadRequest, match=f"{wrong} gives"):
+        production.measure(adapter, request([CROP], len(jpeg_paths), decoder=wrong))
+    with pytest.raises(BadRequest, match='"decoder" must be one of'):
+        production.measure(adapter, request([CROP], len(jpeg_paths), decoder="nvjpeg"))
+
+
+def test_the_coordinator_asks_for_the_decoders_the_worker_has() -> None:
+    """crates/augbench-core's ``WORKER_DECODERS`` (what `decoders: reference` may ask for) is this
+    module's list: a decoder added on one side only fails here."""
+    from pathlib import Path
+    import re
+
+    source = (Path(__file__).parents[2] / "crates/augbench-core/src/production/mod.rs").read_text()
+    listed = re.search(r"WORKER_DECODERS: \[&str; \d+\] = \[([^\]]*)\]", source)
+    assert listed, "WORKER_DECODERS not found"
+    assert sorted(re.findall(r'"([^"]+)"', listed.group(1))) == sorted([*decoders.FORMS, "pillow"])
 
 
 @pytest.mark.parametrize("library", CATALOG_LIBRARIES)

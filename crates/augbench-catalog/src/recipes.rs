@@ -165,6 +165,10 @@ pub struct Catalog {
     pub output: Output,
     pub execution: Execution,
     pub implementations: Vec<String>,
+    /// The decoder the workload reads each implementation's files with (`decoders:`), by
+    /// implementation; absent where the catalog names none. A production config with
+    /// `decoders: reference` uses these.
+    pub decoders: BTreeMap<String, String>,
     pub ops: Vec<Op>,
     pub recipes: Vec<Recipe>,
 }
@@ -275,6 +279,12 @@ pub enum CatalogError {
         recipe: String,
         name: String,
     },
+    #[error("{at}: decoders: {problem}\n  hint: {hint}")]
+    Decoders {
+        at: Loc,
+        problem: String,
+        hint: String,
+    },
     #[error(
         "{at}: duplicate recipe id `{id}` (first at line {first_line})\n  hint: recipe ids are unique; rename or remove one of the two"
     )]
@@ -308,6 +318,7 @@ impl CatalogError {
             | BadSize { at, .. }
             | UnknownImplementation { at, .. }
             | DuplicateImplementation { at, .. }
+            | Decoders { at, .. }
             | DuplicateId { at, .. }
             | NotCollatable { at, .. }
             | Unhonoured { at, .. } => (at.line > 0).then_some(at.line),
@@ -465,6 +476,8 @@ struct RawCatalog {
     output: Output,
     execution: Execution,
     implementations: Vec<String>,
+    #[serde(default)]
+    decoders: Option<SpannedMap<String>>,
     ops: SpannedMap<RawOp>,
     recipes: Vec<RawRecipe>,
 }
@@ -525,6 +538,7 @@ impl RawCatalog {
             });
         }
         let ops = validate_ops(file, self.ops)?;
+        let decoders = validate_decoders(file, &self.implementations, self.decoders)?;
         let size = self.output.size();
         let mut first_line: HashMap<String, u64> = HashMap::new();
         let mut recipes = Vec::with_capacity(self.recipes.len());
@@ -556,10 +570,46 @@ impl RawCatalog {
             output: self.output,
             execution: self.execution,
             implementations: self.implementations,
+            decoders,
             ops,
             recipes,
         })
     }
+}
+
+/// `decoders:`: each key one of `implementations` (the parser refuses a key given twice); each
+/// value a non-empty name.
+fn validate_decoders(
+    file: &Path,
+    implementations: &[String],
+    raw: Option<SpannedMap<String>>,
+) -> Result<BTreeMap<String, String>, CatalogError> {
+    let known: Vec<&str> = implementations.iter().map(String::as_str).collect();
+    let mut decoders = BTreeMap::new();
+    for (name, decoder) in raw.map(|m| m.0).unwrap_or_default() {
+        let at = Loc::new(file, &name.referenced);
+        let problem = if !implementations.contains(&name.value) {
+            Some((
+                format!("unknown implementation `{}`", name.value),
+                format!(
+                    "{}; a new one is added to the top-level `implementations:` first",
+                    suggest(&name.value, &known)
+                ),
+            ))
+        } else if decoder.trim().is_empty() {
+            Some((
+                format!("`{}` names no decoder", name.value),
+                "give the decoder's name, e.g. `simplejpeg` or `torchvision.io`".into(),
+            ))
+        } else {
+            None
+        };
+        if let Some((problem, hint)) = problem {
+            return Err(CatalogError::Decoders { at, problem, hint });
+        }
+        decoders.insert(name.value, decoder);
+    }
+    Ok(decoders)
 }
 
 /// The execution settings augbench has no other way to run, each refused at its line when off:
@@ -1006,6 +1056,49 @@ recipes:
             "{e:?}"
         );
         assert_at(&e, second);
+    }
+
+    /// `decoders:` maps declared implementations to a decoder each; a mistake names its line.
+    #[test]
+    fn decoders_name_declared_implementations_once() {
+        let with = |lines: &str| {
+            let text = catalog(&[("Crop", &[CROP])]).replace(
+                "implementations: [cpu_a, cpu_b, gpu_a]\n",
+                &format!("implementations: [cpu_a, cpu_b, gpu_a]\ndecoders:\n{lines}"),
+            );
+            (parse(&text), text)
+        };
+        let (ok, _) = with("  cpu_a: simplejpeg\n  gpu_a: torchvision.io\n");
+        let decoders = ok.unwrap().decoders;
+        assert_eq!(
+            decoders.get("cpu_a").map(String::as_str),
+            Some("simplejpeg")
+        );
+        assert_eq!(decoders.get("cpu_b"), None);
+        for (lines, needle, says) in [
+            (
+                "  cpu_c: simplejpeg\n",
+                "cpu_c:",
+                "unknown implementation `cpu_c`",
+            ),
+            ("  cpu_a: ''\n", "cpu_a: ''", "`cpu_a` names no decoder"),
+            (
+                "  cpu_a: x\n  cpu_a: y\n",
+                "cpu_a: y",
+                "duplicate key `cpu_a`",
+            ),
+        ] {
+            let (e, text) = with(lines);
+            let e = e.unwrap_err();
+            assert!(e.to_string().contains(says), "{e}");
+            assert_at(&e, line_of(&text, needle));
+        }
+        assert!(
+            parse(&catalog(&[("Crop", &[CROP])]))
+                .unwrap()
+                .decoders
+                .is_empty()
+        );
     }
 
     #[test]

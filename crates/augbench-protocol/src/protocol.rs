@@ -81,6 +81,10 @@ pub struct ProductionCellRequest {
     pub prefetch: u64,
     pub warmup_batches: u64,
     pub measured_batches: u64,
+    /// The decoder to read the files with, by name (`pillow`, `simplejpeg`, `torchvision.io`);
+    /// absent: the library's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoder: Option<String>,
 }
 
 /// The recipes a `production_builds` request asks about.

@@ -270,6 +270,73 @@ fn boundaries(cells: &[Cell], planned: &Planned) -> String {
     }
 }
 
+/// What every cell ran with, as its file records it: batches, loader workers, dtype and file
+/// order (one line per distinct setting, normally one), then each implementation's decoder (the
+/// worker's own account; `not recorded` in cells from before).
+fn setup(cells: &[Cell], planned: &Planned) -> String {
+    let mut lines: Vec<String> = cells
+        .iter()
+        .filter_map(|c| settings_text(&c.settings))
+        .collect();
+    lines.sort_unstable();
+    lines.dedup();
+    let mut out: String = lines
+        .iter()
+        .map(|l| {
+            format!(
+                "Cells: {l}.
+
+"
+            )
+        })
+        .collect();
+    let decoders: Vec<String> = planned
+        .implementations
+        .iter()
+        .filter_map(|imp| {
+            let mut seen: Vec<&str> = cells
+                .iter()
+                .filter(|c| &c.id.implementation == imp && c.status == CellStatus::Ok)
+                .map(|c| c.measured["decoder"].as_str().unwrap_or("not recorded"))
+                .collect();
+            seen.sort_unstable();
+            seen.dedup();
+            (!seen.is_empty()).then(|| format!("{imp} {}", seen.join(" and ")))
+        })
+        .collect();
+    if !decoders.is_empty() {
+        out.push_str(&format!("Decoders: {}.\n\n", decoders.join("; ")));
+    }
+    out
+}
+
+/// `batch 16 (2 warm-up, 24 measured), 2 loader workers, prefetch 2, float16 224×224, file order
+/// numpy-pcg64 per seed` from a cell's settings; `None` where they hold none of it.
+fn settings_text(s: &serde_json::Value) -> Option<String> {
+    let n = |k: &str| s[k].as_u64();
+    let (batch, workers) = (n("batch_size")?, n("workers")?);
+    let mut text = format!("batch {batch}");
+    if let (Some(w), Some(m)) = (n("warmup_batches"), n("measured_batches")) {
+        text.push_str(&format!(" ({w} warm-up, {m} measured)"));
+    }
+    let loader = match workers {
+        0 => "loading in the main process".to_string(),
+        1 => "1 loader worker".to_string(),
+        w => format!("{w} loader workers"),
+    };
+    text.push_str(&format!(", {loader}"));
+    if let Some(p) = n("prefetch").filter(|_| workers > 0) {
+        text.push_str(&format!(", prefetch {p}"));
+    }
+    if let (Some(d), Some(h), Some(w)) = (s["dtype"].as_str(), n("height"), n("width")) {
+        text.push_str(&format!(", {d} {h}×{w}"));
+    }
+    if let Some(o) = s["order"].as_str() {
+        text.push_str(&format!(", file order {o} per seed"));
+    }
+    Some(text)
+}
+
 /// `cells: 40 of 57 on disk; 17 not measured yet (…)` when the run is incomplete.
 fn completeness(cells: &[Cell], planned: &Planned) -> String {
     let asked = planned.cells();
@@ -289,6 +356,7 @@ pub fn markdown(cells: &[Cell], planned: &Planned) -> String {
     let table = entries(cells);
     let mut out = completeness(cells, planned);
     out.push_str(&boundaries(cells, planned));
+    out.push_str(&setup(cells, planned));
     out.push_str(
         "## Throughput (items/s, median over seeds, ± half the seeds' range; peak PSS of the loader's processes)\n\n",
     );
@@ -832,6 +900,31 @@ mod tests {
             ),
             "{md}"
         );
+    }
+
+    /// Each cell's settings and decoder, as recorded, in one place of the summary and the page.
+    #[test]
+    fn the_cells_settings_and_each_implementations_decoder_are_named() {
+        let settings = serde_json::json!({
+            "batch_size": 16, "warmup_batches": 2, "measured_batches": 24, "workers": 2,
+            "prefetch": 2, "dtype": "float16", "height": 224, "width": 224, "order": "numpy-pcg64",
+        });
+        let mut cells = vec![
+            test_cell("a_cpu", "Resize", 1, Some(1.0), settings.clone()),
+            test_cell("b_cpu", "Resize", 1, Some(1.0), settings),
+        ];
+        cells[0].measured = serde_json::json!({"decoder": "simplejpeg"});
+        let text = md(&cells);
+        assert!(
+            text.contains("Cells: batch 16 (2 warm-up, 24 measured), 2 loader workers, prefetch 2, float16 224×224, file order numpy-pcg64 per seed.\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Decoders: a_cpu simplejpeg; b_cpu not recorded.\n"),
+            "{text}"
+        );
+        let planned = Planned::from_record(&serde_json::Value::Null, &cells);
+        assert!(html("r", &cells, &planned).contains("<p>Decoders: a_cpu simplejpeg"));
     }
 
     #[test]

@@ -428,6 +428,44 @@ fn a_run_killed_mid_way_goes_on_with_only_the_missing_cells() {
     }
 }
 
+/// `decoders: reference`: AlbumentationsX reads its files with SimpleJPEG and Kornia with
+/// torchvision.io, as the reference does, each in its own cached environment; every cell names
+/// the decoder it read with, and the summary lists them beside the cells' settings.
+#[test]
+fn the_reference_decoders_read_the_files_and_every_cell_names_its_decoder() {
+    let (_dir, out, _, first) = first_run(
+        "reference.yaml",
+        "version: 1\nproduction:\n  implementations: [albumentationsx_cpu, kornia_cpu]\n  recipes: [HorizontalFlip]\n  seeds: [137]\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: 3\n  workers: 1\n  decoders: reference\ndata:\n  num_items: 8\n",
+    );
+    assert!(first.status.success(), "{}", text(&first));
+    let found = cells(&out);
+    assert_eq!(found.len(), 2, "{}", text(&first));
+    for (path, bytes) in &found {
+        let c = json(bytes);
+        measured_on_the_cpu(&c);
+        let want = match c["id"]["implementation"].as_str() {
+            Some("albumentationsx_cpu") => "simplejpeg.decode_jpeg",
+            _ => "torchvision.io.decode_image",
+        };
+        let decoder = c["measured"]["decoder"].as_str().unwrap_or_default();
+        assert!(decoder.starts_with(want), "{}: {c}", path.display());
+        assert_eq!(c["settings"]["decoders"], "reference", "{c}");
+    }
+    let summary = std::fs::read_dir(out.join("runs"))
+        .unwrap()
+        .flatten()
+        .map(|run| std::fs::read_to_string(run.path().join("summary.md")).unwrap_or_default())
+        .collect::<String>();
+    assert!(
+        summary.contains("Decoders: albumentationsx_cpu simplejpeg.decode_jpeg (libjpeg-turbo), RGB; kornia_cpu torchvision.io.decode_image, RGB."),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("file order numpy-pcg64 per seed"),
+        "{summary}"
+    );
+}
+
 #[test]
 fn a_config_mistake_is_exit_2_at_its_line() {
     let dir = tempfile::tempdir().unwrap();

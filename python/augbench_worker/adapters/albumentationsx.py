@@ -481,6 +481,7 @@ class AlbumentationsXAdapter(Adapter):
     rgb_only = RGB_ONLY
     target_reasons = TARGET_REASONS
     decoder = "opencv (cv2.imread, RGB)"
+    own_decoder, decoded_form = "opencv", "hwc-uint8"
     format_argument = "coord_format"  # BboxParams / KeypointParams: AlbumentationsX's name of the format
 
     # ----- targets: the Compose a user writes for image + mask + boxes + keypoints -------------

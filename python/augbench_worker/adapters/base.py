@@ -103,6 +103,11 @@ class Adapter:
     target_reasons: dict[tuple[str, str], str] = {}
     target_kinds: tuple[str, ...] = ()  # the kinds loaded with the items (set per load)
     decoder = ""  # pipeline mode: the decoder the library reads files with, for the record
+    # Production cells: the library's own decoder by the name a cell asks for decoders with
+    # (decoders.py), and the form it gives (``hwc-uint8``, ``chw-uint8``, ``pil``), which a decoder
+    # asked for by name must give too.
+    own_decoder = ""
+    decoded_form = ""
     # Pipeline mode: the decoder by device where it differs from ``decoder`` on that device
     # (DALI: ``mixed`` decode on cuda); the coordinator records the one of the job's device.
     device_decoders: dict[str, str] = {}

@@ -483,6 +483,7 @@ class KorniaAdapter(TorchAdapter):
         return arrays
 
     decoder = "kornia.io.load_image (kornia-rs), uint8"
+    own_decoder, decoded_form = "kornia-rs", "chw-uint8"
 
     def versions(self) -> dict[str, str]:
         return {"kornia": kornia.__version__, **self.torch_versions()}

@@ -269,6 +269,7 @@ class PillowAdapter(Adapter):
     reasons = REASONS
 
     decoder = "Pillow (Image.open, convert RGB)"
+    own_decoder, decoded_form = "pillow", "pil"
 
     def versions(self) -> dict[str, str]:
         return {"pillow": PIL.__version__, "numpy": np.__version__}

@@ -255,6 +255,7 @@ class TorchvisionAdapter(TorchAdapter):
     device_reasons = DEVICE_REASONS
 
     decoder = "torchvision.io.decode_image"
+    own_decoder, decoded_form = "torchvision.io", "chw-uint8"
 
     def versions(self) -> dict[str, str]:
         return {"torchvision": torchvision.__version__, **self.torch_versions()}

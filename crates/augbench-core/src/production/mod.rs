@@ -75,7 +75,35 @@ pub struct ProductionSettings {
     /// Sample the loader's memory around each cell (default true; false: the sampler's cost
     /// can be measured against a run without it).
     pub memory: Option<bool>,
+    /// Which decoder reads the files (default `library`).
+    pub decoders: Option<Decoders>,
 }
+
+/// Which decoder a cell reads its files with (`production.decoders`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decoders {
+    /// Each library's own decoder (its adapter's).
+    #[default]
+    Library,
+    /// The decoder the catalog's `decoders:` names for each implementation, as the workload reads
+    /// its files (the reference: SimpleJPEG for AlbumentationsX, torchvision.io for Kornia).
+    Reference,
+}
+
+impl Decoders {
+    /// As the config writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decoders::Library => "library",
+            Decoders::Reference => "reference",
+        }
+    }
+}
+
+/// The decoders a Python worker reads files with when a cell asks for one by name
+/// (python/augbench_worker/decoders.py, whose pytest holds the two lists equal).
+pub const WORKER_DECODERS: [&str; 3] = ["pillow", "simplejpeg", "torchvision.io"];
 
 /// Every setting of a cell, resolved.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -87,6 +115,7 @@ pub struct CellSettings {
     pub prefetch: u64,
     pub dtype: String,
     pub sample_memory: bool,
+    pub decoders: Decoders,
     /// How each seed orders the files (`FILE_ORDER`).
     pub order: &'static str,
     pub height: u64,
@@ -146,6 +175,15 @@ impl Production {
     /// naming the stage, for a recipe it cannot build).
     pub fn listed(recipe: &Recipe, implementation: &Implementation) -> bool {
         implementation.native || recipe.implementations.contains(&implementation.name)
+    }
+
+    /// The decoder a cell of `imp` asks its worker for by name: the catalog's for it under
+    /// `decoders: reference` (`resolve` checked there is one), else none (the library's own).
+    pub fn decoder_for(&self, imp: &Implementation) -> Option<String> {
+        match self.settings.decoders {
+            Decoders::Reference => self.catalog.decoders.get(&imp.name).cloned(),
+            Decoders::Library => None,
+        }
     }
 
     /// The folder the run writes under: the config's `output.output_dir`, else policy's.
@@ -232,6 +270,9 @@ pub fn resolve(
         .into());
     }
     let settings = settings(p, &catalog, &err)?;
+    if settings.decoders == Decoders::Reference {
+        reference_decoders(&catalog, &implementations, &err)?;
+    }
     let mut config = config;
     if config.cloud.is_some() && config.production.catalog.is_some() {
         return Err(err(
@@ -424,6 +465,48 @@ fn implementation(name: &str, err: &ErrAt<'_>) -> Result<Implementation, ConfigE
     })
 }
 
+/// Under `decoders: reference`, every implementation has a decoder in the catalog that a worker
+/// reads with (native crates decode with their own crate: the workload names none for them).
+fn reference_decoders(
+    catalog: &Catalog,
+    implementations: &[Implementation],
+    err: &ErrAt<'_>,
+) -> Result<(), ConfigError> {
+    let leave = "or leave `decoders` out (each library reads with its own decoder)";
+    for imp in implementations {
+        let Some(decoder) = catalog.decoders.get(&imp.name) else {
+            let why = if imp.native {
+                "a native crate decodes with its own crate"
+            } else {
+                "the catalog's `decoders:` has no entry for it"
+            };
+            return Err(err(
+                "decoders",
+                format!(
+                    "`decoders: reference`: the workload names no decoder for `{}` ({why})",
+                    imp.name
+                ),
+                format!("drop `{}` from this config, {leave}", imp.name),
+            ));
+        };
+        if !WORKER_DECODERS.contains(&decoder.as_str()) {
+            return Err(err(
+                "decoders",
+                format!(
+                    "`decoders: reference`: augbench cannot read files with `{decoder}`, the catalog's decoder for `{}`",
+                    imp.name
+                ),
+                format!(
+                    "augbench reads with {}; drop `{}`, {leave}",
+                    WORKER_DECODERS.join(", "),
+                    imp.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn recipes(
     p: &ProductionSettings,
     catalog: &Catalog,
@@ -507,6 +590,7 @@ fn settings(
         prefetch: positive("prefetch", p.prefetch, e.prefetch)?,
         dtype: p.dtype.unwrap_or(o.dtype).to_string(),
         sample_memory: p.memory.unwrap_or(true),
+        decoders: p.decoders.unwrap_or_default(),
         order: FILE_ORDER,
         height: o.height,
         width: o.width,
@@ -580,6 +664,36 @@ mod tests {
         );
     }
 
+    /// `decoders: reference` asks each implementation's worker for the catalog's decoder; left
+    /// out, every library reads with its own (no decoder asked for).
+    #[test]
+    fn reference_decoders_come_from_the_catalog() {
+        let body = "  implementations: [albumentationsx_cpu, kornia_cpu, pillow_cpu]\n";
+        let library = resolved(body).unwrap();
+        assert_eq!(library.settings.decoders, Decoders::Library);
+        let reference = resolved(&format!("{body}  decoders: reference\n")).unwrap();
+        let asked: Vec<Option<String>> = reference
+            .implementations
+            .iter()
+            .map(|i| reference.decoder_for(i))
+            .collect();
+        let want = ["simplejpeg", "torchvision.io", "pillow"];
+        assert_eq!(asked, want.map(|d| Some(d.to_string())));
+        assert!(
+            library
+                .implementations
+                .iter()
+                .all(|i| library.decoder_for(i).is_none())
+        );
+        for (imp, decoder) in &reference.catalog.decoders {
+            let measurable = Implementation::named(imp).is_ok();
+            assert!(
+                !measurable || WORKER_DECODERS.contains(&decoder.as_str()),
+                "{imp}: {decoder}"
+            );
+        }
+    }
+
     #[test]
     fn mistakes_are_errors_at_their_line_with_a_hint() {
         for (body, line, says) in [
@@ -619,6 +733,16 @@ mod tests {
                 "  implementations: [pillow_cpu]\n  seeds: [1, 1]\n",
                 4,
                 "listed twice",
+            ),
+            (
+                "  implementations: [albumentationsx_cpu, image_cpu]\n  decoders: reference\n",
+                4,
+                "no decoder for `image_cpu` (a native crate decodes with its own crate)",
+            ),
+            (
+                "  implementations: [pillow_cpu]\n  decoders: simplejpeg\n",
+                4,
+                "library",
             ),
         ] {
             let e = resolved(body).unwrap_err();

@@ -577,6 +577,7 @@ fn cell_request(
         prefetch: s.prefetch,
         warmup_batches: s.warmup_batches,
         measured_batches: s.measured_batches,
+        decoder: p.decoder_for(imp),
     }
 }
 

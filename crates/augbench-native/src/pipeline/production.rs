@@ -90,7 +90,11 @@ fn check<A: Adapter>(source: &Source<A>, req: &ProductionCellRequest) -> Result<
     } else if req.std.iter().any(|s| !s.is_finite() || *s == 0.0) {
         Some("\"std\" must be 3 non-zero numbers".into())
     } else {
-        None
+        req.decoder.as_ref().map(|decoder| {
+            format!(
+                "a native crate decodes with its own crate, not `{decoder}`: leave \"decoder\" out"
+            )
+        })
     };
     problem.map_or(Ok(()), |p| Err(bad(&p)))
 }

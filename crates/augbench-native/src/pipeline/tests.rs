@@ -417,6 +417,9 @@ fn a_bad_production_request_is_a_bad_request_and_the_worker_keeps_serving() {
     // A split the native loader cannot make: it has no device for the batch's stages.
     let mut split = production_cell(flip, "float32", 1);
     split["stages_in_workers"] = json!(1);
+    // A decoder asked for by name: the crate reads with its own.
+    let mut decoder = production_cell(flip, "float32", 1);
+    decoder["decoder"] = json!("simplejpeg");
     let replies = serve(
         Library::Image,
         &[
@@ -427,6 +430,7 @@ fn a_bad_production_request_is_a_bad_request_and_the_worker_keeps_serving() {
             no_stages,
             bad_param,
             split,
+            decoder,
             production_cell(flip, "float32", 1),
         ],
     );
@@ -436,21 +440,22 @@ fn a_bad_production_request_is_a_bad_request_and_the_worker_keeps_serving() {
             .unwrap()
             .contains("no pipeline media loaded")
     );
-    for (reply, says) in replies[2..7].iter().zip([
+    for (reply, says) in replies[2..8].iter().zip([
         "float16 or float32",
         "below 3",
         "non-empty",
         "width",
         "every stage in its threads",
+        "decodes with its own crate, not `simplejpeg`",
     ]) {
         assert_eq!(reply["kind"], json!("bad_request"), "{reply}");
         assert!(reply["error"].as_str().unwrap().contains(says), "{reply}");
     }
     assert_eq!(
-        replies[7]["batch"]["dtype"],
+        replies[8]["batch"]["dtype"],
         json!("float32"),
         "{}",
-        replies[7]
+        replies[8]
     );
 }
 

@@ -93,7 +93,7 @@ pub fn show(p: &Production, config: &Path, out: &Path) -> String {
     let items = (s.warmup_batches + s.measured_batches) * s.batch_size;
     let total = p.implementations.len() * p.recipes.len() * p.seeds.len();
     let mut text = format!(
-        "production:\n  config: {}\n  cells: {total}  # {} implementations × {} recipes × {} seed(s)\n  per_cell: {{batch_size: {}, warmup_batches: {}, measured_batches: {}, items: {items}, workers: {}, prefetch: {}, dtype: {}}}\n  output_dir: {}\n  implementations:\n",
+        "production:\n  config: {}\n  cells: {total}  # {} implementations × {} recipes × {} seed(s)\n  per_cell: {{batch_size: {}, warmup_batches: {}, measured_batches: {}, items: {items}, workers: {}, prefetch: {}, dtype: {}, decoders: {}}}\n  output_dir: {}\n  implementations:\n",
         config.display(),
         p.implementations.len(),
         p.recipes.len(),
@@ -104,6 +104,7 @@ pub fn show(p: &Production, config: &Path, out: &Path) -> String {
         s.workers,
         s.prefetch,
         s.dtype,
+        s.decoders.as_str(),
         out.display()
     );
     let asked = coverage::ask_all(&p.catalog, &p.implementations, &p.recipes);
@@ -114,8 +115,12 @@ pub fn show(p: &Production, config: &Path, out: &Path) -> String {
             .iter()
             .filter(|r| answer.measures(imp, r))
             .collect();
+        let decoder = p
+            .decoder_for(imp)
+            .map(|d| format!(", decoder: {d}"))
+            .unwrap_or_default();
         text.push_str(&format!(
-            "    - {{name: {}, recipes: {}/{}, cells_to_measure: {}}}{}\n",
+            "    - {{name: {}, recipes: {}/{}, cells_to_measure: {}{decoder}}}{}\n",
             imp.name,
             recipes.len(),
             p.recipes.len(),
