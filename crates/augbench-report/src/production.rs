@@ -280,16 +280,7 @@ fn setup(cells: &[Cell], planned: &Planned) -> String {
         .collect();
     lines.sort_unstable();
     lines.dedup();
-    let mut out: String = lines
-        .iter()
-        .map(|l| {
-            format!(
-                "Cells: {l}.
-
-"
-            )
-        })
-        .collect();
+    let mut out: String = lines.iter().map(|l| format!("Cells: {l}.\n\n")).collect();
     let decoders: Vec<String> = planned
         .implementations
         .iter()
