@@ -45,6 +45,8 @@ def reader(adapter: Any, name: str | None) -> tuple[Callable[[str], Any] | None,
     own = None if adapter.preloaded else adapter.pipeline_read
     if name is None or name == adapter.own_decoder:
         return own, adapter.decoder
+    if name == "pillow":
+        raise BadRequest(f"pillow gives PIL images, which only Pillow's recipes read; {adapter.library} reads {adapter.decoded_form}")
     if name not in FORMS:
         known = sorted([*FORMS, "pillow"])
         raise BadRequest(f'"decoder" must be one of {known} or the library\'s own, got {name!r}')

@@ -74,6 +74,9 @@ def test_a_decoder_the_library_cannot_read_is_a_bad_request(library, jpeg_paths)
         production.measure(adapter, request([CROP], len(jpeg_paths), decoder=wrong))
     with pytest.raises(BadRequest, match='"decoder" must be one of'):
         production.measure(adapter, request([CROP], len(jpeg_paths), decoder="nvjpeg"))
+    if library != "pillow":
+        with pytest.raises(BadRequest, match="only Pillow's recipes read"):
+            production.measure(adapter, request([CROP], len(jpeg_paths), decoder="pillow"))
 
 
 def test_the_coordinator_asks_for_the_decoders_the_worker_has() -> None:
