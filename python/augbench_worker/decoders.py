@@ -39,12 +39,11 @@ def torchvision_io_rgb(path: str) -> Any:
 READERS: dict[str, Callable[[str], Any]] = {"simplejpeg": simplejpeg_rgb, "torchvision.io": torchvision_io_rgb}
 
 
-def reader(adapter: Any, name: str | None) -> tuple[Callable[[str], Any] | None, str]:
-    """How a cell of ``adapter`` reads its files when it asks for decoder ``name`` (None: the
-    library's own), and what its record calls that decoder."""
-    own = None if adapter.preloaded else adapter.pipeline_read
-    if name is None or name == adapter.own_decoder:
-        return own, adapter.decoder
+def reader(adapter: Any, name: str) -> tuple[Callable[[str], Any] | None, str]:
+    """How a cell of ``adapter`` reads its files when it asks for decoder ``name``, and what its
+    record calls that decoder (the library's own where ``name`` is its own)."""
+    if name == adapter.own_decoder:
+        return (None if adapter.preloaded else adapter.pipeline_read), adapter.decoder
     if name == "pillow":
         raise BadRequest(f"pillow gives PIL images, which only Pillow's recipes read; {adapter.library} reads {adapter.decoded_form}")
     if name not in FORMS:

@@ -230,19 +230,7 @@ fn what_else(cells: &[Cell], planned: &Planned, row: &str, imp: &str) -> &'stati
 /// the same place, and a warning naming each one's when they differ (their ratios then compare
 /// different work: a host batch skips the copy to the device).
 fn boundaries(cells: &[Cell], planned: &Planned) -> String {
-    let mut by_imp: Vec<(String, String)> = Vec::new();
-    for imp in &planned.implementations {
-        let mut seen: Vec<&str> = cells
-            .iter()
-            .filter(|c| &c.id.implementation == imp && c.status == CellStatus::Ok)
-            .map(|c| c.boundary.as_deref().unwrap_or("not recorded"))
-            .collect();
-        seen.sort_unstable();
-        seen.dedup();
-        if !seen.is_empty() {
-            by_imp.push((imp.clone(), seen.join(" and ")));
-        }
-    }
+    let by_imp = recorded(cells, planned, |c| c.boundary.as_deref());
     let mut kinds: Vec<&str> = by_imp.iter().map(|(_, b)| b.as_str()).collect();
     kinds.sort_unstable();
     kinds.dedup();
@@ -270,6 +258,29 @@ fn boundaries(cells: &[Cell], planned: &Planned) -> String {
     }
 }
 
+/// Per implementation (planned order) with a measured cell, the distinct values `field` reads
+/// from its measured cells (`not recorded` where a cell has none), joined with " and ".
+fn recorded<'a>(
+    cells: &'a [Cell],
+    planned: &Planned,
+    field: impl Fn(&'a Cell) -> Option<&'a str>,
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for imp in &planned.implementations {
+        let mut seen: Vec<&str> = cells
+            .iter()
+            .filter(|c| &c.id.implementation == imp && c.status == CellStatus::Ok)
+            .map(|c| field(c).unwrap_or("not recorded"))
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        if !seen.is_empty() {
+            out.push((imp.clone(), seen.join(" and ")));
+        }
+    }
+    out
+}
+
 /// What every cell ran with, as its file records it: batches, loader workers, dtype and file
 /// order (one line per distinct setting, normally one), then each implementation's decoder (the
 /// worker's own account; `not recorded` in cells from before).
@@ -281,19 +292,9 @@ fn setup(cells: &[Cell], planned: &Planned) -> String {
     lines.sort_unstable();
     lines.dedup();
     let mut out: String = lines.iter().map(|l| format!("Cells: {l}.\n\n")).collect();
-    let decoders: Vec<String> = planned
-        .implementations
-        .iter()
-        .filter_map(|imp| {
-            let mut seen: Vec<&str> = cells
-                .iter()
-                .filter(|c| &c.id.implementation == imp && c.status == CellStatus::Ok)
-                .map(|c| c.measured["decoder"].as_str().unwrap_or("not recorded"))
-                .collect();
-            seen.sort_unstable();
-            seen.dedup();
-            (!seen.is_empty()).then(|| format!("{imp} {}", seen.join(" and ")))
-        })
+    let decoders: Vec<String> = recorded(cells, planned, |c| c.measured["decoder"].as_str())
+        .into_iter()
+        .map(|(imp, d)| format!("{imp} {d}"))
         .collect();
     if !decoders.is_empty() {
         out.push_str(&format!("Decoders: {}.\n\n", decoders.join("; ")));

@@ -314,11 +314,10 @@ fn fill(row: &mut AbRow, base: Option<&Row>, cur: Option<&Row>, j: &Judging) {
             "over the {} of {started} process pairs both variants finished",
             groups.len()
         );
-        row.note = Some(
-            row.note
-                .take()
-                .map_or(lost.clone(), |n| format!("{n}; {lost}")),
-        );
+        row.note = Some(match row.note.take() {
+            Some(n) => format!("{n}; {lost}"),
+            None => lost,
+        });
     }
 }
 
