@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context;
-use augbench_core::production::cell::{Cell, CellStatus};
+use augbench_core::production::cell::{Cell, CellStatus, column};
 use augbench_core::production::{LATEST_FILE, RECORD_FILE, run_dir};
 
 use augbench_stats::median;
@@ -18,7 +18,8 @@ use crate::html::esc;
 /// Entries by (recipe row, implementation).
 pub(crate) type Table = BTreeMap<(String, String), Entry>;
 
-/// The cells a run asked for, in config order: implementations, recipe rows and seeds. A pair
+/// The cells a run asked for, in config order: implementations (as table columns: each
+/// implementation at each count of a loader-worker sweep), recipe rows and seeds. A pair
 /// with no cell on disk is one the run has not measured yet (an interrupted run), which the
 /// tables say apart from one the implementation cannot build.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -26,13 +27,22 @@ pub struct Planned {
     pub implementations: Vec<String>,
     pub rows: Vec<String>,
     pub seeds: Vec<u64>,
+    /// A sweep's implementations (by name) and loader-worker counts, in config order.
+    pub sweep: Option<(Vec<String>, Vec<u64>)>,
 }
 
 impl Planned {
     /// What a production config asks for.
     pub fn of(p: &augbench_core::production::Production) -> Planned {
+        let names: Vec<String> = p.implementations.iter().map(|i| i.name.clone()).collect();
+        let sweep = p
+            .settings
+            .workers
+            .is_sweep()
+            .then(|| p.settings.workers.values().to_vec());
         Planned {
-            implementations: p.implementations.iter().map(|i| i.name.clone()).collect(),
+            implementations: columns(&names, sweep.as_deref()),
+            sweep: sweep.map(|counts| (names, counts)),
             rows: p.recipes.iter().map(|r| r.row.clone()).collect(),
             seeds: p.seeds.clone(),
         }
@@ -64,8 +74,13 @@ impl Planned {
                 })
                 .collect(),
         };
-        let implementations = names("implementations");
+        let sweep: Option<Vec<u64>> = settings["cell"]["workers"]
+            .as_array()
+            .map(|a| a.iter().filter_map(serde_json::Value::as_u64).collect());
+        let named = names("implementations");
+        let implementations = columns(&named, sweep.as_deref());
         Planned {
+            sweep: sweep.map(|counts| (named, counts)),
             implementations: if implementations.is_empty() {
                 cell_imps
             } else {
@@ -92,9 +107,20 @@ impl Planned {
     /// Whether `cell` is one the run asked for (a run grown or shrunk under the same id keeps
     /// the cells of its other settings on disk).
     fn asks_for(&self, cell: &Cell) -> bool {
-        self.implementations.contains(&cell.id.implementation)
+        self.implementations.contains(&cell.id.column())
             && self.rows.contains(&cell.row)
             && self.seeds.contains(&cell.id.seed)
+    }
+}
+
+/// The table columns of `implementations`: each one, or in a sweep each one at each count.
+fn columns(implementations: &[String], sweep: Option<&[u64]>) -> Vec<String> {
+    match sweep {
+        None => implementations.to_vec(),
+        Some(counts) => implementations
+            .iter()
+            .flat_map(|i| counts.iter().map(move |w| column(i, Some(*w))))
+            .collect(),
     }
 }
 
@@ -154,7 +180,7 @@ pub(crate) fn entries(cells: &[Cell]) -> Table {
         .filter(|c| c.status == CellStatus::Ok && c.items_per_sec.is_some())
     {
         seeds
-            .entry((c.row.clone(), c.id.implementation.clone()))
+            .entry((c.row.clone(), c.id.column()))
             .or_default()
             .push(c);
     }
@@ -199,8 +225,8 @@ pub(crate) fn order(cells: &[Cell]) -> (Vec<String>, Vec<String>) {
         if !rows.contains(&c.row) {
             rows.push(c.row.clone());
         }
-        if !imps.contains(&c.id.implementation) {
-            imps.push(c.id.implementation.clone());
+        if !imps.contains(&c.id.column()) {
+            imps.push(c.id.column());
         }
     }
     (rows, imps)
@@ -212,7 +238,7 @@ pub(crate) fn order(cells: &[Cell]) -> (Vec<String>, Vec<String>) {
 fn what_else(cells: &[Cell], planned: &Planned, row: &str, imp: &str) -> &'static str {
     let of_pair: Vec<&Cell> = cells
         .iter()
-        .filter(|c| c.row == row && c.id.implementation == imp)
+        .filter(|c| c.row == row && c.id.column() == imp)
         .collect();
     if of_pair.iter().any(|c| c.status == CellStatus::Error) {
         "error"
@@ -266,7 +292,12 @@ fn recorded<'a>(
     field: impl Fn(&'a Cell) -> Option<&'a str>,
 ) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for imp in &planned.implementations {
+    // by implementation, not by column: a sweep's counts share one decoder and boundary
+    let names = planned
+        .sweep
+        .as_ref()
+        .map_or(&planned.implementations, |(names, _)| names);
+    for imp in names {
         let mut seen: Vec<&str> = cells
             .iter()
             .filter(|c| &c.id.implementation == imp && c.status == CellStatus::Ok)
@@ -287,7 +318,7 @@ fn recorded<'a>(
 fn setup(cells: &[Cell], planned: &Planned) -> String {
     let mut lines: Vec<String> = cells
         .iter()
-        .filter_map(|c| settings_text(&c.settings))
+        .filter_map(|c| settings_text(&c.settings, c.id.workers.is_some()))
         .collect();
     lines.sort_unstable();
     lines.dedup();
@@ -303,8 +334,9 @@ fn setup(cells: &[Cell], planned: &Planned) -> String {
 }
 
 /// `batch 16 (2 warm-up, 24 measured), 2 loader workers, prefetch 2, float16 224×224, file order
-/// numpy-pcg64 per seed` from a cell's settings; `None` where they hold none of it.
-fn settings_text(s: &serde_json::Value) -> Option<String> {
+/// numpy-pcg64 per seed` from a cell's settings; `None` where they hold none of it. A cell of a
+/// sweep (`swept`) names its loader workers in its column instead.
+fn settings_text(s: &serde_json::Value, swept: bool) -> Option<String> {
     let n = |k: &str| s[k].as_u64();
     let (batch, workers) = (n("batch_size")?, n("workers")?);
     let mut text = format!("batch {batch}");
@@ -312,12 +344,16 @@ fn settings_text(s: &serde_json::Value) -> Option<String> {
         text.push_str(&format!(" ({w} warm-up, {m} measured)"));
     }
     let loader = match workers {
+        _ if swept => {
+            "loader workers swept (each column names its count; 0: loading in the main process)"
+                .to_string()
+        }
         0 => "loading in the main process".to_string(),
         1 => "1 loader worker".to_string(),
         w => format!("{w} loader workers"),
     };
     text.push_str(&format!(", {loader}"));
-    if let Some(p) = n("prefetch").filter(|_| workers > 0) {
+    if let Some(p) = n("prefetch").filter(|_| workers > 0 || swept) {
         text.push_str(&format!(", prefetch {p}"));
     }
     if let (Some(d), Some(h), Some(w)) = (s["dtype"].as_str(), n("height"), n("width")) {
@@ -365,6 +401,37 @@ pub fn markdown(cells: &[Cell], planned: &Planned) -> String {
         out.push_str(&coverage_line(cells, planned, &table, imp));
     }
     out.push_str(&speedups(&planned.rows, &planned.implementations, &table));
+    out.push_str(&scaling(planned, &table));
+    out
+}
+
+/// In a sweep, each implementation's throughput at each count against its first count, over the
+/// recipes both measured: `- kornia_cpu: 1 worker 1.00×, 2 workers 1.84× over 3/3 recipes (…)`.
+fn scaling(planned: &Planned, table: &Table) -> String {
+    let Some((names, counts)) = &planned.sweep else {
+        return String::new();
+    };
+    let Some(first) = counts.first() else {
+        return String::new();
+    };
+    let all: Vec<&String> = planned.rows.iter().collect();
+    let mut out = format!(
+        "\n## Loader workers (throughput against {first} workers, geometric mean over the recipes both counts measured)\n\n"
+    );
+    for name in names {
+        let base = column(name, Some(*first));
+        let each: Vec<String> = counts
+            .iter()
+            .map(|w| {
+                let col = column(name, Some(*w));
+                match geomean(&all, &col, &base, table) {
+                    Some(r) => format!("{w}: {}", r.line(planned.rows.len())),
+                    None => format!("{w}: no recipe measured at both counts"),
+                }
+            })
+            .collect();
+        out.push_str(&format!("- {name}: {}\n", each.join("; ")));
+    }
     out
 }
 
@@ -589,6 +656,7 @@ pub fn latest(out: &Path) -> anyhow::Result<LatestRun> {
     run.cells.sort_by_key(|c| {
         (
             rank(&order["implementations"], &c.id.implementation),
+            c.id.workers,
             rank(&order["recipes"], &c.id.recipe),
             c.id.seed,
         )
@@ -659,6 +727,15 @@ fn heatmaps(run_id: &str, cells: &[Cell], planned: &Planned) -> String {
         |e| e.pss_bytes.map(|b| b as f64 / 1048576.0),
     );
     let mut out = String::new();
+    if let Some(chart) = workers_chart(run_id, planned, &table) {
+        out.push_str(&match Chart::Workers(chart).svg() {
+            Ok(svg) => format!("<figure>{svg}</figure>\n"),
+            Err(e) => format!(
+                "<p>Throughput against loader workers: not drawn: {}</p>\n",
+                esc(&e.to_string())
+            ),
+        });
+    }
     for g in [speed, memory] {
         let title = esc(&g.title);
         match Heatmap::grid(g).map(|h| Chart::Heatmap(h).svg()) {
@@ -671,6 +748,41 @@ fn heatmaps(run_id: &str, cells: &[Cell], planned: &Planned) -> String {
         }
     }
     out
+}
+
+/// A sweep's throughput against loader workers: per implementation, at each count the geometric
+/// mean over the recipes it measured at every count (`None` outside a sweep).
+fn workers_chart(
+    run_id: &str,
+    planned: &Planned,
+    table: &Table,
+) -> Option<crate::plot::WorkersChart> {
+    let (names, counts) = planned.sweep.as_ref()?;
+    let lines = names
+        .iter()
+        .map(|name| {
+            let at = |row: &String, w: u64| table.get(&(row.clone(), column(name, Some(w))));
+            let rows: Vec<&String> = (planned.rows.iter())
+                .filter(|r| counts.iter().all(|w| at(r, *w).is_some()))
+                .collect();
+            let points = counts
+                .iter()
+                .filter_map(|w| {
+                    let rates: Vec<f64> = rows
+                        .iter()
+                        .filter_map(|r| Some(at(r, *w)?.items_per_sec.ln()))
+                        .collect();
+                    let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
+                    (!rates.is_empty()).then(|| (*w, mean.exp()))
+                })
+                .collect();
+            (format!("{name} ({} recipes)", rows.len()), points)
+        })
+        .collect();
+    crate::plot::WorkersChart::new(
+        format!("Throughput against loader workers (geometric mean over recipes) — run {run_id}"),
+        lines,
+    )
 }
 
 /// The run's tables, then its heatmaps, as one self-contained HTML page.
@@ -740,6 +852,7 @@ pub(crate) fn test_cell(
             implementation: imp.into(),
             recipe: format!("{row}+Normalize+ToTensor"),
             seed,
+            workers: None,
         },
         row: row.into(),
         status: match rate {
@@ -780,12 +893,65 @@ mod tests {
         )
     }
 
+    /// A sweep's record names its counts: each implementation at each count is a column of its
+    /// own, the cells are counted per count, and each count's speed is read against the first.
+    #[test]
+    fn a_sweep_of_loader_workers_gets_a_column_per_count_and_a_scaling_line() {
+        let record = serde_json::json!({
+            "implementations": ["a_cpu"], "rows": ["Resize", "Pad"], "seeds": [1],
+            "cell": {"workers": [0, 2]},
+        });
+        let swept = |row: &str, w: u64, rate: f64| {
+            let settings = serde_json::json!({"batch_size": 16, "workers": w, "prefetch": 2});
+            let mut c = test_cell("a_cpu", row, 1, Some(rate), settings);
+            c.id.workers = Some(w);
+            c
+        };
+        let cells = vec![
+            swept("Resize", 0, 100.0),
+            swept("Resize", 2, 180.0),
+            swept("Pad", 0, 50.0),
+        ];
+        let planned = Planned::from_record(&record, &cells);
+        assert_eq!(
+            planned.implementations,
+            ["a_cpu (0 workers)", "a_cpu (2 workers)"]
+        );
+        let text = markdown(&cells, &planned);
+        assert!(text.contains("Incomplete: 3 of 4 cells"), "{text}");
+        assert!(
+            text.contains("| recipe | a_cpu (0 workers) | a_cpu (2 workers) |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| Pad | 50 (memory n/a) | not measured |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("batch 16, loader workers swept (each column names its count; 0: loading in the main process), prefetch 2."),
+            "{text}"
+        );
+        assert!(
+            text.contains("- a_cpu: 0: 1.00× over 2/2 recipes (per recipe 1.00–1.00×); 2: 1.80× over 1/2 recipes\n"),
+            "{text}"
+        );
+        let page = html("r", &cells, &planned);
+        assert!(
+            page.contains("Throughput against loader workers") && page.contains("<svg"),
+            "the page draws the sweep"
+        );
+        let single = Planned::from_record(&serde_json::json!({"implementations": ["a_cpu"]}), &[]);
+        assert_eq!(single.implementations, ["a_cpu"]);
+        assert!(single.sweep.is_none());
+    }
+
     #[test]
     fn an_interrupted_run_says_how_many_cells_are_missing_and_which() {
         let planned = Planned {
             implementations: vec!["a_cpu".into(), "b_cpu".into()],
             rows: vec!["Resize".into(), "Pad".into(), "Invert".into()],
             seeds: vec![1, 2],
+            sweep: None,
         };
         let mut failed = cell("a_cpu", "Invert", 1, None);
         failed.status = CellStatus::Error;

@@ -355,6 +355,68 @@ fn native_crates_measure_the_recipes_they_build_and_name_the_stage_they_cannot()
     );
 }
 
+/// `workers: [0, 2]` sweeps the loader workers: a cell per count, each a file of its own naming
+/// its count, the loader started with that many workers (Python's DataLoader and the native
+/// loader alike), a column per (implementation, count), the scaling line and the page's chart; a
+/// rerun keeps every cell.
+#[test]
+fn a_sweep_of_loader_workers_measures_a_cell_per_count() {
+    let (dir, out, cfg, first) = first_run(
+        "sweep.yaml",
+        "version: 1\nproduction:\n  implementations: [pillow_cpu, image_cpu]\n  recipes: [Resize]\n  seeds: [137]\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: 20\n  workers: [0, 2]\ndata:\n  num_items: 12\n",
+    );
+    assert!(first.status.success(), "{}", text(&first));
+    let found = cells(&out);
+    let names: Vec<String> = found
+        .iter()
+        .map(|(p, _)| {
+            let rel = p.strip_prefix(&out).unwrap().to_string_lossy().into_owned();
+            rel.split_once("/cells/").unwrap().1.to_string()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "image_cpu/Resize224+Normalize+ToTensor/workers-0/seed-137.json",
+            "image_cpu/Resize224+Normalize+ToTensor/workers-2/seed-137.json",
+            "pillow_cpu/Resize224+Normalize+ToTensor/workers-0/seed-137.json",
+            "pillow_cpu/Resize224+Normalize+ToTensor/workers-2/seed-137.json",
+        ]
+    );
+    for (path, bytes) in &found {
+        let c = json(bytes);
+        measured_on_the_cpu(&c);
+        let w = c["id"]["workers"].as_u64().unwrap();
+        assert!(path.to_string_lossy().contains(&format!("workers-{w}")));
+        assert_eq!(c["settings"]["workers"], w, "{c}");
+        assert_eq!(c["measured"]["loader"]["workers"], w, "{c}");
+    }
+    let summary = String::from_utf8_lossy(&first.stdout).into_owned();
+    assert!(
+        summary.contains("| recipe | pillow_cpu (0 workers) | pillow_cpu (2 workers) | image_cpu (0 workers) | image_cpu (2 workers) |"),
+        "{summary}"
+    );
+    assert!(summary.contains("## Loader workers"), "{summary}");
+    assert!(summary.contains("All 4 cells"), "{summary}");
+    assert!(page(dir.path(), &out).contains("Throughput against loader workers"));
+    let plan = augbench()
+        .args(["production", "--plan", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let plan = String::from_utf8_lossy(&plan.stdout).into_owned();
+    assert!(
+        plan.contains(
+            "cells: 4  # 2 implementations × 1 recipes × 1 seed(s) × 2 loader-worker counts"
+        ),
+        "{plan}"
+    );
+    assert!(plan.contains("workers: [0, 2]"), "{plan}");
+    let again = run(&cfg, &out);
+    assert!(again.status.success(), "{}", text(&again));
+    assert_eq!(cells(&out), found, "a rerun keeps every cell byte for byte");
+}
+
 #[test]
 fn a_run_killed_mid_way_goes_on_with_only_the_missing_cells() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,5 +1,5 @@
 //! One production cell as a file (written by augbench-exec, read by augbench-report): `cells/<implementation>/<recipe>/seed-<n>.json` under the run's
-//! folder, written once (atomically) and never rewritten while it is valid. A file is valid when
+//! folder (`…/workers-<w>/seed-<n>.json` in a sweep of loader workers), written once (atomically) and never rewritten while it is valid. A file is valid when
 //! it parses, names the cell and run it sits under, and its digest matches its content.
 
 use std::path::{Path, PathBuf};
@@ -17,7 +17,8 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 pub const CELL_SCHEMA: u32 = 1;
 
-/// Which cell: (family, implementation, recipe, seed) of one run.
+/// Which cell: (family, implementation, recipe, seed) of one run, and its loader workers where
+/// the run sweeps them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CellId {
     pub run_id: String,
@@ -25,6 +26,26 @@ pub struct CellId {
     pub implementation: String,
     pub recipe: String,
     pub seed: u64,
+    /// Its count of loader workers in a sweep (`Workers::Sweep`); absent where every cell of the
+    /// run has the same count (its settings name it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<u64>,
+}
+
+impl CellId {
+    /// The column its figures go in: the implementation, with the loader workers in a sweep.
+    pub fn column(&self) -> String {
+        column(&self.implementation, self.workers)
+    }
+}
+
+/// A table column: `kornia_cpu`, or in a sweep `kornia_cpu (4 workers)`.
+pub fn column(implementation: &str, workers: Option<u64>) -> String {
+    match workers {
+        None => implementation.to_string(),
+        Some(1) => format!("{implementation} (1 worker)"),
+        Some(w) => format!("{implementation} ({w} workers)"),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,11 +106,15 @@ impl Cell {
 
 /// Where `id`'s file lives under the run folder `run_dir`.
 pub fn path(run_dir: &Path, id: &CellId) -> PathBuf {
-    run_dir
+    let recipe = run_dir
         .join("cells")
         .join(&id.implementation)
-        .join(&id.recipe)
-        .join(format!("seed-{}.json", id.seed))
+        .join(&id.recipe);
+    let dir = match id.workers {
+        Some(w) => recipe.join(format!("workers-{w}")),
+        None => recipe,
+    };
+    dir.join(format!("seed-{}.json", id.seed))
 }
 
 /// The finished cell at `path` for `id`, or why it cannot be kept (None: no file).
@@ -144,6 +169,7 @@ mod tests {
                 implementation: "pillow_cpu".into(),
                 recipe: "Resize224+Normalize+ToTensor".into(),
                 seed: 137,
+                workers: None,
             },
             row: "Resize".into(),
             status: CellStatus::Ok,
@@ -186,6 +212,32 @@ mod tests {
                 .unwrap_err()
                 .contains("belongs to run r")
         );
+    }
+
+    /// A cell of a sweep has its own file and column; one without a count reads as it did before
+    /// sweeps (no `workers` key in its id).
+    #[test]
+    fn a_swept_cell_has_its_own_file_and_column() {
+        let mut c = cell();
+        let single = c.to_bytes();
+        assert!(!String::from_utf8(single).unwrap().contains("\"workers\""));
+        let run = Path::new("r");
+        assert_eq!(
+            path(run, &c.id),
+            run.join("cells/pillow_cpu/Resize224+Normalize+ToTensor/seed-137.json")
+        );
+        assert_eq!(c.id.column(), "pillow_cpu");
+        c.id.workers = Some(4);
+        let bytes = c.to_bytes();
+        assert_eq!(check(&bytes, &c.id).unwrap().id.workers, Some(4));
+        assert_eq!(
+            path(run, &c.id),
+            run.join("cells/pillow_cpu/Resize224+Normalize+ToTensor/workers-4/seed-137.json")
+        );
+        assert_eq!(c.id.column(), "pillow_cpu (4 workers)");
+        let mut other = c.id.clone();
+        other.workers = Some(2);
+        assert!(check(&bytes, &other).unwrap_err().contains("another cell"));
     }
 
     #[test]

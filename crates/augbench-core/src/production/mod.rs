@@ -69,7 +69,8 @@ pub struct ProductionSettings {
     pub batch_size: Option<u64>,
     pub warmup_batches: Option<u64>,
     pub measured_batches: Option<u64>,
-    pub workers: Option<u64>,
+    /// Loader workers per cell: one count, or a list to sweep (one cell per count).
+    pub workers: Option<Workers>,
     pub prefetch: Option<u64>,
     pub dtype: Option<Dtype>,
     /// Sample the loader's memory around each cell (default true; false: the sampler's cost
@@ -101,6 +102,91 @@ impl Decoders {
     }
 }
 
+/// Loader workers of a cell (`production.workers`): one count for every cell, or a sweep, a list
+/// of counts with one cell per count (and its own column in the tables). `0` loads in the
+/// worker's main process; `N` starts N loader processes, each running single-threaded libraries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Workers {
+    One(u64),
+    Sweep(Vec<u64>),
+}
+
+impl Workers {
+    /// The counts measured, in config order.
+    pub fn values(&self) -> &[u64] {
+        match self {
+            Workers::One(w) => std::slice::from_ref(w),
+            Workers::Sweep(ws) => ws,
+        }
+    }
+
+    /// The count of cell `id`: its own in a sweep, else the one count.
+    pub fn of(&self, id: &cell::CellId) -> u64 {
+        id.workers
+            .unwrap_or_else(|| self.values().first().copied().unwrap_or(0))
+    }
+
+    /// Whether each count gets cells of its own (a list in the config).
+    pub fn is_sweep(&self) -> bool {
+        matches!(self, Workers::Sweep(_))
+    }
+
+    /// As a summary line says it: `2 loader workers`, `loader workers 0, 1, 2 (a sweep: …)`.
+    pub fn describe(&self) -> String {
+        match self {
+            Workers::One(1) => "1 loader worker".into(),
+            Workers::One(w) => format!("{w} loader workers"),
+            Workers::Sweep(ws) => format!(
+                "loader workers {} (a sweep: a cell per count)",
+                ws.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+}
+
+/// A count or a list of counts; anything else says what `workers` takes (a negative count is
+/// named as one, not as a type mismatch).
+impl<'de> Deserialize<'de> for Workers {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Counts;
+        const EXPECTED: &str =
+            "a count of loader workers (0 or more) or a list of counts to sweep, e.g. [0, 1, 2, 4]";
+        impl<'de> serde::de::Visitor<'de> for Counts {
+            type Value = Workers;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(EXPECTED)
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Workers, E> {
+                Ok(Workers::One(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Workers, E> {
+                u64::try_from(v).map(Workers::One).map_err(|_| {
+                    E::custom(format!(
+                        "`workers: {v}`: a count of loader workers cannot be negative"
+                    ))
+                })
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Workers, A::Error> {
+                let mut counts = Vec::new();
+                while let Some(v) = seq.next_element::<i64>()? {
+                    let count = u64::try_from(v).map_err(|_| {
+                        serde::de::Error::custom(format!(
+                            "`workers: [.., {v}, ..]`: a count of loader workers cannot be negative"
+                        ))
+                    })?;
+                    counts.push(count);
+                }
+                Ok(Workers::Sweep(counts))
+            }
+        }
+        d.deserialize_any(Counts)
+    }
+}
+
 /// The decoders a Python worker reads files with when a cell asks for one by name
 /// (python/augbench_worker/decoders.py, whose pytest holds the two lists equal).
 pub const WORKER_DECODERS: [&str; 3] = ["pillow", "simplejpeg", "torchvision.io"];
@@ -111,7 +197,7 @@ pub struct CellSettings {
     pub batch_size: u64,
     pub warmup_batches: u64,
     pub measured_batches: u64,
-    pub workers: u64,
+    pub workers: Workers,
     pub prefetch: u64,
     pub dtype: String,
     pub sample_memory: bool,
@@ -552,6 +638,41 @@ fn recipes(
     Ok(found)
 }
 
+/// `workers` as given (absent: the catalog's count), each count at most what augbench starts, a
+/// sweep neither empty nor listing a count twice.
+fn workers(given: Option<Workers>, catalog: u64, err: &ErrAt<'_>) -> Result<Workers, ConfigError> {
+    let workers = given.unwrap_or(Workers::One(catalog));
+    let values = workers.values();
+    let max = crate::policy::MAX_LOADER_WORKERS;
+    let problem = if let Some(w) = values.iter().find(|w| **w > max) {
+        let given = match workers {
+            Workers::One(_) => format!("`workers: {w}`"),
+            Workers::Sweep(_) => format!("`{w}` in `workers:`"),
+        };
+        Some(format!(
+            "{given} is more loader processes than augbench starts (at most {max})"
+        ))
+    } else if values.is_empty() {
+        Some("`workers: []` sweeps no count".into())
+    } else {
+        values
+            .iter()
+            .enumerate()
+            .find(|(i, w)| values[..*i].contains(w))
+            .map(|(_, w)| format!("{w} loader workers is listed twice"))
+    };
+    match problem {
+        Some(message) => Err(err(
+            "workers",
+            message,
+            format!(
+                "give one count (the catalog's is {catalog}: about as many as the machine has cores) or a list of distinct counts, e.g. `workers: [0, 1, 2, 4]`"
+            ),
+        )),
+        None => Ok(workers),
+    }
+}
+
 fn settings(
     p: &ProductionSettings,
     catalog: &Catalog,
@@ -571,22 +692,7 @@ fn settings(
         batch_size: positive("batch_size", p.batch_size, e.batch_size)?,
         warmup_batches: positive("warmup_batches", p.warmup_batches, e.warmup_batches)?,
         measured_batches: positive("measured_batches", p.measured_batches, e.measured_batches)?,
-        workers: match p.workers.unwrap_or(e.workers) {
-            w if w > crate::policy::MAX_LOADER_WORKERS => {
-                return Err(err(
-                    "workers",
-                    format!(
-                        "`workers: {w}` is more loader processes than augbench starts (at most {})",
-                        crate::policy::MAX_LOADER_WORKERS
-                    ),
-                    format!(
-                        "the catalog's value is {}: about as many as the machine has cores",
-                        e.workers
-                    ),
-                ));
-            }
-            w => w,
-        },
+        workers: workers(p.workers.clone(), e.workers, err)?,
         prefetch: positive("prefetch", p.prefetch, e.prefetch)?,
         dtype: p.dtype.unwrap_or(o.dtype).to_string(),
         sample_memory: p.memory.unwrap_or(true),
@@ -615,7 +721,7 @@ mod tests {
             .unwrap();
         let e = &Catalog::embedded().execution;
         assert_eq!(p.settings.batch_size, e.batch_size);
-        assert_eq!(p.settings.workers, e.workers);
+        assert_eq!(p.settings.workers, Workers::One(e.workers));
         assert_eq!(p.seeds, e.seeds);
         assert_eq!(
             p.settings.dtype,
@@ -623,6 +729,25 @@ mod tests {
         );
         assert_eq!(p.recipes.len(), 2);
         assert_eq!(p.implementations[0].library, "pillow");
+    }
+
+    /// A list of counts is a sweep (each count its own cells); one count, as before, is not,
+    /// and hashes into the run id as the number it always was.
+    #[test]
+    fn a_list_of_worker_counts_is_a_sweep() {
+        let p = resolved("  implementations: [pillow_cpu]\n  workers: [0, 2, 1]\n").unwrap();
+        assert_eq!(p.settings.workers, Workers::Sweep(vec![0, 2, 1]));
+        assert!(p.settings.workers.is_sweep());
+        assert_eq!(p.settings.workers.values(), [0, 2, 1]);
+        let one = resolved("  implementations: [pillow_cpu]\n  workers: 3\n").unwrap();
+        assert!(!one.settings.workers.is_sweep());
+        let settings = serde_json::to_value(&one.settings).unwrap();
+        assert_eq!(settings["workers"], 3);
+        assert_eq!(one.settings.workers.describe(), "3 loader workers");
+        assert_eq!(
+            p.settings.workers.describe(),
+            "loader workers 0, 2, 1 (a sweep: a cell per count)"
+        );
     }
 
     #[test]
@@ -743,6 +868,36 @@ mod tests {
                 "  implementations: [pillow_cpu]\n  decoders: simplejpeg\n",
                 4,
                 "library",
+            ),
+            (
+                "  implementations: [pillow_cpu]\n  workers: [1, 2, 1]\n",
+                4,
+                "1 loader workers is listed twice",
+            ),
+            (
+                "  implementations: [pillow_cpu]\n  workers: []\n",
+                4,
+                "sweeps no count",
+            ),
+            (
+                "  implementations: [pillow_cpu]\n  workers: [0, 1500]\n",
+                4,
+                "at most 256",
+            ),
+            (
+                "  implementations: [pillow_cpu]\n  workers: -1\n",
+                4,
+                "cannot be negative",
+            ),
+            (
+                "  implementations: [pillow_cpu]\n  workers: [0, -2]\n",
+                4,
+                "cannot be negative",
+            ),
+            (
+                "  implementations: [pillow_cpu]\n  workers: many\n",
+                4,
+                "a list of counts to sweep",
             ),
         ] {
             let e = resolved(body).unwrap_err();

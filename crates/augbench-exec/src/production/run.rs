@@ -1,5 +1,6 @@
 //! Measures a production run's missing cells: the dataset prepared and prewarmed once, the run
-//! id from every input, then the implementations taking turns over blocks of (recipe, seed) groups
+//! id from every input, then the implementations taking turns over blocks of (recipe, seed,
+//! loader-worker count) groups
 //! in a Williams design's order (`cell_order`), each cell measured by its implementation's worker
 //! (a Python one in its pipeline environment, or the native one; the only worker up) while the
 //! coordinator samples its tree.
@@ -56,7 +57,7 @@ pub fn run(
     let out = p.output_dir();
     let run_dir = run_dir(&out, &run_id);
     super::record::open(&out, &run_dir, &run_id, &inputs, p, mp)?;
-    let total = (p.implementations.len() * p.recipes.len() * p.seeds.len()) as u64;
+    let total = Extent::of(p).cells() as u64;
     let bar = crate::progress::steps_bar(mp, "Production cells".into(), total);
     let mut run = ProductionRun {
         run_id,
@@ -96,17 +97,18 @@ fn walk(
     stop: &AtomicBool,
 ) -> anyhow::Result<Vec<(usize, Cell)>> {
     let mut placed = Vec::new();
-    let block = policy::PRODUCTION_ORDER_BLOCK;
-    for at in cell_order(p.recipes.len(), p.seeds.len(), slots.len(), block) {
-        let (Some(recipe), Some(&seed), Some(imp)) = (
+    let extent = Extent::of(p);
+    for at in cell_order(extent, policy::PRODUCTION_ORDER_BLOCK) {
+        let (Some(recipe), Some(&seed), Some(&workers), Some(imp)) = (
             p.recipes.get(at.recipe),
             p.seeds.get(at.seed),
+            p.settings.workers.values().get(at.workers),
             slots.get(at.implementation).map(|s| s.imp),
         ) else {
             continue;
         };
         run.interrupted |= stop.load(Ordering::SeqCst);
-        let found = kept(p, imp, recipe, seed, run);
+        let found = kept(p, (imp, recipe), (seed, workers), run);
         let cell = match found {
             (_, kept, _) if run.interrupted => kept,
             (_, Some(kept), _) => {
@@ -124,54 +126,79 @@ fn walk(
             }
         };
         if let Some(cell) = cell {
-            placed.push((at.config_rank(p.recipes.len(), p.seeds.len()), cell));
+            placed.push((at.config_rank(extent), cell));
         }
     }
     Ok(placed)
 }
 
-/// Where one cell sits: indices into the run's recipes, seeds and implementations.
+/// How many recipes, seeds, loader-worker counts and implementations a run crosses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extent {
+    pub recipes: usize,
+    pub seeds: usize,
+    pub workers: usize,
+    pub implementations: usize,
+}
+
+impl Extent {
+    pub fn of(p: &Production) -> Extent {
+        Extent {
+            recipes: p.recipes.len(),
+            seeds: p.seeds.len(),
+            workers: p.settings.workers.values().len(),
+            implementations: p.implementations.len(),
+        }
+    }
+
+    /// The cells the run asks for.
+    pub fn cells(self) -> usize {
+        self.implementations * self.recipes * self.seeds * self.workers
+    }
+}
+
+/// Where one cell sits: indices into the run's recipes, seeds, loader-worker counts and
+/// implementations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CellAt {
     pub recipe: usize,
     pub seed: usize,
+    pub workers: usize,
     pub implementation: usize,
 }
 
 impl CellAt {
-    /// Its place in config order (implementation, then recipe, then seed).
-    fn config_rank(self, recipes: usize, seeds: usize) -> usize {
-        (self.implementation * recipes + self.recipe) * seeds + self.seed
+    /// Its place in config order (implementation, then recipe, then seed, then workers).
+    fn config_rank(self, e: Extent) -> usize {
+        ((self.implementation * e.recipes + self.recipe) * e.seeds + self.seed) * e.workers
+            + self.workers
     }
 }
 
-/// The order cells are measured in. The (recipe, seed) groups, recipe by recipe and seed by seed,
-/// are cut into blocks of `block` consecutive groups (at most half the groups, so a short run has
+/// The order cells are measured in. The (recipe, seed, workers) groups, recipe by recipe, seed by
+/// seed and count by count, are cut into blocks of `block` consecutive groups (at most half the groups, so a short run has
 /// two blocks); each implementation in turn measures a block's cells, so implementations compared
 /// on a recipe are measured at most (implementations − 1) blocks apart, not a whole run apart.
 /// Successive blocks take the rows of a Williams design (`williams_rows`) in turn, so over a cycle
 /// of rows each implementation goes first as often as any other and follows each other one as
 /// often.
-pub fn cell_order(
-    recipes: usize,
-    seeds: usize,
-    implementations: usize,
-    block: usize,
-) -> Vec<CellAt> {
-    let rows = williams_rows(implementations);
-    let groups: Vec<(usize, usize)> = (0..recipes)
-        .flat_map(|recipe| (0..seeds).map(move |seed| (recipe, seed)))
+pub fn cell_order(e: Extent, block: usize) -> Vec<CellAt> {
+    let rows = williams_rows(e.implementations);
+    let groups: Vec<(usize, usize, usize)> = (0..e.recipes)
+        .flat_map(|recipe| (0..e.seeds).map(move |seed| (recipe, seed)))
+        .flat_map(|(recipe, seed)| (0..e.workers).map(move |w| (recipe, seed, w)))
         .collect();
-    let mut order = Vec::with_capacity(groups.len() * implementations);
+    let mut order = Vec::with_capacity(groups.len() * e.implementations);
     let block = block.min(groups.len().div_ceil(2)).max(1);
     for (k, chunk) in groups.chunks(block).enumerate() {
         let Some(row) = rows.get(k % rows.len().max(1)) else {
             continue;
         };
         for &implementation in row {
-            order.extend(chunk.iter().map(|&(recipe, seed)| CellAt {
+            order.extend(chunk.iter().map(|&(recipe, seed, workers)| CellAt {
                 recipe,
                 seed,
+                workers,
                 implementation,
             }));
         }
@@ -353,12 +380,18 @@ type Found = (CellId, Option<Cell>, Option<String>);
 
 fn kept(
     p: &Production,
-    imp: &Implementation,
-    recipe: &Recipe,
-    seed: u64,
+    (imp, recipe): (&Implementation, &Recipe),
+    (seed, workers): (u64, u64),
     run: &ProductionRun,
 ) -> Found {
-    let id = cell_id(p, &run.run_id, imp, recipe, seed);
+    let id = CellId {
+        run_id: run.run_id.clone(),
+        family: p.catalog.family.clone(),
+        implementation: imp.name.clone(),
+        recipe: recipe.id.clone(),
+        seed,
+        workers: p.settings.workers.is_sweep().then_some(workers),
+    };
     match cell::validate(&cell::path(&run.run_dir, &id), &id) {
         Some(Ok(cell)) => (id, Some(cell), None),
         Some(Err(why)) => (id, None, Some(why)),
@@ -377,7 +410,7 @@ fn one_cell(
     bar: &ProgressBar,
     mp: &MultiProgress,
 ) -> anyhow::Result<Cell> {
-    bar.set_message(format!("{} {} seed {}", slot.imp.name, recipe.row, id.seed));
+    bar.set_message(format!("{} {} seed {}", id.column(), recipe.row, id.seed));
     let path = cell::path(&run.run_dir, &id);
     if let Some(why) = invalid {
         mp.suspend(|| eprintln!("note: {} is measured again: {why}", path.display()));
@@ -389,22 +422,6 @@ fn one_cell(
     Ok(cell)
 }
 
-fn cell_id(
-    p: &Production,
-    run_id: &str,
-    imp: &Implementation,
-    recipe: &Recipe,
-    seed: u64,
-) -> CellId {
-    CellId {
-        run_id: run_id.to_string(),
-        family: p.catalog.family.clone(),
-        implementation: imp.name.clone(),
-        recipe: recipe.id.clone(),
-        seed,
-    }
-}
-
 fn measure_cell(
     p: &Production,
     slot: &mut Slot<'_>,
@@ -412,6 +429,10 @@ fn measure_cell(
     id: CellId,
     mp: &MultiProgress,
 ) -> Cell {
+    let workers = p.settings.workers.of(&id);
+    let mut settings = serde_json::to_value(&p.settings).unwrap_or_default();
+    // A swept cell's settings name its own count.
+    settings["workers"] = workers.into();
     let mut cell = Cell {
         schema: CELL_SCHEMA,
         row: recipe.row.clone(),
@@ -420,7 +441,7 @@ fn measure_cell(
         items_per_sec: None,
         memory: None,
         measured: serde_json::Value::Null,
-        settings: serde_json::to_value(&p.settings).unwrap_or_default(),
+        settings,
         boundary: Some(slot.imp.boundary(&p.settings)),
         versions: serde_json::Value::Null,
         digest: String::new(),
@@ -433,12 +454,12 @@ fn measure_cell(
         ));
         return cell;
     }
-    match measured(p, slot, recipe, cell.id.seed, mp) {
+    match measured(p, slot, recipe, (cell.id.seed, workers), mp) {
         Ok((response, memory, versions)) => {
             let seconds = response.ns.last().copied().unwrap_or(0) as f64 / 1e9;
             cell.status = CellStatus::Ok;
             cell.items_per_sec = (seconds > 0.0).then(|| response.items as f64 / seconds);
-            cell.memory = Some(loader_seen(memory, slot.imp, p.settings.workers));
+            cell.memory = Some(loader_seen(memory, slot.imp, workers));
             cell.versions = versions;
             cell.measured = serde_json::to_value(&response).unwrap_or_default();
         }
@@ -495,10 +516,11 @@ fn measured(
     p: &Production,
     slot: &mut Slot<'_>,
     recipe: &Recipe,
-    seed: u64,
+    (seed, workers): (u64, u64),
     mp: &MultiProgress,
 ) -> Result<Measured, WorkerError> {
-    let req = cell_request(p, slot.imp, recipe, seed, slot.paths.len() as u64);
+    let mut req = cell_request(p, slot.imp, recipe, seed, slot.paths.len() as u64);
+    req.workers = workers;
     let (worker, versions) = started(slot, mp)?;
     let sampler = p
         .settings
@@ -573,7 +595,7 @@ fn cell_request(
         order: seed_order(count, seed),
         seed,
         batch_size: s.batch_size,
-        workers: s.workers,
+        workers: s.workers.values().first().copied().unwrap_or(0),
         prefetch: s.prefetch,
         warmup_batches: s.warmup_batches,
         measured_batches: s.measured_batches,
@@ -676,7 +698,13 @@ mod tests {
     #[test]
     fn implementations_take_blocks_of_groups_in_the_designs_rows() {
         // 5 recipes × 2 seeds = 10 groups; blocks of 4, 4 and 2 groups; 3 implementations.
-        let order = cell_order(5, 2, 3, 4);
+        let extent = |recipes, seeds, workers, implementations| Extent {
+            recipes,
+            seeds,
+            workers,
+            implementations,
+        };
+        let order = cell_order(extent(5, 2, 1, 3), 4);
         assert_eq!(order.len(), 30);
         let rows = williams_rows(3);
         let turns: Vec<(usize, usize)> = order
@@ -692,24 +720,49 @@ mod tests {
         let first_block: Vec<(usize, usize)> =
             order[..4].iter().map(|c| (c.recipe, c.seed)).collect();
         assert_eq!(first_block, [(0, 0), (0, 1), (1, 0), (1, 1)]);
-        let mut ranks: Vec<usize> = order.iter().map(|c| c.config_rank(5, 2)).collect();
+        let mut ranks: Vec<usize> = order
+            .iter()
+            .map(|c| c.config_rank(extent(5, 2, 1, 3)))
+            .collect();
         ranks.sort_unstable();
         assert_eq!(ranks, (0..30).collect::<Vec<_>>(), "every cell once");
         let imps =
             |order: Vec<CellAt>| -> Vec<usize> { order.iter().map(|c| c.implementation).collect() };
-        let per_group = imps(cell_order(2, 1, 2, 1));
+        let per_group = imps(cell_order(extent(2, 1, 1, 2), 1));
         assert_eq!(
             per_group,
             [0, 1, 1, 0],
             "one group a block: who goes first alternates"
         );
-        let short = imps(cell_order(1, 3, 2, 4));
+        let short = imps(cell_order(extent(1, 3, 1, 2), 4));
         assert_eq!(
             short,
             [0, 0, 1, 1, 1, 0],
             "a short run still has two blocks"
         );
-        assert!(cell_order(3, 1, 0, 4).is_empty());
+        assert!(cell_order(extent(3, 1, 1, 0), 4).is_empty());
+    }
+
+    /// In a sweep each (recipe, seed) group holds a cell per count, counts innermost, so every
+    /// implementation measures each count of a recipe within one turn; every cell comes once.
+    #[test]
+    fn a_sweep_of_worker_counts_is_a_group_dimension() {
+        let e = Extent {
+            recipes: 2,
+            seeds: 1,
+            workers: 3,
+            implementations: 2,
+        };
+        let order = cell_order(e, 3);
+        assert_eq!(order.len(), e.cells());
+        let first_turn: Vec<(usize, usize, usize)> = order[..3]
+            .iter()
+            .map(|c| (c.implementation, c.recipe, c.workers))
+            .collect();
+        assert_eq!(first_turn, [(0, 0, 0), (0, 0, 1), (0, 0, 2)]);
+        let mut ranks: Vec<usize> = order.iter().map(|c| c.config_rank(e)).collect();
+        ranks.sort_unstable();
+        assert_eq!(ranks, (0..12).collect::<Vec<_>>(), "every cell once");
     }
 
     #[test]

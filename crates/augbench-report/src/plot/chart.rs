@@ -10,7 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::draw::drawing;
-use super::{distribution, heatmap, speedup, style};
+use super::{distribution, heatmap, speedup, style, workers};
 use crate::model::Dataset;
 use crate::table::{Table, TableOptions, build_tables};
 use augbench_host::fsutil::write_atomic;
@@ -24,6 +24,7 @@ pub enum Chart {
     Speedup(speedup::SpeedupChart),
     Heatmap(heatmap::Heatmap),
     Distribution(distribution::Distribution),
+    Workers(workers::WorkersChart),
 }
 
 impl Chart {
@@ -33,6 +34,7 @@ impl Chart {
             Chart::Speedup(_) => "speedup",
             Chart::Heatmap(_) => "heatmap",
             Chart::Distribution(_) => "speedup_distribution",
+            Chart::Workers(_) => "workers",
         }
     }
 
@@ -41,6 +43,7 @@ impl Chart {
             Chart::Speedup(c) => &c.title,
             Chart::Heatmap(c) => &c.title,
             Chart::Distribution(c) => &c.title,
+            Chart::Workers(c) => &c.title,
         }
     }
 
@@ -49,6 +52,7 @@ impl Chart {
             Chart::Speedup(c) => c.height(),
             Chart::Heatmap(c) => c.height(),
             Chart::Distribution(c) => c.height(),
+            Chart::Workers(c) => c.height(),
         }
     }
 
@@ -58,6 +62,7 @@ impl Chart {
             Chart::Speedup(c) => c.draw(root),
             Chart::Heatmap(c) => c.draw(root),
             Chart::Distribution(c) => c.draw(root),
+            Chart::Workers(c) => c.draw(root),
         }
     }
 

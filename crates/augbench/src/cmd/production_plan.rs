@@ -17,9 +17,7 @@ use augbench_exec::production::coverage::{self, Coverage};
 /// refuses, too).
 fn worker_starts(p: &Production) -> usize {
     let order = augbench_exec::production::run::cell_order(
-        p.recipes.len(),
-        p.seeds.len(),
-        p.implementations.len(),
+        augbench_exec::production::run::Extent::of(p),
         augbench_core::policy::PRODUCTION_ORDER_BLOCK,
     );
     let measured = |turn: &&[augbench_exec::production::run::CellAt]| {
@@ -91,9 +89,16 @@ fn rates(p: &Production, out: &Path, items_after_first: f64) -> Option<Rates> {
 pub fn show(p: &Production, config: &Path, out: &Path) -> String {
     let s = &p.settings;
     let items = (s.warmup_batches + s.measured_batches) * s.batch_size;
-    let total = p.implementations.len() * p.recipes.len() * p.seeds.len();
+    let extent = augbench_exec::production::run::Extent::of(p);
+    let total = extent.cells();
+    let workers = serde_json::to_string(&s.workers).unwrap_or_default();
+    let sweep = if s.workers.is_sweep() {
+        format!(" × {} loader-worker counts", extent.workers)
+    } else {
+        String::new()
+    };
     let mut text = format!(
-        "production:\n  config: {}\n  cells: {total}  # {} implementations × {} recipes × {} seed(s)\n  per_cell: {{batch_size: {}, warmup_batches: {}, measured_batches: {}, items: {items}, workers: {}, prefetch: {}, dtype: {}, decoders: {}}}\n  output_dir: {}\n  implementations:\n",
+        "production:\n  config: {}\n  cells: {total}  # {} implementations × {} recipes × {} seed(s){sweep}\n  per_cell: {{batch_size: {}, warmup_batches: {}, measured_batches: {}, items: {items}, workers: {}, prefetch: {}, dtype: {}, decoders: {}}}\n  output_dir: {}\n  implementations:\n",
         config.display(),
         p.implementations.len(),
         p.recipes.len(),
@@ -101,7 +106,7 @@ pub fn show(p: &Production, config: &Path, out: &Path) -> String {
         s.batch_size,
         s.warmup_batches,
         s.measured_batches,
-        s.workers,
+        workers.replace(',', ", "),
         s.prefetch,
         s.dtype,
         s.decoders.as_str(),
@@ -124,7 +129,7 @@ pub fn show(p: &Production, config: &Path, out: &Path) -> String {
             imp.name,
             recipes.len(),
             p.recipes.len(),
-            recipes.len() * p.seeds.len(),
+            recipes.len() * p.seeds.len() * extent.workers,
             coverage_comment(answer)
         ));
         to_measure.push((imp, recipes));
@@ -175,7 +180,8 @@ fn estimate(
         };
         for r in recipes {
             let key = (imp.name.clone(), r.row.clone());
-            seconds += rates.cell_sec.get(&key).copied().unwrap_or(typical) * p.seeds.len() as f64;
+            let cells = p.seeds.len() * p.settings.workers.values().len();
+            seconds += rates.cell_sec.get(&key).copied().unwrap_or(typical) * cells as f64;
         }
     }
     let mut line = format!(
