@@ -67,6 +67,7 @@ pub const EXAMPLES: &[Example] = &[
     example!("production_rgb_gpu"),
     example!("production_rgb_native"),
     example!("production_rgb_small"),
+    example!("production_workers_sweep"),
     example!("quickstart"),
     example!("rgb_micro_matrix"),
     example!("targets_micro"),

@@ -1,7 +1,9 @@
 //! The tables of a production run (docs/pipeline.md, "Production cells"): throughput and peak
 //! PSS per (recipe, implementation), the median over seeds; coverage per implementation; each
 //! implementation's speed against the first one over only the recipes both measured, with that
-//! denominator and the single recipes' range; and the page's heatmaps. Reads an output folder's
+//! denominator and the single recipes' range; in a sweep of loader workers a column per
+//! (implementation, count) and each count read against the first; and the page's heatmaps (and a
+//! sweep's throughput-against-workers chart). Reads an output folder's
 //! latest run; renders Markdown (`summary.md`, `compare`) and a self-contained page (`report`).
 
 use std::collections::BTreeMap;
@@ -406,7 +408,7 @@ pub fn markdown(cells: &[Cell], planned: &Planned) -> String {
 }
 
 /// In a sweep, each implementation's throughput at each count against its first count, over the
-/// recipes both measured: `- kornia_cpu: 1 worker 1.00×, 2 workers 1.84× over 3/3 recipes (…)`.
+/// recipes both measured: `- kornia_cpu: 0: 1.00× over 3/3 recipes (…); 2: 1.84× over 3/3 …`.
 fn scaling(planned: &Planned, table: &Table) -> String {
     let Some((names, counts)) = &planned.sweep else {
         return String::new();
@@ -416,7 +418,7 @@ fn scaling(planned: &Planned, table: &Table) -> String {
     };
     let all: Vec<&String> = planned.rows.iter().collect();
     let mut out = format!(
-        "\n## Loader workers (throughput against {first} workers, geometric mean over the recipes both counts measured)\n\n"
+        "\n## Loader workers (each count's throughput against the first count, {first}; geometric mean over the recipes both counts measured)\n\n"
     );
     for name in names {
         let base = column(name, Some(*first));

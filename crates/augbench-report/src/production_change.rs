@@ -2,16 +2,32 @@
 //! folders): per (recipe, implementation) measured by both, items/s and peak PSS of each and the
 //! ratio current / baseline; per implementation the geometric mean over those recipes, with the
 //! denominator and the single recipes' range. Ratios only: no verdict word, since no simulator has
-//! tested a rule for production cells. Runs measured with other cell settings are refused.
+//! tested a rule for production cells. Runs measured with other cell settings are refused, and so
+//! are a sweep of loader workers against a run of one count or of other counts (the tables'
+//! columns are (implementation, count) in a sweep).
 
 use augbench_core::UsageError;
 use augbench_core::production::cell::Cell;
 
 use crate::production::{Table, entries, order};
 
-/// The cell settings both runs must share (every cell of a run carries the run's).
-fn settings(cells: &[Cell]) -> Option<&serde_json::Value> {
-    cells.first().map(|c| &c.settings)
+/// The cell settings both runs must share (every cell of a run carries the run's; in a sweep each
+/// its own count of loader workers, which `swept` compares instead).
+fn settings(cells: &[Cell]) -> Option<serde_json::Value> {
+    let mut s = cells.first()?.settings.clone();
+    if swept(cells).is_some()
+        && let Some(o) = s.as_object_mut()
+    {
+        o.remove("workers");
+    }
+    Some(s)
+}
+
+/// The loader-worker counts a run swept (its cells' ids), `None` for a run of one count.
+fn swept(cells: &[Cell]) -> Option<std::collections::BTreeSet<u64>> {
+    let counts: std::collections::BTreeSet<u64> =
+        cells.iter().filter_map(|c| c.id.workers).collect();
+    (!counts.is_empty()).then_some(counts)
 }
 
 /// Refuses runs whose cells were measured with other settings, naming the first that differs.
@@ -22,6 +38,28 @@ pub fn check_comparable(baseline: &[Cell], current: &[Cell]) -> Result<(), Usage
             "run `augbench production` for both folders first",
         ));
     };
+    let (sb, sc) = (swept(baseline), swept(current));
+    if sb != sc {
+        let say = |s: &Option<std::collections::BTreeSet<u64>>| match s {
+            None => "measured one count of loader workers".to_string(),
+            Some(counts) => format!(
+                "swept loader workers {}",
+                counts
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        return Err(UsageError::new(
+            format!(
+                "the baseline {} and the current run {}: their columns do not pair",
+                say(&sb),
+                say(&sc)
+            ),
+            "compare runs of one production config (the same `workers:`)",
+        ));
+    }
     let keys = b.as_object().into_iter().flat_map(|o| o.keys());
     if let Some(k) = keys.clone().find(|k| b.get(*k) != c.get(*k)) {
         return Err(UsageError::new(
@@ -146,5 +184,36 @@ mod tests {
             e.message
         );
         assert!(check_comparable(&[], &new).is_err());
+    }
+
+    /// Two sweeps of the same counts pair column by column (their cells' settings differ only in
+    /// each count); a sweep against one count, or against other counts, is refused by name.
+    #[test]
+    fn a_sweep_compares_with_a_sweep_of_the_same_counts_only() {
+        let swept = |w: u64, rate: f64| {
+            let settings = serde_json::json!({"batch_size": 16, "workers": w});
+            let mut c = crate::production::test_cell("a_cpu", "Resize", 137, Some(rate), settings);
+            c.id.workers = Some(w);
+            c
+        };
+        let old = vec![swept(0, 100.0), swept(2, 180.0)];
+        let new = vec![swept(0, 90.0), swept(2, 200.0)];
+        check_comparable(&old, &new).unwrap();
+        let md = markdown(&old, &new);
+        assert!(
+            md.contains(
+                "| Resize | a_cpu (2 workers) | 180 (memory n/a) | 200 (memory n/a) | 1.11× | n/a |"
+            ),
+            "{md}"
+        );
+        let single = vec![cell("a_cpu", "Resize", Some(100.0), 16)];
+        let e = check_comparable(&single, &new).unwrap_err();
+        assert!(e.message.contains("the baseline measured one count of loader workers and the current run swept loader workers 0, 2"), "{}", e.message);
+        let e = check_comparable(&old, &[swept(0, 1.0), swept(4, 1.0)]).unwrap_err();
+        assert!(
+            e.message.contains("swept loader workers 0, 4"),
+            "{}",
+            e.message
+        );
     }
 }

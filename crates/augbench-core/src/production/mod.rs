@@ -1,7 +1,8 @@
 //! Production cells' config (docs/pipeline.md, "Production cells"): the YAML a user writes, its
 //! resolution against the recipe catalog (every setting left out takes the catalog's
 //! `execution` or `output` value), its validation as located user errors, and the cells it asks
-//! for, one per (implementation, recipe, seed). The cell file format is `cell`'s.
+//! for, one per (implementation, recipe, seed), and per loader-worker count in a sweep. The cell
+//! file format is `cell`'s.
 
 pub mod cell;
 
@@ -103,8 +104,9 @@ impl Decoders {
 }
 
 /// Loader workers of a cell (`production.workers`): one count for every cell, or a sweep, a list
-/// of counts with one cell per count (and its own column in the tables). `0` loads in the
-/// worker's main process; `N` starts N loader processes, each running single-threaded libraries.
+/// of two or more counts with one cell per count (and its own column in the tables). `0` loads in
+/// the worker's main process; `N` starts N loaders (processes for a Python library, each running
+/// it single-threaded; threads for the native loader).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum Workers {
@@ -130,18 +132,6 @@ impl Workers {
     /// Whether each count gets cells of its own (a list in the config).
     pub fn is_sweep(&self) -> bool {
         matches!(self, Workers::Sweep(_))
-    }
-
-    /// As a summary line says it: `2 loader workers`, `loader workers 0, 1, 2 (a sweep: …)`.
-    pub fn describe(&self) -> String {
-        match self {
-            Workers::One(1) => "1 loader worker".into(),
-            Workers::One(w) => format!("{w} loader workers"),
-            Workers::Sweep(ws) => format!(
-                "loader workers {} (a sweep: a cell per count)",
-                ws.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
-            ),
-        }
     }
 }
 
@@ -270,6 +260,14 @@ impl Production {
             Decoders::Reference => self.catalog.decoders.get(&imp.name).cloned(),
             Decoders::Library => None,
         }
+    }
+
+    /// The cells the config asks for: implementations × recipes × seeds × loader-worker counts.
+    pub fn cells(&self) -> usize {
+        self.implementations.len()
+            * self.recipes.len()
+            * self.seeds.len()
+            * self.settings.workers.values().len()
     }
 
     /// The folder the run writes under: the config's `output.output_dir`, else policy's.
@@ -652,21 +650,24 @@ fn workers(given: Option<Workers>, catalog: u64, err: &ErrAt<'_>) -> Result<Work
         Some(format!(
             "{given} is more loader processes than augbench starts (at most {max})"
         ))
-    } else if values.is_empty() {
-        Some("`workers: []` sweeps no count".into())
+    } else if workers.is_sweep() && values.len() < 2 {
+        Some(format!(
+            "`workers: {}` sweeps fewer than two counts",
+            serde_json::to_string(values).unwrap_or_default()
+        ))
     } else {
         values
             .iter()
             .enumerate()
             .find(|(i, w)| values[..*i].contains(w))
-            .map(|(_, w)| format!("{w} loader workers is listed twice"))
+            .map(|(_, w)| format!("the count {w} is listed twice in `workers:`"))
     };
     match problem {
         Some(message) => Err(err(
             "workers",
             message,
             format!(
-                "give one count (the catalog's is {catalog}: about as many as the machine has cores) or a list of distinct counts, e.g. `workers: [0, 1, 2, 4]`"
+                "give one count (`workers: 2`; the catalog's is {catalog}: about as many as the machine has cores) or a list of two or more distinct counts to sweep, e.g. `workers: [0, 1, 2, 4]`"
             ),
         )),
         None => Ok(workers),
@@ -743,11 +744,7 @@ mod tests {
         assert!(!one.settings.workers.is_sweep());
         let settings = serde_json::to_value(&one.settings).unwrap();
         assert_eq!(settings["workers"], 3);
-        assert_eq!(one.settings.workers.describe(), "3 loader workers");
-        assert_eq!(
-            p.settings.workers.describe(),
-            "loader workers 0, 2, 1 (a sweep: a cell per count)"
-        );
+        assert_eq!(p.cells(), p.recipes.len() * p.seeds.len() * 3);
     }
 
     #[test]
@@ -872,12 +869,17 @@ mod tests {
             (
                 "  implementations: [pillow_cpu]\n  workers: [1, 2, 1]\n",
                 4,
-                "1 loader workers is listed twice",
+                "the count 1 is listed twice",
             ),
             (
                 "  implementations: [pillow_cpu]\n  workers: []\n",
                 4,
-                "sweeps no count",
+                "sweeps fewer than two counts",
+            ),
+            (
+                "  implementations: [pillow_cpu]\n  workers: [2]\n",
+                4,
+                "`workers: 2`",
             ),
             (
                 "  implementations: [pillow_cpu]\n  workers: [0, 1500]\n",

@@ -176,8 +176,8 @@ impl CellAt {
 }
 
 /// The order cells are measured in. The (recipe, seed, workers) groups, recipe by recipe, seed by
-/// seed and count by count, are cut into blocks of `block` consecutive groups (at most half the groups, so a short run has
-/// two blocks); each implementation in turn measures a block's cells, so implementations compared
+/// seed and count by count, are cut into blocks of `block` consecutive (recipe, seed) pairs with
+/// all their counts (at most half the pairs, so a short run has two blocks); each implementation in turn measures a block's cells, so implementations compared
 /// on a recipe are measured at most (implementations − 1) blocks apart, not a whole run apart.
 /// Successive blocks take the rows of a Williams design (`williams_rows`) in turn, so over a cycle
 /// of rows each implementation goes first as often as any other and follows each other one as
@@ -189,7 +189,11 @@ pub fn cell_order(e: Extent, block: usize) -> Vec<CellAt> {
         .flat_map(|(recipe, seed)| (0..e.workers).map(move |w| (recipe, seed, w)))
         .collect();
     let mut order = Vec::with_capacity(groups.len() * e.implementations);
-    let block = block.min(groups.len().div_ceil(2)).max(1);
+    // `block` (recipe, seed) pairs, each with every count, so a turn measures all of a recipe's
+    // counts; at most half the pairs
+    let counts = e.workers.max(1);
+    let pairs = groups.len() / counts;
+    let block = block.min(pairs.div_ceil(2)).max(1) * counts;
     for (k, chunk) in groups.chunks(block).enumerate() {
         let Some(row) = rows.get(k % rows.len().max(1)) else {
             continue;
@@ -276,12 +280,15 @@ fn run_inputs(
     let mut inputs = RunInputs::new();
     // The cell settings only: which implementations, recipes and seeds a run asks for is not an
     // input of any cell (each cell's file names its own), so growing a run keeps its cells.
-    inputs.add(
-        "settings",
-        serde_json::to_string(&p.settings)
-            .unwrap_or_default()
-            .as_bytes(),
-    );
+    // A sweep's counts are like its seeds (each cell's id names its own), so the list is not
+    // hashed: growing or reordering a sweep keeps its cells.
+    let mut settings = serde_json::to_string(&p.settings).unwrap_or_default();
+    if p.settings.workers.is_sweep() {
+        let mut marked = serde_json::to_value(&p.settings).unwrap_or_default();
+        marked["workers"] = "sweep".into();
+        settings = marked.to_string();
+    }
+    inputs.add("settings", settings.as_bytes());
     inputs.add("catalog", p.catalog_text.as_bytes());
     let spinner =
         crate::progress::labelled_spinner(mp, format!("Prewarm and hash {} files", paths.len()));
@@ -519,8 +526,12 @@ fn measured(
     (seed, workers): (u64, u64),
     mp: &MultiProgress,
 ) -> Result<Measured, WorkerError> {
-    let mut req = cell_request(p, slot.imp, recipe, seed, slot.paths.len() as u64);
-    req.workers = workers;
+    let req = cell_request(
+        p,
+        (slot.imp, recipe),
+        (seed, workers),
+        slot.paths.len() as u64,
+    );
     let (worker, versions) = started(slot, mp)?;
     let sampler = p
         .settings
@@ -578,9 +589,8 @@ fn start_and_load(slot: &Slot<'_>) -> Result<(Worker, serde_json::Value), Worker
 
 fn cell_request(
     p: &Production,
-    imp: &Implementation,
-    recipe: &Recipe,
-    seed: u64,
+    (imp, recipe): (&Implementation, &Recipe),
+    (seed, workers): (u64, u64),
     count: u64,
 ) -> ProductionCellRequest {
     let s = &p.settings;
@@ -595,7 +605,7 @@ fn cell_request(
         order: seed_order(count, seed),
         seed,
         batch_size: s.batch_size,
-        workers: s.workers.values().first().copied().unwrap_or(0),
+        workers,
         prefetch: s.prefetch,
         warmup_batches: s.warmup_batches,
         measured_batches: s.measured_batches,
@@ -743,26 +753,32 @@ mod tests {
         assert!(cell_order(extent(3, 1, 1, 0), 4).is_empty());
     }
 
-    /// In a sweep each (recipe, seed) group holds a cell per count, counts innermost, so every
-    /// implementation measures each count of a recipe within one turn; every cell comes once.
+    /// In a sweep the counts are the innermost group dimension and a block is whole (recipe,
+    /// seed) pairs with every count, so an implementation measures all of a recipe's counts in one
+    /// turn, whatever the number of counts; every cell comes once.
     #[test]
-    fn a_sweep_of_worker_counts_is_a_group_dimension() {
-        let e = Extent {
-            recipes: 2,
-            seeds: 1,
-            workers: 3,
-            implementations: 2,
-        };
-        let order = cell_order(e, 3);
-        assert_eq!(order.len(), e.cells());
-        let first_turn: Vec<(usize, usize, usize)> = order[..3]
-            .iter()
-            .map(|c| (c.implementation, c.recipe, c.workers))
-            .collect();
-        assert_eq!(first_turn, [(0, 0, 0), (0, 0, 1), (0, 0, 2)]);
-        let mut ranks: Vec<usize> = order.iter().map(|c| c.config_rank(e)).collect();
-        ranks.sort_unstable();
-        assert_eq!(ranks, (0..12).collect::<Vec<_>>(), "every cell once");
+    fn a_sweep_of_worker_counts_keeps_a_recipes_counts_in_one_turn() {
+        for (recipes, workers, block) in [(2, 3, 3), (5, 5, 4), (1, 2, 4), (3, 4, 1)] {
+            let e = Extent {
+                recipes,
+                seeds: 1,
+                workers,
+                implementations: 2,
+            };
+            let order = cell_order(e, block);
+            assert_eq!(order.len(), e.cells());
+            for turn in order.chunk_by(|a, b| a.implementation == b.implementation) {
+                assert_eq!(turn.len() % workers, 0, "{e:?}: a turn of whole recipes");
+                for recipe in turn.chunks(workers) {
+                    let counts: Vec<usize> = recipe.iter().map(|c| c.workers).collect();
+                    assert_eq!(counts, (0..workers).collect::<Vec<_>>(), "{e:?}");
+                    assert!(recipe.iter().all(|c| c.recipe == recipe[0].recipe));
+                }
+            }
+            let mut ranks: Vec<usize> = order.iter().map(|c| c.config_rank(e)).collect();
+            ranks.sort_unstable();
+            assert_eq!(ranks, (0..e.cells()).collect::<Vec<_>>(), "every cell once");
+        }
     }
 
     #[test]

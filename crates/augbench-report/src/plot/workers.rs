@@ -8,19 +8,26 @@ use plotters::prelude::*;
 use super::draw::drawing;
 use super::style::{self, FONT};
 
+/// One implementation's line: its colour's index, its name, its points (count, items/s) in count
+/// order.
+type Line = (usize, String, Vec<(u64, f64)>);
+
 pub struct WorkersChart {
     pub title: String,
-    /// (implementation, its points (count, items/s) in count order).
-    pub lines: Vec<(String, Vec<(u64, f64)>)>,
+    lines: Vec<Line>,
 }
 
 impl WorkersChart {
-    /// The chart of `lines`; `None` when no line has two points (nothing to draw against a count).
+    /// The chart of `lines` (an implementation keeps its colour by its place among them); a line
+    /// with fewer than two points is left out; `None` when no line is left.
     pub fn new(title: String, lines: Vec<(String, Vec<(u64, f64)>)>) -> Option<Self> {
-        let mut lines: Vec<_> = lines.into_iter().filter(|(_, p)| p.len() >= 2).collect();
-        for (_, points) in &mut lines {
-            points.sort_by_key(|p| p.0);
-        }
+        let lines: Vec<Line> = (lines.into_iter().enumerate())
+            .filter(|(_, (_, p))| p.len() >= 2)
+            .map(|(i, (name, mut points))| {
+                points.sort_by_key(|p| p.0);
+                (i, name, points)
+            })
+            .collect();
         (!lines.is_empty()).then_some(WorkersChart { title, lines })
     }
 
@@ -29,8 +36,21 @@ impl WorkersChart {
     }
 
     pub fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()> {
-        let points = self.lines.iter().flat_map(|(_, p)| p.iter());
-        let max_x = points.clone().map(|p| p.0).max().unwrap_or(1).max(1) as f64;
+        let points = self.lines.iter().flat_map(|(_, _, p)| p.iter());
+        let mut counts: Vec<u64> = points.clone().map(|p| p.0).collect();
+        counts.sort_unstable();
+        counts.dedup();
+        let max_x = counts.last().copied().unwrap_or(1).max(1) as f64;
+        // a label at each count measured, nowhere else (ticks fall on whole numbers)
+        let label = |v: &f64| {
+            let whole = v.round();
+            let at_count = (v - whole).abs() < 1e-9 && counts.contains(&(whole as u64));
+            if at_count {
+                format!("{whole:.0}")
+            } else {
+                String::new()
+            }
+        };
         let max_y = points.map(|p| p.1).fold(0.0, f64::max).max(1.0) * 1.1;
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, (FONT, style::TITLE_SIZE))
@@ -43,14 +63,15 @@ impl WorkersChart {
             .configure_mesh()
             .x_desc("Loader workers (0: loading in the main process)")
             .y_desc("Throughput (items/s)")
-            .x_label_formatter(&|v| format!("{v:.0}"))
+            .x_labels(max_x as usize + 2)
+            .x_label_formatter(&label)
             .y_label_formatter(&|v| format!("{v:.0}"))
             .label_style((FONT, style::LABEL_SIZE))
             .axis_desc_style((FONT, style::DESC_SIZE))
             .draw()
             .map_err(drawing)?;
-        for (i, (name, points)) in self.lines.iter().enumerate() {
-            let colour = style::library_colour(i);
+        for (i, name, points) in &self.lines {
+            let colour = style::library_colour(*i);
             let xy: Vec<(f64, f64)> = points.iter().map(|(w, v)| (*w as f64, *v)).collect();
             chart
                 .draw_series(LineSeries::new(xy.clone(), colour.stroke_width(3)))

@@ -151,16 +151,17 @@ mod tests {
     use augbench_core::production::{LATEST_FILE, RECORD_FILE, run_dir};
     use serde_json::json;
 
-    /// A production folder of run `r` with two cells whose worker account names a path below
-    /// `dir`, as a real cell's decoder or data folder does.
+    /// A production folder of run `r` with two cells, each where a run writes it (so both are
+    /// `seed-1.json`, in folders of their own), whose worker account names a path below `dir`, as
+    /// a real cell's decoder or data folder does.
     fn folder(dir: &Path) -> std::path::PathBuf {
         let out = dir.join("prod");
-        let cells = run_dir(&out, "r").join("cells");
-        std::fs::create_dir_all(&cells).unwrap();
         for (imp, rate) in [("a_cpu", 100.0), ("b_cpu", 50.0)] {
             let mut c = crate::production::test_cell(imp, "Resize", 1, Some(rate), json!({}));
             c.measured = json!({"data": format!("{}/data/images", dir.display())});
-            std::fs::write(cells.join(format!("{imp}.json")), c.to_bytes()).unwrap();
+            let path = augbench_core::production::cell::path(&run_dir(&out, "r"), &c.id);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, c.to_bytes()).unwrap();
         }
         let card = MachineCard {
             processor: "Test CPU".into(),

@@ -49,10 +49,14 @@ pub fn fill(dir: &Path, name: &str, f: &mut Folder<'_>) -> anyhow::Result<(Strin
     f.json("machine.json", json!({"machine": machine, "card": card}))?;
     f.json("versions.json", versions(&run.cells))?;
     let what = format!(
-        "Production cells of run {}: {} recipes × {} implementations, {} cells, from JPEG on disk to a normalized batch.",
+        "Production cells of run {}: {} recipes × {} {}, {} cells, from JPEG on disk to a normalized batch.",
         run.run_id,
         run.planned.rows.len(),
         run.planned.implementations.len(),
+        match run.planned.sweep {
+            Some(_) => "columns (implementations at each count of loader workers)",
+            None => "implementations",
+        },
         run.cells.len()
     );
     f.text("README.md", &readme(name, &what, &machine, &FILES))?;
@@ -101,11 +105,18 @@ fn copy_cells(dir: &Path, run_id: &str, rel: &str, f: &mut Folder<'_>) -> anyhow
         };
         let scrubbed = f.scrub_json(serde_json::to_value(&cell)?);
         let mut cell: Cell = serde_json::from_value(scrubbed)?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        f.bytes(&format!("{rel}/cells/{name}"), &cell.to_bytes())?;
+        // its place under `cells/` (implementation, recipe, sweep count, seed): file names alone
+        // repeat across implementations and recipes
+        let under: Vec<String> = path
+            .strip_prefix(&cells_dir)
+            .unwrap_or(&path)
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        f.bytes(
+            &format!("{rel}/cells/{}", under.join("/")),
+            &cell.to_bytes(),
+        )?;
     }
     Ok(())
 }

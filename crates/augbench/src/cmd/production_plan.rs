@@ -2,7 +2,8 @@
 //! anything: the cells per implementation (the recipes listed for it that it builds, asked of
 //! its worker or crate: `augbench_exec::production::coverage`),
 //! the items each cell reads, the worker starts of the measuring order, and a time estimate from
-//! the output folder's latest run when its cells were measured with the same settings.
+//! the output folder's latest run: each count of loader workers from its cells of that count
+//! measured with the other settings the same.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -34,7 +35,8 @@ fn worker_starts(p: &Production) -> usize {
 /// over its cells), from the cells of an earlier run measured with `settings`.
 struct Rates {
     run_id: String,
-    cell_sec: BTreeMap<(String, String), f64>,
+    /// By (implementation, loader workers, recipe row).
+    cell_sec: BTreeMap<(String, u64, String), f64>,
     imp_sec: BTreeMap<String, f64>,
 }
 
@@ -51,23 +53,32 @@ fn cell_seconds(c: &Cell, items: f64) -> Option<f64> {
     Some(first + items / rate)
 }
 
+/// Cell settings less the loader workers: each cell names its own count (a sweep's differ), so an
+/// earlier cell's rate serves every cell of the same count.
+fn without_workers(mut settings: serde_json::Value) -> serde_json::Value {
+    if let Some(o) = settings.as_object_mut() {
+        o.remove("workers");
+    }
+    settings
+}
+
 fn rates(p: &Production, out: &Path, items_after_first: f64) -> Option<Rates> {
     let run = augbench_report::production::latest(out).ok()?;
-    let settings = serde_json::to_value(&p.settings).ok()?;
-    let ok: Vec<&Cell> = run
-        .cells
-        .iter()
-        .filter(|c| c.status == CellStatus::Ok && c.settings == settings)
-        .collect();
-    let mut per_cell: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
-    for c in &ok {
-        if let Some(s) = cell_seconds(c, items_after_first) {
-            let key = (c.id.implementation.clone(), c.row.clone());
+    let settings = without_workers(serde_json::to_value(&p.settings).ok()?);
+    let counts = p.settings.workers.values();
+    let mut per_cell: BTreeMap<(String, u64, String), Vec<f64>> = BTreeMap::new();
+    for c in run.cells.iter().filter(|c| c.status == CellStatus::Ok) {
+        let workers = c.settings["workers"].as_u64();
+        let same = without_workers(c.settings.clone()) == settings;
+        if let (true, Some(w), Some(s)) = (same, workers, cell_seconds(c, items_after_first))
+            && counts.contains(&w)
+        {
+            let key = (c.id.implementation.clone(), w, c.row.clone());
             per_cell.entry(key).or_default().push(s);
         }
     }
     let mut per_imp: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for ((imp, _), v) in &per_cell {
+    for ((imp, _, _), v) in &per_cell {
         per_imp.entry(imp.clone()).or_default().extend(v);
     }
     let cell_sec = per_cell
@@ -178,10 +189,13 @@ fn estimate(
             }
             continue;
         };
-        for r in recipes {
-            let key = (imp.name.clone(), r.row.clone());
-            let cells = p.seeds.len() * p.settings.workers.values().len();
-            seconds += rates.cell_sec.get(&key).copied().unwrap_or(typical) * cells as f64;
+        for (r, w) in recipes
+            .iter()
+            .flat_map(|r| p.settings.workers.values().iter().map(move |w| (r, *w)))
+        {
+            let key = (imp.name.clone(), w, r.row.clone());
+            let cell = rates.cell_sec.get(&key).copied().unwrap_or(typical);
+            seconds += cell * p.seeds.len() as f64;
         }
     }
     let mut line = format!(

@@ -16,7 +16,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     if augbench_core::production::is_production_config(&text) {
         let p = augbench_core::production::load(path)?;
-        let cells = p.implementations.len() * p.recipes.len() * p.seeds.len();
+        let cells = p.cells();
         println!("{}: ok (production: {cells} cells)", path.display());
         return Ok(ExitCode::SUCCESS);
     }
