@@ -53,6 +53,10 @@ data:
   num_items: 8
 execution:
   num_runs: 3
+  # one worker process a row: the test reads labels, tables and records, not a figure's spread,
+  # and each AlbumentationsX process costs seconds of imports (3 processes took 30 s alone, 86 s
+  # beside three other tests, the last test of CI's integration run)
+  processes: 1
   disable_slow_skip: true
 ";
 
@@ -140,6 +144,10 @@ data:
   annotation_errors: skip
 execution:
   num_runs: 3
+  # one worker process a row: the test reads labels, tables and records, not a figure's spread,
+  # and each AlbumentationsX process costs seconds of imports (3 processes took 30 s alone, 86 s
+  # beside three other tests, the last test of CI's integration run)
+  processes: 1
   disable_slow_skip: true
 ";
     let images = support("coco_images");
