@@ -144,9 +144,7 @@ data:
   annotation_errors: skip
 execution:
   num_runs: 3
-  # one worker process a row: the test reads labels, tables and records, not a figure's spread,
-  # and each AlbumentationsX process costs seconds of imports (3 processes took 30 s alone, 86 s
-  # beside three other tests, the last test of CI's integration run)
+  # one worker process a row, as in SYNTHETIC
   processes: 1
   disable_slow_skip: true
 ";
