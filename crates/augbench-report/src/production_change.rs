@@ -7,20 +7,18 @@
 //! columns are (implementation, count) in a sweep).
 
 use augbench_core::UsageError;
-use augbench_core::production::cell::Cell;
+use augbench_core::production::cell::{Cell, settings_except_workers};
 
 use crate::production::{Table, entries, order};
 
 /// The cell settings both runs must share (every cell of a run carries the run's; in a sweep each
 /// its own count of loader workers, which `swept` compares instead).
 fn settings(cells: &[Cell]) -> Option<serde_json::Value> {
-    let mut s = cells.first()?.settings.clone();
-    if swept(cells).is_some()
-        && let Some(o) = s.as_object_mut()
-    {
-        o.remove("workers");
-    }
-    Some(s)
+    let s = &cells.first()?.settings;
+    Some(match swept(cells) {
+        Some(_) => settings_except_workers(s),
+        None => s.clone(),
+    })
 }
 
 /// The loader-worker counts a run swept (its cells' ids), `None` for a run of one count.

@@ -1,5 +1,7 @@
-//! One production cell as a file (written by augbench-exec, read by augbench-report): `cells/<implementation>/<recipe>/seed-<n>.json` under the run's
-//! folder (`…/workers-<w>/seed-<n>.json` in a sweep of loader workers), written once (atomically) and never rewritten while it is valid. A file is valid when
+//! One production cell as a file (written by augbench-exec, read by augbench-report):
+//! `cells/<implementation>/<recipe>/seed-<n>.json` under the run's folder
+//! (`…/workers-<w>/seed-<n>.json` in a sweep of loader workers), written once (atomically) and
+//! never rewritten while it is valid. A file is valid when
 //! it parses, names the cell and run it sits under, and its digest matches its content.
 
 use std::path::{Path, PathBuf};
@@ -102,6 +104,16 @@ impl Cell {
         text.push('\n');
         text.into_bytes()
     }
+}
+
+/// Cell settings less the loader workers: in a sweep each cell names its own count, so cells of
+/// one run (or of two runs, or an earlier cell and a config) agree on everything else.
+pub fn settings_except_workers(settings: &serde_json::Value) -> serde_json::Value {
+    let mut s = settings.clone();
+    if let Some(o) = s.as_object_mut() {
+        o.remove("workers");
+    }
+    s
 }
 
 /// Where `id`'s file lives under the run folder `run_dir`.

@@ -1,9 +1,8 @@
 //! Measures a production run's missing cells: the dataset prepared and prewarmed once, the run
 //! id from every input, then the implementations taking turns over blocks of (recipe, seed,
-//! loader-worker count) groups
-//! in a Williams design's order (`cell_order`), each cell measured by its implementation's worker
-//! (a Python one in its pipeline environment, or the native one; the only worker up) while the
-//! coordinator samples its tree.
+//! loader-worker count) groups in a Williams design's order (`cell_order`), each cell measured by
+//! its implementation's worker (a Python one in its pipeline environment, or the native one; the
+//! only worker up) while the coordinator samples its tree.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,7 +56,7 @@ pub fn run(
     let out = p.output_dir();
     let run_dir = run_dir(&out, &run_id);
     super::record::open(&out, &run_dir, &run_id, &inputs, p, mp)?;
-    let total = Extent::of(p).cells() as u64;
+    let total = p.cells() as u64;
     let bar = crate::progress::steps_bar(mp, "Production cells".into(), total);
     let mut run = ProductionRun {
         run_id,
@@ -150,11 +149,6 @@ impl Extent {
             implementations: p.implementations.len(),
         }
     }
-
-    /// The cells the run asks for.
-    pub fn cells(self) -> usize {
-        self.implementations * self.recipes * self.seeds * self.workers
-    }
 }
 
 /// Where one cell sits: indices into the run's recipes, seeds, loader-worker counts and
@@ -177,7 +171,8 @@ impl CellAt {
 
 /// The order cells are measured in. The (recipe, seed, workers) groups, recipe by recipe, seed by
 /// seed and count by count, are cut into blocks of `block` consecutive (recipe, seed) pairs with
-/// all their counts (at most half the pairs, so a short run has two blocks); each implementation in turn measures a block's cells, so implementations compared
+/// all their counts (at most half the pairs, so a short run has two blocks); each implementation
+/// in turn measures a block's cells, so implementations compared
 /// on a recipe are measured at most (implementations − 1) blocks apart, not a whole run apart.
 /// Successive blocks take the rows of a Williams design (`williams_rows`) in turn, so over a cycle
 /// of rows each implementation goes first as often as any other and follows each other one as
@@ -766,7 +761,7 @@ mod tests {
                 implementations: 2,
             };
             let order = cell_order(e, block);
-            assert_eq!(order.len(), e.cells());
+            assert_eq!(order.len(), recipes * workers * 2);
             for turn in order.chunk_by(|a, b| a.implementation == b.implementation) {
                 assert_eq!(turn.len() % workers, 0, "{e:?}: a turn of whole recipes");
                 for recipe in turn.chunks(workers) {
@@ -777,7 +772,11 @@ mod tests {
             }
             let mut ranks: Vec<usize> = order.iter().map(|c| c.config_rank(e)).collect();
             ranks.sort_unstable();
-            assert_eq!(ranks, (0..e.cells()).collect::<Vec<_>>(), "every cell once");
+            assert_eq!(
+                ranks,
+                (0..order.len()).collect::<Vec<_>>(),
+                "every cell once"
+            );
         }
     }
 

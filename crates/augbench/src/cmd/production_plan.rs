@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use augbench_catalog::recipes::Recipe;
-use augbench_core::production::cell::{Cell, CellStatus};
+use augbench_core::production::cell::{Cell, CellStatus, settings_except_workers};
 use augbench_core::production::{Implementation, Production};
 use augbench_exec::production::coverage::{self, Coverage};
 
@@ -53,23 +53,15 @@ fn cell_seconds(c: &Cell, items: f64) -> Option<f64> {
     Some(first + items / rate)
 }
 
-/// Cell settings less the loader workers: each cell names its own count (a sweep's differ), so an
-/// earlier cell's rate serves every cell of the same count.
-fn without_workers(mut settings: serde_json::Value) -> serde_json::Value {
-    if let Some(o) = settings.as_object_mut() {
-        o.remove("workers");
-    }
-    settings
-}
-
 fn rates(p: &Production, out: &Path, items_after_first: f64) -> Option<Rates> {
     let run = augbench_report::production::latest(out).ok()?;
-    let settings = without_workers(serde_json::to_value(&p.settings).ok()?);
+    // an earlier cell's rate serves every cell of its count measured with the rest the same
+    let settings = settings_except_workers(&serde_json::to_value(&p.settings).ok()?);
     let counts = p.settings.workers.values();
     let mut per_cell: BTreeMap<(String, u64, String), Vec<f64>> = BTreeMap::new();
     for c in run.cells.iter().filter(|c| c.status == CellStatus::Ok) {
         let workers = c.settings["workers"].as_u64();
-        let same = without_workers(c.settings.clone()) == settings;
+        let same = settings_except_workers(&c.settings) == settings;
         if let (true, Some(w), Some(s)) = (same, workers, cell_seconds(c, items_after_first))
             && counts.contains(&w)
         {
@@ -101,7 +93,7 @@ pub fn show(p: &Production, config: &Path, out: &Path) -> String {
     let s = &p.settings;
     let items = (s.warmup_batches + s.measured_batches) * s.batch_size;
     let extent = augbench_exec::production::run::Extent::of(p);
-    let total = extent.cells();
+    let total = p.cells();
     let workers = serde_json::to_string(&s.workers).unwrap_or_default();
     let sweep = if s.workers.is_sweep() {
         format!(" × {} loader-worker counts", extent.workers)
