@@ -56,17 +56,16 @@ fn locked_pillow() -> String {
     line.trim().to_string()
 }
 
-/// An A/B micro run of `Resize` and `HorizontalFlip` with the two `--variant` flags.
+/// The blur the fixture slows and a fast row beside it.
+const TRANSFORMS: [&str; 2] = ["--transforms", "GaussianBlur,HorizontalFlip"];
+
+/// An A/B micro run of `GaussianBlur` and `HorizontalFlip` with the two `--variant` flags.
 fn ab_run(out: &Path, baseline: &str, current: &str) -> Output {
-    ab_run_shaped(
-        out,
-        baseline,
-        current,
-        &["--num-items", "20", "--num-runs", "3"],
-    )
+    let shape = [&TRANSFORMS[..], &["--num-items", "20", "--num-runs", "3"]].concat();
+    ab_run_shaped(out, baseline, current, &shape)
 }
 
-/// `ab_run` with its own shape (`--num-items`, `--num-runs`).
+/// `ab_run` with its own shape (`--transforms`, `--num-items`, `--num-runs`).
 fn ab_run_shaped(out: &Path, baseline: &str, current: &str, shape: &[&str]) -> Output {
     let config =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/examples/ab_versions.yaml");
@@ -76,7 +75,6 @@ fn ab_run_shaped(out: &Path, baseline: &str, current: &str, shape: &[&str]) -> O
         .arg(config)
         .arg("--output")
         .arg(out)
-        .args(["--transforms", "GaussianBlur,HorizontalFlip"])
         .args(shape)
         .arg("--no-refresh-requirements")
         .args(["--variant", baseline, "--variant", current])
@@ -106,11 +104,7 @@ fn result_files(dir: &Path) -> Vec<PathBuf> {
 
 /// The verdict benchmark's shape (`scripts/bench_verdicts.sh`: 50 images, the shipped A/B
 /// example's runs), where a 5% slowdown read `slower` in 10 of 10 invocations.
-const SLOW_SHAPE: &[&str] = &["--num-items", "50"];
-
-/// The clock test's shape: a 1.5× change in wall time needs few items and runs to show (its
-/// ratio read 0.660, [0.650, 0.670], at 20 items × 3 runs).
-const CLOCK_SHAPE: &[&str] = &["--num-items", "8", "--num-runs", "2"];
+const SLOW_SHAPE: &[&str] = &[TRANSFORMS[0], TRANSFORMS[1], "--num-items", "50"];
 
 fn slow_checkout(dir: &Path) -> PathBuf {
     // A real slowdown just past the default 5% minimum effect: 6% more of the blur's work,
@@ -143,8 +137,8 @@ fn fixture_checkout(checkout: &Path, args: &[&str]) -> PathBuf {
     checkout.to_path_buf()
 }
 
-/// The A/B rows of `compare DIR --format json`, by transform.
-fn ab_rows(out: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
+/// The A/B rows of `compare DIR --format json`, by (current variant, transform).
+fn ab_rows(out: &Path) -> Rows {
     let shown = bin()
         .arg("compare")
         .arg(out)
@@ -158,14 +152,15 @@ fn ab_rows(out: &Path) -> std::collections::BTreeMap<String, serde_json::Value> 
     rows
 }
 
-fn collect_rows(
-    v: &serde_json::Value,
-    rows: &mut std::collections::BTreeMap<String, serde_json::Value>,
-) {
+type Rows = std::collections::BTreeMap<(String, String), serde_json::Value>;
+
+fn collect_rows(v: &serde_json::Value, rows: &mut Rows) {
+    let name = |m: &serde_json::Map<String, serde_json::Value>, key: &str| {
+        m[key].as_str().unwrap_or_default().to_string()
+    };
     match v {
         serde_json::Value::Object(m) if m.contains_key("baseline") && m.contains_key("verdict") => {
-            let name = m["transform"].as_str().unwrap_or_default().to_string();
-            rows.insert(name, v.clone());
+            rows.insert((name(m, "current"), name(m, "transform")), v.clone());
         }
         serde_json::Value::Object(m) => m.values().for_each(|x| collect_rows(x, rows)),
         serde_json::Value::Array(a) => a.iter().for_each(|x| collect_rows(x, rows)),
@@ -197,10 +192,19 @@ fn a_variant_whose_environment_fails_costs_that_variant_only() {
     let reqs = tmp.path().join("broken.txt");
     std::fs::write(&reqs, "augbench-no-such-distribution-xyz==1.0\n").unwrap();
     let out = tmp.path().join("half");
-    let run = ab_run(
+    // The smallest run: the test reads which variant failed and which file was written.
+    let run = ab_run_shaped(
         &out,
         &format!("pillow@released={}", locked_pillow()),
         &format!("pillow@broken={}", reqs.display()),
+        &[
+            "--transforms",
+            "HorizontalFlip",
+            "--num-items",
+            "4",
+            "--num-runs",
+            "1",
+        ],
     );
     let shown = text(&run);
     assert_eq!(run.status.code(), Some(1), "{shown}");
@@ -423,19 +427,47 @@ fn video_micro_variants_pair_clips_in_their_own_environments() {
 /// helper thread it waits for; sleeping) is judged on the wall clock and says why, where the CPU
 /// clock alone would read no change. 50% more time, so the choice of clock holds beside the other
 /// tests; the changed row's verdict is never `same` there (a quiet machine reads `regression`:
-/// the tests in `alone` hold verdicts, and that untouched rows stay on the CPU clock).
+/// the tests in `alone` hold verdicts, and that untouched rows stay on the CPU clock). Both
+/// checkouts are variants of one run against the released Pillow: a 1.5× change needs few items
+/// and runs to show (its ratio read 0.64–0.66 with intervals ±1% at 8 items × 2 runs), and a short
+/// warmup (the test reads the clock, not a warm figure).
 #[test]
 fn time_on_a_helper_thread_or_asleep_is_judged_on_the_wall_clock() {
     let tmp = tempfile::tempdir().unwrap();
-    for mode in ["thread", "sleep"] {
-        let checkout = clock_checkout(tmp.path(), "0.5", mode);
-        let out = tmp.path().join(format!("ab-{mode}"));
-        let base = format!("pillow@released={}", locked_pillow());
-        let cur = format!("pillow@{mode}={}", checkout.display());
-        let run = ab_run_shaped(&out, &base, &cur, CLOCK_SHAPE);
-        assert!(run.status.success(), "{}", text(&run));
-        let rows = ab_rows(&out);
-        let blur = &rows["GaussianBlur"];
+    let modes = ["thread", "sleep"];
+    let checkouts: String = modes
+        .iter()
+        .map(|mode| {
+            let checkout = clock_checkout(tmp.path(), "0.5", mode);
+            format!(
+                "    - {{library: pillow, label: 'pillow@{mode}', path: '{}'}}\n",
+                checkout.display()
+            )
+        })
+        .collect();
+    let config = tmp.path().join("clock.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "version: 1\nselection:\n  scenario: image-rgb\n  mode: micro\n  transforms: [GaussianBlur, HorizontalFlip]\n  variants:\n    - {{library: pillow, label: 'pillow@released', pin: '{}'}}\n{checkouts}data: {{num_items: 8}}\nexecution: {{num_runs: 2, warmup: {{window: 2, min_windows: 1}}}}\n",
+            locked_pillow()
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("ab");
+    let run = bin()
+        .args(["run", "--no-refresh-requirements", "--config"])
+        .arg(&config)
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", text(&run));
+    let rows = ab_rows(&out);
+    for mode in modes {
+        let current = format!("pillow@{mode}");
+        let blur = &rows[&(current.clone(), "GaussianBlur".to_string())];
+        assert_eq!(blur["baseline"], "pillow@released", "{mode}: {blur:#}");
         assert_eq!(blur["clock"], "wall", "{mode}: {blur:#}");
         assert!(
             blur["clock_note"].as_str().is_some_and(|n| !n.is_empty()),
@@ -448,7 +480,7 @@ fn time_on_a_helper_thread_or_asleep_is_judged_on_the_wall_clock() {
         // The untouched row is left alone here: beside three other tests its CPU ÷ wall moves
         // with the load (a CI run read 0.91 against 0.99 and went to the wall clock; another read
         // 0.959 [0.932, 0.987] on the CPU clock). The A/A test in `alone` holds its clock.
-        let flip = &rows["HorizontalFlip"];
+        let flip = &rows[&(current, "HorizontalFlip".to_string())];
         assert_eq!(
             flip["clock_note"].is_null(),
             flip["clock"] == "cpu",
@@ -532,8 +564,8 @@ mod alone {
         assert!(!shown.contains("**slower**"), "{shown}");
         // The same code twice: the clocks agree, so no row leaves the CPU clock.
         for (name, row) in ab_rows(&out) {
-            assert_eq!(row["clock"], "cpu", "{name}: {row:#}");
-            assert!(row["clock_note"].is_null(), "{name}: {row:#}");
+            assert_eq!(row["clock"], "cpu", "{name:?}: {row:#}");
+            assert!(row["clock_note"].is_null(), "{name:?}: {row:#}");
         }
     }
 }

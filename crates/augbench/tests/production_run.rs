@@ -12,11 +12,10 @@ fn augbench() -> assert_cmd::Command {
 }
 
 /// Two CPU implementations × three recipes (RandomResizedCrop: Pillow has none) × the given
-/// seeds: small batches, but 100 of them, so that a cell outlasts the memory sampler's spacing
-/// (a reading of a 600 MB tree costs ~10 ms, and the sampler spends at most 3% of a core).
-fn config(dir: &Path, seeds: &str) -> PathBuf {
+/// seeds, `batches` small batches a cell.
+fn config(dir: &Path, seeds: &str, batches: u32) -> PathBuf {
     let text = format!(
-        "version: 1\nproduction:\n  implementations: [pillow_cpu, torchvision_cpu]\n  recipes: [Resize, HorizontalFlip, RandomResizedCrop]\n  seeds: {seeds}\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: 100\n  workers: 1\ndata:\n  num_items: 12\n"
+        "version: 1\nproduction:\n  implementations: [pillow_cpu, torchvision_cpu]\n  recipes: [Resize, HorizontalFlip, RandomResizedCrop]\n  seeds: {seeds}\n  batch_size: 4\n  warmup_batches: 1\n  measured_batches: {batches}\n  workers: 1\ndata:\n  num_items: 12\n"
     );
     write_config(dir, "production.yaml", &text)
 }
@@ -111,7 +110,9 @@ fn json(bytes: &[u8]) -> serde_json::Value {
 fn each_cell_is_a_file_with_its_identity_batch_and_memory_and_a_rerun_keeps_it() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let cfg = config(dir.path(), "[137]");
+    // 100 batches a cell, so that a cell outlasts the memory sampler's spacing (a reading of a
+    // 600 MB tree costs ~10 ms, and the sampler spends at most 3% of a core).
+    let cfg = config(dir.path(), "[137]", 100);
     let first = run(&cfg, &out);
     let log = text(&first);
     assert!(first.status.success(), "{log}");
@@ -421,7 +422,9 @@ fn a_sweep_of_loader_workers_measures_a_cell_per_count() {
 fn a_run_killed_mid_way_goes_on_with_only_the_missing_cells() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let cfg = config(dir.path(), "[137, 138]");
+    // Few batches a cell: the test reads which cells are on disk, not what they measured (a
+    // cell still takes a worker's start, far longer than the 50 ms the kill waits between looks).
+    let cfg = config(dir.path(), "[137, 138]", 10);
     let bin = assert_cmd::cargo::cargo_bin("augbench");
     let mut child = std::process::Command::new(bin)
         .args(["production", "--no-refresh-requirements", "--config"])
