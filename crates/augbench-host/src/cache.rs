@@ -1,6 +1,6 @@
 //! The cache root: `$AUGBENCH_CACHE` if set, else the platform user cache dir + `augbench`.
-//! Environments, the uv augbench installed, synthetic datasets and video clip caches all live
-//! below it.
+//! Environments, the uv augbench installed, synthetic datasets, video clip caches and Python
+//! workers' answers about what they build all live below it.
 
 use std::path::PathBuf;
 
@@ -30,4 +30,9 @@ pub fn tools_dir() -> PathBuf {
 /// Video clip caches; inside the datasets folder, so `augbench data clean` empties them too.
 pub fn clips_dir() -> PathBuf {
     datasets_dir().join("clips")
+}
+
+/// Python workers' answers to what they build of the production catalog (augbench-exec).
+pub fn coverage_dir() -> PathBuf {
+    cache_root().join("coverage")
 }

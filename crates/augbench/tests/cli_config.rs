@@ -302,11 +302,19 @@ fn list_transforms_has_a_row_per_transform() {
 }
 
 /// The embedded recipe catalog: a row per recipe with where the CPU prefix rule splits it, and
-/// each implementation's coverage out of every recipe, asked of what runs.
+/// each implementation's coverage out of every recipe, asked of what runs; asked again, the
+/// Python workers' kept answers list the same.
 #[test]
 fn list_recipes_has_a_row_per_recipe_and_each_implementations_coverage() {
     let c = augbench_catalog::recipes::Catalog::embedded();
+    // Asked afresh: no kept answer (another test asking meanwhile only keeps the same ones).
+    let _ = std::fs::remove_dir_all(augbench_host::cache::coverage_dir());
     let out = stdout_of(&["list", "recipes"]);
+    assert!(
+        augbench_host::cache::coverage_dir().is_dir(),
+        "no answer kept"
+    );
+    assert_eq!(stdout_of(&["list", "recipes"]), out, "kept answers differ");
     let total = c.recipes.len();
     assert!(
         out.starts_with(&format!("specs/recipes/rgb.yaml: {total} recipes")),

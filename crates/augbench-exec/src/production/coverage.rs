@@ -3,7 +3,8 @@
 //! a native crate's worker is this binary, a Python one starts in its environment), so
 //! `production --plan` and `list recipes` count what a run measures rather than what the catalog
 //! claims. A Python implementation that cannot be asked here (its environment not built, a GPU
-//! implementation without a CUDA device) keeps the catalog's list, and says why.
+//! implementation without a CUDA device) keeps the catalog's list, and says why. A Python
+//! worker's answer is kept in the cache (`answers`): asking imports the library, seconds each time.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -17,6 +18,7 @@ use augbench_protocol::protocol::{
     ProductionBuildsRequest, ProductionBuildsResponse, RecipeStages, Request,
 };
 
+use super::answers;
 use super::run::{chain_stages, stages_in_workers};
 
 /// An implementation's answer for the recipes it was asked about.
@@ -102,21 +104,39 @@ fn of_worker(
             })
             .collect(),
     };
-    let wait = Duration::from_secs_f64(policy::PRODUCTION_START_TIMEOUT_SEC);
-    let asked = || -> Result<ProductionBuildsResponse, augbench_protocol::client::WorkerError> {
-        let mut worker = Worker::start(&command, policy::STDERR_TAIL_LINES)?;
-        worker.request(&Request::Hello, wait)?;
-        let answer = worker.call(&Request::ProductionBuilds(request), wait)?;
-        worker.shutdown();
-        Ok(answer)
+    let kept = env.is_some().then(|| answers::key(&command, &request));
+    let answer = match kept.as_deref().and_then(answers::read) {
+        Some(answer) => answer,
+        None => {
+            let answer = asked(&command, request)?;
+            if let Some(key) = &kept {
+                answers::keep(key, &answer);
+            }
+            answer
+        }
     };
-    let answer = asked().map_err(|e| format!("its worker did not answer: {e}"))?;
     let refused = answer
         .recipes
         .into_iter()
         .filter_map(|b| Some((b.recipe, b.refused?)))
         .collect();
     Ok(Coverage::Asked { refused })
+}
+
+/// Starts the worker of `command` and asks it `request` once.
+fn asked(
+    command: &augbench_host::child::CommandLine,
+    request: ProductionBuildsRequest,
+) -> Result<ProductionBuildsResponse, String> {
+    let wait = Duration::from_secs_f64(policy::PRODUCTION_START_TIMEOUT_SEC);
+    let ask = || -> Result<ProductionBuildsResponse, augbench_protocol::client::WorkerError> {
+        let mut worker = Worker::start(command, policy::STDERR_TAIL_LINES)?;
+        worker.request(&Request::Hello, wait)?;
+        let answer = worker.call(&Request::ProductionBuilds(request), wait)?;
+        worker.shutdown();
+        Ok(answer)
+    };
+    ask().map_err(|e| format!("its worker did not answer: {e}"))
 }
 
 /// The implementation's pipeline environment where it is built already (nothing is built here).
