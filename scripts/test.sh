@@ -112,48 +112,19 @@ cargo test --workspace --release --doc
 step "rust: verdicts on timing intervals (A/B gate, the docs' gate examples, precision reached), alone: their intervals widen with anything beside them"
 cargo test --workspace --release -- alone:: --test-threads=1
 
-# The Python suites run after the Rust tests, not beside them (docs/ci.md says why). Each suite
-# runs on one core (pytest and the workers it starts one at a time), so two suites run at once:
-# `suite` starts one in the background when fewer than two run, its output kept apart and
-# printed whole, in order, with its time, once all have ended; any failed suite fails the step.
+# The Python suites run after the Rust tests, not beside them, and one at a time (docs/ci.md says
+# why: two at a time, a forked loader worker hung on a lock OpenCV's thread pool held at fork).
 # Python test files are discovered, never listed: each declares its environment
 # (`pytestmark = pytest.mark.environment(...)`, python/tests/conftest.py), a file that declares
 # none stops the run, and the AUGBENCH_EXPECT_* variables turn a missing promised library into a
 # failure instead of a skip.
 PYTEST=(-m pytest -q -p no:cacheprovider python/tests)
-SUITE_LOGS="$SCRATCH/suites"
-mkdir -p "$SUITE_LOGS"
-SUITES=()
-suite() { # suite <title> <command…>
-  while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
-  local n=${#SUITES[@]}
-  SUITES+=("$1")
-  shift
-  printf '   started: %s\n' "${SUITES[$n]}"
-  (
-    start=$SECONDS
-    rc=0
-    "$@" >"$SUITE_LOGS/$n.log" 2>&1 || rc=$?
-    echo "$rc $((SECONDS - start))" >"$SUITE_LOGS/$n.rc"
-  ) &
-}
-# Waits for every suite, prints each one's output and time, and fails when any failed.
-suites_done() {
-  wait
-  close_step
-  last_step=""
-  local failed=0 n rc took
-  for n in "${!SUITES[@]}"; do
-    read -r rc took <"$SUITE_LOGS/$n.rc"
-    printf '\n== %s (%s s, exit %s)\n' "${SUITES[$n]}" "$took" "$rc"
-    cat "$SUITE_LOGS/$n.log"
-    TIMES+=("$(printf '%5d s    %s' "$took" "${SUITES[$n]}")")
-    [ "$rc" = 0 ] || failed=1
-  done
-  [ "$failed" = 0 ] || { echo "a Python suite failed (its output is above)"; exit 1; }
-}
 
-step "python: pytest for the library environments, two suites at a time"
+step "python: cell-log interop (pyarrow, pandas, polars, DuckDB), in the test venv"
+# `-rA` names every test and its outcome in the log, so it shows polars and DuckDB ran.
+AUGBENCH_EXPECT_MODULES=pyarrow,pandas,numpy,polars,duckdb .venv-test/bin/python "${PYTEST[@]}" -rA --environment interop
+
+step "python: pytest for the library environments"
 # pytest (pure Python) goes into a folder of its own on PYTHONPATH, so the cached library
 # environments stay exactly what their locks say.
 "$UV" pip install --quiet --python "$PY" --target .pytest-only pytest
@@ -164,7 +135,7 @@ step "python: pytest for the library environments, two suites at a time"
 # The groups and their libraries come from the support matrix (specs/matrix.yaml, as
 # `augbench list libraries` prints it): every python_worker library's env group, in matrix order,
 # one line per group, "<group> <library>,<library>". DALI's pipeline backend and the video
-# decoders have suites of their own below.
+# decoders have steps of their own below.
 library_groups="$("$AUGBENCH_BIN" list libraries | awk -F '  +' '
   NR > 1 && $4 == "python_worker" {
     if (!($5 in libs)) { order[n++] = $5; libs[$5] = $1 } else { libs[$5] = libs[$5] "," $1 }
@@ -177,31 +148,22 @@ library_groups="$("$AUGBENCH_BIN" list libraries | awk -F '  +' '
 generic_group=pillow
 grep -q "^$generic_group " <<<"$library_groups" || generic_group="${library_groups%% *}"
 while read -r group expect <&3; do
+  step "python: worker protocol, adapters, pipeline and video in the $group environment"
   envpy="$("$AUGBENCH_BIN" env python "$group")"
   only=()
   [ "$group" = "$generic_group" ] || only=(-m "not generic")
   # `-rA`: the log names every case and its outcome (torchvision's decoder, torchcodec, among them).
-  suite "python: worker protocol, adapters, pipeline and video in the $group environment" \
-    env AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only \
-    "$envpy" "${PYTEST[@]}" -rA --environment library "${only[@]}"
+  AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only "$envpy" "${PYTEST[@]}" -rA --environment library "${only[@]}"
 done 3<<< "$library_groups"
 
-suite "python: DALI's pipeline backend (CPU mode), inside the dali environment" \
-  env AUGBENCH_EXPECT_LIBS=dali PYTHONPATH=python:.pytest-only \
-  "$("$AUGBENCH_BIN" env python dali)" "${PYTEST[@]}" --environment dali
+step "python: DALI's pipeline backend (CPU mode), inside the dali environment"
+AUGBENCH_EXPECT_LIBS=dali PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python dali)" "${PYTEST[@]}" --environment dali
 
+step "python: clip decoder (sampling rule, AVI round trip) and the decode scenario's decoders, inside the video_decode environment"
 # The decoders promised here are the matrix's decoders of the video_decode group.
 decoders="$("$AUGBENCH_BIN" list decoders | awk -F '  +' 'NR > 1 && $2 == "video_decode" { printf "%s%s", sep, $1; sep = "," }')"
 # `-rA` again: the log shows each decoder's tests ran.
-suite "python: clip decoder (sampling rule, AVI round trip) and the decode scenario's decoders, inside the video_decode environment" \
-  env AUGBENCH_EXPECT_DECODERS="$decoders" PYTHONPATH=python:.pytest-only \
-  "$("$AUGBENCH_BIN" env python video_decode)" "${PYTEST[@]}" -rA --environment video_decode
-
-# `-rA` names every test and its outcome in the log, so it shows polars and DuckDB ran.
-suite "python: cell-log interop (pyarrow, pandas, polars, DuckDB), in the test venv" \
-  env AUGBENCH_EXPECT_MODULES=pyarrow,pandas,numpy,polars,duckdb \
-  .venv-test/bin/python "${PYTEST[@]}" -rA --environment interop
-suites_done
+AUGBENCH_EXPECT_DECODERS="$decoders" PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python video_decode)" "${PYTEST[@]}" -rA --environment video_decode
 close_step
 printf '\n== time per step\n'; printf '%s\n' "${TIMES[@]}"
 echo "all tests passed"
