@@ -10,10 +10,6 @@ cd "$(dirname "$0")/.."
 export UV_PYTHON_DOWNLOADS=never
 PY="$(command -v python3)"
 
-# Lists, logs and marks of the steps below, removed at exit.
-SCRATCH="$(mktemp -d)"
-trap 'rm -rf "$SCRATCH"' EXIT
-
 # Each step prints its start; the time each took is listed at the end (where CI's time goes).
 TIMES=()
 last_step="" last_start=$SECONDS
@@ -54,17 +50,7 @@ step "python: test venv"
 step "rust: build (the binary and every test binary, once, with the tests' features)"
 # `cargo build -p augbench` alone resolves features without the dev-dependencies, so the test
 # step would compile serde and everything above it a second time; this builds them once.
-# The JSON messages name every test binary and its package's folder (the next step runs them).
-TEST_BINS="$SCRATCH/test-binaries.tsv"
-cargo test --workspace --release --no-run --message-format=json-render-diagnostics \
-  | "$PY" -c '
-import json, os, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
-        print(os.path.dirname(m["manifest_path"]), m["executable"], sep="\t")
-' >"$TEST_BINS"
-[ -s "$TEST_BINS" ] || { echo "cargo named no test binary"; exit 1; }
+cargo test --workspace --release --no-run
 export AUGBENCH_BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/augbench"
 
 step "python: library and video-decode environments (cached under the augbench cache)"
@@ -78,42 +64,18 @@ step "wheel: build from the same target folder, install into a fresh venv, quick
 # environment built by the step above.
 bash scripts/wheel.sh
 
-step "rust: tests (the CLI's end-to-end tests beside every other crate's)"
-# Most of the CLI's end-to-end tests (package augbench) wait on worker processes (Python
-# imports, timeouts) more than they compute: four at a time keep both cores busy most of the
-# time, and every other crate's test binaries (the simulators among them: pure computation) run
-# beside them, one binary after another, filling the rest (alone, the CLI's tests left a sixth of
-# the two cores idle). Each binary runs in its package's folder, as `cargo test` runs it, with
-# the binaries built above (a package subset would resolve other features and compile again).
-# The other crates' output is printed whole when both are done. The tests whose verdict reads
-# timing intervals (modules `alone`: the A/B gate, the docs' gate examples, the precision tests
-# that expect a loose target reached) wait for the next step.
-CLI_DIR="$PWD/crates/augbench"
-run_tests() { # run_tests <only|except> <test args…>: the CLI package's binaries, or the others'
-  local which=$1
-  shift
-  while IFS=$'\t' read -r dir exe <&3; do
-    if [ "$which" = only ] && [ "$dir" != "$CLI_DIR" ]; then continue; fi
-    if [ "$which" = except ] && [ "$dir" = "$CLI_DIR" ]; then continue; fi
-    printf '     Running %s (%s)\n' "${exe##*/}" "${dir#"$PWD"/}"
-    (cd "$dir" && "$exe" "$@") || return 1
-  done 3<"$TEST_BINS"
-}
-run_tests except --test-threads=2 --skip alone:: >"$SCRATCH/other-crates.log" 2>&1 &
-other_crates=$!
-cli_rc=0 other_rc=0
-run_tests only --test-threads=4 --skip alone:: || cli_rc=$?
-wait "$other_crates" || other_rc=$?
-printf '\n== the other crates'"'"' tests (exit %s)\n' "$other_rc"
-cat "$SCRATCH/other-crates.log"
-[ "$cli_rc" = 0 ] && [ "$other_rc" = 0 ] || { echo "a Rust test failed (its output is above)"; exit 1; }
-cargo test --workspace --release --doc
+step "rust: tests"
+# Most integration tests wait on worker processes (Python imports, timeouts) more than they
+# compute: four at a time keep both cores busy. One invocation of the whole workspace, as built
+# above (a package subset would resolve other features and compile again). The tests whose
+# verdict reads timing intervals (modules `alone`: the A/B gate, the docs' gate examples, the
+# precision tests that expect a loose target reached) wait for the next step.
+cargo test --workspace --release -- --test-threads=4 --skip alone::
 
 step "rust: verdicts on timing intervals (A/B gate, the docs' gate examples, precision reached), alone: their intervals widen with anything beside them"
 cargo test --workspace --release -- alone:: --test-threads=1
 
-# The Python suites run after the Rust tests, not beside them, and one at a time (docs/ci.md says
-# why: two at a time, a forked loader worker hung on a lock OpenCV's thread pool held at fork).
+# The Python suites run after the Rust tests, not beside them (docs/ci.md says why).
 # Python test files are discovered, never listed: each declares its environment
 # (`pytestmark = pytest.mark.environment(...)`, python/tests/conftest.py), a file that declares
 # none stops the run, and the AUGBENCH_EXPECT_* variables turn a missing promised library into a
