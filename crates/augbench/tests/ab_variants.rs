@@ -258,15 +258,20 @@ fn run_ab(
     );
     std::fs::write(&config, yaml).unwrap();
     let out = dir.join("out");
+    run_config(&config, &out);
+    (out, label_of(library, pins[0]), label_of(library, pins[1]))
+}
+
+/// `augbench run --config <config> --output <out>`, which must succeed.
+fn run_config(config: &Path, out: &Path) {
     let run = bin()
         .args(["run", "--no-refresh-requirements", "--config"])
-        .arg(&config)
+        .arg(config)
         .arg("--output")
-        .arg(&out)
+        .arg(out)
         .output()
         .unwrap();
     assert!(run.status.success(), "{}", text(&run));
-    (out, label_of(library, pins[0]), label_of(library, pins[1]))
 }
 
 fn read_result(path: &Path) -> ResultFile {
@@ -455,14 +460,7 @@ fn time_on_a_helper_thread_or_asleep_is_judged_on_the_wall_clock() {
     )
     .unwrap();
     let out = tmp.path().join("ab");
-    let run = bin()
-        .args(["run", "--no-refresh-requirements", "--config"])
-        .arg(&config)
-        .arg("--output")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(run.status.success(), "{}", text(&run));
+    run_config(&config, &out);
     let rows = ab_rows(&out);
     for mode in modes {
         let current = format!("pillow@{mode}");
