@@ -1,7 +1,8 @@
 """Pipeline mode: one transform inside a real PyTorch ``DataLoader`` (docs/pipeline.md).
 
 Owns the DataLoader side of the protocol: the recipe dataset (decode or preloaded item → the
-adapter's native recipe), the endless seeded sampler shared by every library, per-worker seeding
+adapter's native recipe; with targets, each item with its targets and a collate that keeps
+per-image target lists), the endless seeded sampler shared by every library, per-worker seeding
 and thread reports, and the optional main-process stage (GPU split); the requests, the output
 contract and the steady-state window are ``pipeline_common``'s. Imported only by pipeline ops.
 """
@@ -22,7 +23,7 @@ from torch.utils.data import DataLoader, Dataset, Sampler
 
 from . import guard
 from . import pipeline_common as common
-from .protocol import EXCEPTION, BadRequest, WorkerError
+from .protocol import CONTRACT, EXCEPTION, BadRequest, Unsupported, WorkerError
 
 # Loader workers start by fork, said explicitly (Python 3.14 makes forkserver the Linux default):
 # recipes are closures (lambdas) over the adapter's objects, which fork inherits and the spawn or
@@ -46,7 +47,8 @@ class RecipeDataset(Dataset):
             try:
                 item = self.read(item)
             except Exception as exc:  # noqa: BLE001 - named with the file, raised in the loader
-                raise RuntimeError(f"could not decode {item}: {type(exc).__name__}: {exc}") from None
+                path = item[0] if isinstance(item, tuple) else item  # (path, targets, size) with targets
+                raise RuntimeError(f"could not decode {path}: {type(exc).__name__}: {exc}") from None
         return self.recipe(item)
 
 
@@ -72,6 +74,33 @@ class Recipe:
     batch: Callable[[Any], Any] | None  # runs in the main process (GPU split), or None
     decoder: str
     split: bool
+    targets: tuple[str, ...] = ()  # the target kinds each sample carries (empty: image only)
+
+
+# The keys of a sample's targets, per kind (every adapter's target recipe returns these).
+TARGET_KEYS = {"mask": ("mask",), "boxes": ("boxes", "labels"), "keypoints": ("keypoints",)}
+
+
+def collate_targets(samples: list[tuple[Any, dict[str, Any]]]) -> tuple[torch.Tensor, list[dict[str, Any]]]:
+    """A detection or segmentation batch as training code takes it: the images stacked into one
+    tensor, the targets one dict per image (box and keypoint counts differ between images)."""
+    return torch.stack([image for image, _ in samples]), [targets for _, targets in samples]
+
+
+def check_targets(targets: Any, batch_size: int, kinds: tuple[str, ...]) -> dict[str, int]:
+    """The targets half of a batch: one dict of tensors per image with exactly the keys of its
+    kinds (a failed contract names what came out); returns the boxes and keypoints it holds."""
+    keys = sorted(key for kind in kinds for key in TARGET_KEYS[kind])
+    if not isinstance(targets, list) or len(targets) != batch_size:
+        raise WorkerError(CONTRACT, f"the batch's targets are {describe(targets)}, expected a list of {batch_size} dicts")
+    for index, target in enumerate(targets):
+        if not isinstance(target, dict) or sorted(target) != keys:
+            raise WorkerError(CONTRACT, f"the targets of image {index} are {describe(target)}, expected a dict with keys {keys}")
+        for key in keys:
+            if not isinstance(target[key], torch.Tensor):
+                raise WorkerError(CONTRACT, f"the targets of image {index}: {key} is {describe(target[key])}, not a tensor")
+    counted = {"boxes": "boxes", "keypoints": "keypoints"}
+    return {name: sum(len(t[key]) for t in targets) for name, key in counted.items() if key in keys}
 
 
 @dataclass
@@ -86,8 +115,17 @@ class Session:
     thread_reports: list[dict[str, Any]] = field(default_factory=list)
 
 
-def check_batch(batch: Any, batch_size: int, size: list[int] | None, frames: int | None = None) -> dict[str, Any]:
-    """The output contract (``common.check_output``) on the batch a DataLoader delivered."""
+def check_batch(
+    batch: Any, batch_size: int, size: list[int] | None, frames: int | None = None, targets: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The output contract (``common.check_output``) on the batch a DataLoader delivered; with
+    targets, on its images, and its targets per image (``check_targets``)."""
+    if targets:
+        if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+            what = describe(batch)
+            raise WorkerError(CONTRACT, f"the batch is {what}, expected (images, one targets dict per image)")
+        contract = check_batch(batch[0], batch_size, size, frames)
+        return {**contract, "targets": {"kinds": list(targets), **check_targets(batch[1], batch_size, targets)}}
     settings = common.Start(0, batch_size, 1, 0, [0], 0, size, frames)
     if not isinstance(batch, torch.Tensor):
         return common.check_output(describe(batch), None, "", lambda: ([], 0.0), settings)
@@ -152,6 +190,7 @@ def start(adapter: Any, recipe: Recipe, request: dict, items: list[Any], read: A
         generator=generator,
         worker_init_fn=worker_init(adapter, reports) if workers > 0 else None,
         multiprocessing_context=context if workers > 0 else None,
+        **({"collate_fn": collate_targets} if recipe.targets else {}),
     )
     started = time.perf_counter()
     iterator = iter(loader)
@@ -159,7 +198,7 @@ def start(adapter: Any, recipe: Recipe, request: dict, items: list[Any], read: A
     try:
         first = next_batch(session)
         ttfb = time.perf_counter() - started
-        contract = check_batch(first, batch_size, size, frames)
+        contract = check_batch(first, batch_size, size, frames, recipe.targets)
         for _ in range(warm):
             next_batch(session)
     except BaseException:
@@ -254,6 +293,21 @@ def stop(session: Session | None) -> None:
     session.iterator = None
 
 
+def _pair_reader(adapter: Any) -> Callable[[tuple[str, dict, list[int]]], tuple[Any, dict]]:
+    """Decodes the file of a (path, targets, size) item into (image, targets); an image of
+    another size than its targets entry says is refused (its targets would be on another canvas)."""
+
+    def read(item: tuple[str, dict, list[int]]) -> tuple[Any, dict]:
+        path, entry, expected = item
+        image = adapter.pipeline_read(path)
+        hw = adapter.image_hw(image)
+        if hw != expected:
+            raise ValueError(f"it decodes to {hw[1]}x{hw[0]}, but its targets are for {expected[1]}x{expected[0]}")
+        return image, entry
+
+    return read
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     lines = [line for line in text.splitlines() if line.strip()]
@@ -326,9 +380,13 @@ class PipelineOps:
         req = common.prepare_request(request)
         name, split = req.name, req.split
         adapter.seed(req.seed)
+        kinds = adapter.target_kinds
         with guard.building(name) as noted:
-            sample, batch = adapter.build_recipe(req.crop, req.transform, req.params, req.mean, req.std, split)
-        self.recipe = Recipe(name, sample, batch, adapter.decoder, split)
+            if kinds:
+                sample, batch = self._target_recipe(req), None
+            else:
+                sample, batch = adapter.build_recipe(req.crop, req.transform, req.params, req.mean, req.std, split)
+        self.recipe = Recipe(name, sample, batch, adapter.decoder, split, kinds)
         items, read = self._source()
         try:
             seconds = preflight(self.recipe, items, read, req.preflight_items, adapter.device)
@@ -358,9 +416,26 @@ class PipelineOps:
         self.session = session
         return response
 
+    def _target_recipe(self, req: Any) -> Callable[[Any], Any]:
+        """The recipe with targets, on (image, entry) items; refuses what cannot move them."""
+        adapter, kinds = self.adapter, self.adapter.target_kinds
+        if req.split:
+            raise Unsupported("targets run in the loader workers: no GPU split")
+        for stage in (req.crop["name"] if req.crop else None, req.transform):
+            refused = [adapter.target_reasons[(stage, k)] for k in kinds if (stage, k) in adapter.target_reasons]
+            if refused:
+                raise Unsupported(f"{stage} cannot move the {'+'.join(kinds)} with the image in {adapter.library}: {'; '.join(refused)}")
+        recipe = adapter.build_target_recipe(req.crop, req.transform, req.params, req.mean, req.std, kinds)
+        return lambda pair: recipe(*pair)
+
     def _source(self) -> tuple[list[Any], Any]:
         adapter = self.adapter
-        return adapter.items, (None if adapter.preloaded else adapter.pipeline_read)
+        read = None if adapter.preloaded else adapter.pipeline_read
+        if not adapter.target_kinds:
+            return adapter.items, read
+        if read is None:
+            return list(zip(adapter.items, adapter.entries)), None
+        return list(zip(adapter.items, adapter.entries, adapter.entry_sizes)), _pair_reader(adapter)
 
     def _require_session(self) -> Session:
         if self.session is None:

@@ -1,6 +1,6 @@
 //! The rules a run with target rows follows (docs/targets.md): what it can measure today (micro
-//! rows on RGB images, per image, no variants, locally), each set listed once, and the
-//! annotations keys that belong to it.
+//! and pipeline rows on RGB images, per image, no variants, locally), each set listed once, and
+//! the annotations keys that belong to it.
 
 use crate::config::RunConfig;
 use augbench_catalog::config_error::{ConfigError, Source};
@@ -8,8 +8,8 @@ use augbench_catalog::matrix::{Media, Mode};
 
 type Check = Result<(), ConfigError>;
 
-/// What a run with targets can measure today: micro rows on RGB images, per image, with the
-/// registry's transforms, no A/B variants; each set listed once.
+/// What a run with targets can measure today: micro and pipeline rows on RGB images, per image,
+/// with the registry's transforms, no A/B variants; each set listed once.
 pub fn check(cfg: &RunConfig, src: &Source) -> Check {
     annotations(cfg, src)?;
     let Some(sets) = &cfg.selection.targets else {
@@ -28,6 +28,10 @@ pub fn check(cfg: &RunConfig, src: &Source) -> Check {
         let msg = format!("target set `{}` is listed twice", dup.1);
         return Err(src.error(key, msg, "list each target set once"));
     }
+    if cfg.selection.mode == Some(Mode::Decode) {
+        let msg = "decode mode times decoders alone: no transform moves targets there".into();
+        return Err(src.error(key, msg, "use `mode: micro` or `mode: pipeline`, or remove `targets`"));
+    }
     if let Some((what, hint)) = refusal(cfg) {
         let msg = format!("targets are not measured {what} yet");
         return Err(src.error(key, msg, hint));
@@ -38,14 +42,7 @@ pub fn check(cfg: &RunConfig, src: &Source) -> Check {
 /// Why this config cannot carry targets (what, hint), if it cannot.
 fn refusal(cfg: &RunConfig) -> Option<(&'static str, &'static str)> {
     let sel = &cfg.selection;
-    let micro = sel.mode.unwrap_or(Mode::Micro) == Mode::Micro;
     let drop = "remove `targets` for image-only rows";
-    if !micro {
-        return Some((
-            "in pipeline or decode mode (micro rows only)",
-            "use `mode: micro`, or remove `targets`",
-        ));
-    }
     if sel.media.unwrap_or(Media::Image) != Media::Image {
         return Some(("on video", "use an image scenario, or remove `targets`"));
     }

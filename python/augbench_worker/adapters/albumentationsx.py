@@ -498,14 +498,18 @@ class AlbumentationsXAdapter(Adapter):
             sample["keypoints"] = entry["keypoints"]
         return sample
 
-    def build_targets(self, name: str, params: dict, kinds: tuple[str, ...]) -> Any:
-        transform = _native(self.build(name, params), name)
+    def compose_params(self, kinds: tuple[str, ...]) -> dict[str, Any]:
+        """Compose's ``bbox_params`` and ``keypoint_params`` for the kinds (xyxy pixels, xy)."""
         extra: dict[str, Any] = {}
         if "boxes" in kinds:
             extra["bbox_params"] = A.BboxParams(label_fields=["labels"], **{self.format_argument: "pascal_voc"})
         if "keypoints" in kinds:
             extra["keypoint_params"] = A.KeypointParams(**{self.format_argument: "xy"})
-        compose = A.Compose([transform], seed=self.current_seed, **extra)
+        return extra
+
+    def build_targets(self, name: str, params: dict, kinds: tuple[str, ...]) -> Any:
+        transform = _native(self.build(name, params), name)
+        compose = A.Compose([transform], seed=self.current_seed, **self.compose_params(kinds))
 
         def apply(sample: dict) -> dict:
             return compose(**sample)
@@ -551,6 +555,34 @@ class AlbumentationsXAdapter(Adapter):
         if self.video:  # THWC uint8 through ``images=``: one crop window and one draw per clip
             return (lambda clip: compose(images=clip)["images"]), None  # T×3×H×W float32
         return (lambda image: compose(image=image)["image"]), None
+
+    def build_target_recipe(self, crop, name, params, mean, std, kinds):  # type: ignore[no-untyped-def]
+        import torch  # pipeline mode runs in a DataLoader: torch is there (ToTensorV2 imports it too)
+        from albumentations.pytorch import ToTensorV2
+
+        stages = [self.recipe_crop(crop["name"], crop["params"])] if crop else []
+        if name is not None:
+            stages.append(self.build(name, params))
+        compose = A.Compose(
+            [*(_native(s, name or "the crop") for s in stages), A.Normalize(mean=mean, std=std, max_pixel_value=255.0, p=1), ToTensorV2(p=1)],
+            seed=self.current_seed,
+            **self.compose_params(kinds),
+        )
+        self.compose = compose
+
+        def sample(image: np.ndarray, entry: dict) -> tuple[Any, dict]:
+            out = compose(**self.target_sample(image, entry, kinds))
+            targets: dict[str, Any] = {}
+            if "mask" in kinds:
+                targets["mask"] = out["mask"]  # ToTensorV2 made it a tensor
+            if "boxes" in kinds:
+                targets["boxes"] = torch.from_numpy(np.asarray(out["bboxes"], dtype=np.float32).reshape(-1, 4))
+                targets["labels"] = torch.from_numpy(np.asarray(out["labels"], dtype=np.int64))
+            if "keypoints" in kinds:
+                targets["keypoints"] = torch.from_numpy(np.asarray(out["keypoints"], dtype=np.float32).reshape(-1, 2))
+            return out["image"], targets
+
+        return sample
 
     def build_chain(self, stages: list[dict]) -> Any:
         # One Compose over the stages, as a training loader writes it; each loader worker

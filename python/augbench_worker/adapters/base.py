@@ -127,6 +127,7 @@ class Adapter:
         # sample in the library's own types (``target_sample``); empty for image-only loads.
         self.target_kinds: tuple[str, ...] = ()
         self.entries: list[dict[str, np.ndarray]] = []
+        self.entry_sizes: list[list[int]] = []
         self.samples: list[Any] = []
         self.target_params: dict = {}  # the prepared transform's params (a refusal's probe rebuilds it)
 
@@ -296,6 +297,16 @@ class Adapter:
         """``sample -> out``: the transform ``name`` in the library's own joint call on a sample."""
         raise self.no_targets()
 
+    def build_target_recipe(
+        self, crop: dict | None, name: str | None, params: dict, mean: list[float], std: list[float], kinds: tuple[str, ...]
+    ) -> Callable[[Any, dict[str, np.ndarray]], tuple[Any, dict[str, Any]]]:
+        """The pipeline recipe with targets (docs/targets.md, "Pipeline mode"): ``(image, entry)
+        -> (CHW float32 normalized tensor, targets)``, the crop, T and the normalization in the
+        library's own joint call, ``entry``'s arrays converted to the library's sample first and
+        the outputs to tensors last (``mask`` H×W, ``boxes`` N×4 xyxy with ``labels`` N,
+        ``keypoints`` K×2), as a training dataset's ``__getitem__`` writes it."""
+        raise self.no_targets()
+
     def target_image(self, out: Any) -> Any:
         """The image part of a joint output, in the native type (checked, shaped, emitted)."""
         raise NotImplementedError
@@ -400,18 +411,19 @@ class Adapter:
         self.check_targets(ordered)
         if request.get("media", "image") == "video":
             raise Unsupported("targets are measured on images only")
-        if request.get("pipeline", False) is True:
-            raise Unsupported("targets are measured in micro mode only: pipeline mode has no targets yet")
         return {"file": targets["file"], "kinds": ordered}
 
     def _attach_targets(self, kinds: tuple[str, ...], table: dict, skipped: list[dict[str, str]]) -> dict:
         """Pairs each decoded item with its targets, converted to the library's sample (items
         without usable targets are dropped and listed in ``skipped``)."""
-        items, paths, entries, samples, dropped = [], [], [], [], []
+        items, paths, entries, samples, sizes, dropped = [], [], [], [], [], []
         for item, path in zip(self.items, self.paths):
             try:
-                entry = _parse_entry(table.get(path), kinds, self.image_hw(item))
-                sample = self.target_sample(item, entry, kinds)
+                # A file the loader decodes later is checked against its entry's size there.
+                hw = self.image_hw(item) if self.preloaded else _entry_hw(table.get(path))
+                entry = _parse_entry(table.get(path), kinds, hw)
+                # Pipeline samples are built in the loader's recipe, from (image, entry).
+                sample = None if self.pipeline else self.target_sample(item, entry, kinds)
             except ValueError as exc:
                 dropped.append({"path": path, "reason": str(exc)})
                 continue
@@ -419,6 +431,7 @@ class Adapter:
             paths.append(path)
             entries.append(entry)
             samples.append(sample)
+            sizes.append(hw)
         skipped.extend(dropped)
         if not items:
             raise WorkerError(
@@ -428,6 +441,7 @@ class Adapter:
                 "\n".join(f"{s['path']}: {s['reason']}" for s in dropped),
             )
         self.items, self.paths, self.entries, self.samples = items, paths, entries, samples
+        self.entry_sizes = sizes  # [height, width] per item, as its targets entry says
         self.target_kinds = kinds
         self.sync()
         return {
@@ -865,6 +879,15 @@ def _numbers(value: Any, columns: int, what: str) -> np.ndarray:
     if array.ndim != 2 or array.shape[1] != columns or not np.isfinite(array).all():
         raise ValueError(f"{what} must be a list of [{columns} finite numbers]")
     return array.astype(np.float32)
+
+
+def _entry_hw(entry: Any) -> list[int]:
+    """The height and width a targets entry says its image has ([0, 0] when it says none: the
+    entry is then refused by ``_parse_entry``)."""
+    if not isinstance(entry, dict):
+        return [0, 0]
+    height, width = entry.get("height"), entry.get("width")
+    return [height, width] if isinstance(height, int) and isinstance(width, int) else [0, 0]
 
 
 def _parse_entry(entry: Any, kinds: tuple[str, ...], hw: list[int]) -> dict[str, np.ndarray]:

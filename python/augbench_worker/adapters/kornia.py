@@ -463,6 +463,39 @@ class KorniaAdapter(TorchAdapter):
         apply.module = sequential  # type: ignore[attr-defined]
         return apply
 
+    def build_target_recipe(self, crop, name, params, mean, std, kinds):  # type: ignore[no-untyped-def]
+        # The crop is Kornia's own module inside the AugmentationSequential (it must move the
+        # targets too), so the whole frame becomes float32 first; the mask comes back as the
+        # uint8 class ids it went in as.
+        stages = [(crop["name"], crop["params"])] if crop else []
+        if name is not None:
+            stages.append((name, params))
+        modules = []
+        for stage, stage_params in stages:
+            built = self.build(stage, stage_params)
+            module = getattr(built, "module", built)
+            if not isinstance(module, K.AugmentationBase2D):
+                raise Unsupported(f"{stage} is built here as a function, not a kornia.augmentation module: AugmentationSequential cannot take it")
+            modules.append(module.to("cpu"))
+        sequential = K.AugmentationSequential(*modules, data_keys=["input", *(_DATA_KEYS[k] for k in kinds)])
+        normalize = kornia.enhance.Normalize(mean=torch.tensor(mean), std=torch.tensor(std))
+
+        def sample(image: torch.Tensor, entry: dict) -> tuple[torch.Tensor, dict]:
+            inputs, labels = self.target_sample(_to_float(image), entry, kinds)
+            out = sequential(*inputs)
+            out = out if isinstance(out, (list, tuple)) else [out]
+            targets: dict[str, torch.Tensor] = {}
+            for kind, value in zip(kinds, out[1:]):
+                if kind == "mask":
+                    targets["mask"] = value[0, 0].round().to(torch.uint8)
+                elif kind == "boxes":
+                    targets["boxes"], targets["labels"] = value[0], labels
+                else:
+                    targets["keypoints"] = value[0]
+            return _chw(normalize(out[0])), targets
+
+        return sample
+
     def target_image(self, out: tuple) -> torch.Tensor:
         return out[0][0][0]  # C×H×W of the batch of one
 

@@ -309,6 +309,20 @@ class TorchvisionAdapter(TorchAdapter):
 
         return apply
 
+    def build_target_recipe(self, crop, name, params, mean, std, kinds):  # type: ignore[no-untyped-def]
+        # ToDtype with one dtype and Normalize touch the image only; the targets keep their types
+        # (tv_tensors, which are tensors). No clamping or sanitizing step is added, as in micro rows.
+        head = [self.recipe_crop(crop["name"], crop["params"])] if crop else []
+        middle = [self.build(name, params)] if name is not None else []
+        compose = v2.Compose([*head, *middle, v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean=mean, std=std)])
+        keys = {"mask": "masks", "boxes": "boxes", "labels": "labels", "keypoints": "keypoints"}
+
+        def sample(image: torch.Tensor, entry: dict) -> tuple[torch.Tensor, dict]:
+            image, target = compose(*self.target_sample(image, entry, kinds))
+            return image, {ours: target[theirs] for ours, theirs in keys.items() if theirs in target}
+
+        return sample
+
     def target_image(self, out: tuple) -> Any:
         return out[0]
 
