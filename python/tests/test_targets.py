@@ -243,14 +243,105 @@ def test_unusable_targets_file_is_bad_input(library, jpeg_paths, tmp_path, share
 
 
 @pytest.mark.parametrize("library", TARGET_LIBRARIES)
-def test_video_and_pipeline_with_targets_are_unsupported(library, jpeg_paths, targets_file, shared_workers) -> None:
+def test_video_with_targets_is_unsupported(library, jpeg_paths, targets_file, shared_workers) -> None:
     require_library(library)
     client = shared_workers.worker(library)
     targets = {"file": targets_file, "kinds": KINDS}
     video = client.request("load", media="video", paths=jpeg_paths, clip_length=4, channels=3, device="cpu", targets=targets)
     assert not video["ok"] and video["kind"] == "unsupported" and video["error"] == "targets are measured on images only"
-    pipeline = client.request("load", media="image", paths=jpeg_paths, pipeline=True, channels=3, device="cpu", targets=targets)
-    assert not pipeline["ok"] and pipeline["kind"] == "unsupported" and "pipeline" in pipeline["error"], pipeline
+
+
+# ----- pipeline mode: (image, targets) samples through a real DataLoader ----------------------
+MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+CENTER = {"name": "CenterCrop224", "params": {"height": 224, "width": 224}}
+
+
+def _pipeline_ops(library: str, paths: list[str], file: str, preload: bool, kinds: list[str] = KINDS):
+    require_library(library)
+    require("torch")
+    from augbench_worker import adapters, pipeline
+
+    adapter = adapters.create(library)
+    targets = {"file": file, "kinds": kinds}
+    loaded = adapter.load({"media": "image", "paths": paths, "channels": 3, "pipeline": True, "preload": preload, "targets": targets})
+    return pipeline.PipelineOps(adapter), loaded
+
+
+def _pipeline_prepare(ops, transform: str, crop: dict | None = CENTER, split: bool = False) -> dict:
+    request = {"transform": transform, "params": REGISTRY[transform]["params"]}
+    request.update(crop=crop, mean=MEAN, std=STD, split=split, seed=0, preflight_items=1)
+    return ops.prepare(request)
+
+
+@pytest.mark.parametrize("preload", [False, True], ids=["decode_dataloader_augment", "memory_dataloader_augment"])
+@pytest.mark.parametrize("library", TARGET_LIBRARIES)
+def test_pipeline_batches_carry_one_targets_dict_per_image(library, preload, jpeg_paths, targets_file) -> None:
+    """CenterCrop224 then HorizontalFlip, in loader workers: the images stacked, each image's
+    targets cropped and mirrored with it (the mask exactly, the boxes within a pixel)."""
+    np = require("numpy")
+    ops, loaded = _pipeline_ops(library, jpeg_paths, targets_file, preload)
+    from augbench_worker import pipeline  # after the skips: it needs torch
+
+    assert loaded["targets"] == {"kinds": KINDS, "items": 3, "boxes": 4, "keypoints": 6}
+    prepared = _pipeline_prepare(ops, "HorizontalFlip")
+    assert prepared["transform"] == "HorizontalFlip", prepared
+    request = {"workers": 2 if preload else 0, "batch_size": 3, "prefetch": 2, "warm_batches": 1}
+    started = ops.start({**request, "order": [0, 1, 2], "seed": 0, "size": [224, 224]})
+    assert started["batch"]["shape"] == [3, 3, 224, 224]
+    counted = started["batch"]["targets"]  # what the crop kept: Albumentations drops what leaves it, the others keep it
+    assert counted["kinds"] == KINDS and 2 <= counted["boxes"] <= 4 and 2 <= counted["keypoints"] <= 6, counted
+    images, targets = pipeline.next_batch(ops.session)
+    ops.handle("pipeline_stop", {})
+    assert tuple(images.shape) == (3, 3, 224, 224) and len(targets) == 3
+    for index, target in enumerate(targets):
+        height, width = IMAGE_SIZES[index]
+        top, left = (height - 224) // 2, (width - 224) // 2
+        expected = _expected_mask(height, width)[top : top + 224, left : left + 224][:, ::-1]
+        assert np.array_equal(target["mask"].numpy().astype(np.uint8), expected), f"image {index}: the mask is cropped and mirrored"
+        if index == 1:
+            assert len(target["boxes"]) == 0 and len(target["keypoints"]) == 0
+            continue
+        x0, y0, x1, y1 = _boxes(height, width)[1]  # the box the crop cuts at its bottom edge
+        moved = [224 - (x1 - left), y0 - top, 224 - (x0 - left), y1 - top]
+        clipped = [*moved[:3], min(moved[3], 224)]  # Albumentations and torchvision clip it, Kornia keeps it
+        found = [b for b in target["boxes"].tolist() if np.allclose(b, moved, atol=1.0) or np.allclose(b, clipped, atol=1.0)]
+        assert found, (target["boxes"].tolist(), moved)
+
+
+@pytest.mark.parametrize("library", TARGET_LIBRARIES)
+def test_pipeline_with_targets_refuses_the_gpu_split(library, jpeg_paths, targets_file) -> None:
+    from augbench_worker.protocol import Unsupported
+
+    ops, _ = _pipeline_ops(library, jpeg_paths, targets_file, preload=True, kinds=["boxes"])
+    with pytest.raises(Unsupported, match="targets run in the loader workers: no GPU split"):
+        _pipeline_prepare(ops, "HorizontalFlip", split=True)
+
+
+def test_pipeline_refuses_a_transform_that_cannot_move_a_target(jpeg_paths, targets_file) -> None:
+    from augbench_worker.protocol import Unsupported
+
+    ops, _ = _pipeline_ops("albumentationsx", jpeg_paths, targets_file, preload=True, kinds=["mask"])
+    with pytest.raises(Unsupported, match="Perspective cannot move the mask with the image in albumentationsx"):
+        _pipeline_prepare(ops, "Perspective")
+
+
+def test_pipeline_target_contract_names_what_came_out() -> None:
+    torch = require("torch")
+    from augbench_worker import pipeline
+    from augbench_worker.protocol import CONTRACT, WorkerError
+
+    good = {"boxes": torch.zeros(0, 4), "labels": torch.zeros(0, dtype=torch.int64)}
+    assert pipeline.check_targets([good, good], 2, ("boxes",)) == {"boxes": 0}
+    cases = [
+        (good, "expected a list of 2 dicts"),
+        ([good], "expected a list of 2 dicts"),
+        ([good, {"boxes": good["boxes"]}], "the targets of image 1 are a dict with keys ['boxes']"),
+        ([good, {**good, "labels": [1]}], "image 1: labels is a list of 1 × a int, not a tensor"),
+    ]
+    for targets, fragment in cases:
+        with pytest.raises(WorkerError) as raised:
+            pipeline.check_targets(targets, 2, ("boxes",))
+        assert raised.value.kind == CONTRACT and fragment in raised.value.message, raised.value.message
 
 
 @pytest.mark.parametrize("library", NO_TARGET_LIBRARIES)

@@ -71,6 +71,7 @@ pub const EXAMPLES: &[Example] = &[
     example!("quickstart"),
     example!("rgb_micro_matrix"),
     example!("targets_micro"),
+    example!("targets_pipeline"),
 ];
 
 /// The example called `name`.

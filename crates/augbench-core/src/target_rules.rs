@@ -30,7 +30,11 @@ pub fn check(cfg: &RunConfig, src: &Source) -> Check {
     }
     if cfg.selection.mode == Some(Mode::Decode) {
         let msg = "decode mode times decoders alone: no transform moves targets there".into();
-        return Err(src.error(key, msg, "use `mode: micro` or `mode: pipeline`, or remove `targets`"));
+        return Err(src.error(
+            key,
+            msg,
+            "use `mode: micro` or `mode: pipeline`, or remove `targets`",
+        ));
     }
     if let Some((what, hint)) = refusal(cfg) {
         let msg = format!("targets are not measured {what} yet");

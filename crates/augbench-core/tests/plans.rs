@@ -52,6 +52,7 @@ plan_snapshots! {
     plan_local_video_micro_cpu => "examples/local_video_micro_cpu.yaml",
     plan_local_video_decode => "examples/local_video_decode.yaml",
     plan_local_rgb_pipeline_cpu => "examples/local_rgb_pipeline_cpu.yaml",
+    plan_targets_pipeline => "examples/targets_pipeline.yaml",
     plan_gpu_check_pipeline => "examples/gpu_check_pipeline.yaml",
     plan_gcp_rgb_micro => "paper/gcp_rgb_micro.yaml",
     plan_gcp_rgb_pipeline => "paper/gcp_rgb_pipeline.yaml",

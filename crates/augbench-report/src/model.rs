@@ -38,8 +38,16 @@ impl GroupKey {
         if self.device != "cpu" {
             parts.push(self.device.clone());
         }
-        parts.extend(self.variant.split_whitespace().map(str::to_string));
+        parts.extend(self.variant_words());
         parts.join("-").to_uppercase()
+    }
+
+    /// The variant's words for markers and file names: its separators (` · `, ` + `) dropped.
+    fn variant_words(&self) -> impl Iterator<Item = String> + '_ {
+        self.variant
+            .split_whitespace()
+            .filter(|w| !matches!(*w, "·" | "+"))
+            .map(str::to_string)
     }
 
     /// File-name stem for plots: `image-rgb_micro_cpu[_<variant>]`.
@@ -49,7 +57,7 @@ impl GroupKey {
             self.mode.clone(),
             self.device.clone(),
         ];
-        parts.extend(self.variant.split_whitespace().map(str::to_string));
+        parts.extend(self.variant_words());
         parts.join("_")
     }
 }
@@ -127,10 +135,17 @@ pub const COUNT_UNIT: &str = "items/Ginstr";
 /// The group variant of counted rows: their own tables, never mixed with timed rows.
 pub const COUNT_VARIANT: &str = "instructions";
 
-/// The group variant of target rows (`image + boxes`): their own tables, never mixed with the
-/// image-only rows.
-pub fn targets_variant(set: &str) -> String {
-    format!("image + {set}")
+/// The group variant of a row: its pipeline sweep point (`<scope> w<workers> b<batch>`) and its
+/// target set (`image + boxes`), joined with ` · ` where it has both; target rows get their own
+/// tables, never mixed with the image-only rows of the same sweep point.
+pub fn group_variant(pipeline: Option<(&str, u64, u64)>, target_set: Option<&str>) -> String {
+    let sweep = pipeline.map(|(scope, workers, batch)| format!("{scope} w{workers} b{batch}"));
+    let set = target_set.map(|set| format!("image + {set}"));
+    [sweep, set]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" · ")
 }
 
 impl Row {
@@ -348,6 +363,32 @@ mod tests {
         assert_eq!(
             key("cpu", "augment w4 b32").marker_name(),
             "IMAGE-RGB-MICRO-AUGMENT-W4-B32"
+        );
+    }
+
+    #[test]
+    fn a_variant_joins_the_sweep_point_and_the_target_set() {
+        let both = group_variant(
+            Some(("decode_dataloader_augment", 2, 32)),
+            Some("mask+boxes"),
+        );
+        assert_eq!(
+            both,
+            "decode_dataloader_augment w2 b32 · image + mask+boxes"
+        );
+        assert_eq!(group_variant(None, Some("boxes")), "image + boxes");
+        assert_eq!(
+            group_variant(Some(("augment", 4, 8)), None),
+            "augment w4 b8"
+        );
+        let k = key("cpu", &both);
+        assert_eq!(
+            k.marker_name(),
+            "IMAGE-RGB-MICRO-DECODE_DATALOADER_AUGMENT-W2-B32-IMAGE-MASK+BOXES"
+        );
+        assert_eq!(
+            k.file_stem(),
+            "image-rgb_micro_cpu_decode_dataloader_augment_w2_b32_image_mask+boxes"
         );
     }
 

@@ -184,3 +184,50 @@ execution:
         "image-only rows take every item"
     );
 }
+
+#[test]
+fn pipeline_rows_carry_targets_through_a_dataloader_in_their_own_table() {
+    let t = tempfile::tempdir().unwrap();
+    let config = "version: 1
+selection:
+  scenario: image-rgb
+  mode: pipeline
+  libraries: [albumentationsx]
+  transforms: [HorizontalFlip]
+  targets: [boxes]
+data:
+  num_items: 8
+execution:
+  num_runs: 1
+  processes: 1
+  workers: 1
+  batch_size: 4
+  disable_slow_skip: true
+";
+    let out = run(t.path(), config, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\nimage + boxes:"), "{}", text(&out));
+    let folder = t.path().join("out/image-rgb/pipeline");
+    let name = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with("albumentationsx+boxes_") && n.ends_with("_results.json"))
+        .unwrap_or_else(|| panic!("no albumentationsx+boxes result in {}", folder.display()));
+    let file: ResultFile =
+        serde_json::from_str(&std::fs::read_to_string(folder.join(name)).unwrap()).unwrap();
+    assert_eq!(file.metadata.targets.as_ref().unwrap().set, "boxes");
+    let row = &file.results["HorizontalFlip"];
+    assert_eq!(row.status, Some(Status::Ok), "{:?}", row.reason);
+    // The first batch's contract held on both halves: the images and one targets dict each.
+    let row = serde_json::to_value(row).unwrap();
+    let contract = row.pointer("/pipeline/batch").unwrap();
+    assert_eq!(contract["shape"], serde_json::json!([4, 3, 224, 224]));
+    assert_eq!(contract["targets"]["kinds"], serde_json::json!(["boxes"]));
+    let cells = augbench_cells::read_bench_cells(&t.path().join("out/cells.parquet")).unwrap();
+    assert!(
+        cells
+            .iter()
+            .any(|c| c.library == "albumentationsx+boxes" && c.mode == "pipeline")
+    );
+}

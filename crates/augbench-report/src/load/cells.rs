@@ -95,12 +95,11 @@ fn key(c: &BenchCell) -> GroupKey {
         scenario: c.scenario.clone(),
         mode: c.mode.clone(),
         device: c.device.clone(),
-        variant: if c.mode == "pipeline" {
-            format!("{} w{} b{}", c.scope, c.workers, c.batch_size)
-        } else if let Some((_, set)) = augbench_core::targets::split_label(&c.library) {
-            crate::model::targets_variant(&set.to_string())
-        } else {
-            String::new()
+        variant: {
+            let sweep =
+                (c.mode == "pipeline").then_some((c.scope.as_str(), c.workers, c.batch_size));
+            let set = augbench_core::targets::split_label(&c.library).map(|(_, s)| s.to_string());
+            crate::model::group_variant(sweep, set.as_deref())
         },
     }
 }

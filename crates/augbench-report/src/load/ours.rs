@@ -143,26 +143,26 @@ fn machine_facts(info: &augbench_core::machine_card::MachineCard) -> serde_json:
     serde_json::to_value(&info).unwrap_or_default()
 }
 
-/// Pipeline sweep point: `<scope> w<workers> b<batch>`; for micro, `batch <B>` in the batched
-/// regime (its own group, never mixed with per-item numbers) and empty otherwise.
+/// Pipeline sweep point and target set (`model::group_variant`); for micro, `batch <B>` in the
+/// batched regime (its own group, never mixed with per-item numbers) and empty otherwise.
 fn variant(file: &ResultFile) -> String {
     let m = &file.metadata;
     let p = &m.benchmark_params;
     if p.measure.as_deref() == Some(crate::model::COUNT_VARIANT) {
         return crate::model::COUNT_VARIANT.to_string();
     }
-    if let Some(t) = &m.targets {
-        return crate::model::targets_variant(&t.set);
-    }
-    if m.mode != "pipeline" {
+    let set = m.targets.as_ref().map(|t| t.set.as_str());
+    if m.mode != "pipeline" && set.is_none() {
         return p
             .micro_batch
             .map_or(String::new(), |b| format!("batch {b}"));
     }
-    format!(
-        "{} w{} b{}",
-        m.timing.measurement_scope, p.workers, p.batch_size
-    )
+    let sweep = (m.mode == "pipeline").then_some((
+        m.timing.measurement_scope.as_str(),
+        p.workers,
+        p.batch_size,
+    ));
+    crate::model::group_variant(sweep, set)
 }
 
 fn status(tr: &TransformResult) -> Status {
