@@ -89,7 +89,7 @@ pub fn estimate(plan: &Plan, prior: &Prior, threads: u64) -> Estimate {
         let (mut companion, mut ceiling_loader) = (false, 0.0);
         for name in &job.transforms {
             t.rows += 1;
-            let spi = match row_cost(prior, &shape, &job.library, name) {
+            let spi = match row_cost(prior, &shape, job, name) {
                 RowCost::Unsupported => {
                     t.from_prior += 1;
                     continue;
@@ -148,7 +148,8 @@ fn start_and_load(prior: &Prior, shape: &Shape, job: &crate::plan::Job) -> (f64,
 
 /// Where a row's cost comes from: an earlier result says it costs nothing (`unsupported`), the
 /// adapters do not build it, or seconds per item (an earlier result's, the shipped table's, or
-/// policy's).
+/// policy's; a target row that nothing measured costs its library's image-only row's times
+/// `policy::est_target_row_factor`).
 enum RowCost {
     Unsupported,
     Unbuildable,
@@ -157,8 +158,8 @@ enum RowCost {
     Policy(f64),
 }
 
-fn row_cost(prior: &Prior, shape: &Shape, library: &str, name: &str) -> RowCost {
-    let key = (library.to_string(), name.to_string());
+fn row_cost(prior: &Prior, shape: &Shape, job: &crate::plan::Job, name: &str) -> RowCost {
+    let key = (job.library.clone(), name.to_string());
     if prior.unsupported.contains(&key) {
         return RowCost::Unsupported;
     }
@@ -168,10 +169,14 @@ fn row_cost(prior: &Prior, shape: &Shape, library: &str, name: &str) -> RowCost 
     if let Some(s) = prior.sec_per_item.get(&key) {
         return RowCost::Measured(shape.prior_sec_per_item(*s, prior.slow.contains(&key)));
     }
+    let (library, factor) = match job.targets {
+        Some(_) => (&job.adapter, policy::est_target_row_factor(shape.mode)),
+        None => (&job.library, 1.0),
+    };
     let table = prior.table.filter(|_| shape.micro_image());
     match table.and_then(|t| t.sec_per_item(library, name)) {
-        Some(s) => RowCost::Shipped(s),
-        None => RowCost::Policy(shape.policy_sec_per_item()),
+        Some(s) => RowCost::Shipped(s * factor),
+        None => RowCost::Policy(shape.policy_sec_per_item() * factor),
     }
 }
 
@@ -191,7 +196,7 @@ fn fewest_rounds<'p>(plan: &'p Plan, prior: &Prior, shape: &Shape) -> BTreeMap<&
     let mut round: BTreeMap<&str, f64> = BTreeMap::new();
     for job in &plan.jobs {
         for name in &job.transforms {
-            let spi = match row_cost(prior, shape, &job.library, name) {
+            let spi = match row_cost(prior, shape, job, name) {
                 RowCost::Measured(s) | RowCost::Shipped(s) | RowCost::Policy(s) => s,
                 RowCost::Unsupported | RowCost::Unbuildable => continue,
             };
@@ -819,6 +824,22 @@ mod tests {
             (loaders - 2.0 * companion).abs() < 1e-9,
             "{loaders} vs 2 × {companion}"
         );
+    }
+
+    #[test]
+    fn a_target_loader_that_nothing_measured_costs_the_policy_factor_more() {
+        let only = |libs: &str, extra: &str| {
+            let text = format!(
+                "version: 1\nselection:\n  scenario: image-rgb\n  mode: pipeline\n  libraries: [{libs}]\n  transforms: [HorizontalFlip]\n{extra}data:\n  num_items: 100\nexecution:\n  workers: 2\n  batch_size: 16\n  schedule: sequential\n"
+            );
+            estimate(&build(&text), &Prior::default(), 2)
+        };
+        let plain = only("torchvision", "");
+        let both = only("torchvision", "  targets: [boxes]\n");
+        // Sequential rounds: the target column's rounds are the image-only column's times the factor.
+        let rounds = part(&both, "timed rounds") / part(&plain, "timed rounds");
+        let factor = policy::est_target_row_factor(Mode::Pipeline);
+        assert!((rounds - (1.0 + factor)).abs() < 1e-9, "{rounds}");
     }
 
     #[test]

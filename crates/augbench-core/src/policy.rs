@@ -355,6 +355,17 @@ pub fn est_pipeline_sec_per_item(media: Media) -> f64 {
         Media::Video => 0.05,
     }
 }
+/// Plan estimate: how many times an image-only row's cost a target row (`selection.targets`)
+/// costs where nothing measured the target row itself. Pipeline loaders with boxes or a mask
+/// took 1.4–1.8× their image-only loaders' time (docs/targets.md, "Pipeline mode"); micro rows
+/// with all three kinds ran at 0.09–0.77 of the image-only speed, 2.2× at the median
+/// (docs/targets.md, "Measured").
+pub fn est_target_row_factor(mode: Mode) -> f64 {
+    match mode {
+        Mode::Pipeline => 1.6,
+        _ => 2.2,
+    }
+}
 /// Plan estimate, pipeline: seconds a loader takes to start (its workers forked, its first
 /// batch), before its warm batches. The README's pipeline example started 56 loaders, warm
 /// batches included, in 62 s.
