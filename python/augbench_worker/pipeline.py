@@ -32,6 +32,10 @@ LOADER_START_METHOD = "fork"
 THREAD_REPORT_WAIT_SEC = 5.0
 
 
+class TargetSizeError(ValueError):
+    """A file the loader decoded is not the size its targets entry says."""
+
+
 class RecipeDataset(Dataset):
     """Item ``i``: read (decode a file or take a preloaded item), then the library's recipe."""
 
@@ -46,6 +50,8 @@ class RecipeDataset(Dataset):
         if self.read is not None:
             try:
                 item = self.read(item)
+            except TargetSizeError as exc:
+                raise RuntimeError(f"{item[0]}: {exc}") from None
             except Exception as exc:  # noqa: BLE001 - named with the file, raised in the loader
                 path = item[0] if isinstance(item, tuple) else item  # (path, targets, size) with targets
                 raise RuntimeError(f"could not decode {path}: {type(exc).__name__}: {exc}") from None
@@ -87,9 +93,23 @@ def collate_targets(samples: list[tuple[Any, dict[str, Any]]]) -> tuple[torch.Te
     return torch.stack([image for image, _ in samples]), [targets for _, targets in samples]
 
 
-def check_targets(targets: Any, batch_size: int, kinds: tuple[str, ...]) -> dict[str, int]:
+def _target_shapes(target: dict[str, Any], image_hw: list[int] | None) -> str | None:
+    """What is wrong with one image's target shapes (None: nothing): the mask H×W as the image's,
+    boxes N×4 with N labels, keypoints K×2."""
+    boxes, labels, points, mask = (target.get(k) for k in ("boxes", "labels", "keypoints", "mask"))
+    if mask is not None and image_hw is not None and list(mask.shape[-2:]) != image_hw:
+        return f"the mask is {list(mask.shape)}, the image {image_hw}"
+    if boxes is not None and (boxes.dim() != 2 or boxes.shape[1] != 4 or len(labels) != len(boxes)):
+        return f"boxes {list(boxes.shape)} with {len(labels)} labels, expected N×4 and N labels"
+    if points is not None and (points.dim() != 2 or points.shape[1] != 2):
+        return f"keypoints {list(points.shape)}, expected K×2"
+    return None
+
+
+def check_targets(targets: Any, batch_size: int, kinds: tuple[str, ...], image_hw: list[int] | None = None) -> dict[str, int]:
     """The targets half of a batch: one dict of tensors per image with exactly the keys of its
-    kinds (a failed contract names what came out); returns the boxes and keypoints it holds."""
+    kinds and consistent shapes (``_target_shapes``; a failed contract names what came out);
+    returns the boxes and keypoints it holds."""
     keys = sorted(key for kind in kinds for key in TARGET_KEYS[kind])
     if not isinstance(targets, list) or len(targets) != batch_size:
         raise WorkerError(CONTRACT, f"the batch's targets are {describe(targets)}, expected a list of {batch_size} dicts")
@@ -99,6 +119,9 @@ def check_targets(targets: Any, batch_size: int, kinds: tuple[str, ...]) -> dict
         for key in keys:
             if not isinstance(target[key], torch.Tensor):
                 raise WorkerError(CONTRACT, f"the targets of image {index}: {key} is {describe(target[key])}, not a tensor")
+        problem = _target_shapes(target, image_hw)
+        if problem:
+            raise WorkerError(CONTRACT, f"the targets of image {index}: {problem}")
     counted = {"boxes": "boxes", "keypoints": "keypoints"}
     return {name: sum(len(t[key]) for t in targets) for name, key in counted.items() if key in keys}
 
@@ -125,7 +148,8 @@ def check_batch(
             what = describe(batch)
             raise WorkerError(CONTRACT, f"the batch is {what}, expected (images, one targets dict per image)")
         contract = check_batch(batch[0], batch_size, size, frames)
-        return {**contract, "targets": {"kinds": list(targets), **check_targets(batch[1], batch_size, targets)}}
+        image_hw = contract["shape"][-2:]
+        return {**contract, "targets": {"kinds": list(targets), **check_targets(batch[1], batch_size, targets, image_hw)}}
     settings = common.Start(0, batch_size, 1, 0, [0], 0, size, frames)
     if not isinstance(batch, torch.Tensor):
         return common.check_output(describe(batch), None, "", lambda: ([], 0.0), settings)
@@ -302,7 +326,9 @@ def _pair_reader(adapter: Any) -> Callable[[tuple[str, dict, list[int]]], tuple[
         image = adapter.pipeline_read(path)
         hw = adapter.image_hw(image)
         if hw != expected:
-            raise ValueError(f"it decodes to {hw[1]}x{hw[0]}, but its targets are for {expected[1]}x{expected[0]}")
+            raise TargetSizeError(
+                f"its targets are for a {expected[1]}x{expected[0]} image (width x height) but it decodes to {hw[1]}x{hw[0]}"
+            )
         return image, entry
 
     return read
@@ -393,6 +419,9 @@ class PipelineOps:
         except WorkerError:
             raise
         except Exception as exc:  # noqa: BLE001 - the recipe raised before any loader existed
+            refusal = adapter.target_refusal(exc) if kinds else None
+            if refusal:  # the library's own "cannot move this target", as at a micro row's check
+                raise Unsupported(f"{name} cannot move the {' and the '.join(kinds)} with the image in {adapter.library}: {refusal}") from None
             raise WorkerError(EXCEPTION, f"{name}: {type(exc).__name__}: {exc}", traceback.format_exc()) from None
         # Where T ran: on the device only in the split's main-process stage; a crop transform (the
         # row is the crop) runs in the loader workers, on the CPU.
@@ -422,11 +451,12 @@ class PipelineOps:
         if req.split:
             raise Unsupported("targets run in the loader workers: no GPU split")
         for stage in (req.crop["name"] if req.crop else None, req.transform):
-            refused = [adapter.target_reasons[(stage, k)] for k in kinds if (stage, k) in adapter.target_reasons]
-            if refused:
-                raise Unsupported(f"{stage} cannot move the {'+'.join(kinds)} with the image in {adapter.library}: {'; '.join(refused)}")
+            if stage is not None:
+                adapter.refuse_targets(stage)
         recipe = adapter.build_target_recipe(req.crop, req.transform, req.params, req.mean, req.std, kinds)
-        return lambda pair: recipe(*pair)
+        # A fresh copy of the item's arrays each time, as a dataset reads its annotations: a
+        # library that moves a target in place (Kornia pads keypoints so) must not move the stored one.
+        return lambda pair: recipe(pair[0], {key: array.copy() for key, array in pair[1].items()})
 
     def _source(self) -> tuple[list[Any], Any]:
         adapter = self.adapter

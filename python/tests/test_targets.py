@@ -285,7 +285,7 @@ def test_pipeline_batches_carry_one_targets_dict_per_image(library, preload, jpe
     assert loaded["targets"] == {"kinds": KINDS, "items": 3, "boxes": 4, "keypoints": 6}
     prepared = _pipeline_prepare(ops, "HorizontalFlip")
     assert prepared["transform"] == "HorizontalFlip", prepared
-    request = {"workers": 2 if preload else 0, "batch_size": 3, "prefetch": 2, "warm_batches": 1}
+    request = {"workers": 2, "batch_size": 3, "prefetch": 2, "warm_batches": 1}
     started = ops.start({**request, "order": [0, 1, 2], "seed": 0, "size": [224, 224]})
     assert started["batch"]["shape"] == [3, 3, 224, 224]
     counted = started["batch"]["targets"]  # what the crop kept: Albumentations drops what leaves it, the others keep it
@@ -301,6 +301,7 @@ def test_pipeline_batches_carry_one_targets_dict_per_image(library, preload, jpe
         if index == 1:
             assert len(target["boxes"]) == 0 and len(target["keypoints"]) == 0
             continue
+        assert len(target["labels"]) == len(target["boxes"])
         x0, y0, x1, y1 = _boxes(height, width)[1]  # the box the crop cuts at its bottom edge
         moved = [224 - (x1 - left), y0 - top, 224 - (x0 - left), y1 - top]
         clipped = [*moved[:3], min(moved[3], 224)]  # Albumentations and torchvision clip it, Kornia keeps it
@@ -315,6 +316,28 @@ def test_pipeline_with_targets_refuses_the_gpu_split(library, jpeg_paths, target
     ops, _ = _pipeline_ops(library, jpeg_paths, targets_file, preload=True, kinds=["boxes"])
     with pytest.raises(Unsupported, match="targets run in the loader workers: no GPU split"):
         _pipeline_prepare(ops, "HorizontalFlip", split=True)
+
+
+def test_pipeline_library_refusal_of_a_target_is_unsupported(jpeg_paths, targets_file) -> None:
+    """Kornia's RandomThinPlateSpline raises NotImplementedError on a mask (no table lists it):
+    the preflight's first call finds it, and the row is ``unsupported`` naming the kind."""
+    from augbench_worker.protocol import Unsupported
+
+    ops, _ = _pipeline_ops("kornia", jpeg_paths, targets_file, preload=True, kinds=["mask"])
+    with pytest.raises(Unsupported, match="ThinPlateSpline cannot move the mask with the image in kornia: NotImplementedError"):
+        _pipeline_prepare(ops, "ThinPlateSpline")
+
+
+def test_pipeline_file_of_another_size_than_its_targets_fails_naming_it(jpeg_paths, tmp_path) -> None:
+    """A decode scope keeps paths: an entry's size is checked when the loader decodes the file."""
+    from augbench_worker.protocol import WorkerError
+
+    items = {path: _entry(i, h, w) for i, (path, (h, w)) in enumerate(zip(jpeg_paths, IMAGE_SIZES))}
+    items[jpeg_paths[0]] = {**items[jpeg_paths[0]], "width": 321}
+    file = _write(tmp_path, "wrong_size.json", items)
+    ops, _ = _pipeline_ops("albumentationsx", jpeg_paths, file, preload=False, kinds=["boxes"])
+    with pytest.raises(WorkerError, match="its targets are for a 321x256 image .* but it decodes to 320x256"):
+        _pipeline_prepare(ops, "HorizontalFlip")
 
 
 def test_pipeline_refuses_a_transform_that_cannot_move_a_target(jpeg_paths, targets_file) -> None:
@@ -332,8 +355,10 @@ def test_pipeline_target_contract_names_what_came_out() -> None:
 
     good = {"boxes": torch.zeros(0, 4), "labels": torch.zeros(0, dtype=torch.int64)}
     assert pipeline.check_targets([good, good], 2, ("boxes",)) == {"boxes": 0}
+    bad_boxes = {"boxes": torch.zeros(2, 4), "labels": torch.zeros(1, dtype=torch.int64)}
     cases = [
         (good, "expected a list of 2 dicts"),
+        ([good, bad_boxes], "image 1: boxes [2, 4] with 1 labels, expected N×4 and N labels"),
         ([good], "expected a list of 2 dicts"),
         ([good, {"boxes": good["boxes"]}], "the targets of image 1 are a dict with keys ['boxes']"),
         ([good, {**good, "labels": [1]}], "image 1: labels is a list of 1 × a int, not a tensor"),

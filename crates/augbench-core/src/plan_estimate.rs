@@ -173,6 +173,11 @@ fn row_cost(prior: &Prior, shape: &Shape, job: &crate::plan::Job, name: &str) ->
         Some(_) => (&job.adapter, policy::est_target_row_factor(shape.mode)),
         None => (&job.library, 1.0),
     };
+    let plain = (library.clone(), name.to_string());
+    if let Some(s) = prior.sec_per_item.get(&plain).filter(|_| factor != 1.0) {
+        let slow = prior.slow.contains(&plain);
+        return RowCost::Measured(shape.prior_sec_per_item(*s, slow) * factor);
+    }
     let table = prior.table.filter(|_| shape.micro_image());
     match table.and_then(|t| t.sec_per_item(library, name)) {
         Some(s) => RowCost::Shipped(s * factor),

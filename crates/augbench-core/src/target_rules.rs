@@ -4,7 +4,7 @@
 
 use crate::config::RunConfig;
 use augbench_catalog::config_error::{ConfigError, Source};
-use augbench_catalog::matrix::{Media, Mode};
+use augbench_catalog::matrix::{Device, Media, Mode};
 
 type Check = Result<(), ConfigError>;
 
@@ -67,6 +67,12 @@ fn refusal(cfg: &RunConfig) -> Option<(&'static str, &'static str)> {
     }
     if cfg.is_cloud() {
         return Some(("on Batch or Slurm", "run it locally"));
+    }
+    if sel.mode == Some(Mode::Pipeline) && cfg.execution.device == Some(Device::Cuda) {
+        return Some((
+            "on the GPU in pipeline mode (targets run in the loader workers, no GPU split)",
+            "use `device: cpu`, or remove `targets`",
+        ));
     }
     if cfg.execution.check_equivalence == Some(true) {
         return Some((

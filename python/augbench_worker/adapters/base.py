@@ -290,7 +290,8 @@ class Adapter:
     def target_sample(self, image: Any, entry: dict[str, np.ndarray], kinds: tuple[str, ...]) -> Any:
         """One item as the library's own sample: the native image plus ``entry``'s arrays (boxes
         N×4 xyxy float32 with labels N int64, keypoints K×2 float32, mask H×W uint8) converted
-        to the library's types. Called at load, outside every timed window."""
+        to the library's types. Micro rows call it at load, outside every timed window; pipeline
+        rows inside the loader's recipe (``build_target_recipe``), as a dataset's ``__getitem__``."""
         raise self.no_targets()
 
     def build_targets(self, name: str, params: dict, kinds: tuple[str, ...]) -> Apply:
@@ -323,6 +324,15 @@ class Adapter:
     def targets_out(self, out: Any) -> dict[str, Any]:
         """Counts of a joint output: ``boxes``, ``keypoints``, ``mask_shape`` [h, w] (loaded kinds)."""
         return _target_counts(self.target_arrays(out), self.target_kinds)
+
+    def refuse_targets(self, name: str) -> None:
+        """Raise ``Unsupported`` when the adapter knows ``name`` cannot move a loaded kind
+        (``target_reasons``), naming those kinds only."""
+        refused = [(k, self.target_reasons[(name, k)]) for k in self.target_kinds if (name, k) in self.target_reasons]
+        if refused:
+            kinds = " and the ".join(kind for kind, _ in refused)
+            reasons = "; ".join(reason for _, reason in refused)
+            raise Unsupported(f"{name} cannot move the {kinds} with the image in {self.library}: {reasons}")
 
     def target_refusal(self, exc: BaseException) -> str | None:
         """The library's own "cannot do this target" error, as a reason (None: another failure,
@@ -529,11 +539,7 @@ class Adapter:
             raise Unsupported("targets are measured per image: no batched regime")
         if self.custom is not None:
             raise Unsupported("a spec file's transforms take images only: no targets")
-        refused = [(k, self.target_reasons[(name, k)]) for k in self.target_kinds if (name, k) in self.target_reasons]
-        if refused:
-            kinds = " and the ".join(kind for kind, _ in refused)
-            reasons = "; ".join(reason for _, reason in refused)
-            raise Unsupported(f"{name} cannot move the {kinds} with the image in {self.library}: {reasons}")
+        self.refuse_targets(name)
         self.seed(self.current_seed)
         self.target_params = params
         with guard.building(name) as noted:
@@ -899,6 +905,8 @@ def _parse_entry(entry: Any, kinds: tuple[str, ...], hw: list[int]) -> dict[str,
         raise ValueError("its targets entry is not an object")
     height, width = hw
     size = (entry.get("width"), entry.get("height"))
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in size):
+        raise ValueError("its targets entry has no positive integer width and height")
     if size != (width, height):
         raise ValueError(
             f"targets are for a {size[0]}x{size[1]} image (width x height) but the decoded image is {width}x{height}"

@@ -487,7 +487,7 @@ class KorniaAdapter(TorchAdapter):
             targets: dict[str, torch.Tensor] = {}
             for kind, value in zip(kinds, out[1:]):
                 if kind == "mask":
-                    targets["mask"] = value[0, 0].round().to(torch.uint8)
+                    targets["mask"] = value[0, 0].round().clamp(0, 255).to(torch.uint8)
                 elif kind == "boxes":
                     targets["boxes"], targets["labels"] = value[0], labels
                 else:

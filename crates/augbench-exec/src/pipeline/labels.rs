@@ -33,6 +33,9 @@ pub(crate) fn info(input: &JobInput<'_>, hello: &HelloResponse, device: &str) ->
     if native(input) {
         notes.push(native_note());
     }
+    if let Some(set) = &input.job.targets {
+        notes.push(targets_note(&set.to_string()));
+    }
     notes.extend(epoch_note(
         input.paths.len() as u64,
         set.batch_size,
@@ -76,6 +79,13 @@ fn epoch_note(items: u64, batch: u64, workers: u64) -> Option<String> {
             "steady state of an endless stream: {items} items make {batches} batches an epoch over {workers} loader workers; a training loop that iterates epochs refills its loader at every epoch's start and, with batches that do not split evenly over the workers, idles some of them at its end (here at least {factor:.2}× this figure's time; 3 batches an epoch read 1.4–1.7× slower, docs/pipeline.md)"
         )
     })
+}
+
+/// What a target loader does beyond the image-only recipe, said in every target file.
+fn targets_note(set: &str) -> String {
+    format!(
+        "targets ({set}): each item's targets go through the recipe with the image in the library's own joint call; converting them to the library's types, the library's own target rules (dropped, clipped or kept) and making them tensors are inside the loader and the clock; the collate stacks the images and keeps one targets dict per image; Kornia's crop runs on the float32 frame there (its image-only loader crops the uint8 frame); docs/targets.md, \"Pipeline mode\""
+    )
 }
 
 /// What the native loader does differently from the Python rows, said in every native file.
