@@ -421,7 +421,7 @@ class PipelineOps:
         except Exception as exc:  # noqa: BLE001 - the recipe raised before any loader existed
             refusal = adapter.target_refusal(exc) if kinds else None
             if refusal:  # the library's own "cannot move this target", as at a micro row's check
-                raise Unsupported(f"{name} cannot move the {' and the '.join(kinds)} with the image in {adapter.library}: {refusal}") from None
+                raise adapter.cannot_move(name, kinds, refusal) from None
             raise WorkerError(EXCEPTION, f"{name}: {type(exc).__name__}: {exc}", traceback.format_exc()) from None
         # Where T ran: on the device only in the split's main-process stage; a crop transform (the
         # row is the crop) runs in the loader workers, on the CPU.

@@ -174,7 +174,11 @@ fn row_cost(prior: &Prior, shape: &Shape, job: &crate::plan::Job, name: &str) ->
         None => (&job.library, 1.0),
     };
     let plain = (library.clone(), name.to_string());
-    if let Some(s) = prior.sec_per_item.get(&plain).filter(|_| factor != 1.0) {
+    let measured_plain = prior
+        .sec_per_item
+        .get(&plain)
+        .filter(|_| job.targets.is_some());
+    if let Some(s) = measured_plain {
         let slow = prior.slow.contains(&plain);
         return RowCost::Measured(shape.prior_sec_per_item(*s, slow) * factor);
     }

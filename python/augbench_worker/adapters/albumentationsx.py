@@ -542,23 +542,15 @@ class AlbumentationsXAdapter(Adapter):
     def build_recipe(self, crop, name, params, mean, std, split):  # type: ignore[no-untyped-def]
         if split:
             raise Unsupported("albumentationsx runs on the CPU: it has no GPU split")
-        from albumentations.pytorch import ToTensorV2  # AlbumentationsX's own tensor conversion
-
-        stages = [self.recipe_crop(crop["name"], crop["params"])] if crop else []
-        if name is not None:  # None: the ceiling row, the recipe without T
-            stages.append(self.build(name, params))
-        compose = A.Compose(
-            [*(_native(s, name or "the crop") for s in stages), A.Normalize(mean=mean, std=std, max_pixel_value=255.0, p=1), ToTensorV2(p=1)],
-            seed=self.current_seed,
-        )
-        self.compose = compose
+        compose = self.recipe_compose(crop, name, params, mean, std)
         if self.video:  # THWC uint8 through ``images=``: one crop window and one draw per clip
             return (lambda clip: compose(images=clip)["images"]), None  # T×3×H×W float32
         return (lambda image: compose(image=image)["image"]), None
 
-    def build_target_recipe(self, crop, name, params, mean, std, kinds):  # type: ignore[no-untyped-def]
-        import torch  # pipeline mode runs in a DataLoader: torch is there (ToTensorV2 imports it too)
-        from albumentations.pytorch import ToTensorV2
+    def recipe_compose(self, crop, name, params, mean, std, **extra):  # type: ignore[no-untyped-def]
+        """The recipe's one Compose (crop, T, Normalize, ToTensorV2; ``extra``: the target params),
+        kept for ``reseed_recipe``; ``name`` None is the ceiling row, the recipe without T."""
+        from albumentations.pytorch import ToTensorV2  # AlbumentationsX's own tensor conversion
 
         stages = [self.recipe_crop(crop["name"], crop["params"])] if crop else []
         if name is not None:
@@ -566,9 +558,15 @@ class AlbumentationsXAdapter(Adapter):
         compose = A.Compose(
             [*(_native(s, name or "the crop") for s in stages), A.Normalize(mean=mean, std=std, max_pixel_value=255.0, p=1), ToTensorV2(p=1)],
             seed=self.current_seed,
-            **self.compose_params(kinds),
+            **extra,
         )
         self.compose = compose
+        return compose
+
+    def build_target_recipe(self, crop, name, params, mean, std, kinds):  # type: ignore[no-untyped-def]
+        import torch  # pipeline mode runs in a DataLoader: torch is there (ToTensorV2 imports it too)
+
+        compose = self.recipe_compose(crop, name, params, mean, std, **self.compose_params(kinds))
 
         def sample(image: np.ndarray, entry: dict) -> tuple[Any, dict]:
             out = compose(**self.target_sample(image, entry, kinds))

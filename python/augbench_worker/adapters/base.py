@@ -22,7 +22,7 @@ import time
 import traceback
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -330,9 +330,11 @@ class Adapter:
         (``target_reasons``), naming those kinds only."""
         refused = [(k, self.target_reasons[(name, k)]) for k in self.target_kinds if (name, k) in self.target_reasons]
         if refused:
-            kinds = " and the ".join(kind for kind, _ in refused)
-            reasons = "; ".join(reason for _, reason in refused)
-            raise Unsupported(f"{name} cannot move the {kinds} with the image in {self.library}: {reasons}")
+            raise self.cannot_move(name, [kind for kind, _ in refused], "; ".join(reason for _, reason in refused))
+
+    def cannot_move(self, name: str, kinds: Sequence[str], reason: str) -> Unsupported:
+        """The refusal of a transform that cannot move ``kinds`` with the image, and why."""
+        return Unsupported(f"{name} cannot move the {' and the '.join(kinds)} with the image in {self.library}: {reason}")
 
     def target_refusal(self, exc: BaseException) -> str | None:
         """The library's own "cannot do this target" error, as a reason (None: another failure,
@@ -664,10 +666,7 @@ class Adapter:
                 raise
             self.prepared = None  # the next request must prepare again
             failing = self._failing_kinds(prepared.name)
-            raise Unsupported(
-                f"{prepared.name} cannot move the {' and the '.join(failing or prepared.targets)} with the image "
-                f"in {self.library}: {reason}"
-            ) from None
+            raise self.cannot_move(prepared.name, failing or prepared.targets, reason) from None
         applied = clock()
         image = self.target_image(raw)
         if not self.is_native(image):
