@@ -102,18 +102,14 @@ fn result_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// The verdict benchmark's shape (`scripts/bench_verdicts.sh`: 50 images, the shipped A/B
-/// example's runs), where a 5% slowdown read `slower` in 10 of 10 invocations.
-const SLOW_SHAPE: &[&str] = &[TRANSFORMS[0], TRANSFORMS[1], "--num-items", "50"];
-
+/// A real slowdown well past the default 5% minimum effect, as real work: 12% more of the blur's
+/// work (the blur is most, not all, of the row's time), at the A/A test's shape (`ab_run`: 20
+/// images × 3 runs, half the time of the benchmark's 50 images). Seeing 5% is the benchmark's
+/// claim (`scripts/bench_verdicts.sh`: 9 of 10 invocations, docs/ab.md "Measured"), not this
+/// test's: at this shape a CI run once left the interval at ±4.5%, so a change at the band's edge
+/// would read `no change` by chance; 12% fails the gate whichever side of the noise a run lands.
 fn slow_checkout(dir: &Path) -> PathBuf {
-    // A real slowdown just past the default 5% minimum effect: 6% more of the blur's work,
-    // as real work (ratio about 0.944, 5.9% slower in time), at the benchmark's shape
-    // (`SLOW_SHAPE`; at 20 images × 3 runs a CI run once left the interval at ±4.5%). 5% more
-    // work is not quite a 5% slowdown (the blur is most, not all, of the row's time): it
-    // read 0.950–0.956, 4.6–5.3% slower, on the band's edge 1/1.05, and `slower` in 9 of 10
-    // benchmark invocations and 5 of 5 runs of this test (docs/ab.md, "Measured").
-    fixture_checkout(&dir.join("pillow-slow"), &["0.06"])
+    fixture_checkout(&dir.join("pillow-slow"), &["0.12"])
 }
 
 /// A local checkout whose `Image.filter` takes `share` of its own time again, spent as `mode`
@@ -499,7 +495,7 @@ mod alone {
         let out = tmp.path().join("ab");
         let base = format!("pillow@released={}", locked_pillow());
         let cur = format!("pillow@local={}", checkout.display());
-        let run = ab_run_shaped(&out, &base, &cur, SLOW_SHAPE);
+        let run = ab_run(&out, &base, &cur);
         assert!(run.status.success(), "{}", text(&run));
         let files = result_files(&out);
         let names: Vec<String> = files

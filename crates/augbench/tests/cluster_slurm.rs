@@ -1,7 +1,10 @@
 //! Runs on a real Slurm cluster: each test starts a one-node cluster of its own
 //! (`scripts/slurm_cluster.sh`: munged, slurmctld and slurmd on this machine, state in a temporary
 //! folder, stopped when the test ends) and submits real `sbatch --array` jobs through `augbench
-//! run` with `cloud.provider: slurm`. Covers a run split into 3 shards, merged and compared with
+//! run` with `cloud.provider: slurm`. The tests' clusters run side by side (each on its own ports,
+//! state and munge socket, under the one node name this machine has; two ran jobs at once): a
+//! lock between them held up to three of the four test threads idle while one cluster worked.
+//! Covers a run split into 3 shards, merged and compared with
 //! the same config run locally; one task cancelled (`scancel` of its array index) and then
 //! resubmitted alone with `cloud fetch --retry-failed`, the finished shards untouched; and the
 //! mistakes refused before anything is submitted. Where the run promises Slurm (`CI` set, or
@@ -15,7 +18,6 @@
 )]
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
@@ -24,8 +26,6 @@ use predicates::str::contains;
 
 const LIBS: [&str; 3] = ["image", "fast_image_resize", "kornia-rs"];
 const TRANSFORMS: [&str; 3] = ["HorizontalFlip", "Resize", "Pad"];
-/// One cluster at a time: each test's cluster has its own ports and state, but one node name.
-static ONE_CLUSTER: Mutex<()> = Mutex::new(());
 
 fn promised() -> bool {
     std::env::var_os("CI").is_some()
@@ -201,7 +201,6 @@ fn sorted(names: &[&str]) -> Vec<String> {
 
 #[test]
 fn three_shards_on_slurm_merge_into_what_a_local_run_writes() {
-    let _one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     let Some(env) = Env::new("") else { return };
     env.run(&["--remote-attached"])
         .timeout(Duration::from_secs(300))
@@ -247,7 +246,6 @@ fn three_shards_on_slurm_merge_into_what_a_local_run_writes() {
 
 #[test]
 fn a_cancelled_task_is_named_and_resubmitted_alone() {
-    let _one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     let Some(env) = Env::new("") else { return };
     env.run(&[])
         .assert()
@@ -299,7 +297,6 @@ fn a_cancelled_task_is_named_and_resubmitted_alone() {
 
 #[test]
 fn mistakes_are_refused_before_anything_is_submitted() {
-    let _one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     let Some(env) = Env::new("  partition: nosuch\n") else {
         return;
     };
@@ -364,7 +361,6 @@ fn cell_files(out: &Path) -> Vec<String> {
 
 #[test]
 fn a_production_config_in_four_shards_merges_into_the_local_run() {
-    let _one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let Some(cluster) = Cluster::start(&root.join("cluster")) else {
