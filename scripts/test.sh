@@ -75,21 +75,62 @@ cargo test --workspace --release -- --test-threads=4 --skip alone::
 step "rust: verdicts on timing intervals (A/B gate, the docs' gate examples, precision reached), alone: their intervals widen with anything beside them"
 cargo test --workspace --release -- alone:: --test-threads=1
 
-# The Python suites run after the Rust tests, not beside them (docs/ci.md says why).
+# The Python suites run after the Rust tests, not beside them (docs/ci.md says why). Each suite
+# runs on one core (pytest and the workers it starts, one at a time), so two suites run at once:
+# `suite` starts one in the background when fewer than two run, its output kept apart and printed
+# whole, in order, with its time, once all have ended; any failed suite fails the step, and a
+# suite still running after SUITE_LIMIT_S is stopped and fails it (pytest has no timeout of its
+# own). Two at a time once left a forked loader worker blocked on a lock of OpenCV's thread pool;
+# the loaders now stop that pool around a fork (`threads.guard_opencv_fork`, docs/ci.md).
 # Python test files are discovered, never listed: each declares its environment
 # (`pytestmark = pytest.mark.environment(...)`, python/tests/conftest.py), a file that declares
 # none stops the run, and the AUGBENCH_EXPECT_* variables turn a missing promised library into a
 # failure instead of a skip.
 PYTEST=(-m pytest -q -p no:cacheprovider python/tests)
+SUITE_LIMIT_S=600
+SUITE_LOGS="$(mktemp -d)"
+trap 'rm -rf "$SUITE_LOGS"' EXIT
+SUITES=()
+suite() { # suite <title> <command…>
+  while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
+  local n=${#SUITES[@]}
+  SUITES+=("$1")
+  shift
+  printf '   started: %s\n' "${SUITES[$n]}"
+  (
+    start=$SECONDS
+    rc=0
+    timeout --kill-after=10 "$SUITE_LIMIT_S" "$@" >"$SUITE_LOGS/$n.log" 2>&1 || rc=$?
+    echo "$rc $((SECONDS - start))" >"$SUITE_LOGS/$n.rc"
+  ) &
+}
+# Waits for every suite, prints each one's output and time, and fails when any failed.
+suites_done() {
+  wait
+  close_step
+  last_step=""
+  local failed=0 n rc took
+  for n in "${!SUITES[@]}"; do
+    read -r rc took <"$SUITE_LOGS/$n.rc"
+    printf '\n== %s (%s s, exit %s)\n' "${SUITES[$n]}" "$took" "$rc"
+    [ "$rc" != 124 ] && [ "$rc" != 137 ] || echo "stopped after ${SUITE_LIMIT_S} s: a test hung"
+    cat "$SUITE_LOGS/$n.log"
+    TIMES+=("$(printf '%5d s    %s' "$took" "${SUITES[$n]}")")
+    [ "$rc" = 0 ] || failed=1
+  done
+  [ "$failed" = 0 ] || { echo "a Python suite failed (its output is above)"; exit 1; }
+}
 
-step "python: cell-log interop (pyarrow, pandas, polars, DuckDB), in the test venv"
-# `-rA` names every test and its outcome in the log, so it shows polars and DuckDB ran.
-AUGBENCH_EXPECT_MODULES=pyarrow,pandas,numpy,polars,duckdb .venv-test/bin/python "${PYTEST[@]}" -rA --environment interop
-
-step "python: pytest for the library environments"
+step "python: the suites, two at a time (each one's time is listed under it)"
 # pytest (pure Python) goes into a folder of its own on PYTHONPATH, so the cached library
 # environments stay exactly what their locks say.
 "$UV" pip install --quiet --python "$PY" --target .pytest-only pytest
+
+# `-rA` names every test and its outcome in the log, so it shows polars and DuckDB ran.
+suite "python: cell-log interop (pyarrow, pandas, polars, DuckDB), in the test venv" \
+  env AUGBENCH_EXPECT_MODULES=pyarrow,pandas,numpy,polars,duckdb \
+  .venv-test/bin/python "${PYTEST[@]}" -rA --environment interop
+
 # Each environment runs the cases of its own libraries (AUGBENCH_EXPECT_LIBS; cases of a library
 # that merely comes along, like OpenCV inside AlbumentationsX's, are deselected: they run in that
 # library's own environment), and the worker-loop cases no library changes (marker `generic`) run
@@ -97,7 +138,7 @@ step "python: pytest for the library environments"
 # The groups and their libraries come from the support matrix (specs/matrix.yaml, as
 # `augbench list libraries` prints it): every python_worker library's env group, in matrix order,
 # one line per group, "<group> <library>,<library>". DALI's pipeline backend and the video
-# decoders have steps of their own below.
+# decoders have suites of their own below.
 library_groups="$("$AUGBENCH_BIN" list libraries | awk -F '  +' '
   NR > 1 && $4 == "python_worker" {
     if (!($5 in libs)) { order[n++] = $5; libs[$5] = $1 } else { libs[$5] = libs[$5] "," $1 }
@@ -110,22 +151,26 @@ library_groups="$("$AUGBENCH_BIN" list libraries | awk -F '  +' '
 generic_group=pillow
 grep -q "^$generic_group " <<<"$library_groups" || generic_group="${library_groups%% *}"
 while read -r group expect <&3; do
-  step "python: worker protocol, adapters, pipeline and video in the $group environment"
   envpy="$("$AUGBENCH_BIN" env python "$group")"
   only=()
   [ "$group" = "$generic_group" ] || only=(-m "not generic")
   # `-rA`: the log names every case and its outcome (torchvision's decoder, torchcodec, among them).
-  AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only "$envpy" "${PYTEST[@]}" -rA --environment library "${only[@]}"
+  suite "python: worker protocol, adapters, pipeline and video in the $group environment" \
+    env AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only \
+    "$envpy" "${PYTEST[@]}" -rA --environment library "${only[@]}"
 done 3<<< "$library_groups"
 
-step "python: DALI's pipeline backend (CPU mode), inside the dali environment"
-AUGBENCH_EXPECT_LIBS=dali PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python dali)" "${PYTEST[@]}" --environment dali
+suite "python: DALI's pipeline backend (CPU mode), inside the dali environment" \
+  env AUGBENCH_EXPECT_LIBS=dali PYTHONPATH=python:.pytest-only \
+  "$("$AUGBENCH_BIN" env python dali)" "${PYTEST[@]}" --environment dali
 
-step "python: clip decoder (sampling rule, AVI round trip) and the decode scenario's decoders, inside the video_decode environment"
 # The decoders promised here are the matrix's decoders of the video_decode group.
 decoders="$("$AUGBENCH_BIN" list decoders | awk -F '  +' 'NR > 1 && $2 == "video_decode" { printf "%s%s", sep, $1; sep = "," }')"
 # `-rA` again: the log shows each decoder's tests ran.
-AUGBENCH_EXPECT_DECODERS="$decoders" PYTHONPATH=python:.pytest-only "$("$AUGBENCH_BIN" env python video_decode)" "${PYTEST[@]}" -rA --environment video_decode
+suite "python: clip decoder (sampling rule, AVI round trip) and the decode scenario's decoders, inside the video_decode environment" \
+  env AUGBENCH_EXPECT_DECODERS="$decoders" PYTHONPATH=python:.pytest-only \
+  "$("$AUGBENCH_BIN" env python video_decode)" "${PYTEST[@]}" -rA --environment video_decode
+suites_done
 close_step
 printf '\n== time per step\n'; printf '%s\n' "${TIMES[@]}"
 echo "all tests passed"

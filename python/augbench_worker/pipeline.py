@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
-from . import guard
+from . import guard, threads
 from . import pipeline_common as common
 from .protocol import CONTRACT, EXCEPTION, BadRequest, Unsupported, WorkerError
 
@@ -202,6 +202,7 @@ def start(adapter: Any, recipe: Recipe, request: dict, items: list[Any], read: A
     context = multiprocessing.get_context(LOADER_START_METHOD)
     reports = context.SimpleQueue()
     generator = torch.Generator().manual_seed(seed)
+    threads.guard_opencv_fork()  # the loader forks its workers from this process
     loader = DataLoader(
         RecipeDataset(items, read, recipe.sample),
         batch_size=batch_size,

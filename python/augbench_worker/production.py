@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader
 
-from . import pipeline
+from . import pipeline, threads
 from .pipeline_common import MEAN_BAND, rounded
 from .protocol import CONTRACT, EXCEPTION, BadRequest, Unsupported, WorkerError
 from .protocol import int_field as _int_field
@@ -283,6 +283,7 @@ def _measured_pass(adapter: Any, req: CellRequest, items: list[Any], read: Any, 
     reports = context.SimpleQueue()
     device = adapter.device
     pinned = device == "cuda"  # the copy to the GPU reads page-locked memory
+    threads.guard_opencv_fork()  # the loader forks its workers from this process
     loader = DataLoader(
         pipeline.RecipeDataset(items, read, sample),
         batch_size=req.batch_size,

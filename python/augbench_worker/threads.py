@@ -2,12 +2,14 @@
 
 The coordinator passes ``AUGBENCH_THREAD_POLICY=single|pipeline-default``. Under ``single`` the
 BLAS/OpenMP variables are (re-)asserted to 1 before any library is imported; each adapter then pins
-its own runtime (OpenCV, torch) and everything applied is reported in ``hello.threads``.
+its own runtime (OpenCV, torch) and everything applied is reported in ``hello.threads``. Loader
+starts also guard their forks against OpenCV's thread pool (``guard_opencv_fork``).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 POLICY_VAR = "AUGBENCH_THREAD_POLICY"
@@ -82,3 +84,39 @@ def pin_torch(torch: Any, single: bool) -> dict[str, str]:
         "torch.num_threads": str(torch.get_num_threads()),
         "torch.num_interop_threads": str(torch.get_num_interop_threads()),
     }
+
+
+# A fork of a process whose OpenCV thread pool has run work copies the pool's mutexes as they are
+# at that instant: a pool thread may hold one (it locks its own on the way to sleep), and the
+# child, which has none of the pool's threads, then blocks on it the first time OpenCV runs a
+# parallel loop (seen: a DataLoader worker stuck in cv2.warpAffine; 4 of 1,500 forks under load).
+# PyTorch's loader forks its workers from the process that built and ran the recipe, so the
+# guard stops the pool around every fork: before it, ``cv2.setNumThreads(1)`` joins the pool's
+# threads (no job is running on the forking thread); after it, parent and child get their count
+# back and OpenCV starts fresh threads at its next parallel loop. Each process keeps the thread
+# count it had. The guard looks ``cv2`` up when a fork happens and imports nothing.
+_fork_guarded = False
+_counts_at_fork: list[int] = []
+
+
+def guard_opencv_fork() -> None:
+    """Register (once per process) the fork handlers that stop OpenCV's pool around a fork."""
+    global _fork_guarded
+    if _fork_guarded:
+        return
+    os.register_at_fork(before=_stop_opencv_pool, after_in_parent=_restart_opencv_pool, after_in_child=_restart_opencv_pool)
+    _fork_guarded = True
+
+
+def _stop_opencv_pool() -> None:
+    cv2 = sys.modules.get("cv2")
+    count = cv2.getNumThreads() if cv2 is not None else 0
+    _counts_at_fork.append(count)
+    if count > 1:
+        cv2.setNumThreads(1)
+
+
+def _restart_opencv_pool() -> None:
+    count = _counts_at_fork.pop() if _counts_at_fork else 0
+    if count > 1:
+        sys.modules["cv2"].setNumThreads(count)

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from conftest import first_importable_library, has_library, importable, LIBRARY_MODULES, require, SharedWorkers
+from conftest import first_importable_library, has_library, importable, LIBRARY_MODULES, require, require_library, SharedWorkers
 
 pytestmark = pytest.mark.environment("library")
 
@@ -209,6 +209,52 @@ def test_thread_policy_is_applied_and_reported(worker_factory) -> None:
     assert pipeline["threads"]["OMP_NUM_THREADS"] == "4"
     bad = worker_factory("--library", library, env={"AUGBENCH_THREAD_POLICY": "many"}).request("hello")
     assert bad["ok"] is False and "AUGBENCH_THREAD_POLICY='many'" in bad["error"]
+
+
+def test_a_fork_stops_opencvs_thread_pool_and_both_sides_keep_their_count() -> None:
+    """``threads.guard_opencv_fork``: before a fork OpenCV's pool threads are joined, so the child
+    copies no pool mutex a thread may hold (a loader worker forked from a process that had run
+    OpenCV's threaded loops once blocked for good in ``cv2.warpAffine``); after it, parent and
+    child run OpenCV with the thread count they had."""
+    require_library("opencv")
+    import os
+    import signal
+
+    import cv2
+    import numpy as np
+
+    from augbench_worker import threads
+
+    def tasks() -> int:
+        return len(os.listdir("/proc/self/task"))
+
+    image = np.zeros((512, 512, 3), np.uint8)
+    turn = cv2.getRotationMatrix2D((256, 256), 30, 1.0)
+    cv2.setNumThreads(2)
+    cv2.warpAffine(image, turn, (512, 512))  # OpenCV starts its pool: one thread besides this one
+    with_pool = tasks()
+    threads._stop_opencv_pool()
+    assert tasks() == with_pool - 1, "the pool's thread was not joined before the fork"
+    threads._restart_opencv_pool()
+    assert cv2.getNumThreads() == 2
+    cv2.warpAffine(image, turn, (512, 512))
+    assert tasks() == with_pool, "OpenCV did not start its pool again after the fork"
+
+    threads.guard_opencv_fork()
+    threads.guard_opencv_fork()  # registered once, however often a loader starts
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: OpenCV's threaded loop runs, with the parent's count
+        signal.alarm(20)
+        cv2.warpAffine(image, turn, (512, 512))
+        os.write(write, str(cv2.getNumThreads()).encode())
+        os._exit(0)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    told = os.read(read, 16).decode()
+    os.close(read)
+    assert status == 0 and told == "2", (status, told)
+    assert cv2.getNumThreads() == 2
 
 
 @pytest.mark.generic
