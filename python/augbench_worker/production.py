@@ -310,13 +310,13 @@ def _measured_pass(adapter: Any, req: CellRequest, items: list[Any], read: Any, 
         for _ in range(max(0, req.warmup_batches - 1)):
             pipeline.next_batch(session)
         ns, contract, gpu = _timed(session, req)
-        threads = pipeline.collect_reports(session) or [pipeline.main_threads(adapter)]
+        worker_threads = pipeline.collect_reports(session) or [pipeline.main_threads(adapter)]
     finally:
         pipeline.stop(session)
     contract["checked"] = {"form": len(ns) + 1, "values": ["first", "last"]}
     return {"ns": ns, "items": len(ns) * req.batch_size, "time_to_first_batch": ttfb, "batch": contract,
             **({"gpu_memory": gpu} if gpu else {}),
-            "warmup_batches": max(1, req.warmup_batches), "worker_threads": threads,
+            "warmup_batches": max(1, req.warmup_batches), "worker_threads": worker_threads,
             "loader": {"workers": req.workers, "prefetch_factor": req.prefetch if req.workers > 0 else 0,
                        "persistent_workers": req.workers > 0, "pin_memory": pinned, "drop_last": True}}
 
