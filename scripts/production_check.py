@@ -3,9 +3,11 @@
 "Production cells"). Three checks, each interleaved so a drift of the machine cancels out:
 
   fidelity  augbench's cell against a hand-written DataLoader loop doing the same recipe
-            (RandomCrop224 → HorizontalFlip, per-sample CHW uint8, normalized and cast to float16
-            on the batch), written out here as a user would, at batch 16 and 32 on 60 and 200
-            photos: augbench / hand-written per (batch, items), A-B then B-A over --rounds.
+            (--recipes, rows of the catalog: HorizontalFlip is RandomCrop224 → HorizontalFlip,
+            Resize and RandomResizedCrop their one stage; per-sample CHW uint8, normalized and
+            cast to float16 on the batch), written out here as a user would, for each library of
+            --library at each --shapes (photos x batch): augbench / hand-written, A-B then B-A
+            over --rounds.
   memory    the cells' peak PSS against an independent sampler: this script sums
             /proc/<pid>/smaps_rollup PSS over the worker's process tree every 50 ms while
             `augbench production` runs, and compares its peak with the largest cell peak.
@@ -16,7 +18,8 @@
             read in every cell rather than a difference of two noisy throughputs.
 
     python3 scripts/production_check.py [--augbench target/release/augbench] [--check fidelity,memory,cost]
-        [--library albumentationsx] [--rounds 2]
+        [--library albumentationsx[,torchvision]] [--recipes HorizontalFlip[,Resize,RandomResizedCrop]]
+        [--shapes 60x16,60x32,200x16,200x32] [--rounds 2]
 
 The parent uses only the standard library; it re-runs this file with the library environment's
 Python (``augbench env python <group>``) for the hand-written loop.
@@ -37,7 +40,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 GROUPS = {"albumentationsx": "albumentationsx", "torchvision": "torch_stack"}
-RECIPE = "HorizontalFlip"  # RandomCrop224+HorizontalFlip+Normalize+ToTensor
+RECIPES = ("HorizontalFlip", "Resize", "RandomResizedCrop")  # rows the hand-written loop writes out
 WORKERS, WARMUP, MEASURED = 2, 2, 48
 COST_MEASURED = 64  # longer cells: the sampler's cost is a few percent at most
 CHILD_FLAG = "--hand-written-child"
@@ -47,11 +50,28 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--augbench", default=str(REPO / "target" / "release" / "augbench"))
     p.add_argument("--check", default="fidelity,memory,cost")
-    p.add_argument("--library", default="albumentationsx", choices=sorted(GROUPS))
+    p.add_argument("--library", default="albumentationsx",
+                   help=f"comma-separated, of {', '.join(sorted(GROUPS))} (memory and cost use the first)")
+    p.add_argument("--recipes", default=RECIPES[0], help=f"fidelity: comma-separated rows, of {', '.join(RECIPES)}")
+    p.add_argument("--shapes", default="60x16,60x32,200x16,200x32", help="fidelity: photos x batch, comma-separated")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--measured", type=int, default=MEASURED,
                    help="fidelity: measured batches of each side (longer windows, less noise per pair)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    args.libraries = args.library.split(",")
+    args.library = args.libraries[0]
+    for name in args.libraries:
+        if name not in GROUPS:
+            p.error(f"--library {name}: not one of {', '.join(sorted(GROUPS))}")
+    args.recipes = args.recipes.split(",")
+    for row in args.recipes:
+        if row not in RECIPES:
+            p.error(f"--recipes {row}: not one of {', '.join(RECIPES)}")
+    try:
+        args.shapes = [tuple(int(x) for x in shape.split("x")) for shape in args.shapes.split(",")]
+    except ValueError:
+        p.error(f"--shapes {args.shapes}: write photos x batch, e.g. 200x32")
+    return args
 
 
 def config(folder: Path, data: Path, implementations: list[str], recipes: list[str], batch: int, memory: bool, measured: int = MEASURED) -> Path:
@@ -92,36 +112,43 @@ def spread(values: list[float]) -> str:
 
 # ----- fidelity -------------------------------------------------------------------------------
 def fidelity(args: argparse.Namespace, tmp: Path) -> None:
-    python = subprocess.run([args.augbench, "env", "python", GROUPS[args.library]], check=True, capture_output=True, text=True).stdout.strip()
-    print(f"fidelity: {args.library} {RECIPE} recipe, {WORKERS} workers, {WARMUP} warm-up + {args.measured} measured batches")
     worst = 0.0
-    for items in (60, 200):
-        data = dataset(args.augbench, tmp, items)
-        for batch in (16, 32):
-            ratios = []
-            for r in range(args.rounds):  # A-B, then B-A: neither side always runs first
-                cfg = config(fresh(tmp, f"f{items}_{batch}_{r}"), data, [f"{args.library}_cpu"], [RECIPE], batch, memory=False,
-                             measured=args.measured)
-                cmd = [python, __file__, CHILD_FLAG, args.library, str(data), str(batch), str(args.measured)]
-
-                def hand_rate() -> float:
-                    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
-                    return json.loads(done.stdout.strip().splitlines()[-1])
-
-                hand = hand_rate() if r % 2 else 0.0
-                ours = run_cells(args.augbench, cfg)[0]["items_per_sec"]
-                hand = hand or hand_rate()
-                ratios.append(ours / hand)
-                print(f"  {items:4} photos, batch {batch:3}: augbench {ours:7.0f}, hand-written {hand:7.0f} img/s: {ours / hand:.3f}")
-            worst = max(worst, *(abs(x - 1) for x in ratios))
-            print(f"  {items:4} photos, batch {batch:3}: augbench / hand-written {spread(ratios)}")
+    for library in args.libraries:
+        python = subprocess.run([args.augbench, "env", "python", GROUPS[library]], check=True, capture_output=True, text=True).stdout.strip()
+        for row in args.recipes:
+            print(f"fidelity: {library} {row} recipe, {WORKERS} workers, {WARMUP} warm-up + {args.measured} measured batches")
+            for items, batch in args.shapes:
+                ratios = fidelity_pairs(args, tmp, python, library, row, items, batch)
+                worst = max(worst, *(abs(x - 1) for x in ratios))
+                print(f"  {items:4} photos, batch {batch:3}: augbench / hand-written {spread(ratios)}", flush=True)
     print(f"  largest |ratio - 1|: {worst:.3f} ({'within' if worst <= 0.10 else 'OUTSIDE'} ±10%)")
 
 
-def hand_written(library: str, folder: str, batch: int, measured: int) -> float:
-    """A training loader as a user writes it, for RandomCrop224 → HorizontalFlip → uint8 CHW,
-    normalized and cast to float16 on the batch; the same sampler semantics as a production cell
-    (one seeded permutation, repeated), the same warm-up and measured batches."""
+def fidelity_pairs(args: argparse.Namespace, tmp: Path, python: str, library: str, row: str, items: int, batch: int) -> list[float]:
+    data = dataset(args.augbench, tmp, items)
+    ratios = []
+    for r in range(args.rounds):  # A-B, then B-A: neither side always runs first
+        cfg = config(fresh(tmp, f"f{library}_{row}_{items}_{batch}_{r}"), data, [f"{library}_cpu"], [row], batch, memory=False,
+                     measured=args.measured)
+        cmd = [python, __file__, CHILD_FLAG, library, row, str(data), str(batch), str(args.measured)]
+
+        def hand_rate() -> float:
+            done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+            return json.loads(done.stdout.strip().splitlines()[-1])
+
+        hand = hand_rate() if r % 2 else 0.0
+        ours = run_cells(args.augbench, cfg)[0]["items_per_sec"]
+        hand = hand or hand_rate()
+        ratios.append(ours / hand)
+        print(f"  {items:4} photos, batch {batch:3}: augbench {ours:7.0f}, hand-written {hand:7.0f} img/s: {ours / hand:.3f}", flush=True)
+    return ratios
+
+
+def hand_written(library: str, row: str, folder: str, batch: int, measured: int) -> float:
+    """A training loader as a user writes it, for the recipe of `row` (the catalog's stages and
+    parameters) → uint8 CHW, normalized and cast to float16 on the batch; the same sampler
+    semantics as a production cell (one seeded permutation, repeated), the same warm-up and
+    measured batches."""
     import random
 
     import numpy as np
@@ -133,7 +160,13 @@ def hand_written(library: str, folder: str, batch: int, measured: int) -> float:
         import albumentations as A
         import cv2
 
-        recipe = A.Compose([A.RandomCrop(224, 224, pad_if_needed=True), A.HorizontalFlip(p=1)], seed=137)
+        stages = {
+            "HorizontalFlip": [A.RandomCrop(224, 224, pad_if_needed=True), A.HorizontalFlip(p=1)],
+            "Resize": [A.Resize(224, 224, interpolation=cv2.INTER_LINEAR, p=1)],
+            "RandomResizedCrop": [A.RandomResizedCrop(size=(224, 224), scale=(0.08, 1.0), ratio=(0.75, 4 / 3),
+                                                      interpolation=cv2.INTER_LINEAR, p=1)],
+        }
+        recipe = A.Compose(stages[row], seed=137)
 
         def sample(path):
             out = recipe(image=cv2.imread(path, cv2.IMREAD_COLOR_RGB))["image"]
@@ -142,7 +175,14 @@ def hand_written(library: str, folder: str, batch: int, measured: int) -> float:
         from torchvision.io import ImageReadMode, decode_image
         from torchvision.transforms import v2
 
-        recipe = v2.Compose([v2.RandomCrop(224, pad_if_needed=True), v2.RandomHorizontalFlip(p=1)])
+        bilinear = v2.InterpolationMode.BILINEAR
+        stages = {
+            "HorizontalFlip": [v2.RandomCrop(224, pad_if_needed=True), v2.RandomHorizontalFlip(p=1)],
+            "Resize": [v2.Resize((224, 224), interpolation=bilinear, antialias=True)],
+            "RandomResizedCrop": [v2.RandomResizedCrop((224, 224), scale=(0.08, 1.0), ratio=(0.75, 4 / 3),
+                                                       interpolation=bilinear, antialias=True)],
+        }
+        recipe = v2.Compose(stages[row])
 
         def sample(path):
             return recipe(decode_image(path, mode=ImageReadMode.RGB)).contiguous()
@@ -224,7 +264,7 @@ def workers_of(root: int) -> list[int]:
 def memory(args: argparse.Namespace, tmp: Path) -> None:
     data = dataset(args.augbench, tmp, 200)
     implementations = [f"{lib}_cpu" for lib in GROUPS]
-    cfg = config(fresh(tmp, "memory"), data, implementations, ["Resize", RECIPE, "GaussianBlur"], 16, memory=True, measured=32)
+    cfg = config(fresh(tmp, "memory"), data, implementations, ["Resize", "HorizontalFlip", "GaussianBlur"], 16, memory=True, measured=32)
     peaks: dict[int, int] = {}
     child = subprocess.Popen([args.augbench, "production", "--no-refresh-requirements", "--config", str(cfg)],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -252,7 +292,7 @@ def memory(args: argparse.Namespace, tmp: Path) -> None:
 # ----- cost -----------------------------------------------------------------------------------
 def cost(args: argparse.Namespace, tmp: Path) -> None:
     data = dataset(args.augbench, tmp, 200)
-    recipes = ["Resize", RECIPE, "GaussianBlur", "Rotate"]
+    recipes = ["Resize", "HorizontalFlip", "GaussianBlur", "Rotate"]
     by_mode: dict[bool, list[list[float]]] = {True: [], False: []}
     shares: list[float] = []
     for r in range(args.rounds):
@@ -289,7 +329,7 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == CHILD_FLAG:
-        library, folder, batch, measured = sys.argv[2:6]
-        print(json.dumps(hand_written(library, folder, int(batch), int(measured))))
+        library, row, folder, batch, measured = sys.argv[2:7]
+        print(json.dumps(hand_written(library, row, folder, int(batch), int(measured))))
         sys.exit(0)
     sys.exit(main(sys.argv[1:]))
