@@ -89,7 +89,8 @@ def pin_torch(torch: Any, single: bool) -> dict[str, str]:
 # A fork of a process whose OpenCV thread pool has run work copies the pool's mutexes as they are
 # at that instant: a pool thread may hold one (it locks its own on the way to sleep), and the
 # child, which has none of the pool's threads, then blocks on it the first time OpenCV runs a
-# parallel loop (seen: a DataLoader worker stuck in cv2.warpAffine; 4 of 1,500 forks under load).
+# parallel loop (seen: a DataLoader worker stuck in cv2.warpAffine; 15 of 3,410 forks under load,
+# studies/opencv_fork.py).
 # PyTorch's loader forks its workers from the process that built and ran the recipe, so the
 # guard stops the pool around every fork: before it, ``cv2.setNumThreads(1)`` joins the pool's
 # threads (no job is running on the forking thread); after it, parent and child get their count
