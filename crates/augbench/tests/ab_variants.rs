@@ -431,7 +431,9 @@ fn video_micro_variants_pair_clips_in_their_own_environments() {
 /// the tests in `alone` hold verdicts, and that untouched rows stay on the CPU clock). Both
 /// checkouts are variants of one run against the released Pillow: a 1.5× change needs few items
 /// and runs to show (its ratio read 0.64–0.66 with intervals ±1% at 8 items × 2 runs), and a short
-/// warmup (the test reads the clock, not a warm figure).
+/// warmup (the test reads the clock, not a warm figure). Slow skip off: beside the other tests
+/// a CI run's preflight read the slowed blur above the micro slow threshold (`baseline ok, current
+/// slow`), and a `slow` row has nothing to pair.
 #[test]
 fn time_on_a_helper_thread_or_asleep_is_judged_on_the_wall_clock() {
     let tmp = tempfile::tempdir().unwrap();
@@ -450,7 +452,7 @@ fn time_on_a_helper_thread_or_asleep_is_judged_on_the_wall_clock() {
     std::fs::write(
         &config,
         format!(
-            "version: 1\nselection:\n  scenario: image-rgb\n  mode: micro\n  transforms: [GaussianBlur, HorizontalFlip]\n  variants:\n    - {{library: pillow, label: 'pillow@released', pin: '{}'}}\n{checkouts}data: {{num_items: 8}}\nexecution: {{num_runs: 2, warmup: {{window: 2, min_windows: 1}}}}\n",
+            "version: 1\nselection:\n  scenario: image-rgb\n  mode: micro\n  transforms: [GaussianBlur, HorizontalFlip]\n  variants:\n    - {{library: pillow, label: 'pillow@released', pin: '{}'}}\n{checkouts}data: {{num_items: 8}}\nexecution: {{num_runs: 2, disable_slow_skip: true, warmup: {{window: 2, min_windows: 1}}}}\n",
             locked_pillow()
         ),
     )
