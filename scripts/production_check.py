@@ -70,7 +70,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     try:
         args.shapes = [tuple(int(x) for x in shape.split("x")) for shape in args.shapes.split(",")]
     except ValueError:
-        p.error(f"--shapes {args.shapes}: write photos x batch, e.g. 200x32")
+        args.shapes = []
+    if not args.shapes or any(len(shape) != 2 or min(shape) < 1 for shape in args.shapes):
+        p.error("--shapes: write photos x batch, comma-separated, e.g. 60x16,200x32")
     return args
 
 
