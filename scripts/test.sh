@@ -76,58 +76,82 @@ step "rust: verdicts on timing intervals (A/B gate, the docs' gate examples, pre
 cargo test --workspace --release -- alone:: --test-threads=1
 
 # The Python suites run after the Rust tests, not beside them (docs/ci.md says why). Each suite
-# runs on one core (pytest and the workers it starts, one at a time), so two suites run at once:
-# `suite` starts one in the background when fewer than two run, its output kept apart and printed
-# whole, in order, with its time, once all have ended; any failed suite fails the step, and a
-# suite still running after SUITE_LIMIT_S is stopped and fails it (pytest has no timeout of its
-# own). Two at a time once left a forked loader worker blocked on a lock of OpenCV's thread pool;
-# the loaders now stop that pool around a fork (`threads.guard_opencv_fork`, docs/ci.md).
+# runs on one core (pytest and the workers it starts, one at a time), so two run at once: `queue`
+# collects the suites, and `run_queued` starts them longest first (each suite's time of the last
+# run, kept in SUITE_TIMES; a suite with no time yet goes first), one in the background whenever
+# fewer than two run, so the longest never starts last and leaves a core idle at the end. Each
+# one's output is kept apart and printed whole, in queue order, with its time, once all have
+# ended; any failed suite fails the step, and a suite still running after SUITE_LIMIT_S is
+# stopped and fails it (pytest has no timeout of its own). Two at a time once left a forked
+# loader worker blocked on a lock of OpenCV's thread pool; the loaders now stop that pool around a
+# fork (`threads.guard_opencv_fork`, docs/ci.md).
 # Python test files are discovered, never listed: each declares its environment
 # (`pytestmark = pytest.mark.environment(...)`, python/tests/conftest.py), a file that declares
 # none stops the run, and the AUGBENCH_EXPECT_* variables turn a missing promised library into a
 # failure instead of a skip.
 PYTEST=(-m pytest -q -p no:cacheprovider python/tests)
 SUITE_LIMIT_S=600
+SUITE_TIMES="${AUGBENCH_SUITE_TIMES:-${XDG_CACHE_HOME:-$HOME/.cache}/augbench/ci-suite-times.tsv}"
 SUITE_LOGS="$(mktemp -d)"
 trap 'rm -rf "$SUITE_LOGS"' EXIT
-SUITES=()
-suite() { # suite <title> <command…>
-  while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
-  local n=${#SUITES[@]}
+SUITES=() SUITE_CMDS=()
+queue() { # queue <title> <command…>
   SUITES+=("$1")
   shift
-  printf '   started: %s\n' "${SUITES[$n]}"
-  (
-    start=$SECONDS
-    rc=0
-    timeout --kill-after=10 "$SUITE_LIMIT_S" "$@" >"$SUITE_LOGS/$n.log" 2>&1 || rc=$?
-    echo "$rc $((SECONDS - start))" >"$SUITE_LOGS/$n.rc"
-  ) &
+  SUITE_CMDS+=("$(printf '%q ' "$@")")
 }
-# Waits for every suite, prints each one's output and time, and fails when any failed.
+# Prints the queue's indices, longest first by SUITE_TIMES ("<seconds>\t<title>" lines).
+longest_first() {
+  local -A last=()
+  local n took title
+  if [ -r "$SUITE_TIMES" ]; then
+    while IFS=$'\t' read -r took title; do last["$title"]="$took"; done <"$SUITE_TIMES"
+  fi
+  for n in "${!SUITES[@]}"; do
+    printf '%s\t%s\n' "${last["${SUITES[$n]}"]:-1000000}" "$n"
+  done | sort -t$'\t' -k1,1nr -k2,2n | cut -f2
+}
+run_queued() {
+  local n
+  for n in $(longest_first); do
+    while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
+    printf '   started: %s\n' "${SUITES[$n]}"
+    (
+      start=$SECONDS
+      rc=0
+      eval "timeout --kill-after=10 $SUITE_LIMIT_S ${SUITE_CMDS[$n]}" >"$SUITE_LOGS/$n.log" 2>&1 || rc=$?
+      echo "$rc $((SECONDS - start))" >"$SUITE_LOGS/$n.rc"
+    ) &
+  done
+}
+# Waits for every suite, prints each one's output and time, keeps the times for the next run's
+# order, and fails when any failed.
 suites_done() {
   wait
   close_step
   last_step=""
-  local failed=0 n rc took
+  local failed=0 n rc took times="$SUITE_LOGS/times.tsv"
   for n in "${!SUITES[@]}"; do
     read -r rc took <"$SUITE_LOGS/$n.rc"
     printf '\n== %s (%s s, exit %s)\n' "${SUITES[$n]}" "$took" "$rc"
     [ "$rc" != 124 ] && [ "$rc" != 137 ] || echo "stopped after ${SUITE_LIMIT_S} s: a test hung"
     cat "$SUITE_LOGS/$n.log"
     TIMES+=("$(printf '%5d s    %s' "$took" "${SUITES[$n]}")")
+    printf '%s\t%s\n' "$took" "${SUITES[$n]}" >>"$times"
     [ "$rc" = 0 ] || failed=1
   done
+  # Written whole then renamed, so a stopped run never leaves half a file.
+  mkdir -p "$(dirname "$SUITE_TIMES")" && cp "$times" "$SUITE_TIMES.tmp" && mv "$SUITE_TIMES.tmp" "$SUITE_TIMES" || true
   [ "$failed" = 0 ] || { echo "a Python suite failed (its output is above)"; exit 1; }
 }
 
-step "python: the suites, two at a time (each one's time is listed under it)"
+step "python: the suites, two at a time, longest first (each one's time is listed under it)"
 # pytest (pure Python) goes into a folder of its own on PYTHONPATH, so the cached library
 # environments stay exactly what their locks say.
 "$UV" pip install --quiet --python "$PY" --target .pytest-only pytest
 
 # `-rA` names every test and its outcome in the log, so it shows polars and DuckDB ran.
-suite "python: cell-log interop (pyarrow, pandas, polars, DuckDB), in the test venv" \
+queue "python: cell-log interop (pyarrow, pandas, polars, DuckDB), in the test venv" \
   env AUGBENCH_EXPECT_MODULES=pyarrow,pandas,numpy,polars,duckdb \
   .venv-test/bin/python "${PYTEST[@]}" -rA --environment interop
 
@@ -155,21 +179,22 @@ while read -r group expect <&3; do
   only=()
   [ "$group" = "$generic_group" ] || only=(-m "not generic")
   # `-rA`: the log names every case and its outcome (torchvision's decoder, torchcodec, among them).
-  suite "python: worker protocol, adapters, pipeline and video in the $group environment" \
+  queue "python: worker protocol, adapters, pipeline and video in the $group environment" \
     env AUGBENCH_EXPECT_LIBS="$expect" PYTHONPATH=python:.pytest-only \
     "$envpy" "${PYTEST[@]}" -rA --environment library "${only[@]}"
 done 3<<< "$library_groups"
 
-suite "python: DALI's pipeline backend (CPU mode), inside the dali environment" \
+queue "python: DALI's pipeline backend (CPU mode), inside the dali environment" \
   env AUGBENCH_EXPECT_LIBS=dali PYTHONPATH=python:.pytest-only \
   "$("$AUGBENCH_BIN" env python dali)" "${PYTEST[@]}" --environment dali
 
 # The decoders promised here are the matrix's decoders of the video_decode group.
 decoders="$("$AUGBENCH_BIN" list decoders | awk -F '  +' 'NR > 1 && $2 == "video_decode" { printf "%s%s", sep, $1; sep = "," }')"
 # `-rA` again: the log shows each decoder's tests ran.
-suite "python: clip decoder (sampling rule, AVI round trip) and the decode scenario's decoders, inside the video_decode environment" \
+queue "python: clip decoder (sampling rule, AVI round trip) and the decode scenario's decoders, inside the video_decode environment" \
   env AUGBENCH_EXPECT_DECODERS="$decoders" PYTHONPATH=python:.pytest-only \
   "$("$AUGBENCH_BIN" env python video_decode)" "${PYTEST[@]}" -rA --environment video_decode
+run_queued
 suites_done
 close_step
 printf '\n== time per step\n'; printf '%s\n' "${TIMES[@]}"
