@@ -125,6 +125,10 @@ pub struct Row {
     /// items per 10⁹ instructions, `COUNT_UNIT`, never img/s).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instructions: Option<augbench_core::counts::InstructionRecord>,
+    /// The transform's parameters as measured (results' `params`); `None` where the source has
+    /// none. Two runs whose parameters differ measure different work (`judge::regression`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub params: Option<serde_json::Value>,
     /// File the row came from (for messages).
     pub source: PathBuf,
 }
@@ -226,6 +230,40 @@ pub struct Source {
     /// A/B runs: the variant this file measured (our result files; absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variant: Option<augbench_core::variant::VariantRecord>,
+    /// What the file measured over; `None` where the source does not say. Two runs over other
+    /// data are not compared (`judge::regression`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<MeasuredOver>,
+}
+
+/// The items a file measured, and the files they came from where the source records them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeasuredOver {
+    pub items: u64,
+    /// `50 image files, 6123456 bytes, synthetic` (not the folder's path, which differs between
+    /// two clones of one dataset); `None` in the cell log, which keeps only the item count.
+    pub files: Option<String>,
+}
+
+impl MeasuredOver {
+    /// `50 items (50 image files, 6123456 bytes, synthetic)`.
+    pub fn describe(&self) -> String {
+        match &self.files {
+            Some(f) => format!("{} items ({f})", self.items),
+            None => format!("{} items", self.items),
+        }
+    }
+
+    /// Whether two files measured over other data: other item counts, or other files where
+    /// both say which.
+    pub fn differs(&self, other: &MeasuredOver) -> bool {
+        self.items != other.items
+            || self
+                .files
+                .as_ref()
+                .zip(other.files.as_ref())
+                .is_some_and(|(a, b)| a != b)
+    }
 }
 
 /// Everything loaded: rows, their sources, and warnings worth showing (NaN/zero values, …).

@@ -259,6 +259,57 @@ fn a_baseline_invocation_from_another_machine_is_named_row_by_row() {
         ));
 }
 
+/// A current run over more items, or with one transform's parameters changed, measured other
+/// work: those rows are `not comparable`, named, and the gate fails on none of them.
+#[test]
+fn rows_measured_over_other_data_or_with_other_parameters_are_not_comparable() {
+    let base = demo();
+    let more_items = tempfile::tempdir().unwrap();
+    let items: Vec<_> = scaled(0.5)
+        .into_iter()
+        .map(|mut f| {
+            f.metadata.benchmark_params.num_items *= 2;
+            f
+        })
+        .collect();
+    write(more_items.path(), &items);
+    against(&[base.path()], more_items.path())
+        .arg("--drift")
+        .arg("0.01")
+        .arg("--fail-on-regression")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "measured over other data: baseline",
+        ))
+        .stdout(predicate::str::contains("0 regression(s)"));
+
+    let other_params = tempfile::tempdir().unwrap();
+    let files: Vec<_> = scaled(0.5)
+        .into_iter()
+        .map(|mut f| {
+            let (_, first) = f.results.iter_mut().next().unwrap();
+            first.params = serde_json::json!({"changed": true});
+            f
+        })
+        .collect();
+    write(other_params.path(), &files);
+    let out = against(&[base.path()], other_params.path())
+        .arg("--drift")
+        .arg("0.01")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    // One row per file at most: its first transform (where both runs measured it).
+    let flagged = text.matches("measured with other parameters").count();
+    assert!((1..=files.len()).contains(&flagged), "{text}");
+    assert!(
+        text.contains("**regression**"),
+        "the other rows are judged:\n{text}"
+    );
+}
+
 #[test]
 fn rows_measured_on_another_machine_are_not_comparable() {
     let base = demo();

@@ -145,6 +145,7 @@ mod tests {
             ceiling_share: None,
             first_batch_s: None,
             instructions: None,
+            params: None,
             source: std::path::PathBuf::new(),
         }
     }

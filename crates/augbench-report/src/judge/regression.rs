@@ -7,7 +7,8 @@
 //! which the summary says), and `verdict::decide_in_family` reads it (`same`, `regression`,
 //! `faster` or `undecided`; a change on the interval widened so that every row's change claims
 //! together keep 5%); a side with fewer than `verdict::MIN_UNITS` runs leaves the row
-//! `undecided`; rows measured on other machines are `not comparable`. Rows measured on neither
+//! `undecided`; rows measured on other machines, over other data (items, files) or with other
+//! transform parameters are `not comparable`. Rows measured on neither
 //! side collapse into one line.
 
 use std::collections::BTreeMap;
@@ -18,7 +19,7 @@ use serde::Serialize;
 
 pub use crate::judge::verdict::Verdict;
 use crate::judge::verdict::{self, Unmeasured, Verdicts};
-use crate::model::{Dataset, GroupKey, Row, unit};
+use crate::model::{Dataset, GroupKey, MeasuredOver, Row, unit};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
@@ -180,7 +181,7 @@ pub fn compare_runs(
         rows: Vec::new(),
         not_measured: Unmeasured::default(),
     };
-    let machines = Machines::of(invocations, current);
+    let provenance = Provenance::of(invocations, current);
     for k in keys {
         let (br, cr) = (b.get(k).copied(), c.get(k).copied());
         if !is_measured(br) && !is_measured(cr) {
@@ -195,7 +196,7 @@ pub fn compare_runs(
         let differ = |c| {
             br.iter()
                 .chain(&repeats)
-                .find_map(|b| machines.differ(b, c))
+                .find_map(|b| provenance.differ(b, c))
         };
         if let Some(note) = cr.and_then(differ) {
             report.rows.push(not_comparable(k, br, cr, note));
@@ -217,30 +218,50 @@ pub fn compare_runs(
     Ok(report)
 }
 
-/// The machine each result file ran on, by its card's CPU and thread count.
-struct Machines<'a> {
-    cards: BTreeMap<&'a std::path::Path, String>,
+/// What each result file ran on (its card's CPU and thread count) and measured over (items and
+/// files): two rows differing in either, or in the transform's parameters, measured other work.
+struct Provenance<'a> {
+    cards: BTreeMap<&'a std::path::Path, (String, Option<&'a MeasuredOver>)>,
 }
 
-impl<'a> Machines<'a> {
-    fn of(invocations: &'a [Dataset], current: &'a Dataset) -> Machines<'a> {
+impl<'a> Provenance<'a> {
+    fn of(invocations: &'a [Dataset], current: &'a Dataset) -> Provenance<'a> {
         let cards = invocations
             .iter()
             .flat_map(|d| &d.sources)
             .chain(&current.sources)
-            .map(|s| (s.path.as_path(), machine_kind(&s.system_info)))
+            .map(|s| {
+                let kind = machine_kind(&s.system_info);
+                (s.path.as_path(), (kind, s.data.as_ref()))
+            })
             .collect();
-        Machines { cards }
+        Provenance { cards }
     }
 
-    /// `ran on other machines: …` when both rows' files name a machine and they differ.
+    /// Why `b` and `c` are not comparable, where both say enough to tell: `ran on other
+    /// machines: …`, `measured over other data: …` or `measured with other parameters: …`.
     fn differ(&self, b: &Row, c: &Row) -> Option<String> {
-        let (mb, mc) = (
+        let ((mb, db), (mc, dc)) = (
             self.cards.get(b.source.as_path())?,
             self.cards.get(c.source.as_path())?,
         );
-        (!mb.is_empty() && !mc.is_empty() && mb != mc)
-            .then(|| format!("ran on other machines: baseline {mb}; current {mc}"))
+        if !mb.is_empty() && !mc.is_empty() && mb != mc {
+            return Some(format!(
+                "ran on other machines: baseline {mb}; current {mc}"
+            ));
+        }
+        if let Some((db, dc)) = db.zip(*dc).filter(|(db, dc)| db.differs(dc)) {
+            return Some(format!(
+                "measured over other data: baseline {}; current {}",
+                db.describe(),
+                dc.describe()
+            ));
+        }
+        b.params
+            .as_ref()
+            .zip(c.params.as_ref())
+            .filter(|(pb, pc)| pb != pc)
+            .map(|(pb, pc)| format!("measured with other parameters: baseline {pb}; current {pc}"))
     }
 }
 
@@ -254,7 +275,7 @@ fn machine_kind(info: &serde_json::Value) -> String {
     }
 }
 
-/// A row that both runs measured, but not comparably (other machines).
+/// A row that both runs measured, but not comparably (other machines, data or parameters).
 fn not_comparable(k: &RowKey, b: Option<&Row>, c: Option<&Row>, note: String) -> Comparison {
     let media = b.or(c).map_or(augbench_core::Media::Image, |r| r.media);
     Comparison {

@@ -10,7 +10,7 @@ use augbench_core::results::Status;
 use augbench_core::{Media, policy};
 use serde_json::json;
 
-use crate::model::{Dataset, GroupKey, PairedRatio, Row, Source};
+use crate::model::{Dataset, GroupKey, MeasuredOver, PairedRatio, Row, Source};
 use crate::output::usage;
 
 pub fn load(path: &Path) -> anyhow::Result<Dataset> {
@@ -156,6 +156,7 @@ fn row(c: &BenchCell, path: &Path, warnings: &mut Vec<String>) -> Row {
         ceiling_share: None, // the cell log keeps no pipeline detail
         first_batch_s: None,
         instructions: None,
+        params: None, // the cell log keeps the parameters' hash only
         source: path.to_path_buf(),
     }
 }
@@ -180,5 +181,9 @@ fn source(c: &BenchCell, path: &Path) -> Source {
         equivalence: None,
         configured_reference: None,
         variant: None,
+        data: Some(MeasuredOver {
+            items: c.items,
+            files: None,
+        }),
     }
 }

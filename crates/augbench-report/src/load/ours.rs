@@ -7,7 +7,7 @@ use augbench_core::Media;
 use augbench_core::json_text::{self, Repaired};
 use augbench_core::results::{ResultFile, Status, TransformResult};
 
-use crate::model::{Dataset, GroupKey, PairedRatio, Row, Source};
+use crate::model::{Dataset, GroupKey, MeasuredOver, PairedRatio, Row, Source};
 use crate::output::usage;
 
 /// Parses `repaired` (the text of `raw` with Python's NaN tokens as null); errors are placed
@@ -105,6 +105,7 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
                 .map(|p| p.time_to_first_batch)
                 .filter(|s| s.is_finite() && *s > 0.0),
             instructions: tr.instructions.clone(),
+            params: (!tr.params.is_null()).then(|| tr.params.clone()),
             source: path.to_path_buf(),
         })
         .collect();
@@ -124,12 +125,28 @@ pub fn load(path: &Path, raw: &str, repaired: &Repaired<'_>) -> anyhow::Result<D
             .and_then(serde_json::Value::as_str)
             .map(str::to_string),
         variant: m.variant.clone(),
+        data: Some(data(m)),
     };
     Ok(Dataset {
         rows,
         sources: vec![source],
         warnings: Vec::new(),
     })
+}
+
+/// What a file measured over: its items and the files they came from.
+fn data(m: &augbench_core::results::Metadata) -> MeasuredOver {
+    let d = &m.dataset;
+    MeasuredOver {
+        items: m.benchmark_params.num_items,
+        files: Some(format!(
+            "{} {} files, {} bytes{}",
+            d.file_count,
+            d.media,
+            d.total_bytes,
+            if d.synthetic { ", synthetic" } else { "" }
+        )),
+    }
 }
 
 /// The system as the report groups it: the machine card without its per-job load and steal

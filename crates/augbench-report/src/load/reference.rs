@@ -58,6 +58,7 @@ pub fn load(path: &Path, v: &Value) -> Dataset {
         ceiling_share: None,
         first_batch_s: None,
         instructions: None,
+        params: None, // the reference format names parameters its own way: not compared
         source: path.to_path_buf(),
     };
     let mut warnings = Vec::new();
@@ -89,6 +90,7 @@ pub fn load(path: &Path, v: &Value) -> Dataset {
         equivalence: None,
         configured_reference: None,
         variant: None,
+        data: None,
     };
     Dataset {
         rows,
