@@ -438,4 +438,24 @@ mod tests {
             "image-rgb_micro_cuda_augment_w4_b32"
         );
     }
+
+    #[test]
+    fn data_differs_by_items_or_by_files_where_both_sides_name_them() {
+        let over = |items, files: Option<&str>| MeasuredOver {
+            items,
+            files: files.map(str::to_string),
+        };
+        let synth = Some("50 image files, 6123456 bytes, synthetic");
+        assert!(!over(50, synth).differs(&over(50, synth)));
+        assert!(over(50, synth).differs(&over(200, synth)));
+        assert!(over(50, synth).differs(&over(50, Some("50 image files, 999 bytes"))));
+        // The cell log keeps only the count: the files are not compared then.
+        assert!(!over(50, synth).differs(&over(50, None)));
+        assert!(over(50, None).differs(&over(51, None)));
+        assert_eq!(
+            over(50, synth).describe(),
+            "50 items (50 image files, 6123456 bytes, synthetic)"
+        );
+        assert_eq!(over(8, None).describe(), "8 items");
+    }
 }

@@ -102,14 +102,15 @@ fn result_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// A real slowdown well past the default 5% minimum effect, as real work: 12% more of the blur's
+/// A real slowdown well past the default 5% minimum effect, as real work: 25% more of the blur's
 /// work (the blur is most, not all, of the row's time), at the A/A test's shape (`ab_run`: 20
 /// images × 3 runs, half the time of the benchmark's 50 images). Seeing 5% is the benchmark's
 /// claim (`scripts/bench_verdicts.sh`: 9 of 10 invocations, docs/ab.md "Measured"), not this
-/// test's: at this shape a CI run once left the interval at ±4.5%, so a change at the band's edge
-/// would read `no change` by chance; 12% fails the gate whichever side of the noise a run lands.
+/// test's: at this shape a CI run once left the interval at ±4.5%, and on a host running 1.6×
+/// slower than usual 12% more work read 0.936 [0.871, 1.006], `undecided`; 25% fails the gate
+/// whichever side of the noise a run lands.
 fn slow_checkout(dir: &Path) -> PathBuf {
-    fixture_checkout(&dir.join("pillow-slow"), &["0.12"])
+    fixture_checkout(&dir.join("pillow-slow"), &["0.25"])
 }
 
 /// A local checkout whose `Image.filter` takes `share` of its own time again, spent as `mode`
