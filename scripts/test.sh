@@ -48,6 +48,17 @@ step "python: test venv"
 "$UV" pip install --quiet --python .venv-test/bin/python -r python/requirements-test.txt
 
 step "rust: build (the binary and every test binary, once, with the tests' features)"
+# The workspace crates compile incrementally, each checkout folder into its own incremental
+# folder beside the target folder's compiled dependencies (scripts/rustc-incremental.sh): a
+# fresh clone in a folder that built before, as CI's checkout is, recompiles only what its commit
+# changed (docs/ci.md, "The build cache"). Each folder holds 1-2 GB: only the most recently used
+# ones are kept. The test and wheel steps below build with the same settings, so they compile
+# nothing again.
+incremental_root="${CARGO_TARGET_DIR:-$PWD/target}/incremental-by-checkout"
+export AUGBENCH_INCREMENTAL_DIR="$incremental_root/$(printf '%s' "$PWD" | sha256sum | cut -c1-16)"
+export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/rustc-incremental.sh"
+mkdir -p "$AUGBENCH_INCREMENTAL_DIR" && touch "$AUGBENCH_INCREMENTAL_DIR"
+ls -1dt "$incremental_root"/*/ | tail -n +7 | xargs -r rm -rf
 # `cargo build -p augbench` alone resolves features without the dev-dependencies, so the test
 # step would compile serde and everything above it a second time; this builds them once.
 cargo test --workspace --release --no-run
