@@ -262,7 +262,7 @@ fn a_baseline_invocation_from_another_machine_is_named_row_by_row() {
 /// A current run over more items, or with one transform's parameters changed, measured other
 /// work: those rows are `not comparable`, named, and the gate fails on none of them.
 #[test]
-fn rows_measured_over_other_data_or_with_other_parameters_are_not_comparable() {
+fn rows_measured_over_other_data_or_with_other_settings_or_parameters_are_not_comparable() {
     let base = demo();
     let more_items = tempfile::tempdir().unwrap();
     let items: Vec<_> = scaled(0.5)
@@ -308,6 +308,28 @@ fn rows_measured_over_other_data_or_with_other_parameters_are_not_comparable() {
         text.contains("**regression**"),
         "the other rows are judged:\n{text}"
     );
+
+    // Measured to a precision where the baseline took a fixed run count: every row is named.
+    let to_precision = tempfile::tempdir().unwrap();
+    let files: Vec<_> = scaled(0.5)
+        .into_iter()
+        .map(|mut f| {
+            f.metadata.benchmark_params.precision_target = Some(0.05);
+            f
+        })
+        .collect();
+    write(to_precision.path(), &files);
+    against(&[base.path()], to_precision.path())
+        .arg("--drift")
+        .arg("0.01")
+        .arg("--fail-on-regression")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "measured with other settings: baseline ",
+        ))
+        .stdout(predicate::str::contains("current to ±5.0%"))
+        .stdout(predicate::str::contains("0 regression(s)"));
 }
 
 #[test]

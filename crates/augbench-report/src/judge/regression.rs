@@ -7,8 +7,9 @@
 //! which the summary says), and `verdict::decide_in_family` reads it (`same`, `regression`,
 //! `faster` or `undecided`; a change on the interval widened so that every row's change claims
 //! together keep 5%); a side with fewer than `verdict::MIN_UNITS` runs leaves the row
-//! `undecided`; rows measured on other machines, over other data (items, files) or with other
-//! transform parameters are `not comparable`. Rows measured on neither
+//! `undecided`; rows measured on other machines, over other data (items, files), with other
+//! settings (a precision target or run count, processes, threads) or with other transform
+//! parameters are `not comparable`. Rows measured on neither
 //! side collapse into one line.
 
 use std::collections::BTreeMap;
@@ -218,10 +219,18 @@ pub fn compare_runs(
     Ok(report)
 }
 
-/// What each result file ran on (its card's CPU and thread count) and measured over (items and
-/// files): two rows differing in either, or in the transform's parameters, measured other work.
+/// What each result file ran on (its card's CPU and thread count), measured over (items and
+/// files) and measured with (`measured_with`): two rows differing in any of them, or in the
+/// transform's parameters, measured other work.
 struct Provenance<'a> {
-    cards: BTreeMap<&'a std::path::Path, (String, Option<&'a MeasuredOver>)>,
+    cards: BTreeMap<&'a std::path::Path, Card<'a>>,
+}
+
+/// One result file's side of `Provenance`.
+struct Card<'a> {
+    machine: String,
+    data: Option<&'a MeasuredOver>,
+    settings: Option<String>,
 }
 
 impl<'a> Provenance<'a> {
@@ -231,30 +240,43 @@ impl<'a> Provenance<'a> {
             .flat_map(|d| &d.sources)
             .chain(&current.sources)
             .map(|s| {
-                let kind = machine_kind(&s.system_info);
-                (s.path.as_path(), (kind, s.data.as_ref()))
+                let card = Card {
+                    machine: machine_kind(&s.system_info),
+                    data: s.data.as_ref(),
+                    settings: measured_with(&s.benchmark_params),
+                };
+                (s.path.as_path(), card)
             })
             .collect();
         Provenance { cards }
     }
 
     /// Why `b` and `c` are not comparable, where both say enough to tell: `ran on other
-    /// machines: …`, `measured over other data: …` or `measured with other parameters: …`.
+    /// machines: …`, `measured over other data: …`, `measured with other settings: …` or
+    /// `measured with other parameters: …`.
     fn differ(&self, b: &Row, c: &Row) -> Option<String> {
-        let ((mb, db), (mc, dc)) = (
+        let (cb, cc) = (
             self.cards.get(b.source.as_path())?,
             self.cards.get(c.source.as_path())?,
         );
+        let (mb, mc) = (&cb.machine, &cc.machine);
         if !mb.is_empty() && !mc.is_empty() && mb != mc {
             return Some(format!(
                 "ran on other machines: baseline {mb}; current {mc}"
             ));
         }
-        if let Some((db, dc)) = db.zip(*dc).filter(|(db, dc)| db.differs(dc)) {
+        if let Some((db, dc)) = cb.data.zip(cc.data).filter(|(db, dc)| db.differs(dc)) {
             return Some(format!(
                 "measured over other data: baseline {}; current {}",
                 db.describe(),
                 dc.describe()
+            ));
+        }
+        if let Some((sb, sc)) = cb.settings.as_ref().zip(cc.settings.as_ref())
+            && sb != sc
+        {
+            return Some(format!(
+                "measured with other settings: baseline {sb}; current {sc}"
             ));
         }
         b.params
@@ -263,6 +285,25 @@ impl<'a> Provenance<'a> {
             .filter(|(pb, pc)| pb != pc)
             .map(|(pb, pc)| format!("measured with other parameters: baseline {pb}; current {pc}"))
     }
+}
+
+/// `3 runs, 3 processes, thread policy single`, or `to ±5.0%, 3 processes, …` for a
+/// run measured to a precision: the settings that move a row's figure. Rounds to a precision
+/// against a fixed run count read the same rows' figures 2-24% apart (a median of 7-12% in three
+/// alternating pairs, docs/ci.md), and the figure is the fastest process's, so the count of
+/// processes moves it too. `None` for a file that does not record them (the reference's format,
+/// the cell log).
+fn measured_with(params: &serde_json::Value) -> Option<String> {
+    let precision = params.get("precision_target")?;
+    let runs = match precision.as_f64() {
+        Some(p) => format!("to ±{:.1}%", p * 100.0),
+        None => format!("{} runs", params.get("num_runs")?.as_u64()?),
+    };
+    let processes = params.get("processes")?.as_u64()?;
+    let threads = params.get("thread_policy")?.as_str()?;
+    Some(format!(
+        "{runs}, {processes} processes, thread policy {threads}"
+    ))
 }
 
 /// `AMD EPYC 7B13 × 2 threads`: a machine card's kind (empty when the file has none).
@@ -638,6 +679,26 @@ mod tests {
             family,
             between: &UNKNOWN,
         }
+    }
+
+    #[test]
+    fn measured_with_names_the_run_count_or_the_precision_and_skips_files_that_do_not_say() {
+        let fixed = serde_json::json!({
+            "num_runs": 3, "processes": 3, "thread_policy": "single", "precision_target": null
+        });
+        assert_eq!(
+            measured_with(&fixed).as_deref(),
+            Some("3 runs, 3 processes, thread policy single")
+        );
+        let mut precise = fixed.clone();
+        precise["precision_target"] = serde_json::json!(0.05);
+        assert_eq!(
+            measured_with(&precise).as_deref(),
+            Some("to ±5.0%, 3 processes, thread policy single")
+        );
+        // The reference's format and the cell log record no precision target.
+        assert_eq!(measured_with(&serde_json::json!({"num_runs": 3})), None);
+        assert_eq!(measured_with(&serde_json::Value::Null), None);
     }
 
     #[test]
