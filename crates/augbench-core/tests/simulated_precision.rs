@@ -21,8 +21,9 @@ use augbench_core::policy;
 use augbench_stats::paired::paired;
 use augbench_stats::precision::{
     Decision, PrecisionRecord, Progress, after_process, another_process, half_widths,
-    process_target, stop_rule, worst,
+    half_widths_with, process_target, stop_rule, worst,
 };
+use augbench_stats::spread::{self, Spread};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -186,41 +187,85 @@ fn process_rounds(
     }
 }
 
-/// One transform measured to `target` within `budget_sec`, as the scheduler measures it: the
-/// default processes, then more while `another_process` says so.
-fn transform(m: &Model, rng: &mut ChaCha8Rng, target: f64, budget_sec: f64) -> Ended {
-    let inv = Invocation::start(m, rng);
-    let configured = policy::DEFAULT_PROCESSES;
-    let mut all = Runs::default();
-    let mut record: Option<PrecisionRecord> = None;
-    let mut p = 0u64;
-    loop {
-        let more = match &record {
-            None => true,
-            Some(_) if p < configured => true,
-            Some(r) => another_process(r, p, policy::PRECISION_MAX_PROCESSES),
-        };
-        if !more || p >= policy::PRECISION_MAX_PROCESSES {
-            break;
+/// One transform of a run, measured process by process.
+struct Transform {
+    m: Model,
+    inv: Invocation,
+    all: Runs,
+    record: Option<PrecisionRecord>,
+    p: u64,
+}
+
+impl Transform {
+    fn start(m: Model, rng: &mut ChaCha8Rng) -> Transform {
+        let inv = Invocation::start(&m, rng);
+        Transform {
+            m,
+            inv,
+            all: Runs::default(),
+            record: None,
+            p: 0,
         }
-        let spent = record.as_ref().map_or(0.0, |r| r.seconds);
+    }
+
+    /// Whether it takes process `p`: every configured one, then more while `another_process`
+    /// says so.
+    fn due(&self, p: u64) -> bool {
+        match &self.record {
+            _ if self.p != p || p >= policy::PRECISION_MAX_PROCESSES => false,
+            None => true,
+            Some(_) if p < policy::DEFAULT_PROCESSES => true,
+            Some(r) => another_process(r, p, policy::PRECISION_MAX_PROCESSES),
+        }
+    }
+
+    /// This transform's rows for the run's prior (`spread::rows`).
+    fn rows(&self) -> Vec<(f64, usize)> {
+        spread::rows(&[&self.all.a, &self.all.b], &self.all.groups)
+    }
+
+    fn widths(&self, prior: Option<&Spread>) -> Vec<f64> {
+        half_widths_with(&[&self.all.a, &self.all.b], &self.all.groups, prior)
+    }
+
+    /// One process's rounds, then the record over every process so far; `others` are the other
+    /// transforms' rows for the prior (`None`: no prior, the rule of a run of one transform).
+    fn process(
+        &mut self,
+        rng: &mut ChaCha8Rng,
+        target: f64,
+        budget_sec: f64,
+        others: Option<&[(f64, usize)]>,
+    ) {
+        let configured = policy::DEFAULT_PROCESSES;
+        let prior =
+            |t: &Transform| others.and_then(|o| Spread::fit(&[o, t.rows().as_slice()].concat()));
+        let spent = self.record.as_ref().map_or(0.0, |r| r.seconds);
         let share = (budget_sec / configured as f64)
             .min(budget_sec - spent)
             .max(0.0);
-        let earlier_over = if all.groups.len() >= policy::MIN_PROCESS_UNITS {
-            all.widths(&all.groups)
+        let earlier_over = if self.all.groups.len() >= policy::MIN_PROCESS_UNITS {
+            self.widths(prior(self).as_ref())
         } else {
             Vec::new()
         };
         let aim = process_target(target, &earlier_over);
-        let (d, own, rounds) = process_rounds(m, inv, rng, &mut all, p as usize, share, aim);
-        let over = all.widths(&all.groups);
-        if std::env::var("SIMDBG").is_ok() {
-            eprintln!("p{p} d={d:?} own={own:.4} rounds={rounds} over={over:?}");
-        }
-        let decision = after_process(d, &over, target, p + 1);
-        let (r0, s0) = record.as_ref().map_or((0, 0.0), |r| (r.rounds, r.seconds));
-        record = Some(PrecisionRecord::with_own(
+        let (d, own, rounds) = process_rounds(
+            &self.m,
+            self.inv,
+            rng,
+            &mut self.all,
+            self.p as usize,
+            share,
+            aim,
+        );
+        let over = self.widths(prior(self).as_ref());
+        let decision = after_process(d, &over, target, self.p + 1);
+        let (r0, s0) = self
+            .record
+            .as_ref()
+            .map_or((0, 0.0), |r| (r.rounds, r.seconds));
+        self.record = Some(PrecisionRecord::with_own(
             decision,
             worst(&over),
             own.is_finite().then_some(own),
@@ -229,17 +274,52 @@ fn transform(m: &Model, rng: &mut ChaCha8Rng, target: f64, budget_sec: f64) -> E
             r0 + rounds,
             s0 + rounds as f64 * ROUND_SEC,
         ));
-        p += 1;
+        self.p += 1;
     }
-    let r = record.expect("at least one process");
-    let pair = paired("", &all.a, &all.b, &all.groups).expect("pairs form");
-    Ended {
-        reached: r.reached,
-        ratio: pair.ratio,
-        half_width: r.half_width.unwrap_or(f64::NAN),
-        processes: all.groups.len(),
-        rounds: r.rounds,
+
+    fn ended(self) -> Ended {
+        let r = self.record.expect("at least one process");
+        let pair = paired("", &self.all.a, &self.all.b, &self.all.groups).expect("pairs form");
+        Ended {
+            reached: r.reached,
+            ratio: pair.ratio,
+            half_width: r.half_width.unwrap_or(f64::NAN),
+            processes: self.all.groups.len(),
+            rounds: r.rounds,
+        }
     }
+}
+
+/// One invocation over transforms of `models`, as the scheduler measures them: process by
+/// process over every transform, then more processes for the transforms still due. With more
+/// than one transform the rule reads the run's prior of how far processes spread (every other
+/// transform's rows so far, and this one's), as the shipped scheduler does.
+fn run(models: &[Model], rng: &mut ChaCha8Rng, target: f64, budget_sec: f64) -> Vec<Ended> {
+    let mut ts: Vec<Transform> = models.iter().map(|m| Transform::start(*m, rng)).collect();
+    let pooled = ts.len() > 1;
+    for p in 0..policy::PRECISION_MAX_PROCESSES {
+        for k in 0..ts.len() {
+            if !ts[k].due(p) {
+                continue;
+            }
+            let others: Vec<(f64, usize)> = ts
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != k)
+                .flat_map(|(_, t)| t.rows())
+                .collect();
+            let others = pooled.then_some(others.as_slice());
+            ts[k].process(rng, target, budget_sec, others);
+        }
+    }
+    ts.into_iter().map(Transform::ended).collect()
+}
+
+/// One transform measured alone (a run of one: no prior).
+fn transform(m: &Model, rng: &mut ChaCha8Rng, target: f64, budget_sec: f64) -> Ended {
+    run(std::slice::from_ref(m), rng, target, budget_sec)
+        .pop()
+        .expect("one transform")
 }
 
 /// Rates over `n` simulated transforms.
@@ -283,18 +363,53 @@ fn measure(m: Model, target: f64, budget_sec: f64, n: usize, seed: u64) -> Tally
     for _ in 0..n {
         let e = transform(&m, &mut rng, target, budget_sec);
         let repeat = transform(&m, &mut rng, target, budget_sec);
-        t.n += 1;
-        t.processes += e.processes;
-        t.rounds += e.rounds;
-        if e.half_width.is_finite() {
-            t.stated += 1;
-            t.stated_covered += usize::from(within(e.ratio, repeat.ratio, e.half_width));
-        }
-        if e.reached {
-            t.reached += 1;
-            t.truth_within += usize::from(within(e.ratio, truth, target));
-            t.repeat_within += usize::from(within(e.ratio, repeat.ratio, target));
-            t.covered += usize::from(within(e.ratio, repeat.ratio, e.half_width));
+        tally(&mut t, &e, &repeat, truth, target);
+    }
+    t
+}
+
+/// Adds one transform's invocation and its repeat to the tally.
+fn tally(t: &mut Tally, e: &Ended, repeat: &Ended, truth: f64, target: f64) {
+    t.n += 1;
+    t.processes += e.processes;
+    t.rounds += e.rounds;
+    if e.half_width.is_finite() {
+        t.stated += 1;
+        t.stated_covered += usize::from(within(e.ratio, repeat.ratio, e.half_width));
+    }
+    if e.reached {
+        t.reached += 1;
+        t.truth_within += usize::from(within(e.ratio, truth, target));
+        t.repeat_within += usize::from(within(e.ratio, repeat.ratio, target));
+        t.covered += usize::from(within(e.ratio, repeat.ratio, e.half_width));
+    }
+}
+
+/// `runs` runs of `transforms` transforms each (an invocation and its repeat), every transform
+/// its own spread between processes: `m.sd_process` × e^(`spread` × N(0, 1)), and the same in
+/// the repeat (the same transforms measured again).
+fn measure_runs(
+    m: Model,
+    spread: f64,
+    transforms: usize,
+    target: f64,
+    runs: usize,
+    seed: u64,
+) -> Tally {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let truth = 1.0 + m.effect;
+    let mut t = Tally::default();
+    for _ in 0..runs {
+        let models: Vec<Model> = (0..transforms)
+            .map(|_| Model {
+                sd_process: m.sd_process * (spread * normal(&mut rng)).exp(),
+                ..m
+            })
+            .collect();
+        let first = run(&models, &mut rng, target, 60.0);
+        let repeat = run(&models, &mut rng, target, 60.0);
+        for (e, r) in first.iter().zip(&repeat) {
+            tally(&mut t, e, r, truth, target);
         }
     }
     t
@@ -486,4 +601,60 @@ fn the_recorded_rerun_interval_of_a_fixed_schedule_covers_a_repeat() {
         );
         assert!(cov >= policy::CONFIDENCE - 2.0 * se, "{name}: {cov} ± {se}");
     }
+}
+
+/// Runs of `RUN_TRANSFORMS` transforms, `RUNS` of them per model: the shipped scheduler's
+/// shape (every transform of a run shares its processes' machine).
+const RUN_TRANSFORMS: usize = 8;
+const RUNS: usize = 16;
+
+/// A run of transforms reads the run's prior of how far processes spread (`stats::spread`): its
+/// claims hold when the transforms' spreads are alike and when they differ (σ_p ×e^±0.5 from
+/// transform to transform), with heavy tails and clustering, and with slow processes.
+#[test]
+fn a_run_of_transforms_reads_the_runs_prior_and_its_claims_hold() {
+    let quiet_slow = Model {
+        sd_drift: 0.01,
+        sd_run: 0.01,
+        ..model(0.01)
+    };
+    let heavy = Model {
+        heavy: true,
+        clustered: 0.5,
+        slow_share: 0.0,
+        ..model(0.02)
+    };
+    for (k, (name, m, spread)) in [
+        ("run of 8: agree, spreads alike", model(0.01), 0.0),
+        ("run of 8: quiet, spreads differ", quiet_slow, 0.5),
+        ("run of 8: heavy, clustered, spreads differ", heavy, 0.5),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let t = measure_runs(m, spread, RUN_TRANSFORMS, 0.05, RUNS, 90 + k as u64);
+        report(name, m, 0.05, &t);
+        assert_holds(&t);
+    }
+}
+
+/// Where Student's t over three processes is what keeps a transform from its target (quiet
+/// rounds, no slow process), the run's prior lets more of them reach it than measured alone.
+#[test]
+fn the_runs_prior_reaches_more_than_a_transform_alone() {
+    let m = Model {
+        sd_drift: 0.01,
+        sd_run: 0.01,
+        slow_share: 0.0,
+        ..model(0.01)
+    };
+    let alone = measure_runs(m, 0.5, 1, 0.05, RUNS * RUN_TRANSFORMS, 100);
+    let run = measure_runs(m, 0.5, RUN_TRANSFORMS, 0.05, RUNS, 101);
+    report("quiet, no slow: alone", m, 0.05, &alone);
+    report("quiet, no slow: run of 8", m, 0.05, &run);
+    assert!(
+        run.reached > alone.reached + alone.n / 20,
+        "{run:?} vs {alone:?}"
+    );
+    assert_holds(&run);
 }

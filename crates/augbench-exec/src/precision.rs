@@ -8,9 +8,10 @@ use std::time::Instant;
 
 use augbench_core::{RunConfig, policy};
 use augbench_stats::precision::{
-    Decision, PrecisionRecord, Progress, after_process, half_widths, process_target, stop_rule,
-    worst,
+    Decision, PrecisionRecord, Progress, after_process, half_widths, half_widths_with,
+    process_target, stop_rule, worst,
 };
+use augbench_stats::spread::Spread;
 
 /// A run's precision target: the relative half-width, and the seconds of rounds one transform
 /// may spend over all its processes (each process gets an equal share).
@@ -45,12 +46,12 @@ impl Target {
     /// The half-width a process's own rounds aim for, after the runs of the transform's earlier
     /// processes (`earlier`, as `runs_so_far` takes them): the target, or a share of the spread
     /// those processes showed once there are `policy::MIN_PROCESS_UNITS` of them
-    /// (`process_target`).
-    pub fn process_aim(&self, earlier: &[(Vec<f64>, Vec<usize>)]) -> f64 {
-        let over = match aligned_groups(earlier) {
-            Some(groups) if groups.len() >= policy::MIN_PROCESS_UNITS => {
-                let runs: Vec<Vec<f64>> = earlier.iter().map(|(xs, _)| xs.clone()).collect();
-                widths(&runs, &groups)
+    /// (`process_target`), read with the run's `prior` as the record over processes reads them.
+    pub fn process_aim(&self, earlier: &[(Vec<f64>, Vec<usize>)], prior: Option<&Spread>) -> f64 {
+        let over = match earlier_paired(earlier) {
+            Some((runs, groups)) if groups.len() >= policy::MIN_PROCESS_UNITS => {
+                let refs: Vec<&[f64]> = runs.iter().map(Vec::as_slice).collect();
+                half_widths_with(&refs, &groups, prior)
             }
             _ => Vec::new(),
         };
@@ -162,6 +163,14 @@ pub(crate) fn runs_so_far(
 
 /// The runs per process that every library's earlier processes share; `None` when there are
 /// none or they differ (one library missed a process).
+/// The earlier processes' runs of every library and their processes, when they align.
+pub(crate) fn earlier_paired(
+    earlier: &[(Vec<f64>, Vec<usize>)],
+) -> Option<(Vec<Vec<f64>>, Vec<usize>)> {
+    let groups = aligned_groups(earlier)?;
+    Some((earlier.iter().map(|(xs, _)| xs.clone()).collect(), groups))
+}
+
 fn aligned_groups(earlier: &[(Vec<f64>, Vec<usize>)]) -> Option<Vec<usize>> {
     let first = earlier.first().map(|(_, g)| g.clone()).unwrap_or_default();
     let aligned = !first.is_empty()
@@ -171,11 +180,19 @@ fn aligned_groups(earlier: &[(Vec<f64>, Vec<usize>)]) -> Option<Vec<usize>> {
     aligned.then_some(first)
 }
 
-/// The half-widths over every process so far (`runs_so_far`); one NaN (never narrow) when the
-/// libraries' processes no longer pair.
-pub(crate) fn widths_so_far(earlier: &[(Vec<f64>, Vec<usize>)], current: &[Vec<f64>]) -> Vec<f64> {
+/// The half-widths over every process so far (`runs_so_far`), every pair's spread between
+/// processes shrunk towards the run's `prior` when there is one (`stats::spread`); one NaN (never
+/// narrow) when the libraries' processes no longer pair.
+pub(crate) fn widths_so_far(
+    earlier: &[(Vec<f64>, Vec<usize>)],
+    current: &[Vec<f64>],
+    prior: Option<&Spread>,
+) -> Vec<f64> {
     match runs_so_far(earlier, current) {
-        Some((runs, groups)) => widths(&runs, &groups),
+        Some((runs, groups)) => {
+            let refs: Vec<&[f64]> = runs.iter().map(Vec::as_slice).collect();
+            crate::time_split::part("precision rule", || half_widths_with(&refs, &groups, prior))
+        }
         None => vec![f64::NAN],
     }
 }
@@ -246,7 +263,10 @@ mod tests {
         assert_eq!(groups, vec![2, 1]);
         let ragged = vec![(vec![1.0, 2.0], vec![2]), (vec![3.0], vec![1])];
         assert_eq!(runs_so_far(&ragged, &current), None);
-        assert!(widths_so_far(&ragged, &current)[0].is_nan(), "never narrow");
+        assert!(
+            widths_so_far(&ragged, &current, None)[0].is_nan(),
+            "never narrow"
+        );
         assert_eq!(runs_so_far(&[], &current), Some((current.clone(), vec![])));
     }
 
@@ -294,13 +314,13 @@ mod tests {
         let a = vec![60.0, 61.0, 59.0, 100.0, 101.0, 99.0, 140.0, 141.0, 139.0];
         let b = vec![50.0; 9];
         let earlier = vec![(a, vec![3, 3, 3]), (b, vec![3, 3, 3])];
-        let aim = t.process_aim(&earlier);
+        let aim = t.process_aim(&earlier, None);
         assert!(aim > 0.1, "a share of the processes' spread: {aim}");
         let two: Vec<_> = earlier
             .iter()
             .map(|(xs, _)| (xs[..6].to_vec(), vec![3, 3]))
             .collect();
-        assert_eq!(t.process_aim(&two), 0.03, "two processes: the target");
+        assert_eq!(t.process_aim(&two, None), 0.03, "two processes: the target");
         // A process whose own rounds spread ±6%: past its aim, not the target.
         let own = vec![vec![100.0, 94.0, 106.0], vec![50.0, 50.0, 50.0]];
         let mut strict = RoundsClock::start(t.process_budget(0.0), t.precision);

@@ -15,7 +15,7 @@ use indicatif::{MultiProgress, ProgressBar};
 
 use crate::job::{JobInput, JobOutcome, not_in_registry, spec_for, stopped_by_user};
 use crate::lane::{Companion, Lane};
-use crate::precision::{RoundsClock, Target, runs_so_far, widths_so_far};
+use crate::precision::{RoundsClock, Target, earlier_paired, runs_so_far, widths_so_far};
 use crate::progress::{Work, work_bar};
 use crate::rounds::{Sentinel, annotate, round_order};
 use crate::underway::{Begun, Underway, begin, companion_window, ensure_companion};
@@ -460,7 +460,13 @@ impl<'a> Interleaved<'a, '_> {
             None => Vec::new(),
         };
         let mut clock = match &target {
-            Some(t) => RoundsClock::start(t.process_budget(spent), t.process_aim(&before)),
+            Some(t) => {
+                let prior = self.run_prior(&spec.name, earlier_paired(&before));
+                RoundsClock::start(
+                    t.process_budget(spent),
+                    t.process_aim(&before, prior.as_ref()),
+                )
+            }
             None => RoundsClock::start(0.0, 0.0),
         };
         // Below `MIN_PROCESS_UNITS` processes the intervals pool the runs, so rounds narrow the
@@ -521,7 +527,8 @@ impl<'a> Interleaved<'a, '_> {
         let rounds_id = format!("{}/{}", self.token, spec.name);
         let precision = target.map(|t| {
             let current: Vec<Vec<f64>> = active.iter().map(|(_, m)| m.throughputs()).collect();
-            let over = widths_so_far(&before, &current);
+            let prior = self.run_prior(&spec.name, runs_so_far(&before, &current));
+            let over = widths_so_far(&before, &current, prior.as_ref());
             clock.record(&t, round, earlier.as_ref(), &over, p + 1)
         });
         for (i, m) in active {
@@ -535,6 +542,47 @@ impl<'a> Interleaved<'a, '_> {
             self.slots[i].lane.rec.record(&spec.name, r)?;
         }
         Ok(true)
+    }
+
+    /// The run's prior of how far worker processes spread (`stats::spread`): every pair's spread
+    /// over the processes so far, of every other transform measured in the same rounds (their
+    /// recorded results) and of `name` (`this`: its runs and processes now).
+    fn run_prior(
+        &self,
+        name: &str,
+        this: Option<(Vec<Vec<f64>>, Vec<usize>)>,
+    ) -> Option<augbench_stats::spread::Spread> {
+        let mut rows = Vec::new();
+        let mut add = |runs: &[Vec<f64>], groups: &[usize]| {
+            let refs: Vec<&[f64]> = runs.iter().map(Vec::as_slice).collect();
+            rows.extend(augbench_stats::spread::rows(&refs, groups));
+        };
+        if let Some((runs, groups)) = this {
+            add(&runs, &groups);
+        }
+        let others = self.live().flat_map(|s| s.lane.rec.acc.keys());
+        let others: std::collections::BTreeSet<&String> = others.filter(|n| *n != name).collect();
+        for other in others {
+            if let Some((runs, groups)) = self.paired_runs(other) {
+                add(&runs, &groups);
+            }
+        }
+        augbench_stats::spread::Spread::fit(&rows)
+    }
+
+    /// `name`'s measured libraries' runs and their processes, when they were timed in the same
+    /// rounds (one `rounds_id`) over the same processes; `None` otherwise.
+    fn paired_runs(&self, name: &str) -> Option<(Vec<Vec<f64>>, Vec<usize>)> {
+        let results: Vec<_> = self.measured_results(name).collect();
+        let first = results.first()?;
+        let groups: Vec<usize> = first.process_runs.iter().map(|n| *n as usize).collect();
+        let same = results.iter().all(|r| {
+            r.rounds_id == first.rounds_id
+                && r.process_runs == first.process_runs
+                && r.throughputs.len() == groups.iter().sum::<usize>()
+        });
+        let runs = results.iter().map(|r| r.throughputs.clone()).collect();
+        (same && results.len() > 1 && groups.len() > 1).then_some((runs, groups))
     }
 
     /// `name`'s precision record over its processes so far: the measured libraries' record with

@@ -5,7 +5,7 @@
 //! off counts of ranks instead of a sort in `draws`, a row's `Summary` and its `unstable`
 //! rule in `summary`, the headline figure of a row and its read in `figure`, paired statistics of
 //! two libraries measured in the same rounds in `paired`, log-scale ratio intervals in
-//! `logscale`, Student's t and the normal quantile in `student`, the precision rule in `precision`, the interval over process pairs in `pair`, the verdict
+//! `logscale`, Student's t and the normal quantile in `student`, the precision rule in `precision`, the run-wide prior of how far processes spread in `spread`, the interval over process pairs in `pair`, the verdict
 //! words of a ratio and its interval in `verdict`,
 //! the statistical constants in `policy`, the estimators by name in `estimator`, and how a
 //! duration prints in `duration`. This file only declares them and re-exports their public items.
@@ -20,6 +20,7 @@ pub mod pair;
 pub mod paired;
 pub mod policy;
 pub mod precision;
+pub mod spread;
 pub mod student;
 pub mod verdict;
 

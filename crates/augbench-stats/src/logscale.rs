@@ -9,6 +9,7 @@ use rand_chacha::ChaCha8Rng;
 use super::bootstrap::groups_split;
 use super::draws::RankedDraws;
 use super::quantile::{median, percentile_in_place};
+use super::spread::{Spread, variance};
 use crate::policy;
 
 /// The interval ratio·e^∓h (h ≥ 0 on the log scale); the ratio itself for a non-positive one.
@@ -69,26 +70,49 @@ pub fn median_log_half_widths(logs: &[f64], groups: &[usize]) -> (f64, f64) {
 /// and a repeat invocation's mean of as many units lands within Student's t × the units' standard
 /// deviation × √(2/G) of this one's, 95% of the time (the difference of two means of G,
 /// `policy::CONFIDENCE`); `None` with fewer processes or ragged groups. The units' variance is
-/// the larger of their spread (G − 1 degrees of freedom) and what the rounds inside the
-/// processes imply for a median of theirs (`within_unit_variance`, many degrees of freedom):
-/// three processes that happen to agree closer than their own rounds allow would otherwise give
-/// an interval too narrow, and a rule that stops on the first narrow one would stop on exactly
-/// those. The drift floor, which no run can see, is added by the caller.
-pub fn process_rerun_half_width(logs: &[f64], groups: &[usize]) -> Option<f64> {
+/// their spread (G − 1 degrees of freedom), shrunk towards `prior` when the run's other pairs
+/// give one (`spread::Spread::moderate`: its degrees of freedom join), and never below what the
+/// rounds inside the processes imply for a median of theirs (`within_unit_variance`, many
+/// degrees of freedom): three processes that happen to agree closer than their own rounds allow
+/// would otherwise give an interval too narrow, and a rule that stops on the first narrow one
+/// would stop on exactly those. Also returns the degrees of freedom the t quantile used. The
+/// drift floor, which no run can see, is added by the caller.
+pub fn process_rerun_half_width(
+    logs: &[f64],
+    groups: &[usize],
+    prior: Option<&Spread>,
+) -> Option<(f64, f64)> {
     let g = groups.len();
-    if g < policy::MIN_PROCESS_UNITS || !groups_split(groups, logs.len()) {
+    if g < policy::MIN_PROCESS_UNITS {
         return None;
     }
-    let units = split(logs, groups);
-    let medians: Vec<f64> = units.iter().map(|u| median_log(u)).collect();
-    let mean = medians.iter().sum::<f64>() / g as f64;
-    let between = medians.iter().map(|u| (u - mean).powi(2)).sum::<f64>() / (g - 1) as f64;
-    let (var, df) = match within_unit_variance(&units) {
-        Some((within, df)) if within > between => (within, df),
-        _ => (between, g - 1),
+    let (own, own_df) = process_spread(logs, groups)?;
+    let (between, between_df) = match prior {
+        Some(p) => p.moderate(own, own_df),
+        None => (own, own_df as f64),
     };
-    let t = super::student::quantile(df, 0.5 + policy::CONFIDENCE / 2.0);
-    Some(t * var.sqrt() * (2.0 / g as f64).sqrt())
+    let units = split(logs, groups);
+    let (var, df) = match within_unit_variance(&units) {
+        Some((within, df)) if within > between => (within, df as f64),
+        _ => (between, between_df),
+    };
+    let t = super::student::quantile(df_index(df), 0.5 + policy::CONFIDENCE / 2.0);
+    Some((t * var.sqrt() * (2.0 / g as f64).sqrt(), df))
+}
+
+/// The variance of the processes' median ln ratios (`groups` that split `logs`, at least two of
+/// them) and its degrees of freedom: what `spread::Spread::fit` learns a run's prior from.
+pub fn process_spread(logs: &[f64], groups: &[usize]) -> Option<(f64, usize)> {
+    if groups.len() < 2 || !groups_split(groups, logs.len()) {
+        return None;
+    }
+    let medians: Vec<f64> = split(logs, groups).iter().map(|u| median_log(u)).collect();
+    variance(&medians)
+}
+
+/// Degrees of freedom as Student's table takes them: whole, at least 1, at most the cap.
+pub fn df_index(df: f64) -> usize {
+    df.clamp(1.0, super::spread::DF_CAP) as usize
 }
 
 /// `xs` cut into consecutive slices of `groups` values each (the caller checked they fit).

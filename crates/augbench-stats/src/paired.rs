@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::bootstrap::{groups_split, split_groups};
 use super::logscale;
 use super::quantile::percentile_sorted;
+use super::spread::Spread;
 use crate::policy;
 
 /// One library against a partner measured in the same rounds: `ratio` > 1 means this library
@@ -49,12 +50,10 @@ pub fn paired(partner: &str, a: &[f64], b: &[f64], groups: &[usize]) -> Option<P
     let logs: Vec<f64> = a.iter().zip(b).map(|(x, y)| x.ln() - y.ln()).collect();
     let ratio = middle_ratio(&ratios);
     let (ci, rerun) = logscale::median_log_half_widths(&logs, groups);
-    // Over processes: the wider of Student's t over the processes' medians (guarded by their
-    // rounds) and the two-level bootstrap of the median itself (the estimator the ratio is),
-    // with the drift floor added (`logscale::process_rerun_half_width`); the simulator in
+    // Over processes: `over_processes`, with the drift floor added; the simulator in
     // `tests/simulated_precision.rs` measures its coverage of a repeat.
-    let rerun = match logscale::process_rerun_half_width(&logs, groups) {
-        Some(h) => logscale::with_drift_floor(h.max(rerun)),
+    let rerun = match over_processes(&logs, groups, rerun, None) {
+        Some((h, _)) => logscale::with_drift_floor(h),
         None => (rerun * rerun_t_factor(&logs, groups)).max(policy::RERUN_DRIFT_FLOOR.ln_1p()),
     };
     let (ci_low, ci_high) = logscale::around(ratio, ci);
@@ -69,6 +68,33 @@ pub fn paired(partner: &str, a: &[f64], b: &[f64], groups: &[usize]) -> Option<P
         rounds: ratios.len() as u64,
         ratios,
     })
+}
+
+/// The part of a paired rerun half-width (log scale) that sampling explains over G ≥
+/// `policy::MIN_PROCESS_UNITS` worker processes, and the degrees of freedom behind it: the wider
+/// of Student's t over the processes' medians (guarded by their rounds, shrunk towards `prior`
+/// when there is one: `logscale::process_rerun_half_width`) and `bootstrap`, the two-level
+/// bootstrap of the median itself (the estimator the ratio is), which sees a slow process the
+/// t interval's mean would not. `None` below the processes or with ragged groups.
+pub fn over_processes(
+    logs: &[f64],
+    groups: &[usize],
+    bootstrap: f64,
+    prior: Option<&Spread>,
+) -> Option<(f64, f64)> {
+    logscale::process_rerun_half_width(logs, groups, prior).map(|(h, df)| (h.max(bootstrap), df))
+}
+
+/// The sampled rerun half-width (log scale) of a pair's per-round ln ratios over G ≥
+/// `policy::MIN_PROCESS_UNITS` processes with `prior`, and its degrees of freedom
+/// (`over_processes`); what the precision rule reads when the run's pairs give a prior.
+pub fn sampled_over_processes(
+    logs: &[f64],
+    groups: &[usize],
+    prior: Option<&Spread>,
+) -> Option<(f64, f64)> {
+    let (_, bootstrap) = logscale::median_log_half_widths(logs, groups);
+    over_processes(logs, groups, bootstrap, prior)
 }
 
 /// Small-sample widening of the paired rerun interval where it is not formed over processes
@@ -210,7 +236,7 @@ mod tests {
         // Over 3 processes: the wider of the processes' t interval and the bootstrap, with the
         // drift floor added in quadrature (`logscale::process_rerun_half_width`).
         let three = paired("b", &a, &b, &[2, 2, 2]).unwrap();
-        let t = logscale::process_rerun_half_width(&logs, &[2, 2, 2]).unwrap();
+        let (t, _) = logscale::process_rerun_half_width(&logs, &[2, 2, 2], None).unwrap();
         let boot = logscale::median_log_half_widths(&logs, &[2, 2, 2]).1;
         assert!(
             close(half(&three), logscale::with_drift_floor(t.max(boot))),

@@ -6,7 +6,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::logscale::df_index;
 use super::logscale::log_half_width;
+use super::paired::sampled_over_processes;
+use super::spread::Spread;
 use super::{PairedSummary, figure, paired};
 use crate::duration::seconds as human;
 use crate::policy;
@@ -235,6 +238,13 @@ pub fn worst(half_widths: &[f64]) -> f64 {
 /// `tests/simulated_precision.rs` measures how often a rerun lands within what they state when the
 /// rule stops on them (docs/methodology.md, "Measuring to a precision").
 pub fn half_widths(runs: &[&[f64]], groups: &[usize]) -> Vec<f64> {
+    half_widths_with(runs, groups, None)
+}
+
+/// `half_widths`, with every pair's spread between processes shrunk towards `prior`, the run's
+/// pairs' (`spread::Spread::fit` over `spread::rows`): what the rule reads over processes once
+/// the run has one. A single library's figure has no partner to pair with and reads as before.
+pub fn half_widths_with(runs: &[&[f64]], groups: &[usize], prior: Option<&Spread>) -> Vec<f64> {
     if let [one] = runs {
         return vec![figure_half_width(one, groups)];
     }
@@ -242,23 +252,29 @@ pub fn half_widths(runs: &[&[f64]], groups: &[usize]) -> Vec<f64> {
     for (i, a) in runs.iter().enumerate() {
         for b in &runs[i + 1..] {
             let pair = paired("", a, b, groups);
-            out.push(pair.map_or(f64::NAN, |p| pair_half_width(&p, groups)));
+            out.push(pair.map_or(f64::NAN, |p| pair_half_width(&p, groups, prior)));
         }
     }
     out
 }
 
-/// A pair's relative half-width: over worker processes, its recorded rerun interval with the
-/// part sampling explains widened for the rule's looks (`looks_factor`; the drift floor, which no
-/// look changes, stays as recorded: `logscale::with_drift_floor`); below
-/// `policy::MIN_PROCESS_UNITS` processes (where the figure pools its runs too, and Student's
-/// factor for one or two processes makes every interval useless), its interval over rounds,
-/// never narrower than the drift floor.
-fn pair_half_width(p: &PairedSummary, groups: &[usize]) -> f64 {
+/// A pair's relative half-width: over worker processes, its rerun interval (as recorded, or
+/// with its spread shrunk towards `prior`) with the part sampling explains widened for the rule's
+/// looks (`looks_factor_at` its degrees of freedom; the drift floor, which no look changes, stays
+/// as recorded: `logscale::with_drift_floor`); below `policy::MIN_PROCESS_UNITS` processes
+/// (where the figure pools its runs too, and Student's factor for one or two processes makes
+/// every interval useless), its interval over rounds, never narrower than the drift floor.
+fn pair_half_width(p: &PairedSummary, groups: &[usize], prior: Option<&Spread>) -> f64 {
     if groups.len() < policy::MIN_PROCESS_UNITS {
         return log_half_width(p.ratio, p.ci_low, p.ci_high)
             .exp_m1()
             .max(policy::RERUN_DRIFT_FLOOR);
+    }
+    if let Some(prior) = prior {
+        let logs: Vec<f64> = p.ratios.iter().map(|r| r.ln()).collect();
+        if let Some((sampled, df)) = sampled_over_processes(&logs, groups, Some(prior)) {
+            return super::logscale::with_drift_floor(sampled * looks_factor_at(df)).exp_m1();
+        }
     }
     let recorded = log_half_width(p.ratio, p.rerun_low, p.rerun_high);
     let floor = policy::RERUN_DRIFT_FLOOR.ln_1p();
@@ -269,10 +285,16 @@ fn pair_half_width(p: &PairedSummary, groups: &[usize]) -> f64 {
 /// How much wider the rule reads an interval over `units` worker processes than results record
 /// it: the rule looks after every process and stops on the first narrow enough, so it reads each
 /// look at the level `policy::PRECISION_LOOK_SPENDING` spends (Student's t for `units − 1`
-/// degrees of freedom at 1 − 5%/K over the t at 95%). K is set from the simulator
-/// (`tests/simulated_precision.rs`), which measures what the stated intervals then cover.
+/// degrees of freedom at 1 − 5%/K over the t at 95%: `looks_factor_at`). K is set from the
+/// simulator (`tests/simulated_precision.rs`), which measures what the stated intervals then
+/// cover.
 pub fn looks_factor(units: usize) -> f64 {
-    let df = units.saturating_sub(1).max(1);
+    looks_factor_at(units.saturating_sub(1).max(1) as f64)
+}
+
+/// `looks_factor` for an interval whose spread is worth `df` degrees of freedom.
+pub fn looks_factor_at(df: f64) -> f64 {
+    let df = df_index(df);
     let alpha = 1.0 - policy::CONFIDENCE;
     let spent = alpha / policy::PRECISION_LOOK_SPENDING;
     let q = |a: f64| super::student::quantile(df, 1.0 - a / 2.0);
@@ -500,6 +522,34 @@ mod tests {
         // One library: its figure's rerun interval, as recorded.
         let w = half_widths(&[&a], &g);
         assert!((w[0] - figure(&a, &g).half_width()).abs() < 1e-12, "{w:?}");
+    }
+
+    #[test]
+    fn a_prior_from_the_runs_pairs_narrows_three_processes_but_not_a_wide_pair() {
+        // Three processes whose medians spread 1.5%: alone, Student's t at 2 degrees of freedom
+        // (and the looks at 2); with a prior of the same spread worth 40 degrees of freedom,
+        // about half as wide. A pair spreading 10× the prior's stays far wider than the target.
+        let b = [100.0; 9];
+        let a = [101.5, 101.6, 101.4, 100.0, 100.1, 99.9, 98.5, 98.6, 98.4];
+        let g = [3, 3, 3];
+        let prior = Spread {
+            var: 0.015f64.powi(2),
+            df: 40.0,
+        };
+        let alone = half_widths(&[&a, &b], &g)[0];
+        let with = half_widths_with(&[&a, &b], &g, Some(&prior))[0];
+        assert!(
+            with < 0.6 * alone && with > policy::RERUN_DRIFT_FLOOR,
+            "{with} vs {alone}"
+        );
+        let wide = [115.0, 115.1, 114.9, 100.0, 100.1, 99.9, 85.0, 85.1, 84.9];
+        let w = half_widths_with(&[&wide, &b], &g, Some(&prior))[0];
+        assert!(w > 0.15, "{w}");
+        assert_eq!(
+            half_widths_with(&[&a], &g, Some(&prior)),
+            half_widths(&[&a], &g),
+            "one library"
+        );
     }
 
     #[test]
