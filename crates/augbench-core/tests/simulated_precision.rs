@@ -387,7 +387,7 @@ fn tally(t: &mut Tally, e: &Ended, repeat: &Ended, truth: f64, target: f64) {
 
 /// `runs` runs of `transforms` transforms each (an invocation and its repeat), every transform
 /// its own spread between processes: `m.sd_process` × e^(`spread` × N(0, 1)), and the same in
-/// the repeat (the same transforms measured again).
+/// the repeat (the same transforms measured again), each with `budget` seconds.
 fn measure_runs(
     m: Model,
     spread: f64,
@@ -395,6 +395,7 @@ fn measure_runs(
     target: f64,
     runs: usize,
     seed: u64,
+    budget: f64,
 ) -> Tally {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let truth = 1.0 + m.effect;
@@ -406,8 +407,8 @@ fn measure_runs(
                 ..m
             })
             .collect();
-        let first = run(&models, &mut rng, target, 60.0);
-        let repeat = run(&models, &mut rng, target, 60.0);
+        let first = run(&models, &mut rng, target, budget);
+        let repeat = run(&models, &mut rng, target, budget);
         for (e, r) in first.iter().zip(&repeat) {
             tally(&mut t, e, r, truth, target);
         }
@@ -632,7 +633,7 @@ fn a_run_of_transforms_reads_the_runs_prior_and_its_claims_hold() {
     .into_iter()
     .enumerate()
     {
-        let t = measure_runs(m, spread, RUN_TRANSFORMS, 0.05, RUNS, 90 + k as u64);
+        let t = measure_runs(m, spread, RUN_TRANSFORMS, 0.05, RUNS, 90 + k as u64, 60.0);
         report(name, m, 0.05, &t);
         assert_holds(&t);
     }
@@ -648,8 +649,8 @@ fn the_runs_prior_reaches_more_than_a_transform_alone() {
         slow_share: 0.0,
         ..model(0.01)
     };
-    let alone = measure_runs(m, 0.5, 1, 0.05, RUNS * RUN_TRANSFORMS, 100);
-    let run = measure_runs(m, 0.5, RUN_TRANSFORMS, 0.05, RUNS, 101);
+    let alone = measure_runs(m, 0.5, 1, 0.05, RUNS * RUN_TRANSFORMS, 100, 60.0);
+    let run = measure_runs(m, 0.5, RUN_TRANSFORMS, 0.05, RUNS, 101, 60.0);
     report("quiet, no slow: alone", m, 0.05, &alone);
     report("quiet, no slow: run of 8", m, 0.05, &run);
     assert!(

@@ -42,6 +42,11 @@ pub const PRECISION_FUTILITY_ROUNDS: u64 = 6;
 /// (`crates/augbench-stats/tests/simulated_precision.rs`; figures in docs/methodology.md).
 pub const PRECISION_LOOK_SPENDING: f64 = 3.0;
 
+/// Precision target: the fewest pairs (a transform's two libraries over at least two worker
+/// processes each) the run's prior of how far processes spread is fitted from
+/// (`stats::spread::Spread::fit`): the spread of ln s² over fewer says nothing.
+pub const SPREAD_PRIOR_MIN_ROWS: usize = 3;
+
 /// Bootstrap resamples for the median interval, its seed and its confidence level.
 pub const BOOTSTRAP_RESAMPLES: usize = 2000;
 pub const BOOTSTRAP_SEED: u64 = 0;

@@ -10,7 +10,7 @@
 //! degrees of freedom (which fall as the pairs disagree) let it. Pure.
 
 use super::logscale::process_spread;
-use super::quantile::median;
+use crate::policy;
 
 /// The prior: a typical between-process variance of a pair's median ln ratio (`var`) and how
 /// many degrees of freedom it is worth (`df`: at most the rows' own, pooled, reached when they
@@ -21,9 +21,6 @@ pub struct Spread {
     pub df: f64,
 }
 
-/// The fewest pairs a prior is fitted from: the spread of ln s² over fewer says nothing.
-pub const MIN_ROWS: usize = 3;
-
 /// Degrees of freedom counted as the normal limit (Student's t differs by < 0.1% beyond).
 pub const DF_CAP: f64 = 10_000.0;
 
@@ -31,15 +28,16 @@ impl Spread {
     /// The prior fitted to `rows` (each a pair's between-process variance and its degrees of
     /// freedom): the mean of ln s² less its expectation under χ² gives the prior's scale, the
     /// variance of ln s² beyond what the rows' own degrees of freedom explain its degrees of
-    /// freedom (trigamma inverted), never more than the rows' own pooled. `None` with fewer than `MIN_ROWS` usable rows (finite,
-    /// positive variance, at least one degree of freedom).
+    /// freedom (trigamma inverted), never more than the rows' own pooled. `None` with fewer than
+    /// `policy::SPREAD_PRIOR_MIN_ROWS` usable rows (finite, positive variance, at least one
+    /// degree of freedom).
     pub fn fit(rows: &[(f64, usize)]) -> Option<Spread> {
         let usable: Vec<(f64, f64)> = rows
             .iter()
             .filter(|(v, df)| v.is_finite() && *v > 0.0 && *df >= 1)
             .map(|&(v, df)| (v, df as f64))
             .collect();
-        if usable.len() < MIN_ROWS {
+        if usable.len() < policy::SPREAD_PRIOR_MIN_ROWS {
             return None;
         }
         let n = usable.len() as f64;
@@ -71,12 +69,6 @@ impl Spread {
         let d = df as f64;
         let total = d + self.df;
         ((d * var + self.df * self.var) / total, total.min(DF_CAP))
-    }
-
-    /// The median of the rows' variances, for messages (`None` without rows).
-    pub fn typical(rows: &[(f64, usize)]) -> Option<f64> {
-        let v: Vec<f64> = rows.iter().map(|r| r.0).filter(|v| v.is_finite()).collect();
-        (!v.is_empty()).then(|| median(&v))
     }
 }
 
