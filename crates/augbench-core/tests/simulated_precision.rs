@@ -19,11 +19,12 @@ use std::f64::consts::TAU;
 
 use augbench_core::policy;
 use augbench_stats::paired::paired;
+use augbench_stats::paired::process_spreads;
 use augbench_stats::precision::{
     Decision, PrecisionRecord, Progress, after_process, another_process, half_widths,
     half_widths_with, process_target, stop_rule, worst,
 };
-use augbench_stats::spread::{self, Spread};
+use augbench_stats::spread::Spread;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -219,9 +220,9 @@ impl Transform {
         }
     }
 
-    /// This transform's rows for the run's prior (`spread::rows`).
+    /// This transform's rows for the run's prior (`paired::process_spreads`).
     fn rows(&self) -> Vec<(f64, usize)> {
-        spread::rows(&[&self.all.a, &self.all.b], &self.all.groups)
+        process_spreads(&[&self.all.a, &self.all.b], &self.all.groups)
     }
 
     fn widths(&self, prior: Option<&Spread>) -> Vec<f64> {

@@ -555,7 +555,7 @@ impl<'a> Interleaved<'a, '_> {
         let mut rows = Vec::new();
         let mut add = |runs: &[Vec<f64>], groups: &[usize]| {
             let refs: Vec<&[f64]> = runs.iter().map(Vec::as_slice).collect();
-            rows.extend(augbench_stats::spread::rows(&refs, groups));
+            rows.extend(augbench_stats::paired::process_spreads(&refs, groups));
         };
         if let Some((runs, groups)) = this {
             add(&runs, &groups);

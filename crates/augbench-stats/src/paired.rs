@@ -97,6 +97,29 @@ pub fn sampled_over_processes(
     over_processes(logs, groups, bootstrap, prior)
 }
 
+/// Every pair's spread between processes in runs timed in the same rounds (`runs[i]` is library
+/// i's throughputs, round by round; `groups` the rounds of consecutive processes, at least two):
+/// the rows `spread::Spread::fit` takes. A pair with a round that is not positive and finite on both
+/// sides gives none.
+pub fn process_spreads(runs: &[&[f64]], groups: &[usize]) -> Vec<(f64, usize)> {
+    let ok = |x: &f64| x.is_finite() && *x > 0.0;
+    let mut out = Vec::new();
+    for (i, a) in runs.iter().enumerate() {
+        for b in &runs[i + 1..] {
+            if a.len() != b.len() || !a.iter().chain(b.iter()).all(ok) {
+                continue;
+            }
+            let logs: Vec<f64> = a
+                .iter()
+                .zip(b.iter())
+                .map(|(x, y)| x.ln() - y.ln())
+                .collect();
+            out.extend(logscale::process_spread(&logs, groups));
+        }
+    }
+    out
+}
+
 /// Small-sample widening of the paired rerun interval where it is not formed over processes
 /// (`logscale::process_rerun_half_width`): Student's t over the normal quantile when the
 /// resampled units are rounds or two processes; none over `policy::MIN_PROCESS_UNITS` or more

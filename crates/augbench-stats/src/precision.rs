@@ -242,7 +242,7 @@ pub fn half_widths(runs: &[&[f64]], groups: &[usize]) -> Vec<f64> {
 }
 
 /// `half_widths`, with every pair's spread between processes shrunk towards `prior`, the run's
-/// pairs' (`spread::Spread::fit` over `spread::rows`): what the rule reads over processes once
+/// pairs' (`spread::Spread::fit` over `paired::process_spreads`): what the rule reads over processes once
 /// the run has one. A single library's figure has no partner to pair with and reads as before.
 pub fn half_widths_with(runs: &[&[f64]], groups: &[usize], prior: Option<&Spread>) -> Vec<f64> {
     if let [one] = runs {

@@ -1,7 +1,7 @@
 //! How far worker processes spread, learned from every pair of a run at once: each pair's
 //! spread between its processes (the variance of the processes' median ln ratios, G − 1 degrees
 //! of freedom) is a noisy read of one quantity that most pairs of a run share (the machine's
-//! process-to-process levels), so the run's pairs together give a prior (`Spread::fit`: an
+//! process-to-process levels), so the run's pairs together (`paired::process_spreads`) give a prior (`Spread::fit`: an
 //! empirical-Bayes scaled inverse-χ² fitted by moments of ln s², as limma moderates gene-wise
 //! variances) and each pair's own read is shrunk towards it (`Spread::moderate`), with the
 //! prior's degrees of freedom added to its own. Three processes then no longer carry Student's t
@@ -9,7 +9,6 @@
 //! pair whose processes spread far wider than the run's still reads wide, as far as the prior's
 //! degrees of freedom (which fall as the pairs disagree) let it. Pure.
 
-use super::logscale::process_spread;
 use crate::policy;
 
 /// The prior: a typical between-process variance of a pair's median ln ratio (`var`) and how
@@ -70,29 +69,6 @@ impl Spread {
         let total = d + self.df;
         ((d * var + self.df * self.var) / total, total.min(DF_CAP))
     }
-}
-
-/// Every pair's spread between processes in runs timed in the same rounds (`runs[i]` is library
-/// i's throughputs, round by round; `groups` the rounds of consecutive processes, at least two):
-/// the rows `Spread::fit` takes. A pair with a round that is not positive and finite on both
-/// sides gives none.
-pub fn rows(runs: &[&[f64]], groups: &[usize]) -> Vec<(f64, usize)> {
-    let ok = |x: &f64| x.is_finite() && *x > 0.0;
-    let mut out = Vec::new();
-    for (i, a) in runs.iter().enumerate() {
-        for b in &runs[i + 1..] {
-            if a.len() != b.len() || !a.iter().chain(b.iter()).all(ok) {
-                continue;
-            }
-            let logs: Vec<f64> = a
-                .iter()
-                .zip(b.iter())
-                .map(|(x, y)| x.ln() - y.ln())
-                .collect();
-            out.extend(process_spread(&logs, groups));
-        }
-    }
-    out
 }
 
 /// The sample variance of `xs` (n − 1 in the denominator) and its degrees of freedom; `None`
