@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use augbench_core::{RunConfig, policy};
 use augbench_stats::precision::{
-    Decision, PrecisionRecord, Progress, after_process, half_widths, half_widths_with,
-    process_target, stop_rule, worst,
+    Decision, PrecisionRecord, Progress, after_process, half_widths_with, process_target,
+    stop_rule, worst,
 };
 use augbench_stats::spread::Spread;
 
@@ -50,8 +50,7 @@ impl Target {
     pub fn process_aim(&self, earlier: &[(Vec<f64>, Vec<usize>)], prior: Option<&Spread>) -> f64 {
         let over = match earlier_paired(earlier) {
             Some((runs, groups)) if groups.len() >= policy::MIN_PROCESS_UNITS => {
-                let refs: Vec<&[f64]> = runs.iter().map(Vec::as_slice).collect();
-                half_widths_with(&refs, &groups, prior)
+                widths_with(&runs, &groups, prior)
             }
             _ => Vec::new(),
         };
@@ -62,8 +61,14 @@ impl Target {
 /// The half-widths the stopping rule reads for libraries' runs (`runs[i]`, round by round) of
 /// consecutive processes (`groups`; empty: one).
 pub(crate) fn widths(runs: &[Vec<f64>], groups: &[usize]) -> Vec<f64> {
+    widths_with(runs, groups, None)
+}
+
+/// `widths`, every pair's spread between processes shrunk towards the run's `prior` when there
+/// is one (`stats::spread`).
+fn widths_with(runs: &[Vec<f64>], groups: &[usize], prior: Option<&Spread>) -> Vec<f64> {
     let refs: Vec<&[f64]> = runs.iter().map(Vec::as_slice).collect();
-    crate::time_split::part("precision rule", || half_widths(&refs, groups))
+    crate::time_split::part("precision rule", || half_widths_with(&refs, groups, prior))
 }
 
 /// One transform's rounds in one process, as the stopping rule sees them.
@@ -161,9 +166,8 @@ pub(crate) fn runs_so_far(
     Some((runs, groups))
 }
 
-/// The runs per process that every library's earlier processes share; `None` when there are
-/// none or they differ (one library missed a process).
-/// The earlier processes' runs of every library and their processes, when they align.
+/// The earlier processes' runs of every library and their processes, when they align
+/// (`aligned_groups`).
 pub(crate) fn earlier_paired(
     earlier: &[(Vec<f64>, Vec<usize>)],
 ) -> Option<(Vec<Vec<f64>>, Vec<usize>)> {
@@ -171,6 +175,8 @@ pub(crate) fn earlier_paired(
     Some((earlier.iter().map(|(xs, _)| xs.clone()).collect(), groups))
 }
 
+/// The runs per process that every library's earlier processes share; `None` when there are
+/// none or they differ (one library missed a process).
 fn aligned_groups(earlier: &[(Vec<f64>, Vec<usize>)]) -> Option<Vec<usize>> {
     let first = earlier.first().map(|(_, g)| g.clone()).unwrap_or_default();
     let aligned = !first.is_empty()
@@ -189,10 +195,7 @@ pub(crate) fn widths_so_far(
     prior: Option<&Spread>,
 ) -> Vec<f64> {
     match runs_so_far(earlier, current) {
-        Some((runs, groups)) => {
-            let refs: Vec<&[f64]> = runs.iter().map(Vec::as_slice).collect();
-            crate::time_split::part("precision rule", || half_widths_with(&refs, &groups, prior))
-        }
+        Some((runs, groups)) => widths_with(&runs, &groups, prior),
         None => vec![f64::NAN],
     }
 }

@@ -1,9 +1,9 @@
 //! How far worker processes spread, learned from every pair of a run at once: each pair's
 //! spread between its processes (the variance of the processes' median ln ratios, G − 1 degrees
 //! of freedom) is a noisy read of one quantity that most pairs of a run share (the machine's
-//! process-to-process levels), so the run's pairs together (`paired::process_spreads`) give a prior (`Spread::fit`: an
-//! empirical-Bayes scaled inverse-χ² fitted by moments of ln s², as limma moderates gene-wise
-//! variances) and each pair's own read is shrunk towards it (`Spread::moderate`), with the
+//! process-to-process levels), so the run's pairs together (`paired::process_spreads`) give a
+//! prior (`Spread::fit`: an empirical-Bayes scaled inverse-χ² fitted by moments of ln s², as limma
+//! moderates gene-wise variances) and each pair's own read is shrunk towards it (`Spread::moderate`), with the
 //! prior's degrees of freedom added to its own. Three processes then no longer carry Student's t
 //! at 2 degrees of freedom (×4.3) when the run's other pairs show how far processes spread; a
 //! pair whose processes spread far wider than the run's still reads wide, as far as the prior's

@@ -43,12 +43,7 @@ pub fn mean(xs: &[f64]) -> f64 {
 
 /// Sample standard deviation (n − 1); 0 for fewer than two values.
 pub fn std_dev(xs: &[f64]) -> f64 {
-    if xs.len() < 2 {
-        return 0.0;
-    }
-    let m = mean(xs);
-    let ss: f64 = xs.iter().map(|x| (x - m).powi(2)).sum();
-    (ss / (xs.len() - 1) as f64).sqrt()
+    crate::spread::variance(xs).map_or(0.0, |(v, _)| v.sqrt())
 }
 
 /// Full summary with policy's bootstrap settings and instability rule (one process).
